@@ -1,0 +1,253 @@
+//! cgroups: which hierarchy holds cpuset, and the cpuset tree.
+
+use jitterlab_cpuset::CpuSet;
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::root::Root;
+
+/// How cgroups are mounted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Layout {
+    /// Only cgroup v1 controllers.
+    V1,
+    /// Only the unified cgroup2 hierarchy.
+    V2,
+    /// v1 controllers and a cgroup2 mount side by side (systemd's hybrid).
+    Hybrid,
+    /// No cgroup file system is mounted.
+    None,
+}
+
+/// The cgroup mounts and the cpuset tree.
+#[derive(Clone, Debug, Serialize)]
+pub struct Cgroups {
+    /// v1, v2, hybrid or none.
+    pub layout: Layout,
+    /// v1 mounts: (controllers or name=..., mount point).
+    pub v1_mounts: Vec<(String, String)>,
+    /// The cgroup2 mount point.
+    pub v2_mount: Option<String>,
+    /// 1 or 2: the hierarchy the cpuset controller is on; `None` when it is on neither.
+    pub cpuset_version: Option<u8>,
+    /// Where that hierarchy is mounted.
+    pub cpuset_mount: Option<String>,
+    /// Every cgroup of that hierarchy with cpuset files, the root first.
+    pub cpusets: Vec<Cpuset>,
+}
+
+/// One cpuset cgroup.
+#[derive(Clone, Debug, Serialize)]
+pub struct Cpuset {
+    /// Path below the mount, `/` for the root.
+    pub path: String,
+    /// `cpuset.cpus` (empty in v2 means "inherit").
+    pub cpus: Option<CpuSet>,
+    /// `cpuset.effective_cpus` (v1) or `cpuset.cpus.effective` (v2).
+    pub effective_cpus: Option<CpuSet>,
+    /// `cpuset.mems`.
+    pub mems: Option<CpuSet>,
+    /// Effective memory nodes.
+    pub effective_mems: Option<CpuSet>,
+    /// v1 `cpuset.cpu_exclusive`.
+    pub cpu_exclusive: Option<bool>,
+    /// v1 `cpuset.mem_exclusive`.
+    pub mem_exclusive: Option<bool>,
+    /// v1 `cpuset.sched_load_balance`.
+    pub sched_load_balance: Option<bool>,
+    /// v2 `cpuset.cpus.partition`: member, root, isolated, or `... invalid (reason)`.
+    pub partition: Option<String>,
+    /// v2 `cpuset.cpus.exclusive`.
+    pub cpus_exclusive: Option<CpuSet>,
+    /// Tasks (threads) in it.
+    pub tasks: usize,
+}
+
+/// One line of /proc/self/mountinfo that matters here.
+struct Mount {
+    point: String,
+    fstype: String,
+    superopts: String,
+}
+
+fn read_mounts(root: &Root) -> Result<Vec<Mount>> {
+    let path = root.path("/proc/self/mountinfo");
+    let text = root.read("/proc/self/mountinfo")?;
+    let mut mounts = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let Some((left, right)) = line.split_once(" - ") else {
+            return Err(Error::parse(&path, i + 1, "a mountinfo line with ' - '", line));
+        };
+        let point = left.split_whitespace().nth(4);
+        let mut r = right.split_whitespace();
+        let (fstype, _source, superopts) = (r.next(), r.next(), r.next());
+        match (point, fstype) {
+            (Some(p), Some(f)) => mounts.push(Mount {
+                point: unescape(p),
+                fstype: f.to_string(),
+                superopts: superopts.unwrap_or("").to_string(),
+            }),
+            _ => return Err(Error::parse(&path, i + 1, "a mount point and a file system type", line)),
+        }
+    }
+    Ok(mounts)
+}
+
+/// mountinfo escapes space, tab, newline and backslash as octal.
+fn unescape(s: &str) -> String {
+    s.replace("\\040", " ")
+        .replace("\\011", "\t")
+        .replace("\\012", "\n")
+        .replace("\\134", "\\")
+}
+
+impl Cgroups {
+    /// Reads the mounts and walks the cpuset hierarchy.
+    pub fn read(root: &Root) -> Result<Cgroups> {
+        let mounts = read_mounts(root)?;
+        let mut v1_mounts = Vec::new();
+        let mut v2_mount = None;
+        let mut cpuset_v1 = None;
+        for m in &mounts {
+            match m.fstype.as_str() {
+                "cgroup" => {
+                    let ctrls: Vec<&str> = m
+                        .superopts
+                        .split(',')
+                        .filter(|o| !matches!(*o, "rw" | "ro") && !o.contains("relatime"))
+                        .collect();
+                    if ctrls.contains(&"cpuset") {
+                        cpuset_v1 = Some(m.point.clone());
+                    }
+                    v1_mounts.push((ctrls.join(","), m.point.clone()));
+                }
+                "cgroup2" if v2_mount.is_none() => v2_mount = Some(m.point.clone()),
+                _ => {}
+            }
+        }
+        let layout = match (v1_mounts.is_empty(), v2_mount.is_some()) {
+            (false, true) => Layout::Hybrid,
+            (false, false) => Layout::V1,
+            (true, true) => Layout::V2,
+            (true, false) => Layout::None,
+        };
+        let (cpuset_version, cpuset_mount) = match (&cpuset_v1, &v2_mount) {
+            (Some(p), _) => (Some(1), Some(p.clone())),
+            (None, Some(p)) => {
+                let ctrls = root.read_opt(format!("{p}/cgroup.controllers"))?.unwrap_or_default();
+                if ctrls.split_whitespace().any(|c| c == "cpuset") {
+                    (Some(2), Some(p.clone()))
+                } else {
+                    (None, None)
+                }
+            }
+            (None, None) => (None, None),
+        };
+        let mut cpusets = Vec::new();
+        if let (Some(v), Some(mount)) = (cpuset_version, &cpuset_mount) {
+            walk(root, mount, "/", v, &mut cpusets)?;
+        }
+        Ok(Cgroups {
+            layout,
+            v1_mounts,
+            v2_mount,
+            cpuset_version,
+            cpuset_mount,
+            cpusets,
+        })
+    }
+
+    /// The CPUs taken out of load balancing by cpusets: v2 `isolated` partitions;
+    /// in v1, with load balancing off in the root, the CPUs of no balanced cpuset.
+    pub fn isolated_cpus(&self) -> CpuSet {
+        let Some(root) = self.cpusets.first() else {
+            return CpuSet::new();
+        };
+        match self.cpuset_version {
+            Some(2) => self
+                .cpusets
+                .iter()
+                .filter(|c| c.partition.as_deref() == Some("isolated"))
+                .filter_map(|c| c.effective_cpus.as_ref())
+                .fold(CpuSet::new(), |a, b| a.union(b)),
+            Some(1) if root.sched_load_balance == Some(false) => {
+                let balanced = self
+                    .cpusets
+                    .iter()
+                    .filter(|c| c.sched_load_balance == Some(true))
+                    .filter_map(|c| c.effective_cpus.as_ref().or(c.cpus.as_ref()))
+                    .fold(CpuSet::new(), |a, b| a.union(b));
+                root.effective_cpus
+                    .as_ref()
+                    .or(root.cpus.as_ref())
+                    .map(|all| all.difference(&balanced))
+                    .unwrap_or_default()
+            }
+            _ => CpuSet::new(),
+        }
+    }
+}
+
+fn walk(root: &Root, mount: &str, rel: &str, version: u8, out: &mut Vec<Cpuset>) -> Result<()> {
+    let dir = if rel == "/" {
+        mount.to_string()
+    } else {
+        format!("{mount}{rel}")
+    };
+    let list = |f: &str| root.read_cpu_list_opt(format!("{dir}/{f}"));
+    let flag = |f: &str| -> Result<Option<bool>> {
+        Ok(root.read_num_opt::<u8>(format!("{dir}/{f}"))?.map(|v| v != 0))
+    };
+    let count = |f: &str| -> Result<usize> {
+        Ok(root
+            .read_opt(format!("{dir}/{f}"))?
+            .map_or(0, |t| t.lines().filter(|l| !l.trim().is_empty()).count()))
+    };
+    let has_cpuset = root.exists(format!("{dir}/cpuset.cpus")) || rel == "/";
+    if has_cpuset {
+        let cs = if version == 1 {
+            Cpuset {
+                path: rel.to_string(),
+                cpus: list("cpuset.cpus")?,
+                effective_cpus: list("cpuset.effective_cpus")?,
+                mems: list("cpuset.mems")?,
+                effective_mems: list("cpuset.effective_mems")?,
+                cpu_exclusive: flag("cpuset.cpu_exclusive")?,
+                mem_exclusive: flag("cpuset.mem_exclusive")?,
+                sched_load_balance: flag("cpuset.sched_load_balance")?,
+                partition: None,
+                cpus_exclusive: None,
+                tasks: count("tasks")?,
+            }
+        } else {
+            Cpuset {
+                path: rel.to_string(),
+                cpus: list("cpuset.cpus")?,
+                effective_cpus: list("cpuset.cpus.effective")?,
+                mems: list("cpuset.mems")?,
+                effective_mems: list("cpuset.mems.effective")?,
+                cpu_exclusive: None,
+                mem_exclusive: None,
+                sched_load_balance: None,
+                partition: root
+                    .read_opt(format!("{dir}/cpuset.cpus.partition"))?
+                    .map(|s| s.trim().to_string()),
+                cpus_exclusive: list("cpuset.cpus.exclusive")?,
+                tasks: count("cgroup.threads")?,
+            }
+        };
+        out.push(cs);
+    }
+    for name in root.list_dir(&dir)? {
+        if root.path(format!("{dir}/{name}")).is_dir() {
+            let child = if rel == "/" {
+                format!("/{name}")
+            } else {
+                format!("{rel}/{name}")
+            };
+            walk(root, mount, &child, version, out)?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,523 @@
+//! IRQs: /proc/interrupts, /proc/softirqs, /proc/irq/N and /sys/kernel/irq/N.
+
+use std::path::Path;
+
+use jitterlab_cpuset::CpuSet;
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::root::Root;
+
+/// Every IRQ with its affinity and counts, the per-CPU system interrupt counters
+/// and the softirq counts.
+#[derive(Clone, Debug, Serialize)]
+pub struct IrqMap {
+    /// The CPUs that the count columns stand for (the online CPUs when read).
+    pub cpus: Vec<u32>,
+    /// Device IRQs, by number.
+    pub irqs: Vec<Irq>,
+    /// The rows with a name instead of a number (LOC, RES, CAL, TLB, ERR, ...).
+    pub counters: Vec<Counter>,
+    /// `/proc/irq/default_smp_affinity`: the affinity new IRQs get.
+    pub default_affinity: Option<CpuSet>,
+    /// The CPUs that the softirq columns stand for.
+    pub softirq_cpus: Vec<u32>,
+    /// `/proc/softirqs`.
+    pub softirqs: Vec<Counter>,
+    /// Set when the counts are the change over a window (`show irqs --interval`).
+    pub window: Option<Window>,
+}
+
+/// A sampling window: counts are differences between two reads.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Window {
+    /// Length of the window in nanoseconds.
+    pub interval_ns: u64,
+}
+
+/// One device IRQ.
+#[derive(Clone, Debug, Serialize)]
+pub struct Irq {
+    /// The Linux IRQ number.
+    pub irq: u32,
+    /// Interrupts handled, per CPU of [`IrqMap::cpus`].
+    pub counts: Vec<u64>,
+    /// Per second over the window, per CPU (only with a window).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rates: Option<Vec<f64>>,
+    /// The interrupt controller (`IO-APIC`, `PCI-MSIX-0000:00:02.0`).
+    pub chip: String,
+    /// The controller's number for it.
+    pub hwirq: Option<String>,
+    /// `edge` or `level`.
+    pub trigger: Option<String>,
+    /// The handlers' names (device names), in the order the kernel lists them.
+    pub actions: Vec<String>,
+    /// `smp_affinity_list`: the CPUs it may be delivered to.
+    pub affinity: Option<CpuSet>,
+    /// `effective_affinity_list`: the CPUs it is actually delivered to.
+    pub effective: Option<CpuSet>,
+    /// `affinity_hint` set by the driver, when not empty.
+    pub affinity_hint: Option<CpuSet>,
+    /// NUMA node of the device.
+    pub node: Option<i32>,
+}
+
+/// A named counter row: LOC, RES, ... in /proc/interrupts, or a softirq.
+#[derive(Clone, Debug, Serialize)]
+pub struct Counter {
+    /// `LOC`, `NET_RX`, ...
+    pub name: String,
+    /// What the kernel calls it (`Local timer interrupts`).
+    pub description: String,
+    /// Per CPU, or a single machine-wide total (ERR, MIS) when `per_cpu` is false.
+    pub counts: Vec<u64>,
+    /// Whether `counts` has one value per CPU.
+    pub per_cpu: bool,
+    /// Per second over the window (only with a window).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rates: Option<Vec<f64>>,
+}
+
+impl Irq {
+    /// The name to show: the actions, or the chip when there is none.
+    pub fn label(&self) -> String {
+        if self.actions.is_empty() {
+            self.chip.clone()
+        } else {
+            self.actions.join(",")
+        }
+    }
+
+    /// Sum over CPUs.
+    pub fn total(&self) -> u64 {
+        self.counts.iter().sum()
+    }
+
+    /// Whether the IRQ's label or any action matches `pattern`.
+    pub fn matches(&self, pattern: &glob::Pattern) -> bool {
+        self.actions.iter().any(|a| pattern.matches(a))
+            || pattern.matches(&self.label())
+            || pattern.matches(&self.irq.to_string())
+    }
+
+    /// The CPUs this IRQ is (or would be) delivered to: the effective affinity
+    /// where the kernel reports it, else the configured one.
+    pub fn delivered_to(&self) -> Option<&CpuSet> {
+        self.effective.as_ref().or(self.affinity.as_ref())
+    }
+}
+
+impl IrqMap {
+    /// Reads all of it.
+    pub fn read(root: &Root) -> Result<IrqMap> {
+        let path = root.path("/proc/interrupts");
+        let (cpus, mut irqs, counters) = parse_interrupts(&path, &root.read("/proc/interrupts")?)?;
+        for irq in &mut irqs {
+            read_irq_files(root, irq)?;
+        }
+        let default_affinity = match root.read_opt("/proc/irq/default_smp_affinity")? {
+            Some(text) => Some(CpuSet::parse_mask(&text).map_err(|source| Error::CpuSet {
+                path: root.path("/proc/irq/default_smp_affinity"),
+                source,
+            })?),
+            None => None,
+        };
+        let (softirq_cpus, softirqs) = match root.read_opt("/proc/softirqs")? {
+            Some(text) => parse_softirqs(&root.path("/proc/softirqs"), &text)?,
+            None => (Vec::new(), Vec::new()),
+        };
+        Ok(IrqMap {
+            cpus,
+            irqs,
+            counters,
+            default_affinity,
+            softirq_cpus,
+            softirqs,
+            window: None,
+        })
+    }
+
+    /// The IRQ numbered `irq`.
+    pub fn irq(&self, irq: u32) -> Option<&Irq> {
+        self.irqs.iter().find(|i| i.irq == irq)
+    }
+
+    /// The change from `earlier` to `self` over `interval_ns`: counts become
+    /// differences and rates per second are filled in. A counter that went
+    /// backwards (an IRQ freed and reallocated) counts from zero.
+    pub fn since(&self, earlier: &IrqMap, interval_ns: u64) -> IrqMap {
+        let secs = (interval_ns as f64 / 1e9).max(1e-9);
+        let rates = |c: &[u64]| Some(c.iter().map(|&n| n as f64 / secs).collect());
+        let diff = |now: &[u64], then: Option<&[u64]>| -> Vec<u64> {
+            now.iter()
+                .enumerate()
+                .map(|(i, &n)| {
+                    let t = then.and_then(|t| t.get(i)).copied().unwrap_or(0);
+                    if n >= t {
+                        n - t
+                    } else {
+                        n
+                    }
+                })
+                .collect()
+        };
+        let mut out = self.clone();
+        for irq in &mut out.irqs {
+            let then = earlier.irq(irq.irq).map(|i| i.counts.as_slice());
+            irq.counts = diff(&irq.counts, then);
+            irq.rates = rates(&irq.counts);
+        }
+        let counter_diff = |rows: &mut Vec<Counter>, before: &[Counter]| {
+            for row in rows.iter_mut() {
+                let then = before
+                    .iter()
+                    .find(|b| b.name == row.name)
+                    .map(|b| b.counts.as_slice());
+                row.counts = diff(&row.counts, then);
+                row.rates = rates(&row.counts);
+            }
+        };
+        counter_diff(&mut out.counters, &earlier.counters);
+        counter_diff(&mut out.softirqs, &earlier.softirqs);
+        out.window = Some(Window { interval_ns });
+        out
+    }
+}
+
+/// Parses the CPU header of /proc/interrupts or /proc/softirqs: `CPU0 CPU1 ...`.
+fn parse_header(path: &Path, line: &str) -> Result<Vec<u32>> {
+    let cpus: Option<Vec<u32>> = line
+        .split_whitespace()
+        .map(|t| t.strip_prefix("CPU").and_then(|n| n.parse().ok()))
+        .collect();
+    match cpus {
+        Some(c) if !c.is_empty() => Ok(c),
+        _ => Err(Error::parse(path, 1, "a header of CPU columns (CPU0 CPU1 ...)", line)),
+    }
+}
+
+/// Splits `label: n n n rest` into the label, up to `max` counts and the rest.
+fn split_row<'a>(
+    path: &Path,
+    lineno: usize,
+    line: &'a str,
+    max: usize,
+) -> Result<(&'a str, Vec<u64>, &'a str)> {
+    let Some((label, mut rest)) = line.split_once(':') else {
+        return Err(Error::parse(path, lineno, "a row 'LABEL: counts...'", line));
+    };
+    let mut counts = Vec::with_capacity(max);
+    while counts.len() < max {
+        let trimmed = rest.trim_start();
+        let end = trimmed
+            .find(|c: char| c.is_whitespace())
+            .unwrap_or(trimmed.len());
+        match trimmed[..end].parse::<u64>() {
+            Ok(n) if end > 0 => {
+                counts.push(n);
+                rest = &trimmed[end..];
+            }
+            _ => break,
+        }
+    }
+    Ok((label.trim(), counts, rest.trim()))
+}
+
+type Interrupts = (Vec<u32>, Vec<Irq>, Vec<Counter>);
+
+/// Parses /proc/interrupts text.
+pub fn parse_interrupts(path: &Path, text: &str) -> Result<Interrupts> {
+    let mut lines = text.lines();
+    let cpus = parse_header(path, lines.next().unwrap_or(""))?;
+    let n = cpus.len();
+    let mut irqs = Vec::new();
+    let mut counters = Vec::new();
+    for (i, line) in lines.enumerate() {
+        let lineno = i + 2;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let (label, mut counts, rest) = split_row(path, lineno, line, n)?;
+        if let Ok(number) = label.parse::<u32>() {
+            counts.resize(n, 0);
+            let (chip, hwirq, trigger, actions) = split_description(rest);
+            irqs.push(Irq {
+                irq: number,
+                counts,
+                rates: None,
+                chip,
+                hwirq,
+                trigger,
+                actions,
+                affinity: None,
+                effective: None,
+                affinity_hint: None,
+                node: None,
+            });
+        } else {
+            if label.is_empty() || counts.is_empty() {
+                return Err(Error::parse(path, lineno, "a name and at least one count", line));
+            }
+            // ERR and MIS (x86) print one machine-wide count.
+            let per_cpu = !(matches!(label, "ERR" | "MIS") && counts.len() == 1 && n > 1);
+            if per_cpu {
+                counts.resize(n, 0);
+            }
+            counters.push(Counter {
+                name: label.to_string(),
+                description: rest.to_string(),
+                counts,
+                per_cpu,
+                rates: None,
+            });
+        }
+    }
+    Ok((cpus, irqs, counters))
+}
+
+/// Splits the text after the counts of a numbered row, such as
+/// `IO-APIC   5-edge      ACPI:Ged` or `PCI-MSIX-0000:00:02.0   1-edge      virtio1-req.0`,
+/// into chip, hwirq, flow name and actions. The kernel separates the action
+/// list with two spaces and the actions with `, `; sysfs, when present, overrides this.
+fn split_description(rest: &str) -> (String, Option<String>, Option<String>, Vec<String>) {
+    let segments: Vec<&str> = rest
+        .split("  ")
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect();
+    let chip = segments.first().copied().unwrap_or("").to_string();
+    let mut hwirq = None;
+    let mut trigger = None;
+    let mut actions = Vec::new();
+    if segments.len() >= 3 {
+        let flow = segments[1];
+        match flow.split_once('-') {
+            Some((h, t)) => {
+                hwirq = Some(h.trim().to_string());
+                trigger = Some(t.trim().to_lowercase());
+            }
+            None => hwirq = Some(flow.to_string()),
+        }
+        actions = segments[2..]
+            .join("  ")
+            .split(", ")
+            .map(|a| a.trim().to_string())
+            .filter(|a| !a.is_empty())
+            .collect();
+    } else if segments.len() == 2 {
+        actions = segments[1].split(", ").map(str::to_string).collect();
+    }
+    (chip, hwirq, trigger, actions)
+}
+
+/// Fills in what /proc/irq/N and /sys/kernel/irq/N say of an IRQ.
+fn read_irq_files(root: &Root, irq: &mut Irq) -> Result<()> {
+    let n = irq.irq;
+    let sys = format!("/sys/kernel/irq/{n}");
+    if let Some(chip) = root.read_opt(format!("{sys}/chip_name"))? {
+        irq.chip = chip.trim().to_string();
+        irq.hwirq = root.read_opt(format!("{sys}/hwirq"))?.map(|s| s.trim().to_string());
+        irq.trigger = root.read_opt(format!("{sys}/type"))?.map(|s| s.trim().to_string());
+        if let Some(actions) = root.read_opt(format!("{sys}/actions"))? {
+            irq.actions = actions
+                .trim()
+                .split(',')
+                .filter(|a| !a.is_empty())
+                .map(str::to_string)
+                .collect();
+        }
+    }
+    let dir = format!("/proc/irq/{n}");
+    irq.affinity = root.read_cpu_list_opt(format!("{dir}/smp_affinity_list"))?;
+    irq.effective = root.read_cpu_list_opt(format!("{dir}/effective_affinity_list"))?;
+    irq.affinity_hint = match root.read_opt(format!("{dir}/affinity_hint"))? {
+        Some(text) => CpuSet::parse_mask(&text)
+            .ok()
+            .filter(|s| !s.is_empty()),
+        None => None,
+    };
+    irq.node = root.read_num_opt(format!("{dir}/node"))?;
+    Ok(())
+}
+
+/// Parses /proc/softirqs text.
+pub fn parse_softirqs(path: &Path, text: &str) -> Result<(Vec<u32>, Vec<Counter>)> {
+    let mut lines = text.lines();
+    let cpus = parse_header(path, lines.next().unwrap_or(""))?;
+    let mut rows = Vec::new();
+    for (i, line) in lines.enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let (name, mut counts, rest) = split_row(path, i + 2, line, cpus.len())?;
+        if !rest.is_empty() || counts.is_empty() {
+            return Err(Error::parse(path, i + 2, "a softirq name and one count per CPU", line));
+        }
+        counts.resize(cpus.len(), 0);
+        rows.push(Counter {
+            name: name.to_string(),
+            description: String::new(),
+            counts,
+            per_cpu: true,
+            rates: None,
+        });
+    }
+    Ok((cpus, rows))
+}
+
+/// What happened when an IRQ's affinity was written.
+#[derive(Clone, Debug, Serialize)]
+pub struct IrqChange {
+    /// The IRQ.
+    pub irq: u32,
+    /// Its name.
+    pub label: String,
+    /// The CPUs asked for.
+    pub requested: CpuSet,
+    /// `smp_affinity_list` before.
+    pub old_affinity: Option<CpuSet>,
+    /// `smp_affinity_list` after, read back.
+    pub new_affinity: Option<CpuSet>,
+    /// `effective_affinity_list` before.
+    pub old_effective: Option<CpuSet>,
+    /// `effective_affinity_list` after, read back.
+    pub new_effective: Option<CpuSet>,
+    /// The verdict.
+    pub outcome: IrqOutcome,
+    /// The kernel's refusal, when it refused.
+    pub error: Option<String>,
+}
+
+/// The verdict on one IRQ affinity write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IrqOutcome {
+    /// Delivered only to the requested CPUs now.
+    Applied,
+    /// Accepted; the kernel delivers to a subset of the requested CPUs (usual on x86,
+    /// which targets one CPU of the mask).
+    Subset,
+    /// Accepted, but the effective affinity is still outside the request: an edge
+    /// IRQ moves when it next fires.
+    Pending,
+    /// The kernel refused the write (a managed IRQ answers EIO; some answer EPERM).
+    Refused,
+}
+
+/// Writes `smp_affinity_list` of `irq` and reads both masks back.
+///
+/// A refusal by the kernel is an outcome, not an error: the caller reports it
+/// and goes on with the other IRQs. Errors are failures to read the IRQ at all.
+pub fn set_irq_affinity(root: &Root, irq: &Irq, cpus: &CpuSet) -> Result<IrqChange> {
+    let dir = format!("/proc/irq/{}", irq.irq);
+    let old_affinity = root.read_cpu_list_opt(format!("{dir}/smp_affinity_list"))?;
+    let old_effective = root.read_cpu_list_opt(format!("{dir}/effective_affinity_list"))?;
+    let write = root.write(format!("{dir}/smp_affinity_list"), &cpus.to_string());
+    let new_affinity = root.read_cpu_list_opt(format!("{dir}/smp_affinity_list"))?;
+    let new_effective = root.read_cpu_list_opt(format!("{dir}/effective_affinity_list"))?;
+    let (outcome, error) = match write {
+        Err(e) => (IrqOutcome::Refused, Some(describe_refusal(&e))),
+        Ok(()) => {
+            let eff = new_effective.as_ref().or(new_affinity.as_ref());
+            let outcome = match eff {
+                Some(e) if e == cpus => IrqOutcome::Applied,
+                Some(e) if !e.is_empty() && e.is_subset(cpus) => IrqOutcome::Subset,
+                Some(_) => IrqOutcome::Pending,
+                None => IrqOutcome::Applied,
+            };
+            (outcome, None)
+        }
+    };
+    Ok(IrqChange {
+        irq: irq.irq,
+        label: irq.label(),
+        requested: cpus.clone(),
+        old_affinity,
+        new_affinity,
+        old_effective,
+        new_effective,
+        outcome,
+        error,
+    })
+}
+
+fn describe_refusal(e: &Error) -> String {
+    match e.raw_os_error() {
+        Some(libc::EIO) => "EIO: the kernel manages this IRQ's affinity (managed IRQ); \
+                            it follows the CPUs its queue serves, or isolcpus=managed_irq at boot"
+            .to_string(),
+        Some(libc::EPERM) => "EPERM: the kernel does not allow this IRQ's affinity to be \
+                              changed (per-CPU or managed interrupt)"
+            .to_string(),
+        Some(libc::EINVAL) => "EINVAL: the kernel rejected the CPU list for this IRQ \
+                               (no online CPU in it that the IRQ's controller can target)"
+            .to_string(),
+        _ => e.to_string(),
+    }
+}
+
+/// The result of `irq set`: one change per IRQ matched.
+#[derive(Clone, Debug, Serialize)]
+pub struct IrqSetReport {
+    /// The changes, by IRQ number.
+    pub changes: Vec<IrqChange>,
+    /// The pid of a running irqbalance, which will undo them.
+    pub irqbalance: Option<u32>,
+}
+
+impl IrqSetReport {
+    /// How many writes the kernel refused.
+    pub fn refused(&self) -> usize {
+        self.changes
+            .iter()
+            .filter(|c| c.outcome == IrqOutcome::Refused)
+            .count()
+    }
+}
+
+/// What happened when the default IRQ affinity was written.
+#[derive(Clone, Debug, Serialize)]
+pub struct DefaultChange {
+    /// The pid of a running irqbalance.
+    pub irqbalance: Option<u32>,
+    /// Before.
+    pub old: CpuSet,
+    /// After, read back.
+    pub new: CpuSet,
+}
+
+/// Writes `/proc/irq/default_smp_affinity` (a hex mask) and reads it back.
+pub fn set_default_affinity(root: &Root, cpus: &CpuSet) -> Result<DefaultChange> {
+    const PATH: &str = "/proc/irq/default_smp_affinity";
+    let old = root.read_cpu_mask(PATH)?;
+    root.write(PATH, &cpus.to_mask_string())?;
+    let new = root.read_cpu_mask(PATH)?;
+    Ok(DefaultChange {
+        irqbalance: None,
+        old,
+        new,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn description_with_several_actions() {
+        let (chip, hwirq, trig, actions) =
+            split_description("IO-APIC  16-fasteoi   ehci_hcd:usb1, i801_smbus");
+        assert_eq!(chip, "IO-APIC");
+        assert_eq!(hwirq.as_deref(), Some("16"));
+        assert_eq!(trig.as_deref(), Some("fasteoi"));
+        assert_eq!(actions, ["ehci_hcd:usb1", "i801_smbus"]);
+    }
+
+    #[test]
+    fn description_of_x86_vector_row() {
+        let (chip, _, _, actions) = split_description("IR-PCI-MSIX-0000:00:14.0    0-edge      xhci_hcd");
+        assert_eq!(chip, "IR-PCI-MSIX-0000:00:14.0");
+        assert_eq!(actions, ["xhci_hcd"]);
+    }
+}

@@ -1,0 +1,52 @@
+//! The running system, read and changed through a root path.
+//!
+//! This crate reads where everything runs — CPUs and their isolation
+//! ([`CpuMap`]), IRQs and their affinity ([`IrqMap`]), processes, threads and
+//! kernel threads ([`read_tasks`]), workqueue masks ([`Workqueues`]) and the
+//! cpuset hierarchy ([`Cgroups`]) — and changes it: thread affinity
+//! ([`pin_process`], [`spawn_pinned`]) and IRQ affinity ([`set_irq_affinity`],
+//! [`set_default_affinity`]).
+//!
+//! Every file is read through a [`Root`], so the same code runs on the live
+//! host (`Root::live()`) and on a fixture tree copied from another machine:
+//!
+//! ```
+//! use jitterlab_host::{irqs::parse_interrupts, Root};
+//! let text = "           CPU0       CPU1\n 36:          0      30791  PCI-MSIX-0000:00:02.0   1-edge      virtio1-req.0\nLOC:       7126       8872   Local timer interrupts\nERR:          0\n";
+//! let (cpus, irqs, counters) = parse_interrupts("/proc/interrupts".as_ref(), text)?;
+//! assert_eq!(cpus, [0, 1]);
+//! assert_eq!(irqs[0].actions, ["virtio1-req.0"]);
+//! assert_eq!(irqs[0].counts, [0, 30791]);
+//! assert_eq!(counters[1].name, "ERR");
+//! assert!(!counters[1].per_cpu);
+//! # Ok::<(), jitterlab_host::Error>(())
+//! ```
+//!
+//! It never parses traces and never formats output for people: result models
+//! are plain `Serialize` structs that the report crate renders.
+
+#![deny(missing_docs)]
+
+pub mod cgroups;
+pub mod cmdline;
+pub mod cpus;
+mod error;
+pub mod filter;
+pub mod irqs;
+pub mod overview;
+pub mod pin;
+mod root;
+pub mod sched;
+pub mod tasks;
+pub mod workqueues;
+
+pub use cgroups::Cgroups;
+pub use cpus::CpuMap;
+pub use error::{Error, Result};
+pub use filter::{Filter, TaskList};
+pub use irqs::{set_default_affinity, set_irq_affinity, IrqMap};
+pub use overview::Overview;
+pub use pin::{pin_process, spawn_pinned};
+pub use root::Root;
+pub use tasks::{read_tasks, Task, TaskQuery};
+pub use workqueues::Workqueues;

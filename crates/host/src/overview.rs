@@ -1,0 +1,159 @@
+//! The per-CPU overview of `jitterlab show`: what runs where, derived from the
+//! CPU map, the IRQ map and the thread list.
+
+use jitterlab_cpuset::CpuSet;
+use serde::Serialize;
+
+use crate::cpus::{CpuMap, IsolationReason};
+use crate::filter::Filter;
+use crate::irqs::IrqMap;
+use crate::tasks::{Task, TaskKind};
+
+/// One row per CPU.
+#[derive(Clone, Debug, Serialize)]
+pub struct Overview {
+    /// The rows.
+    pub cpus: Vec<CpuRow>,
+    /// New IRQs' affinity.
+    pub default_irq_affinity: Option<CpuSet>,
+    /// Threads read (user and kernel).
+    pub threads: usize,
+    /// Processes read.
+    pub processes: usize,
+    /// The pid of a running irqbalance, which rewrites IRQ affinity.
+    pub irqbalance: Option<u32>,
+}
+
+/// What one CPU is, and what runs on it.
+#[derive(Clone, Debug, Serialize)]
+pub struct CpuRow {
+    /// The CPU.
+    pub cpu: u32,
+    /// Whether it is online.
+    pub online: bool,
+    /// Why it is isolated (empty: it is not).
+    pub isolation: Vec<IsolationReason>,
+    /// Core id.
+    pub core_id: Option<u32>,
+    /// SMT siblings, this CPU included.
+    pub smt_siblings: Option<CpuSet>,
+    /// Package.
+    pub package_id: Option<u32>,
+    /// NUMA node.
+    pub node: Option<u32>,
+    /// Device IRQs delivered here (effective affinity).
+    pub irqs: Vec<NamedIrq>,
+    /// Threads that last ran here, busiest first.
+    pub last_ran: Vec<TaskRef>,
+    /// How many threads are allowed to run here.
+    pub allowed: usize,
+    /// How many of those are allowed nowhere else.
+    pub bound: usize,
+    /// Kernel threads bound to this CPU alone, per-CPU ones first.
+    pub kthreads: Vec<TaskRef>,
+}
+
+/// An IRQ by number and name.
+#[derive(Clone, Debug, Serialize)]
+pub struct NamedIrq {
+    /// Number.
+    pub irq: u32,
+    /// Actions or chip.
+    pub name: String,
+}
+
+/// A thread by id and name.
+#[derive(Clone, Debug, Serialize)]
+pub struct TaskRef {
+    /// Process id.
+    pub pid: u32,
+    /// Thread id.
+    pub tid: u32,
+    /// Name.
+    pub comm: String,
+    /// Kind.
+    pub kind: TaskKind,
+}
+
+impl TaskRef {
+    fn of(t: &Task) -> TaskRef {
+        TaskRef {
+            pid: t.pid,
+            tid: t.tid,
+            comm: t.comm.clone(),
+            kind: t.kind,
+        }
+    }
+}
+
+impl Overview {
+    /// Builds the overview from a thread list (read with `threads: true`).
+    /// `--cpu` keeps those CPUs' rows; `--name` keeps the IRQs and threads listed.
+    pub fn build(
+        cpus: &CpuMap,
+        irqs: &IrqMap,
+        threads: &[Task],
+        irqbalance: Option<u32>,
+        filter: &Filter,
+    ) -> Overview {
+        let named = |s: &str| filter.name.as_ref().is_none_or(|p| p.matches(s));
+        let mut busiest: Vec<&Task> = threads.iter().collect();
+        busiest.sort_by(|a, b| b.cpu_time_ns.cmp(&a.cpu_time_ns));
+        let mut rows = Vec::new();
+        for c in &cpus.cpus {
+            if filter.cpus.as_ref().is_some_and(|f| !f.contains(c.cpu)) {
+                continue;
+            }
+            let cpu = c.cpu;
+            let row_irqs = irqs
+                .irqs
+                .iter()
+                .filter(|i| i.delivered_to().is_some_and(|d| d.contains(cpu)))
+                .filter(|i| filter.name.as_ref().is_none_or(|p| i.matches(p)))
+                .map(|i| NamedIrq {
+                    irq: i.irq,
+                    name: i.label(),
+                })
+                .collect();
+            let last_ran = busiest
+                .iter()
+                .filter(|t| t.last_cpu == cpu && c.online && named(&t.comm))
+                .map(|t| TaskRef::of(t))
+                .collect();
+            let allowed: Vec<&Task> = threads
+                .iter()
+                .filter(|t| t.allowed.contains(cpu) && named(&t.comm))
+                .collect();
+            let bound = allowed.iter().filter(|t| t.allowed.len() == 1).count();
+            let mut kthreads: Vec<TaskRef> = allowed
+                .iter()
+                .filter(|t| t.kind.is_kthread() && t.allowed.len() == 1)
+                .map(|t| TaskRef::of(t))
+                .collect();
+            kthreads.sort_by_key(|t| (t.kind != TaskKind::KthreadPerCpu, t.tid));
+            rows.push(CpuRow {
+                cpu,
+                online: c.online,
+                isolation: c.isolation.clone(),
+                core_id: c.core_id,
+                smt_siblings: c.smt_siblings.clone(),
+                package_id: c.package_id,
+                node: c.node,
+                irqs: row_irqs,
+                last_ran,
+                allowed: allowed.len(),
+                bound,
+                kthreads,
+            });
+        }
+        let mut pids: Vec<u32> = threads.iter().map(|t| t.pid).collect();
+        pids.dedup();
+        Overview {
+            cpus: rows,
+            default_irq_affinity: irqs.default_affinity.clone(),
+            threads: threads.len(),
+            processes: pids.len(),
+            irqbalance,
+        }
+    }
+}

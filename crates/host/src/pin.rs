@@ -1,0 +1,239 @@
+//! Moving tasks: every thread of a process, one thread, or a new command.
+
+use std::ffi::OsString;
+use std::io;
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command};
+
+use jitterlab_cpuset::CpuSet;
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::root::Root;
+use crate::sched;
+use crate::tasks::{self, Policy, TaskKind, TaskQuery};
+
+/// The result of pinning the threads of one process.
+#[derive(Clone, Debug, Serialize)]
+pub struct PinReport {
+    /// The process.
+    pub pid: u32,
+    /// The CPUs asked for.
+    pub cpus: CpuSet,
+    /// One entry per thread touched, in tid order.
+    pub threads: Vec<ThreadChange>,
+}
+
+/// What happened to one thread.
+#[derive(Clone, Debug, Serialize)]
+pub struct ThreadChange {
+    /// Thread id.
+    pub tid: u32,
+    /// Thread name.
+    pub comm: String,
+    /// Affinity before.
+    pub old: Option<CpuSet>,
+    /// Affinity after, read back; `None` when the thread exited or the write failed.
+    pub new: Option<CpuSet>,
+    /// Moved, exited while being moved, or failed.
+    pub outcome: ThreadOutcome,
+    /// Why it failed.
+    pub error: Option<String>,
+}
+
+/// The verdict on one thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ThreadOutcome {
+    /// Its affinity is now the requested set.
+    Moved,
+    /// It exited before it could be moved (not a failure).
+    Exited,
+    /// The kernel refused.
+    Failed,
+}
+
+impl PinReport {
+    /// How many threads the kernel refused to move.
+    pub fn failures(&self) -> usize {
+        self.threads
+            .iter()
+            .filter(|t| t.outcome == ThreadOutcome::Failed)
+            .count()
+    }
+}
+
+/// Sets the affinity of every thread of `pid` (or of `tid` only) to `cpus`.
+///
+/// Threads started while this runs are caught by listing the threads again until
+/// no new one appears. Check `cpus` against the online CPUs before calling.
+pub fn pin_process(root: &Root, pid: u32, tid: Option<u32>, cpus: &CpuSet) -> Result<PinReport> {
+    let all = tasks::read_tasks(root, TaskQuery { threads: true, pid: Some(pid) })?;
+    if let Some(t) = tid {
+        if !all.iter().any(|task| task.tid == t) {
+            return Err(Error::Invalid(format!("process {pid} has no thread {t}")));
+        }
+    }
+    let mut done: Vec<ThreadChange> = Vec::new();
+    let mut pending = all;
+    for _round in 0..16 {
+        pending.retain(|t| tid.is_none_or(|only| t.tid == only));
+        pending.retain(|t| !done.iter().any(|d| d.tid == t.tid));
+        if pending.is_empty() {
+            break;
+        }
+        for task in &pending {
+            done.push(pin_thread(task.tid, &task.comm, task.kind, cpus));
+        }
+        pending = match tasks::read_tasks(root, TaskQuery { threads: true, pid: Some(pid) }) {
+            Ok(t) => t,
+            // The process exited: nothing new to catch.
+            Err(_) => Vec::new(),
+        };
+    }
+    done.sort_by_key(|t| t.tid);
+    Ok(PinReport {
+        pid,
+        cpus: cpus.clone(),
+        threads: done,
+    })
+}
+
+fn pin_thread(tid: u32, comm: &str, kind: TaskKind, cpus: &CpuSet) -> ThreadChange {
+    let mut change = ThreadChange {
+        tid,
+        comm: comm.to_string(),
+        old: None,
+        new: None,
+        outcome: ThreadOutcome::Failed,
+        error: None,
+    };
+    let gone = |e: &io::Error| e.raw_os_error() == Some(libc::ESRCH);
+    match sched::get_affinity(tid) {
+        Ok(old) => change.old = Some(old),
+        Err(e) if gone(&e) => {
+            change.outcome = ThreadOutcome::Exited;
+            return change;
+        }
+        Err(e) => {
+            change.error = Some(format!("sched_getaffinity: {e}"));
+            return change;
+        }
+    }
+    match sched::set_affinity(tid, cpus) {
+        Ok(()) => {}
+        Err(e) if gone(&e) => {
+            change.outcome = ThreadOutcome::Exited;
+            return change;
+        }
+        Err(e) => {
+            change.error = Some(explain_setaffinity(&e, kind, cpus));
+            return change;
+        }
+    }
+    match sched::get_affinity(tid) {
+        Ok(new) => {
+            change.outcome = if &new == cpus {
+                ThreadOutcome::Moved
+            } else {
+                change.error = Some(format!(
+                    "the kernel set {new} instead (the thread's cpuset allows only part of {cpus})"
+                ));
+                ThreadOutcome::Failed
+            };
+            change.new = Some(new);
+        }
+        Err(e) if gone(&e) => change.outcome = ThreadOutcome::Exited,
+        Err(e) => change.error = Some(format!("sched_getaffinity after the change: {e}")),
+    }
+    change
+}
+
+fn explain_setaffinity(e: &io::Error, kind: TaskKind, cpus: &CpuSet) -> String {
+    match (e.raw_os_error(), kind) {
+        (Some(libc::EINVAL), TaskKind::KthreadPerCpu) => {
+            "EINVAL: a per-CPU kernel thread; the kernel fixes its CPU (PF_NO_SETAFFINITY)".into()
+        }
+        (Some(libc::EINVAL), TaskKind::KthreadManaged) => {
+            "EINVAL: the kernel manages this thread's affinity (PF_NO_SETAFFINITY; unbound \
+             kworkers follow the workqueue cpumask)"
+                .into()
+        }
+        (Some(libc::EINVAL), _) => format!(
+            "EINVAL: none of CPUs {cpus} is allowed by the thread's cpuset cgroup"
+        ),
+        (Some(libc::EPERM), _) => {
+            "EPERM: not permitted (the thread belongs to another user; run as root or with \
+             CAP_SYS_NICE)"
+                .into()
+        }
+        _ => e.to_string(),
+    }
+}
+
+/// How to schedule a command started by [`spawn_pinned`].
+#[derive(Clone, Copy, Debug)]
+pub struct Sched {
+    /// The policy.
+    pub policy: Policy,
+    /// Its priority: 1-99 for fifo and rr, 0 for the others.
+    pub priority: u32,
+}
+
+impl Sched {
+    /// Checks the priority against the policy's range before anything starts.
+    pub fn validate(&self) -> Result<()> {
+        if matches!(self.policy, Policy::Deadline | Policy::Ext | Policy::Unknown) {
+            return Err(Error::Invalid(format!(
+                "policy {:?} cannot be set here; use fifo, rr, other, batch or idle",
+                self.policy
+            )));
+        }
+        let (lo, hi) = sched::priority_range(self.policy);
+        if self.priority < lo || self.priority > hi {
+            return Err(Error::Invalid(format!(
+                "priority {} is out of range for policy {}: {lo}-{hi}",
+                self.priority,
+                format!("{:?}", self.policy).to_lowercase()
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Starts `argv` with its affinity set to `cpus` and, if given, its scheduling
+/// policy, both applied in the child before `exec` so the command never runs
+/// elsewhere or otherwise.
+pub fn spawn_pinned(argv: &[OsString], cpus: &CpuSet, sched: Option<Sched>) -> Result<Child> {
+    let Some((program, args)) = argv.split_first() else {
+        return Err(Error::Invalid("no command to run".into()));
+    };
+    if let Some(s) = &sched {
+        s.validate()?;
+    }
+    let mut cmd = Command::new(program);
+    cmd.args(args);
+    let cpus_child = cpus.clone();
+    // SAFETY: the closure only makes system calls (no allocation after fork besides
+    // what set_affinity does on a pre-sized buffer) and returns io errors.
+    unsafe {
+        cmd.pre_exec(move || {
+            sched::set_affinity(0, &cpus_child)?;
+            if let Some(s) = sched {
+                sched::set_scheduler(0, s.policy, s.priority)?;
+            }
+            Ok(())
+        });
+    }
+    cmd.spawn().map_err(|source| Error::Sys {
+        what: format!(
+            "starting {} on CPUs {cpus}{}",
+            program.to_string_lossy(),
+            sched.map_or(String::new(), |s| format!(
+                " with policy {:?} priority {}",
+                s.policy, s.priority
+            ))
+        ),
+        source,
+    })
+}
