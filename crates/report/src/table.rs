@@ -1,0 +1,144 @@
+//! Aligned text tables.
+
+use std::io::{self, Write};
+
+use crate::Style;
+
+/// Column alignment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Align {
+    /// Text.
+    Left,
+    /// Numbers.
+    Right,
+}
+
+/// A table of text cells, laid out in columns two spaces apart. The last
+/// column is not padded. Cells may carry ANSI colour; widths count only the
+/// visible characters.
+#[derive(Clone, Debug)]
+pub struct Table {
+    headers: Vec<String>,
+    align: Vec<Align>,
+    rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    /// A table with these column headers, all left-aligned.
+    pub fn new<I, S>(headers: I) -> Table
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let headers: Vec<String> = headers.into_iter().map(Into::into).collect();
+        let align = vec![Align::Left; headers.len()];
+        Table {
+            headers,
+            align,
+            rows: Vec::new(),
+        }
+    }
+
+    /// Right-aligns the columns whose indexes are given.
+    pub fn right(mut self, columns: &[usize]) -> Table {
+        for &c in columns {
+            if let Some(a) = self.align.get_mut(c) {
+                *a = Align::Right;
+            }
+        }
+        self
+    }
+
+    /// Adds a row; missing cells are blank.
+    pub fn row<I, S>(&mut self, cells: I)
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.rows.push(cells.into_iter().map(Into::into).collect());
+    }
+
+    /// Whether no row was added.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// Writes the table.
+    pub fn write(&self, out: &mut dyn Write, style: &Style) -> io::Result<()> {
+        let n = self.headers.len();
+        let mut widths: Vec<usize> = self.headers.iter().map(|h| visible_width(h)).collect();
+        for row in &self.rows {
+            for (i, cell) in row.iter().enumerate().take(n) {
+                widths[i] = widths[i].max(visible_width(cell));
+            }
+        }
+        let header: Vec<String> = self.headers.iter().map(|h| style.bold(h)).collect();
+        self.line(out, &header, &widths)?;
+        for row in &self.rows {
+            self.line(out, row, &widths)?;
+        }
+        Ok(())
+    }
+
+    fn line(&self, out: &mut dyn Write, cells: &[String], widths: &[usize]) -> io::Result<()> {
+        let mut line = String::new();
+        let n = widths.len();
+        for i in 0..n {
+            let cell = cells.get(i).map(String::as_str).unwrap_or("");
+            let pad = widths[i].saturating_sub(visible_width(cell));
+            let last = i + 1 == n;
+            match self.align[i] {
+                Align::Right => {
+                    line.push_str(&" ".repeat(pad));
+                    line.push_str(cell);
+                }
+                Align::Left => {
+                    line.push_str(cell);
+                    if !last {
+                        line.push_str(&" ".repeat(pad));
+                    }
+                }
+            }
+            if !last {
+                line.push_str("  ");
+            }
+        }
+        writeln!(out, "{}", line.trim_end())
+    }
+}
+
+/// Characters shown, ANSI escape sequences excluded.
+fn visible_width(s: &str) -> usize {
+    let mut width = 0;
+    let mut in_escape = false;
+    for c in s.chars() {
+        if in_escape {
+            in_escape = c != 'm';
+        } else if c == '\x1b' {
+            in_escape = true;
+        } else {
+            width += 1;
+        }
+    }
+    width
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn colour_does_not_break_alignment() {
+        let style = Style { color: true };
+        let mut t = Table::new(["A", "B"]).right(&[1]);
+        t.row([style.warn("x"), "10".to_string()]);
+        t.row(["long".to_string(), "2".to_string()]);
+        let mut out = Vec::new();
+        t.write(&mut out, &Style::plain()).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "A      B");
+        assert_eq!(lines[1], "\x1b[33mx\x1b[0m     10");
+        assert_eq!(lines[2], "long   2");
+    }
+}

@@ -1,0 +1,91 @@
+//! Unit formatting: every figure printed says its unit; absent data prints `-`.
+
+/// A duration in ns as `850 ns`, `12.3 us`, `4.56 ms`, `1.23 s`, `2h03m`.
+pub fn duration_ns(ns: u64) -> String {
+    let f = ns as f64;
+    match ns {
+        0..=999 => format!("{ns} ns"),
+        1_000..=999_999 => format!("{:.1} us", f / 1e3),
+        1_000_000..=999_999_999 => format!("{:.2} ms", f / 1e6),
+        1_000_000_000..=3_599_999_999_999 => format!("{:.2} s", f / 1e9),
+        _ => {
+            let s = ns / 1_000_000_000;
+            format!("{}h{:02}m", s / 3600, (s % 3600) / 60)
+        }
+    }
+}
+
+/// A CPU time in ns, at the clock-tick resolution /proc gives: `0:01.24`
+/// (minutes:seconds) as `ps` prints it, hours when needed.
+pub fn cpu_time(ns: u64) -> String {
+    let cs = ns / 10_000_000;
+    let (s, cs) = (cs / 100, cs % 100);
+    if s >= 3600 {
+        format!("{}:{:02}:{:02}", s / 3600, (s % 3600) / 60, s % 60)
+    } else {
+        format!("{}:{:02}.{cs:02}", s / 60, s % 60)
+    }
+}
+
+/// An optional value, or `-`.
+pub fn opt<T: ToString>(v: Option<T>) -> String {
+    v.map_or_else(|| "-".to_string(), |v| v.to_string())
+}
+
+/// A rate per second with a sensible number of digits: `0`, `0.4/s`, `12/s`, `1.2k/s`.
+pub fn rate(per_s: f64) -> String {
+    if per_s == 0.0 {
+        "0".to_string()
+    } else if per_s < 10.0 {
+        format!("{per_s:.1}/s")
+    } else if per_s < 10_000.0 {
+        format!("{per_s:.0}/s")
+    } else {
+        format!("{:.1}k/s", per_s / 1e3)
+    }
+}
+
+/// A frequency in kHz as `2.40 GHz` or `800 MHz`.
+pub fn khz(k: u64) -> String {
+    if k >= 1_000_000 {
+        format!("{:.2} GHz", k as f64 / 1e6)
+    } else {
+        format!("{} MHz", k / 1000)
+    }
+}
+
+/// A list of names, at most `max` shown, then `(+N more)`.
+pub fn names(items: &[String], max: usize) -> String {
+    if items.is_empty() {
+        return "-".to_string();
+    }
+    let shown = items[..items.len().min(max)].join(", ");
+    if items.len() > max {
+        format!("{shown} (+{} more)", items.len() - max)
+    } else {
+        shown
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn units() {
+        assert_eq!(duration_ns(850), "850 ns");
+        assert_eq!(duration_ns(12_345), "12.3 us");
+        assert_eq!(duration_ns(4_560_000), "4.56 ms");
+        assert_eq!(duration_ns(1_230_000_000), "1.23 s");
+        assert_eq!(cpu_time(1_690_000_000), "0:01.69");
+        assert_eq!(cpu_time(3_725_000_000_000), "1:02:05");
+        assert_eq!(rate(0.0), "0");
+        assert_eq!(rate(0.44), "0.4/s");
+        assert_eq!(rate(1234.0), "1234/s");
+        assert_eq!(rate(12_345.0), "12.3k/s");
+        assert_eq!(khz(2_400_000), "2.40 GHz");
+        assert_eq!(opt::<u32>(None), "-");
+        let n: Vec<String> = ["a", "b", "c"].iter().map(|s| s.to_string()).collect();
+        assert_eq!(names(&n, 2), "a, b (+1 more)");
+    }
+}
