@@ -1,0 +1,178 @@
+//! The command line.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// See where every thread, IRQ and kernel thread runs, and move them.
+///
+/// Exit status: 0 success; 1 partly failed (some threads or IRQs were refused)
+/// or a runtime failure; 2 usage error or invalid request (nothing was changed).
+#[derive(Parser, Debug)]
+#[command(name = "jitterlab", version, max_term_width = 100)]
+pub struct Cli {
+    /// Read /proc and /sys below DIR instead of / (a tree copied from a machine).
+    #[arg(long, global = true, value_name = "DIR", hide_short_help = true)]
+    pub root: Option<PathBuf>,
+
+    /// When to use colour: auto (on a terminal, unless NO_COLOR is set), always, never.
+    #[arg(long, global = true, value_enum, default_value_t = Color::Auto)]
+    pub color: Color,
+
+    /// The command.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Colour choice.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum Color {
+    /// On a terminal unless NO_COLOR is set.
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
+}
+
+/// The commands.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Show where everything runs: per CPU, its IRQs, threads and kernel threads.
+    Show(Show),
+    /// Set the CPU affinity of every thread of a process, or start a command pinned.
+    Pin(Pin),
+    /// Set the affinity of IRQs, or the default affinity of new IRQs.
+    Irq(Irq),
+}
+
+/// `jitterlab show [VIEW]`.
+#[derive(Args, Debug)]
+pub struct Show {
+    /// A sub-view; without one, the per-CPU overview.
+    #[command(subcommand)]
+    pub view: Option<ShowView>,
+    /// The filters and output format, shared by every view.
+    #[command(flatten)]
+    pub common: ShowCommon,
+}
+
+/// Options every `show` view takes.
+#[derive(Args, Debug, Clone)]
+pub struct ShowCommon {
+    /// Print JSON (a versioned envelope: {"schema", "version", "data"}).
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Only what concerns these CPUs (list form: 0-3,8).
+    #[arg(long = "cpu", global = true, value_name = "LIST")]
+    pub cpu: Option<String>,
+    /// Only the entries whose name matches this glob (irq/*, iperf*, virtio*).
+    #[arg(long, global = true, value_name = "GLOB")]
+    pub name: Option<String>,
+}
+
+/// The `show` sub-views.
+#[derive(Subcommand, Debug)]
+pub enum ShowView {
+    /// Topology, frequency, idle states and isolation of each CPU.
+    Cpus,
+    /// Every IRQ with its configured and effective affinity and per-CPU counts;
+    /// the system interrupt counters (LOC, RES, ...) and softirqs.
+    Irqs {
+        /// Sample twice, SECONDS apart, and show per-CPU rates over the window.
+        #[arg(long, value_name = "SECONDS")]
+        interval: Option<f64>,
+    },
+    /// Processes (or threads) with policy, priority, allowed CPUs and last CPU.
+    Tasks {
+        /// One row per thread.
+        #[arg(long)]
+        threads: bool,
+        /// All threads of this process; warns when their CPU masks differ.
+        #[arg(short = 'p', long, value_name = "PID")]
+        pid: Option<u32>,
+    },
+    /// The workqueue cpumasks.
+    Workqueues,
+    /// The cgroup layout and the cpuset tree.
+    Cgroups,
+}
+
+/// `jitterlab pin`.
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Examples:\n  jitterlab pin 3 -p 12910          every thread of process 12910 to CPU 3\n  jitterlab pin 3 -p 12910 --tid 12911\n  jitterlab pin 1 --policy fifo --priority 80 -- ./rt-app --flag"
+)]
+pub struct Pin {
+    /// The CPUs (list form: 0-3,8).
+    #[arg(value_name = "CPUS")]
+    pub cpus: String,
+    /// The process whose threads to move (all of them).
+    #[arg(short = 'p', long, value_name = "PID", conflicts_with = "command")]
+    pub pid: Option<u32>,
+    /// Only this thread of the process.
+    #[arg(long, value_name = "TID", requires = "pid")]
+    pub tid: Option<u32>,
+    /// Scheduling policy for a started command.
+    #[arg(long, value_enum, requires = "command")]
+    pub policy: Option<PolicyArg>,
+    /// Priority for the policy: 1-99 for fifo and rr, 0 for the others.
+    #[arg(long, requires = "command")]
+    pub priority: Option<u32>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// The command to start pinned.
+    #[arg(last = true, value_name = "CMD")]
+    pub command: Vec<OsString>,
+}
+
+/// Policies a started command can get.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum PolicyArg {
+    /// SCHED_FIFO.
+    Fifo,
+    /// SCHED_RR.
+    Rr,
+    /// SCHED_OTHER.
+    Other,
+    /// SCHED_BATCH.
+    Batch,
+    /// SCHED_IDLE.
+    Idle,
+}
+
+/// `jitterlab irq`.
+#[derive(Args, Debug)]
+pub struct Irq {
+    /// The action.
+    #[command(subcommand)]
+    pub action: IrqAction,
+}
+
+/// What to do with IRQs.
+#[derive(Subcommand, Debug)]
+pub enum IrqAction {
+    /// Write smp_affinity_list of the IRQs given, read back the effective affinity.
+    Set {
+        /// An IRQ number, or a glob over IRQ names (virtio3-*, eth0).
+        #[arg(value_name = "IRQ|GLOB")]
+        irq: String,
+        /// The CPUs (list form).
+        #[arg(value_name = "CPUS")]
+        cpus: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write /proc/irq/default_smp_affinity, the affinity of IRQs set up from now on.
+    Default {
+        /// The CPUs (list form).
+        #[arg(value_name = "CPUS")]
+        cpus: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}

@@ -1,0 +1,31 @@
+//! One file per command: each turns parsed arguments into library calls and
+//! hands the result model to the renderer.
+
+mod irq;
+mod pin;
+mod show;
+
+use jitterlab_cpuset::CpuSet;
+use jitterlab_host::{CpuMap, Error, Root};
+
+use crate::cli::{Cli, Command};
+
+/// Runs a command; the exit status on success.
+pub fn run(cli: Cli) -> anyhow::Result<u8> {
+    let root = match &cli.root {
+        Some(dir) => Root::at(dir),
+        None => Root::live(),
+    };
+    match cli.command {
+        Command::Show(args) => show::run(&root, args, cli.color),
+        Command::Pin(args) => pin::run(&root, args, cli.color),
+        Command::Irq(args) => irq::run(&root, args, cli.color),
+    }
+}
+
+/// Parses a CPU list argument and checks that every CPU exists and is online.
+fn online_cpus(root: &Root, arg: &str) -> anyhow::Result<CpuSet> {
+    let set = CpuSet::parse_list(arg).map_err(|e| Error::Invalid(e.to_string()))?;
+    CpuMap::read(root, &CpuSet::new())?.check_online(&set)?;
+    Ok(set)
+}
