@@ -95,7 +95,7 @@ impl Cmdline {
                 .map(|v| {
                     CpuSet::parse_list(v).map_err(|source| Error::CpuSet {
                         path: format!("/proc/cmdline {key}=").into(),
-                        source,
+                        cause: source,
                     })
                 })
                 .transpose()
@@ -120,7 +120,7 @@ impl Cmdline {
             }
             let cpus = CpuSet::parse_list(&rest.join(",")).map_err(|source| Error::CpuSet {
                 path: "/proc/cmdline isolcpus=".into(),
-                source,
+                cause: source,
             })?;
             iso.isolcpus = Some(cpus);
         }

@@ -12,13 +12,12 @@ use std::path::PathBuf;
 #[non_exhaustive]
 pub enum Error {
     /// A file could not be read or written.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {cause}", path.display())]
     Io {
         /// The file.
         path: PathBuf,
-        /// What the system said.
-        #[source]
-        source: io::Error,
+        /// What the system said (shown in the message, so not a `source()`).
+        cause: io::Error,
     },
     /// A file's content was not what the kernel writes there.
     #[error("{}:{line}: expected {expected}, found {found:?}", path.display())]
@@ -33,25 +32,23 @@ pub enum Error {
         found: String,
     },
     /// A CPU set in a file or argument did not parse.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {cause}", path.display())]
     CpuSet {
         /// The file the set was read from.
         path: PathBuf,
         /// The parse failure, with its column.
-        #[source]
-        source: jitterlab_cpuset::ParseError,
+        cause: jitterlab_cpuset::ParseError,
     },
     /// A request that cannot be honoured, found before anything was changed.
     #[error("{0}")]
     Invalid(String),
     /// A system call on a task or IRQ failed.
-    #[error("{what}: {source}")]
+    #[error("{what}: {cause}")]
     Sys {
         /// What was being done, e.g. `sched_setaffinity(tid 1234, 0-1)`.
         what: String,
         /// The errno.
-        #[source]
-        source: io::Error,
+        cause: io::Error,
     },
 }
 
@@ -59,7 +56,7 @@ impl Error {
     pub(crate) fn io(path: impl Into<PathBuf>, source: io::Error) -> Error {
         Error::Io {
             path: path.into(),
-            source,
+            cause: source,
         }
     }
 
@@ -89,7 +86,7 @@ impl Error {
     /// The OS error number behind this error, if any.
     pub fn raw_os_error(&self) -> Option<i32> {
         match self {
-            Error::Io { source, .. } | Error::Sys { source, .. } => source.raw_os_error(),
+            Error::Io { cause, .. } | Error::Sys { cause, .. } => cause.raw_os_error(),
             _ => None,
         }
     }
@@ -97,7 +94,7 @@ impl Error {
     /// Whether the file or task did not exist (ENOENT, ESRCH).
     pub fn is_not_found(&self) -> bool {
         matches!(self.raw_os_error(), Some(libc::ENOENT) | Some(libc::ESRCH))
-            || matches!(self, Error::Io { source, .. } if source.kind() == io::ErrorKind::NotFound)
+            || matches!(self, Error::Io { cause, .. } if cause.kind() == io::ErrorKind::NotFound)
     }
 }
 

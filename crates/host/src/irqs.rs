@@ -119,7 +119,7 @@ impl IrqMap {
         let default_affinity = match root.read_opt("/proc/irq/default_smp_affinity")? {
             Some(text) => Some(CpuSet::parse_mask(&text).map_err(|source| Error::CpuSet {
                 path: root.path("/proc/irq/default_smp_affinity"),
-                source,
+                cause: source,
             })?),
             None => None,
         };

@@ -234,6 +234,6 @@ pub fn spawn_pinned(argv: &[OsString], cpus: &CpuSet, sched: Option<Sched>) -> R
                 s.policy, s.priority
             ))
         ),
-        source,
+        cause: source,
     })
 }

@@ -68,7 +68,7 @@ impl Root {
         let text = self.read(host_path)?;
         CpuSet::parse_list(&text).map_err(|source| Error::CpuSet {
             path: self.path(host_path),
-            source,
+            cause: source,
         })
     }
 
@@ -78,7 +78,7 @@ impl Root {
         let text = self.read(host_path)?;
         CpuSet::parse_mask(&text).map_err(|source| Error::CpuSet {
             path: self.path(host_path),
-            source,
+            cause: source,
         })
     }
 

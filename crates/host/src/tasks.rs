@@ -339,7 +339,7 @@ pub fn parse_allowed(path: &Path, status: &str) -> Result<CpuSet> {
         if let Some(list) = line.strip_prefix("Cpus_allowed_list:") {
             return CpuSet::parse_list(list).map_err(|source| Error::CpuSet {
                 path: format!("{}:{}", path.display(), i + 1).into(),
-                source,
+                cause: source,
             });
         }
     }

@@ -315,7 +315,8 @@ fn task_row(t: &Task, threads: bool) -> Vec<String> {
     if threads {
         cells.push(t.tid.to_string());
     }
-    let name = match (&t.cmdline, threads) {
+    let cmdline = t.cmdline.as_ref().map(|c| c.replace(char::is_control, " "));
+    let name = match (&cmdline, threads) {
         (Some(c), false) if c.chars().count() > MAX_COMMAND => {
             format!("{}...", c.chars().take(MAX_COMMAND - 3).collect::<String>())
         }
