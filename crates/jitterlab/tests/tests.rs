@@ -1,0 +1,8 @@
+//! The jitterlab command line, end to end: every view against the fixture tree
+//! captured from a 2-CPU VM, exit codes, and live pin and irq runs that restore
+//! what they change.
+
+mod errors;
+mod live;
+mod show;
+mod util;

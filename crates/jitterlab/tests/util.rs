@@ -1,0 +1,60 @@
+//! Helpers shared by the CLI tests.
+
+use std::fs::File;
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+/// The fixture tree captured from a 2-CPU VM (crates/host/tests/fixtures/capture.sh).
+pub fn vm2() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../host/tests/fixtures/vm2")
+}
+
+/// Runs jitterlab with `args`.
+pub fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_jitterlab"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run jitterlab")
+}
+
+/// Runs jitterlab against the fixture tree.
+pub fn run_vm2(args: &[&str]) -> Output {
+    let root = vm2();
+    let mut all = vec!["--root", root.to_str().unwrap()];
+    all.extend_from_slice(args);
+    run(&all)
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).expect("utf-8 stdout")
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8(o.stderr.clone()).expect("utf-8 stderr")
+}
+
+/// Parses the JSON envelope and checks its schema name; returns `data`.
+pub fn json_data(o: &Output, schema: &str) -> serde_json::Value {
+    assert!(o.status.success(), "{}", stderr(o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("valid JSON");
+    assert_eq!(v["schema"], schema);
+    assert_eq!(v["version"], 1);
+    v["data"].clone()
+}
+
+/// Serializes the tests that change host state (IRQ affinity) across test
+/// threads and test binaries: an exclusive flock held until dropped.
+pub fn host_lock() -> File {
+    let f = File::create(std::env::temp_dir().join("jitterlab-tests.lock")).expect("lock file");
+    // SAFETY: flock on an open descriptor.
+    let r = unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&f), libc::LOCK_EX) };
+    assert_eq!(r, 0, "flock");
+    f
+}
+
+/// Whether we run as root (tests that write /proc/irq skip otherwise).
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
