@@ -10,7 +10,10 @@ fn list_forms_from_sysfs() {
     assert_eq!(list("0-1\n"), CpuSet::first_n(2));
     assert_eq!(list(""), CpuSet::new());
     assert_eq!(list("\n"), CpuSet::new());
-    assert_eq!(list("0-3,8,10-11").iter().collect::<Vec<_>>(), [0, 1, 2, 3, 8, 10, 11]);
+    assert_eq!(
+        list("0-3,8,10-11").iter().collect::<Vec<_>>(),
+        [0, 1, 2, 3, 8, 10, 11]
+    );
     assert_eq!(list("5").to_string(), "5");
     assert_eq!(list("0,1").to_string(), "0-1");
     assert_eq!(list("3,1,2").to_string(), "1-3");

@@ -77,7 +77,12 @@ fn read_mounts(root: &Root) -> Result<Vec<Mount>> {
     let mut mounts = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let Some((left, right)) = line.split_once(" - ") else {
-            return Err(Error::parse(&path, i + 1, "a mountinfo line with ' - '", line));
+            return Err(Error::parse(
+                &path,
+                i + 1,
+                "a mountinfo line with ' - '",
+                line,
+            ));
         };
         let point = left.split_whitespace().nth(4);
         let mut r = right.split_whitespace();
@@ -88,7 +93,14 @@ fn read_mounts(root: &Root) -> Result<Vec<Mount>> {
                 fstype: f.to_string(),
                 superopts: superopts.unwrap_or("").to_string(),
             }),
-            _ => return Err(Error::parse(&path, i + 1, "a mount point and a file system type", line)),
+            _ => {
+                return Err(Error::parse(
+                    &path,
+                    i + 1,
+                    "a mount point and a file system type",
+                    line,
+                ))
+            }
         }
     }
     Ok(mounts)
@@ -135,7 +147,9 @@ impl Cgroups {
         let (cpuset_version, cpuset_mount) = match (&cpuset_v1, &v2_mount) {
             (Some(p), _) => (Some(1), Some(p.clone())),
             (None, Some(p)) => {
-                let ctrls = root.read_opt(format!("{p}/cgroup.controllers"))?.unwrap_or_default();
+                let ctrls = root
+                    .read_opt(format!("{p}/cgroup.controllers"))?
+                    .unwrap_or_default();
                 if ctrls.split_whitespace().any(|c| c == "cpuset") {
                     (Some(2), Some(p.clone()))
                 } else {
@@ -197,7 +211,9 @@ fn walk(root: &Root, mount: &str, rel: &str, version: u8, out: &mut Vec<Cpuset>)
     };
     let list = |f: &str| root.read_cpu_list_opt(format!("{dir}/{f}"));
     let flag = |f: &str| -> Result<Option<bool>> {
-        Ok(root.read_num_opt::<u8>(format!("{dir}/{f}"))?.map(|v| v != 0))
+        Ok(root
+            .read_num_opt::<u8>(format!("{dir}/{f}"))?
+            .map(|v| v != 0))
     };
     let count = |f: &str| -> Result<usize> {
         Ok(root

@@ -208,7 +208,9 @@ fn read_nodes(root: &Root) -> Result<Vec<(u32, CpuSet)>> {
         let Some(n) = name.strip_prefix("node").and_then(|n| n.parse().ok()) else {
             continue;
         };
-        if let Some(set) = root.read_cpu_list_opt(format!("/sys/devices/system/node/{name}/cpulist"))? {
+        if let Some(set) =
+            root.read_cpu_list_opt(format!("/sys/devices/system/node/{name}/cpulist"))?
+        {
             nodes.push((n, set));
         }
     }
@@ -219,7 +221,9 @@ fn read_cpu(root: &Root, cpu: u32, online: bool) -> Result<Cpu> {
     let dir = format!("{CPU_DIR}/cpu{cpu}");
     let topo = |f: &str| root.read_num_opt::<u32>(format!("{dir}/topology/{f}"));
     let text = |f: &str| -> Result<Option<String>> {
-        Ok(root.read_opt(format!("{dir}/{f}"))?.map(|s| s.trim().to_string()))
+        Ok(root
+            .read_opt(format!("{dir}/{f}"))?
+            .map(|s| s.trim().to_string()))
     };
     let freq = if root.exists(format!("{dir}/cpufreq")) {
         let khz = |f: &str| root.read_num_opt::<u64>(format!("{dir}/cpufreq/{f}"));
@@ -240,7 +244,9 @@ fn read_cpu(root: &Root, cpu: u32, online: bool) -> Result<Cpu> {
         }
         let sdir = format!("{dir}/cpuidle/{state}");
         let num = |f: &str| -> Result<u64> {
-            Ok(root.read_num_opt::<u64>(format!("{sdir}/{f}"))?.unwrap_or(0))
+            Ok(root
+                .read_num_opt::<u64>(format!("{sdir}/{f}"))?
+                .unwrap_or(0))
         };
         idle_states.push(IdleState {
             name: text(&format!("cpuidle/{state}/name"))?.unwrap_or_default(),

@@ -31,9 +31,7 @@ impl Filter {
     /// Builds a filter from the command-line strings.
     pub fn new(cpus: Option<&str>, name: Option<&str>) -> Result<Filter> {
         let cpus = cpus
-            .map(|c| {
-                CpuSet::parse_list(c).map_err(|e| Error::Invalid(format!("--cpu: {e}")))
-            })
+            .map(|c| CpuSet::parse_list(c).map_err(|e| Error::Invalid(format!("--cpu: {e}"))))
             .transpose()?;
         let name = name
             .map(|n| {

@@ -193,7 +193,12 @@ fn parse_header(path: &Path, line: &str) -> Result<Vec<u32>> {
         .collect();
     match cpus {
         Some(c) if !c.is_empty() => Ok(c),
-        _ => Err(Error::parse(path, 1, "a header of CPU columns (CPU0 CPU1 ...)", line)),
+        _ => Err(Error::parse(
+            path,
+            1,
+            "a header of CPU columns (CPU0 CPU1 ...)",
+            line,
+        )),
     }
 }
 
@@ -257,7 +262,12 @@ pub fn parse_interrupts(path: &Path, text: &str) -> Result<Interrupts> {
             });
         } else {
             if label.is_empty() || counts.is_empty() {
-                return Err(Error::parse(path, lineno, "a name and at least one count", line));
+                return Err(Error::parse(
+                    path,
+                    lineno,
+                    "a name and at least one count",
+                    line,
+                ));
             }
             // ERR and MIS (x86) print one machine-wide count.
             let per_cpu = !(matches!(label, "ERR" | "MIS") && counts.len() == 1 && n > 1);
@@ -317,8 +327,12 @@ fn read_irq_files(root: &Root, irq: &mut Irq) -> Result<()> {
     let sys = format!("/sys/kernel/irq/{n}");
     if let Some(chip) = root.read_opt(format!("{sys}/chip_name"))? {
         irq.chip = chip.trim().to_string();
-        irq.hwirq = root.read_opt(format!("{sys}/hwirq"))?.map(|s| s.trim().to_string());
-        irq.trigger = root.read_opt(format!("{sys}/type"))?.map(|s| s.trim().to_string());
+        irq.hwirq = root
+            .read_opt(format!("{sys}/hwirq"))?
+            .map(|s| s.trim().to_string());
+        irq.trigger = root
+            .read_opt(format!("{sys}/type"))?
+            .map(|s| s.trim().to_string());
         if let Some(actions) = root.read_opt(format!("{sys}/actions"))? {
             irq.actions = actions
                 .trim()
@@ -332,9 +346,7 @@ fn read_irq_files(root: &Root, irq: &mut Irq) -> Result<()> {
     irq.affinity = root.read_cpu_list_opt(format!("{dir}/smp_affinity_list"))?;
     irq.effective = root.read_cpu_list_opt(format!("{dir}/effective_affinity_list"))?;
     irq.affinity_hint = match root.read_opt(format!("{dir}/affinity_hint"))? {
-        Some(text) => CpuSet::parse_mask(&text)
-            .ok()
-            .filter(|s| !s.is_empty()),
+        Some(text) => CpuSet::parse_mask(&text).ok().filter(|s| !s.is_empty()),
         None => None,
     };
     irq.node = root.read_num_opt(format!("{dir}/node"))?;
@@ -352,7 +364,12 @@ pub fn parse_softirqs(path: &Path, text: &str) -> Result<(Vec<u32>, Vec<Counter>
         }
         let (name, mut counts, rest) = split_row(path, i + 2, line, cpus.len())?;
         if !rest.is_empty() || counts.is_empty() {
-            return Err(Error::parse(path, i + 2, "a softirq name and one count per CPU", line));
+            return Err(Error::parse(
+                path,
+                i + 2,
+                "a softirq name and one count per CPU",
+                line,
+            ));
         }
         counts.resize(cpus.len(), 0);
         rows.push(Counter {
@@ -516,7 +533,8 @@ mod tests {
 
     #[test]
     fn description_of_x86_vector_row() {
-        let (chip, _, _, actions) = split_description("IR-PCI-MSIX-0000:00:14.0    0-edge      xhci_hcd");
+        let (chip, _, _, actions) =
+            split_description("IR-PCI-MSIX-0000:00:14.0    0-edge      xhci_hcd");
         assert_eq!(chip, "IR-PCI-MSIX-0000:00:14.0");
         assert_eq!(actions, ["xhci_hcd"]);
     }

@@ -98,7 +98,7 @@ impl Overview {
     ) -> Overview {
         let named = |s: &str| filter.name.as_ref().is_none_or(|p| p.matches(s));
         let mut busiest: Vec<&Task> = threads.iter().collect();
-        busiest.sort_by(|a, b| b.cpu_time_ns.cmp(&a.cpu_time_ns));
+        busiest.sort_by_key(|t| std::cmp::Reverse(t.cpu_time_ns));
         let mut rows = Vec::new();
         for c in &cpus.cpus {
             if filter.cpus.as_ref().is_some_and(|f| !f.contains(c.cpu)) {

@@ -68,7 +68,13 @@ impl PinReport {
 /// Threads started while this runs are caught by listing the threads again until
 /// no new one appears. Check `cpus` against the online CPUs before calling.
 pub fn pin_process(root: &Root, pid: u32, tid: Option<u32>, cpus: &CpuSet) -> Result<PinReport> {
-    let all = tasks::read_tasks(root, TaskQuery { threads: true, pid: Some(pid) })?;
+    let all = tasks::read_tasks(
+        root,
+        TaskQuery {
+            threads: true,
+            pid: Some(pid),
+        },
+    )?;
     if let Some(t) = tid {
         if !all.iter().any(|task| task.tid == t) {
             return Err(Error::Invalid(format!("process {pid} has no thread {t}")));
@@ -85,11 +91,15 @@ pub fn pin_process(root: &Root, pid: u32, tid: Option<u32>, cpus: &CpuSet) -> Re
         for task in &pending {
             done.push(pin_thread(task.tid, &task.comm, task.kind, cpus));
         }
-        pending = match tasks::read_tasks(root, TaskQuery { threads: true, pid: Some(pid) }) {
-            Ok(t) => t,
-            // The process exited: nothing new to catch.
-            Err(_) => Vec::new(),
-        };
+        // An error means the process exited: there is nothing new to catch.
+        pending = tasks::read_tasks(
+            root,
+            TaskQuery {
+                threads: true,
+                pid: Some(pid),
+            },
+        )
+        .unwrap_or_default();
     }
     done.sort_by_key(|t| t.tid);
     Ok(PinReport {
@@ -159,9 +169,9 @@ fn explain_setaffinity(e: &io::Error, kind: TaskKind, cpus: &CpuSet) -> String {
              kworkers follow the workqueue cpumask)"
                 .into()
         }
-        (Some(libc::EINVAL), _) => format!(
-            "EINVAL: none of CPUs {cpus} is allowed by the thread's cpuset cgroup"
-        ),
+        (Some(libc::EINVAL), _) => {
+            format!("EINVAL: none of CPUs {cpus} is allowed by the thread's cpuset cgroup")
+        }
         (Some(libc::EPERM), _) => {
             "EPERM: not permitted (the thread belongs to another user; run as root or with \
              CAP_SYS_NICE)"
@@ -183,7 +193,10 @@ pub struct Sched {
 impl Sched {
     /// Checks the priority against the policy's range before anything starts.
     pub fn validate(&self) -> Result<()> {
-        if matches!(self.policy, Policy::Deadline | Policy::Ext | Policy::Unknown) {
+        if matches!(
+            self.policy,
+            Policy::Deadline | Policy::Ext | Policy::Unknown
+        ) {
             return Err(Error::Invalid(format!(
                 "policy {:?} cannot be set here; use fifo, rr, other, batch or idle",
                 self.policy

@@ -384,7 +384,7 @@ pub fn mask_groups(threads: &[Task]) -> Vec<(CpuSet, Vec<u32>)> {
             None => groups.push((t.allowed.clone(), vec![t.tid])),
         }
     }
-    groups.sort_by(|a, b| b.1.len().cmp(&a.1.len()));
+    groups.sort_by_key(|g| std::cmp::Reverse(g.1.len()));
     groups
 }
 
@@ -420,8 +420,14 @@ mod tests {
 
     #[test]
     fn cpuset_line_v1_and_v2() {
-        assert_eq!(cpuset_of("4:memory:/a\n3:cpuset:/rt\n0::/\n").as_deref(), Some("/rt"));
-        assert_eq!(cpuset_of("0::/user.slice\n").as_deref(), Some("/user.slice"));
+        assert_eq!(
+            cpuset_of("4:memory:/a\n3:cpuset:/rt\n0::/\n").as_deref(),
+            Some("/rt")
+        );
+        assert_eq!(
+            cpuset_of("0::/user.slice\n").as_deref(),
+            Some("/user.slice")
+        );
         assert_eq!(cpuset_of("3:cpu,cpuset:/x\n").as_deref(), Some("/x"));
     }
 

@@ -52,10 +52,14 @@ impl Workqueues {
                 continue;
             }
             let text = |f: &str| -> Result<Option<String>> {
-                Ok(root.read_opt(format!("{dir}/{f}"))?.map(|s| s.trim().to_string()))
+                Ok(root
+                    .read_opt(format!("{dir}/{f}"))?
+                    .map(|s| s.trim().to_string()))
             };
             queues.push(Workqueue {
-                per_cpu: root.read_num_opt::<u8>(format!("{dir}/per_cpu"))?.map(|v| v != 0),
+                per_cpu: root
+                    .read_num_opt::<u8>(format!("{dir}/per_cpu"))?
+                    .map(|v| v != 0),
                 cpumask: match root.exists(format!("{dir}/cpumask")) {
                     true => Some(root.read_cpu_mask(format!("{dir}/cpumask"))?),
                     false => None,

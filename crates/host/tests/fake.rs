@@ -46,7 +46,10 @@ pub fn machine(possible: u32, online: &CpuSet, cmdline: &str) -> Tree {
     t.file(&format!("{cpu}/possible"), &format!("{all}\n"))
         .file(&format!("{cpu}/present"), &format!("{all}\n"))
         .file(&format!("{cpu}/online"), &format!("{online}\n"))
-        .file(&format!("{cpu}/offline"), &format!("{}\n", all.difference(online)))
+        .file(
+            &format!("{cpu}/offline"),
+            &format!("{}\n", all.difference(online)),
+        )
         .file("/proc/cmdline", &format!("{cmdline}\n"))
         .file(&format!("{cpu}/cpuidle/current_driver"), "intel_idle\n")
         .file(&format!("{cpu}/cpuidle/current_governor"), "menu\n");
@@ -56,7 +59,10 @@ pub fn machine(possible: u32, online: &CpuSet, cmdline: &str) -> Tree {
         let core = c % half;
         nodes[(core >= half / 2) as usize].insert(c);
         let d = format!("{cpu}/cpu{c}");
-        t.file(&format!("{d}/online"), if online.contains(c) { "1\n" } else { "0\n" });
+        t.file(
+            &format!("{d}/online"),
+            if online.contains(c) { "1\n" } else { "0\n" },
+        );
         if !online.contains(c) {
             // Offline CPUs lose their topology and cpuidle directories.
             continue;
@@ -65,8 +71,14 @@ pub fn machine(possible: u32, online: &CpuSet, cmdline: &str) -> Tree {
         t.file(&format!("{d}/topology/core_id"), &format!("{core}\n"))
             .file(&format!("{d}/topology/physical_package_id"), "0\n")
             .file(&format!("{d}/topology/die_id"), "0\n")
-            .file(&format!("{d}/topology/thread_siblings_list"), &format!("{siblings}\n"))
-            .file(&format!("{d}/topology/package_cpus_list"), &format!("{all}\n"))
+            .file(
+                &format!("{d}/topology/thread_siblings_list"),
+                &format!("{siblings}\n"),
+            )
+            .file(
+                &format!("{d}/topology/package_cpus_list"),
+                &format!("{all}\n"),
+            )
             .file(&format!("{d}/cpufreq/scaling_governor"), "performance\n")
             .file(&format!("{d}/cpufreq/scaling_driver"), "intel_pstate\n")
             .file(&format!("{d}/cpufreq/scaling_cur_freq"), "2400000\n");
@@ -76,13 +88,19 @@ pub fn machine(possible: u32, online: &CpuSet, cmdline: &str) -> Tree {
                 .file(&format!("{s}/desc"), &format!("{name} idle\n"))
                 .file(&format!("{s}/latency"), &format!("{lat}\n"))
                 .file(&format!("{s}/residency"), &format!("{}\n", lat * 3))
-                .file(&format!("{s}/disable"), if *name == "C6" { "1\n" } else { "0\n" })
+                .file(
+                    &format!("{s}/disable"),
+                    if *name == "C6" { "1\n" } else { "0\n" },
+                )
                 .file(&format!("{s}/usage"), "10\n")
                 .file(&format!("{s}/time"), "1000\n");
         }
     }
     for (n, set) in nodes.iter().enumerate() {
-        t.file(&format!("/sys/devices/system/node/node{n}/cpulist"), &format!("{set}\n"));
+        t.file(
+            &format!("/sys/devices/system/node/node{n}/cpulist"),
+            &format!("{set}\n"),
+        );
     }
     t
 }

@@ -32,17 +32,28 @@ fn irq_numbers_and_counts_match_proc_interrupts() {
             .lines()
             .find(|l| l.split(':').next().map(str::trim) == Some(&irq.to_string()))
             .unwrap();
-        line.split(':').nth(1).unwrap().split_whitespace().take(map.cpus.len()).map(|n| n.parse().unwrap()).collect()
+        line.split(':')
+            .nth(1)
+            .unwrap()
+            .split_whitespace()
+            .take(map.cpus.len())
+            .map(|n| n.parse().unwrap())
+            .collect()
     };
     for irq in &map.irqs {
         let (lo, hi) = (counts(&before, irq.irq), counts(&after, irq.irq));
         for c in 0..map.cpus.len() {
-            assert!(lo[c] <= irq.counts[c] && irq.counts[c] <= hi[c], "IRQ {} CPU {c}", irq.irq);
+            assert!(
+                lo[c] <= irq.counts[c] && irq.counts[c] <= hi[c],
+                "IRQ {} CPU {c}",
+                irq.irq
+            );
         }
         let sys = fs::read_to_string(format!("/proc/irq/{}/smp_affinity_list", irq.irq)).unwrap();
         assert_eq!(irq.affinity, Some(CpuSet::parse_list(&sys).unwrap()));
     }
-    let online = CpuSet::parse_list(&fs::read_to_string("/sys/devices/system/cpu/online").unwrap()).unwrap();
+    let online =
+        CpuSet::parse_list(&fs::read_to_string("/sys/devices/system/cpu/online").unwrap()).unwrap();
     assert_eq!(map.cpus, online.iter().collect::<Vec<_>>());
 }
 
@@ -57,12 +68,22 @@ fn task_count_matches_proc() {
         assert!(ours.contains(pid), "pid {pid} missing");
     }
     for pid in &ours {
-        assert!(before.contains(pid) || after.contains(pid), "pid {pid} invented");
+        assert!(
+            before.contains(pid) || after.contains(pid),
+            "pid {pid} invented"
+        );
     }
     let me = std::process::id();
     let mine = procs.iter().find(|t| t.pid == me).unwrap();
     assert_eq!(mine.kind, jitterlab_host::tasks::TaskKind::User);
-    let threads = read_tasks(&Root::live(), TaskQuery { threads: true, pid: Some(me) }).unwrap();
+    let threads = read_tasks(
+        &Root::live(),
+        TaskQuery {
+            threads: true,
+            pid: Some(me),
+        },
+    )
+    .unwrap();
     assert!(threads.iter().any(|t| t.tid == me));
     assert!(threads.iter().all(|t| t.pid == me));
 }
@@ -72,9 +93,19 @@ fn own_affinity_matches_sched_getaffinity() {
     // SAFETY: gettid has no preconditions.
     let tid = unsafe { libc::gettid() } as u32;
     let me = std::process::id();
-    let threads = read_tasks(&Root::live(), TaskQuery { threads: true, pid: Some(me) }).unwrap();
+    let threads = read_tasks(
+        &Root::live(),
+        TaskQuery {
+            threads: true,
+            pid: Some(me),
+        },
+    )
+    .unwrap();
     let row = threads.iter().find(|t| t.tid == tid).unwrap();
-    assert_eq!(row.allowed, jitterlab_host::sched::get_affinity(tid).unwrap());
+    assert_eq!(
+        row.allowed,
+        jitterlab_host::sched::get_affinity(tid).unwrap()
+    );
 }
 
 #[test]

@@ -14,7 +14,10 @@ fn interrupts_without_header() {
     let t = Tree::new();
     t.file("/proc/interrupts", " 24:  1  0  IO-APIC 5-edge ACPI:Ged\n");
     let e = err_of(IrqMap::read(&t.root()));
-    assert!(e.contains("proc/interrupts:1: expected a header of CPU columns"), "{e}");
+    assert!(
+        e.contains("proc/interrupts:1: expected a header of CPU columns"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -22,7 +25,10 @@ fn interrupts_row_without_colon() {
     let t = Tree::new();
     t.file("/proc/interrupts", "  CPU0 CPU1\n 24  1  0\n");
     let e = err_of(IrqMap::read(&t.root()));
-    assert!(e.contains("proc/interrupts:2: expected a row 'LABEL: counts...'"), "{e}");
+    assert!(
+        e.contains("proc/interrupts:2: expected a row 'LABEL: counts...'"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -30,7 +36,10 @@ fn named_row_without_counts() {
     let t = Tree::new();
     t.file("/proc/interrupts", "  CPU0\nLOC: x\n");
     let e = err_of(IrqMap::read(&t.root()));
-    assert!(e.contains(":2: expected a name and at least one count"), "{e}");
+    assert!(
+        e.contains(":2: expected a name and at least one count"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -39,7 +48,10 @@ fn softirqs_with_text_in_counts() {
     t.file("/proc/interrupts", "  CPU0\n")
         .file("/proc/softirqs", "   CPU0\n HI: 1 two\n");
     let e = err_of(IrqMap::read(&t.root()));
-    assert!(e.contains("proc/softirqs:2: expected a softirq name and one count per CPU"), "{e}");
+    assert!(
+        e.contains("proc/softirqs:2: expected a softirq name and one count per CPU"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -49,7 +61,10 @@ fn bad_affinity_list_names_file_and_column() {
         .file("/proc/irq/5/smp_affinity_list", "0-q\n");
     let e = err_of(IrqMap::read(&t.root()));
     assert!(e.contains("proc/irq/5/smp_affinity_list"), "{e}");
-    assert!(e.contains("at column 3: expected a CPU number after '-'"), "{e}");
+    assert!(
+        e.contains("at column 3: expected a CPU number after '-'"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -58,7 +73,10 @@ fn bad_default_mask() {
     t.file("/proc/interrupts", "  CPU0\n")
         .file("/proc/irq/default_smp_affinity", "zz\n");
     let e = err_of(IrqMap::read(&t.root()));
-    assert!(e.contains("default_smp_affinity: invalid CPU mask \"zz\" at column 1"), "{e}");
+    assert!(
+        e.contains("default_smp_affinity: invalid CPU mask \"zz\" at column 1"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -66,7 +84,10 @@ fn bad_cpu_topology_number() {
     let t = machine(2, &CpuSet::first_n(2), "quiet");
     t.file("/sys/devices/system/cpu/cpu1/topology/core_id", "one\n");
     let e = err_of(CpuMap::read(&t.root(), &CpuSet::new()));
-    assert!(e.contains("cpu1/topology/core_id:1: expected a number, found \"one\""), "{e}");
+    assert!(
+        e.contains("cpu1/topology/core_id:1: expected a number, found \"one\""),
+        "{e}"
+    );
 }
 
 #[test]
@@ -82,7 +103,10 @@ fn truncated_stat_and_status() {
     t.file("/proc/77/stat", "77 (x) S 1 77\n")
         .file("/proc/77/status", "Cpus_allowed_list:\t0\n");
     let e = err_of(read_tasks(&t.root(), TaskQuery::default()));
-    assert!(e.contains("proc/77/stat:1: expected at least 9 fields"), "{e}");
+    assert!(
+        e.contains("proc/77/stat:1: expected at least 9 fields"),
+        "{e}"
+    );
 
     let t = Tree::new();
     let stat = "77 (x) S 1 77 77 0 -1 4194560 0 0 0 0 1 2 0 0 20 0 1 0 26 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0";
@@ -97,15 +121,29 @@ fn vanished_tasks_are_left_out_not_errors() {
     let t = Tree::new();
     // /proc/78 exists as a directory but its files are gone (the task exited).
     std::fs::create_dir_all(t.path().join("proc/78")).unwrap();
-    assert!(read_tasks(&t.root(), TaskQuery::default()).unwrap().is_empty());
-    let e = err_of(read_tasks(&t.root(), TaskQuery { threads: true, pid: Some(99) }));
+    assert!(read_tasks(&t.root(), TaskQuery::default())
+        .unwrap()
+        .is_empty());
+    let e = err_of(read_tasks(
+        &t.root(),
+        TaskQuery {
+            threads: true,
+            pid: Some(99),
+        },
+    ));
     assert_eq!(e, "no process with pid 99");
 }
 
 #[test]
 fn bad_mountinfo() {
     let t = Tree::new();
-    t.file("/proc/self/mountinfo", "22 27 0:21 / /proc rw proc proc rw\n");
+    t.file(
+        "/proc/self/mountinfo",
+        "22 27 0:21 / /proc rw proc proc rw\n",
+    );
     let e = err_of(jitterlab_host::Cgroups::read(&t.root()));
-    assert!(e.contains("mountinfo:1: expected a mountinfo line with ' - '"), "{e}");
+    assert!(
+        e.contains("mountinfo:1: expected a mountinfo line with ' - '"),
+        "{e}"
+    );
 }

@@ -3,7 +3,9 @@
 use jitterlab_cpuset::CpuSet;
 use jitterlab_host::cgroups::Layout;
 use jitterlab_host::tasks::{Policy, TaskKind};
-use jitterlab_host::{read_tasks, Cgroups, CpuMap, Filter, IrqMap, TaskList, TaskQuery, Workqueues};
+use jitterlab_host::{
+    read_tasks, Cgroups, CpuMap, Filter, IrqMap, TaskList, TaskQuery, Workqueues,
+};
 
 use crate::vm2;
 
@@ -22,7 +24,10 @@ fn cpus_topology_idle_and_isolation() {
     assert!(map.boot.isolcpus.is_none());
     assert_eq!(map.cpus.len(), 2);
     let c1 = map.cpu(1).unwrap();
-    assert_eq!((c1.core_id, c1.package_id, c1.node), (Some(1), Some(0), Some(0)));
+    assert_eq!(
+        (c1.core_id, c1.package_id, c1.node),
+        (Some(1), Some(0), Some(0))
+    );
     assert_eq!(c1.smt_siblings, Some(list("1")));
     assert_eq!(c1.package_cpus, Some(list("0-1")));
     assert!(c1.freq.is_none(), "no cpufreq in this VM");
@@ -62,17 +67,31 @@ fn irqs_affinity_actions_and_counters() {
     let names: Vec<&str> = map.softirqs.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(
         names,
-        ["HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU"]
+        [
+            "HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER",
+            "RCU"
+        ]
     );
     // Every effective affinity is inside the configured one on this machine.
     for irq in &map.irqs {
-        assert!(irq.effective.as_ref().unwrap().is_subset(irq.affinity.as_ref().unwrap()));
+        assert!(irq
+            .effective
+            .as_ref()
+            .unwrap()
+            .is_subset(irq.affinity.as_ref().unwrap()));
     }
 }
 
 #[test]
 fn tasks_are_classified() {
-    let tasks = read_tasks(&vm2(), TaskQuery { threads: true, pid: None }).unwrap();
+    let tasks = read_tasks(
+        &vm2(),
+        TaskQuery {
+            threads: true,
+            pid: None,
+        },
+    )
+    .unwrap();
     let by_tid = |tid: u32| tasks.iter().find(|t| t.tid == tid).unwrap();
     assert_eq!(by_tid(2).comm, "kthreadd");
     assert_eq!(by_tid(2).kind, TaskKind::KthreadMovable);
@@ -80,7 +99,10 @@ fn tasks_are_classified() {
     assert_eq!(by_tid(14).kind, TaskKind::KthreadPerCpu);
     assert_eq!(by_tid(14).allowed, list("0"));
     let migration = by_tid(18);
-    assert_eq!((migration.policy, migration.rt_priority), (Policy::Fifo, 99));
+    assert_eq!(
+        (migration.policy, migration.rt_priority),
+        (Policy::Fifo, 99)
+    );
     assert_eq!(migration.kind, TaskKind::KthreadPerCpu);
     assert_eq!(by_tid(12).kind, TaskKind::KthreadManaged, "unbound kworker");
     assert_eq!(by_tid(50).kind, TaskKind::KthreadMovable, "IRQ thread");
@@ -105,7 +127,14 @@ fn processes_carry_their_command_line() {
 
 #[test]
 fn seed_000_threads_with_different_masks() {
-    let threads = read_tasks(&vm2(), TaskQuery { threads: true, pid: Some(8113) }).unwrap();
+    let threads = read_tasks(
+        &vm2(),
+        TaskQuery {
+            threads: true,
+            pid: Some(8113),
+        },
+    )
+    .unwrap();
     let list_ = TaskList::new(threads, false, Some(8113), &Filter::default());
     let groups = list_.mask_groups.unwrap();
     assert_eq!(groups.len(), 2, "one thread was moved with taskset -p");
@@ -114,11 +143,22 @@ fn seed_000_threads_with_different_masks() {
     assert_eq!(groups[1].allowed, list("0"));
     assert_eq!(groups[1].tids, [8157]);
     // The filter never hides the warning.
-    let threads = read_tasks(&vm2(), TaskQuery { threads: true, pid: Some(8113) }).unwrap();
+    let threads = read_tasks(
+        &vm2(),
+        TaskQuery {
+            threads: true,
+            pid: Some(8113),
+        },
+    )
+    .unwrap();
     let f = Filter::new(Some("1"), None).unwrap();
     let filtered = TaskList::new(threads, false, Some(8113), &f);
     assert_eq!(filtered.mask_groups.unwrap().len(), 2);
-    assert_eq!(filtered.tasks.len(), 3, "thread 8157 may not run on CPU 1 and did not last run there");
+    assert_eq!(
+        filtered.tasks.len(),
+        3,
+        "thread 8157 may not run on CPU 1 and did not last run there"
+    );
 }
 
 #[test]
@@ -147,7 +187,9 @@ fn workqueues_and_cgroups() {
 #[test]
 fn filters_per_view() {
     let mut irqs = IrqMap::read(&vm2()).unwrap();
-    Filter::new(Some("1"), Some("virtio3-*")).unwrap().irqs_view(&mut irqs);
+    Filter::new(Some("1"), Some("virtio3-*"))
+        .unwrap()
+        .irqs_view(&mut irqs);
     let nums: Vec<u32> = irqs.irqs.iter().map(|i| i.irq).collect();
     assert_eq!(nums, [40, 41, 42, 43], "allowed on CPU 1, named virtio3-*");
     assert_eq!(irqs.cpus, [1], "only CPU 1's column");
@@ -159,14 +201,28 @@ fn filters_per_view() {
     assert_eq!(irqs.irqs.len(), 1, "an IRQ number is a name too");
 
     let mut cpus = CpuMap::read(&vm2(), &CpuSet::new()).unwrap();
-    Filter::new(Some("1"), Some("POLL")).unwrap().cpus_view(&mut cpus);
+    Filter::new(Some("1"), Some("POLL"))
+        .unwrap()
+        .cpus_view(&mut cpus);
     assert_eq!(cpus.cpus.len(), 1);
     assert_eq!(cpus.cpus[0].idle_states.len(), 1);
 
-    let mut tasks = read_tasks(&vm2(), TaskQuery { threads: true, pid: None }).unwrap();
-    Filter::new(None, Some("k*")).unwrap().tasks_view(&mut tasks);
+    let mut tasks = read_tasks(
+        &vm2(),
+        TaskQuery {
+            threads: true,
+            pid: None,
+        },
+    )
+    .unwrap();
+    Filter::new(None, Some("k*"))
+        .unwrap()
+        .tasks_view(&mut tasks);
     let names: Vec<&str> = tasks.iter().map(|t| t.comm.as_str()).collect();
-    assert_eq!(names, ["kthreadd", "kworker/u8:0-events_unbound", "ksoftirqd/0"]);
+    assert_eq!(
+        names,
+        ["kthreadd", "kworker/u8:0-events_unbound", "ksoftirqd/0"]
+    );
 
     assert!(Filter::new(Some("0-x"), None).is_err());
     assert!(Filter::new(None, Some("[")).is_err());
@@ -178,15 +234,33 @@ fn overview_puts_irqs_on_their_effective_cpu() {
     let root = vm2();
     let cpus = CpuMap::read(&root, &CpuSet::new()).unwrap();
     let irqs = IrqMap::read(&root).unwrap();
-    let threads = read_tasks(&root, TaskQuery { threads: true, pid: None }).unwrap();
+    let threads = read_tasks(
+        &root,
+        TaskQuery {
+            threads: true,
+            pid: None,
+        },
+    )
+    .unwrap();
     let ov = Overview::build(&cpus, &irqs, &threads, None, &Filter::default());
     assert_eq!(ov.cpus.len(), 2);
     let on1: Vec<u32> = ov.cpus[1].irqs.iter().map(|i| i.irq).collect();
     assert!(on1.contains(&36), "the block IRQ is delivered to CPU 1");
     assert!(!ov.cpus[0].irqs.iter().any(|i| i.irq == 36));
-    assert_eq!(ov.cpus[0].irqs.len() + ov.cpus[1].irqs.len(), irqs.irqs.len());
-    let kt0: Vec<&str> = ov.cpus[0].kthreads.iter().map(|t| t.comm.as_str()).collect();
-    assert_eq!(kt0, ["ksoftirqd/0", "migration/0", "irq/24-ACPI:Ged"], "per-CPU first");
+    assert_eq!(
+        ov.cpus[0].irqs.len() + ov.cpus[1].irqs.len(),
+        irqs.irqs.len()
+    );
+    let kt0: Vec<&str> = ov.cpus[0]
+        .kthreads
+        .iter()
+        .map(|t| t.comm.as_str())
+        .collect();
+    assert_eq!(
+        kt0,
+        ["ksoftirqd/0", "migration/0", "irq/24-ACPI:Ged"],
+        "per-CPU first"
+    );
     assert!(ov.cpus[1].kthreads.is_empty());
     assert_eq!(ov.cpus[0].allowed, 10);
     assert_eq!(ov.cpus[0].bound, 4);

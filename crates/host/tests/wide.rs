@@ -69,10 +69,18 @@ fn sixteen_cpus_offline_and_isolated() {
     assert_eq!(cg.layout, Layout::V2);
     assert_eq!(cg.cpuset_version, Some(2));
     let paths: Vec<&str> = cg.cpusets.iter().map(|c| c.path.as_str()).collect();
-    assert_eq!(paths, ["/", "/bad", "/rt"], "system.slice has no cpuset files");
+    assert_eq!(
+        paths,
+        ["/", "/bad", "/rt"],
+        "system.slice has no cpuset files"
+    );
     assert_eq!(cg.cpusets[2].partition.as_deref(), Some("isolated"));
     assert_eq!(cg.cpusets[2].tasks, 1);
-    assert_eq!(cg.isolated_cpus(), list("4-5"), "an invalid partition isolates nothing");
+    assert_eq!(
+        cg.isolated_cpus(),
+        list("4-5"),
+        "an invalid partition isolates nothing"
+    );
 
     let map = CpuMap::read(&root, &cg.isolated_cpus()).unwrap();
     assert_eq!(map.possible, list("0-15"));
@@ -88,7 +96,10 @@ fn sixteen_cpus_offline_and_isolated() {
             IsolationReason::RcuNocbs
         ]
     );
-    assert_eq!(map.cpu(4).unwrap().isolation, [IsolationReason::CpusetPartition]);
+    assert_eq!(
+        map.cpu(4).unwrap().isolation,
+        [IsolationReason::CpusetPartition]
+    );
     assert!(map.cpu(0).unwrap().isolation.is_empty());
     assert_eq!(map.boot.isolcpus_flags, ["managed_irq", "domain"]);
     assert_eq!(map.boot.irqaffinity, Some(list("0-1")));
@@ -120,7 +131,11 @@ fn twelve_count_columns_for_twelve_online_cpus() {
     let map = IrqMap::read(&t.root()).unwrap();
     assert_eq!(map.cpus, (0..12).collect::<Vec<_>>());
     let usb = map.irq(16).unwrap();
-    assert_eq!(usb.actions, ["ehci_hcd:usb1", "i801_smbus"], "no sysfs: parsed from the row");
+    assert_eq!(
+        usb.actions,
+        ["ehci_hcd:usb1", "i801_smbus"],
+        "no sysfs: parsed from the row"
+    );
     assert_eq!(usb.chip, "IR-IO-APIC");
     assert_eq!(usb.trigger.as_deref(), Some("fasteoi"));
     assert_eq!(usb.counts, vec![3; 12]);
@@ -140,23 +155,48 @@ fn one_twenty_eight() -> crate::fake::Tree {
         &interrupts(
             &online,
             &[
-                ("100", 1, "IR-PCI-MSIX-0000:3b:00.0    0-edge      mlx5_comp0@pci:0000:3b:00.0"),
+                (
+                    "100",
+                    1,
+                    "IR-PCI-MSIX-0000:3b:00.0    0-edge      mlx5_comp0@pci:0000:3b:00.0",
+                ),
                 ("NMI", 0, "Non-maskable interrupts"),
             ],
         ),
     )
     .file("/proc/irq/100/smp_affinity_list", "0-3,64-127\n")
-    .file("/proc/irq/100/smp_affinity", "ffffffff,ffffffff,00000000,0000000f\n")
+    .file(
+        "/proc/irq/100/smp_affinity",
+        "ffffffff,ffffffff,00000000,0000000f\n",
+    )
     .file("/proc/irq/100/effective_affinity_list", "64\n")
-    .file("/proc/irq/100/affinity_hint", "00000000,00000000,00000000,00000001\n")
+    .file(
+        "/proc/irq/100/affinity_hint",
+        "00000000,00000000,00000000,00000001\n",
+    )
     .file("/proc/irq/100/node", "1\n")
-    .file("/proc/irq/default_smp_affinity", "ffffffff,ffffffff,ffffffff,ffffffff\n")
-    .file("/sys/devices/virtual/workqueue/cpumask", "ffffffff,ffffffff,ffffffff,fffffff0\n")
+    .file(
+        "/proc/irq/default_smp_affinity",
+        "ffffffff,ffffffff,ffffffff,ffffffff\n",
+    )
+    .file(
+        "/sys/devices/virtual/workqueue/cpumask",
+        "ffffffff,ffffffff,ffffffff,fffffff0\n",
+    )
     .file("/sys/devices/virtual/workqueue/writeback/per_cpu", "0\n")
-    .file("/sys/devices/virtual/workqueue/writeback/cpumask", "00000000,00000001,00000000,00000000\n")
-    .file("/sys/devices/virtual/workqueue/writeback/max_active", "256\n")
+    .file(
+        "/sys/devices/virtual/workqueue/writeback/cpumask",
+        "00000000,00000001,00000000,00000000\n",
+    )
+    .file(
+        "/sys/devices/virtual/workqueue/writeback/max_active",
+        "256\n",
+    )
     .file("/sys/devices/virtual/workqueue/mm_percpu_wq/per_cpu", "1\n")
-    .file("/sys/devices/virtual/workqueue/mm_percpu_wq/max_active", "256\n");
+    .file(
+        "/sys/devices/virtual/workqueue/mm_percpu_wq/max_active",
+        "256\n",
+    );
     t
 }
 
@@ -225,5 +265,8 @@ fn unreadable_irq_is_an_error_not_a_refusal() {
     std::fs::remove_file(t.path().join("proc/irq/0/smp_affinity_list")).unwrap();
     std::fs::create_dir(t.path().join("proc/irq/0/smp_affinity_list")).unwrap();
     let change = set_irq_affinity(&root, map.irq(0).unwrap(), &list("1"));
-    assert!(change.is_err(), "an unreadable IRQ is an error, not a refusal");
+    assert!(
+        change.is_err(),
+        "an unreadable IRQ is an error, not a refusal"
+    );
 }

@@ -11,9 +11,18 @@ fn usage(args: &[&str], message: &str) {
 
 #[test]
 fn invalid_cpu_lists() {
-    usage(&["pin", "0-x", "-p", "1"], "invalid CPU list \"0-x\" at column 3: expected a CPU number after '-'");
-    usage(&["irq", "set", "0", "3-1"], "expected a range whose end is not below its start");
-    usage(&["show", "--cpu", "a"], "--cpu: invalid CPU list \"a\" at column 1");
+    usage(
+        &["pin", "0-x", "-p", "1"],
+        "invalid CPU list \"0-x\" at column 3: expected a CPU number after '-'",
+    );
+    usage(
+        &["irq", "set", "0", "3-1"],
+        "expected a range whose end is not below its start",
+    );
+    usage(
+        &["show", "--cpu", "a"],
+        "--cpu: invalid CPU list \"a\" at column 1",
+    );
 }
 
 #[test]
@@ -25,23 +34,65 @@ fn absent_cpus() {
 #[test]
 fn vanished_pid_and_thread() {
     // pid_max is at most 4194304; this pid cannot exist.
-    usage(&["pin", "0", "-p", "4194305"], "no process with pid 4194305");
+    usage(
+        &["pin", "0", "-p", "4194305"],
+        "no process with pid 4194305",
+    );
     let me = std::process::id().to_string();
-    usage(&["pin", "0", "-p", &me, "--tid", "4194305"], "has no thread 4194305");
+    usage(
+        &["pin", "0", "-p", &me, "--tid", "4194305"],
+        "has no thread 4194305",
+    );
 }
 
 #[test]
 fn bad_arguments() {
     usage(&["pin", "0"], "pin needs -p PID");
-    usage(&["pin", "0", "--policy", "fifo", "--priority", "100", "--", "true"], "priority 100 is out of range for policy fifo: 1-99");
-    usage(&["pin", "0", "--policy", "other", "--priority", "5", "--", "true"], "out of range for policy other: 0-0");
-    usage(&["show", "irqs", "--interval", "0"], "--interval 0: expected seconds above 0");
+    usage(
+        &[
+            "pin",
+            "0",
+            "--policy",
+            "fifo",
+            "--priority",
+            "100",
+            "--",
+            "true",
+        ],
+        "priority 100 is out of range for policy fifo: 1-99",
+    );
+    usage(
+        &[
+            "pin",
+            "0",
+            "--policy",
+            "other",
+            "--priority",
+            "5",
+            "--",
+            "true",
+        ],
+        "out of range for policy other: 0-0",
+    );
+    usage(
+        &["show", "irqs", "--interval", "0"],
+        "--interval 0: expected seconds above 0",
+    );
     usage(&["show", "--name", "[x"], "not a glob pattern");
-    usage(&["irq", "set", "nosuchirq*", "0"], "no IRQ name matches \"nosuchirq*\"");
-    usage(&["irq", "set", "100000", "0"], "no IRQ 100000 in /proc/interrupts");
+    usage(
+        &["irq", "set", "nosuchirq*", "0"],
+        "no IRQ name matches \"nosuchirq*\"",
+    );
+    usage(
+        &["irq", "set", "100000", "0"],
+        "no IRQ 100000 in /proc/interrupts",
+    );
     // clap's own usage errors are status 2 too.
     usage(&["show", "--bogus"], "unexpected argument '--bogus'");
-    usage(&["pin", "0", "-p", "1", "--", "true"], "cannot be used with");
+    usage(
+        &["pin", "0", "-p", "1", "--", "true"],
+        "cannot be used with",
+    );
 }
 
 #[test]
@@ -62,5 +113,10 @@ fn broken_pipe_is_not_an_error() {
         .unwrap();
     drop(child.stdout.take());
     let o = child.wait_with_output().unwrap();
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 }

@@ -58,7 +58,13 @@ fn allowed(pid: u32, tid: u32) -> String {
 /// A process with `threads` extra threads, all parked.
 fn spawn_threaded(threads: usize) -> Reap {
     let child = Command::new(std::env::current_exe().unwrap())
-        .args(["--ignored", "--exact", "live::child_with_threads", "--test-threads=1", "--quiet"])
+        .args([
+            "--ignored",
+            "--exact",
+            "live::child_with_threads",
+            "--test-threads=1",
+            "--quiet",
+        ])
         .env("JITTERLAB_CHILD_THREADS", threads.to_string())
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
@@ -84,13 +90,27 @@ fn pin_moves_every_thread() {
 
     // Seed 000's trap first: move one thread the way `taskset -p` does...
     let one = all[all.len() - 1];
-    let o = run(&["pin", "0", "-p", &pid.to_string(), "--tid", &one.to_string()]);
+    let o = run(&[
+        "pin",
+        "0",
+        "-p",
+        &pid.to_string(),
+        "--tid",
+        &one.to_string(),
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(allowed(pid, one), "0");
     if before[0] != "0" {
-        assert_eq!(allowed(pid, all[0]), before[0], "--tid moves that thread only");
+        assert_eq!(
+            allowed(pid, all[0]),
+            before[0],
+            "--tid moves that thread only"
+        );
         // ...and `show tasks -p` says the threads no longer share one mask.
-        let d = json_data(&run(&["show", "tasks", "-p", &pid.to_string(), "--json"]), "jitterlab.show.tasks");
+        let d = json_data(
+            &run(&["show", "tasks", "-p", &pid.to_string(), "--json"]),
+            "jitterlab.show.tasks",
+        );
         assert_eq!(d["mask_groups"].as_array().unwrap().len(), 2);
         let text = stdout(&run(&["show", "tasks", "-p", &pid.to_string()]));
         assert!(text.contains("do not share one CPU mask"), "{text}");
@@ -102,14 +122,29 @@ fn pin_moves_every_thread() {
     let text = stdout(&o);
     for &t in &all {
         assert_eq!(allowed(pid, t), "0", "thread {t}");
-        assert!(text.contains(&format!("{t}  ")), "thread {t} reported:\n{text}");
+        assert!(
+            text.contains(&format!("{t}  ")),
+            "thread {t} reported:\n{text}"
+        );
     }
-    assert!(text.contains(&format!("process {pid}: {} of {} thread(s) now on CPUs 0", all.len(), all.len())), "{text}");
+    assert!(
+        text.contains(&format!(
+            "process {pid}: {} of {} thread(s) now on CPUs 0",
+            all.len(),
+            all.len()
+        )),
+        "{text}"
+    );
 
-    let d = json_data(&run(&["pin", &before[0], "-p", &pid.to_string(), "--json"]), "jitterlab.pin");
+    let d = json_data(
+        &run(&["pin", &before[0], "-p", &pid.to_string(), "--json"]),
+        "jitterlab.pin",
+    );
     let threads = d["threads"].as_array().unwrap();
     assert_eq!(threads.len(), all.len());
-    assert!(threads.iter().all(|t| t["outcome"] == "moved" && t["old"] == "0" && t["new"] == before[0].as_str()));
+    assert!(threads
+        .iter()
+        .all(|t| t["outcome"] == "moved" && t["old"] == "0" && t["new"] == before[0].as_str()));
     for &t in &all {
         assert_eq!(allowed(pid, t), before[0]);
     }
@@ -117,7 +152,14 @@ fn pin_moves_every_thread() {
 
 #[test]
 fn pinned_command_gets_mask_policy_and_exit_status() {
-    let o = run(&["pin", "0", "--", "grep", "Cpus_allowed_list", "/proc/self/status"]);
+    let o = run(&[
+        "pin",
+        "0",
+        "--",
+        "grep",
+        "Cpus_allowed_list",
+        "/proc/self/status",
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(stdout(&o).trim(), "Cpus_allowed_list:\t0");
     let o = run(&["pin", "0", "--", "sh", "-c", "exit 7"]);
@@ -127,10 +169,22 @@ fn pinned_command_gets_mask_policy_and_exit_status() {
         return;
     }
     // A FIFO command that runs for milliseconds (cat), on one CPU.
-    let o = run(&["pin", "0", "--policy", "fifo", "--priority", "5", "--", "cat", "/proc/self/stat"]);
+    let o = run(&[
+        "pin",
+        "0",
+        "--policy",
+        "fifo",
+        "--priority",
+        "5",
+        "--",
+        "cat",
+        "/proc/self/stat",
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let stat = stdout(&o);
-    let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 1..].split_whitespace().collect();
+    let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 1..]
+        .split_whitespace()
+        .collect();
     // Fields 40 (rt_priority) and 41 (policy) of proc(5); fields[0] is field 3.
     assert_eq!((fields[37], fields[38]), ("5", "1"), "{stat}");
     assert_eq!(fields[36], "0", "ran on CPU 0: {stat}");
@@ -144,7 +198,10 @@ struct IrqRestore {
 
 impl Drop for IrqRestore {
     fn drop(&mut self) {
-        let _ = fs::write(format!("/proc/irq/{}/smp_affinity_list", self.irq), &self.old);
+        let _ = fs::write(
+            format!("/proc/irq/{}/smp_affinity_list", self.irq),
+            &self.old,
+        );
     }
 }
 
@@ -154,7 +211,18 @@ fn irq_list() -> Vec<(u32, String)> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|i| (i["irq"].as_u64().unwrap() as u32, i["actions"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect::<Vec<_>>().join(",")))
+        .map(|i| {
+            (
+                i["irq"].as_u64().unwrap() as u32,
+                i["actions"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|a| a.as_str().unwrap())
+                    .collect::<Vec<_>>()
+                    .join(","),
+            )
+        })
         .collect()
 }
 
@@ -169,7 +237,10 @@ fn irq_set_moves_a_real_irq_and_restores_it() {
     for (irq, name) in irq_list() {
         let path = format!("/proc/irq/{irq}/smp_affinity_list");
         let old = fs::read_to_string(&path).unwrap().trim().to_string();
-        let guard = IrqRestore { irq, old: old.clone() };
+        let guard = IrqRestore {
+            irq,
+            old: old.clone(),
+        };
         let target = if old == "0" { "1" } else { "0" };
         let o = run(&["irq", "set", &irq.to_string(), target, "--json"]);
         if o.status.code() == Some(1) {
@@ -189,7 +260,10 @@ fn irq_set_moves_a_real_irq_and_restores_it() {
         drop(guard);
         break;
     }
-    assert!(moved.is_some(), "no IRQ on this machine accepted an affinity write");
+    assert!(
+        moved.is_some(),
+        "no IRQ on this machine accepted an affinity write"
+    );
 }
 
 #[test]
@@ -199,17 +273,29 @@ fn managed_irq_refusal_is_reported() {
         return;
     }
     let _lock = host_lock();
-    let Some((irq, name)) = irq_list().into_iter().find(|(_, n)| n.starts_with("virtio") && n.contains("-req")) else {
+    let Some((irq, name)) = irq_list()
+        .into_iter()
+        .find(|(_, n)| n.starts_with("virtio") && n.contains("-req"))
+    else {
         eprintln!("skipped: no virtio block IRQ (the managed IRQ of this VM) here");
         return;
     };
     let old = fs::read_to_string(format!("/proc/irq/{irq}/smp_affinity_list")).unwrap();
-    let _guard = IrqRestore { irq, old: old.trim().to_string() };
+    let _guard = IrqRestore {
+        irq,
+        old: old.trim().to_string(),
+    };
     let o = run(&["irq", "set", &irq.to_string(), "0"]);
     assert_eq!(o.status.code(), Some(1), "{name}: {}", stdout(&o));
     let text = stdout(&o);
-    assert!(text.contains("REFUSED: EPERM") || text.contains("REFUSED: EIO"), "{text}");
-    assert_eq!(fs::read_to_string(format!("/proc/irq/{irq}/smp_affinity_list")).unwrap(), old);
+    assert!(
+        text.contains("REFUSED: EPERM") || text.contains("REFUSED: EIO"),
+        "{text}"
+    );
+    assert_eq!(
+        fs::read_to_string(format!("/proc/irq/{irq}/smp_affinity_list")).unwrap(),
+        old
+    );
 }
 
 #[test]
@@ -228,11 +314,22 @@ fn irq_default_round_trip() {
         }
     }
     let _guard = Restore(old.trim().to_string());
-    let old_list = jitterlab_cpuset::CpuSet::parse_mask(&old).unwrap().to_string();
+    let old_list = jitterlab_cpuset::CpuSet::parse_mask(&old)
+        .unwrap()
+        .to_string();
     let o = run(&["irq", "default", "0"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stdout(&o).starts_with(&format!("default IRQ affinity: {old_list} -> 0 ")), "{}", stdout(&o));
-    assert_eq!(jitterlab_cpuset::CpuSet::parse_mask(&fs::read_to_string(path).unwrap()).unwrap().to_string(), "0");
+    assert!(
+        stdout(&o).starts_with(&format!("default IRQ affinity: {old_list} -> 0 ")),
+        "{}",
+        stdout(&o)
+    );
+    assert_eq!(
+        jitterlab_cpuset::CpuSet::parse_mask(&fs::read_to_string(path).unwrap())
+            .unwrap()
+            .to_string(),
+        "0"
+    );
     let o = run(&["irq", "default", &old_list]);
     assert!(o.status.success());
     assert_eq!(fs::read_to_string(path).unwrap(), old);

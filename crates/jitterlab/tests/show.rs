@@ -8,29 +8,61 @@ fn overview_text_lists_each_cpu() {
     assert!(o.status.success());
     let text = stdout(&o);
     assert!(text.starts_with("2 CPUs shown, online 0-1, isolated (none); default IRQ affinity 0-1; 10 threads in 7 processes\n"), "{text}");
-    assert!(text.contains("\nCPU 0  online  core 0  package 0  node 0  SMT siblings 0\n"), "{text}");
-    assert!(text.contains("  kthreads bound   3  ksoftirqd/0, migration/0, irq/24-ACPI:Ged (movable)\n"), "{text}");
-    assert!(text.contains("  IRQs here       10  25 ACPI:Ged, 26 ttyS0,"), "{text}");
+    assert!(
+        text.contains("\nCPU 0  online  core 0  package 0  node 0  SMT siblings 0\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "  kthreads bound   3  ksoftirqd/0, migration/0, irq/24-ACPI:Ged (movable)\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("  IRQs here       10  25 ACPI:Ged, 26 ttyS0,"),
+        "{text}"
+    );
 }
 
 #[test]
 fn overview_json_and_filters() {
-    let d = json_data(&run_vm2(&["show", "--json", "--cpu", "1"]), "jitterlab.show");
+    let d = json_data(
+        &run_vm2(&["show", "--json", "--cpu", "1"]),
+        "jitterlab.show",
+    );
     let cpus = d["cpus"].as_array().unwrap();
     assert_eq!(cpus.len(), 1);
     assert_eq!(cpus[0]["cpu"], 1);
-    assert!(cpus[0]["irqs"].as_array().unwrap().iter().any(|i| i["irq"] == 36 && i["name"] == "virtio1-req.0"));
-    let d = json_data(&run_vm2(&["show", "--json", "--name", "python*"]), "jitterlab.show");
-    let last: Vec<u64> = d["cpus"].as_array().unwrap().iter().map(|c| c["last_ran"].as_array().unwrap().len() as u64).collect();
+    assert!(cpus[0]["irqs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|i| i["irq"] == 36 && i["name"] == "virtio1-req.0"));
+    let d = json_data(
+        &run_vm2(&["show", "--json", "--name", "python*"]),
+        "jitterlab.show",
+    );
+    let last: Vec<u64> = d["cpus"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["last_ran"].as_array().unwrap().len() as u64)
+        .collect();
     assert_eq!(last.iter().sum::<u64>(), 4, "the four python3 threads");
-    assert!(d["cpus"][0]["irqs"].as_array().unwrap().is_empty(), "no IRQ is named python*");
+    assert!(
+        d["cpus"][0]["irqs"].as_array().unwrap().is_empty(),
+        "no IRQ is named python*"
+    );
 }
 
 #[test]
 fn cpus_view() {
     let text = stdout(&run_vm2(&["show", "cpus"]));
     assert!(text.contains("nohz_full (not in this kernel)"), "{text}");
-    assert!(text.contains("cpuidle: driver haltpoll  governor haltpoll"), "{text}");
+    assert!(
+        text.contains("cpuidle: driver haltpoll  governor haltpoll"),
+        "{text}"
+    );
     let d = json_data(&run_vm2(&["show", "cpus", "--json"]), "jitterlab.show.cpus");
     assert_eq!(d["online"], "0-1");
     assert_eq!(d["cpus"][1]["idle_states"][0]["name"], "POLL");
@@ -41,13 +73,26 @@ fn cpus_view() {
 fn irqs_view() {
     let text = stdout(&run_vm2(&["show", "irqs", "--name", "virtio1-*"]));
     let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines[2], "IRQ  ACTIONS         CHIP                   HWIRQ  TYPE  AFFINITY  EFFECTIVE  CPU0   CPU1");
-    assert!(lines[4].starts_with(" 36  virtio1-req.0   PCI-MSIX-0000:00:02.0  1      edge  0-1       1             0  "), "{text}");
+    assert_eq!(
+        lines[2],
+        "IRQ  ACTIONS         CHIP                   HWIRQ  TYPE  AFFINITY  EFFECTIVE  CPU0   CPU1"
+    );
+    assert!(
+        lines[4].starts_with(
+            " 36  virtio1-req.0   PCI-MSIX-0000:00:02.0  1      edge  0-1       1             0  "
+        ),
+        "{text}"
+    );
     let d = json_data(&run_vm2(&["show", "irqs", "--json"]), "jitterlab.show.irqs");
     assert_eq!(d["cpus"], serde_json::json!([0, 1]));
     assert_eq!(d["irqs"].as_array().unwrap().len(), 19);
     assert_eq!(d["default_affinity"], "0-1");
-    let err = d["counters"].as_array().unwrap().iter().find(|c| c["name"] == "ERR").unwrap();
+    let err = d["counters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "ERR")
+        .unwrap();
     assert_eq!(err["per_cpu"], false);
     assert_eq!(d["softirqs"].as_array().unwrap().len(), 10);
     assert!(d["window"].is_null());
@@ -57,30 +102,75 @@ fn irqs_view() {
 fn tasks_view_warns_about_split_masks() {
     let o = run_vm2(&["show", "tasks", "-p", "8113"]);
     let text = stdout(&o);
-    assert!(text.contains("warning: the threads of process 8113 do not share one CPU mask:"), "{text}");
-    assert!(text.contains("  0            1 thread(s): 8157\n"), "{text}");
-    let d = json_data(&run_vm2(&["show", "tasks", "-p", "8113", "--json"]), "jitterlab.show.tasks");
+    assert!(
+        text.contains("warning: the threads of process 8113 do not share one CPU mask:"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  0            1 thread(s): 8157\n"),
+        "{text}"
+    );
+    let d = json_data(
+        &run_vm2(&["show", "tasks", "-p", "8113", "--json"]),
+        "jitterlab.show.tasks",
+    );
     assert_eq!(d["mask_groups"].as_array().unwrap().len(), 2);
     assert_eq!(d["tasks"].as_array().unwrap().len(), 4);
     assert_eq!(d["threads"], true);
-    let d = json_data(&run_vm2(&["show", "tasks", "--json"]), "jitterlab.show.tasks");
+    let d = json_data(
+        &run_vm2(&["show", "tasks", "--json"]),
+        "jitterlab.show.tasks",
+    );
     assert_eq!(d["tasks"].as_array().unwrap().len(), 7);
     assert!(d["mask_groups"].is_null());
-    let kinds: Vec<&str> = d["tasks"].as_array().unwrap().iter().map(|t| t["kind"].as_str().unwrap()).collect();
-    assert!(kinds.contains(&"kthread_per_cpu") && kinds.contains(&"kthread_managed") && kinds.contains(&"user"));
-    let text = stdout(&run_vm2(&["show", "tasks", "--threads", "--cpu", "1", "--name", "python3"]));
-    assert_eq!(text.lines().count(), 4, "header and the three threads allowed on CPU 1:\n{text}");
+    let kinds: Vec<&str> = d["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["kind"].as_str().unwrap())
+        .collect();
+    assert!(
+        kinds.contains(&"kthread_per_cpu")
+            && kinds.contains(&"kthread_managed")
+            && kinds.contains(&"user")
+    );
+    let text = stdout(&run_vm2(&[
+        "show",
+        "tasks",
+        "--threads",
+        "--cpu",
+        "1",
+        "--name",
+        "python3",
+    ]));
+    assert_eq!(
+        text.lines().count(),
+        4,
+        "header and the three threads allowed on CPU 1:\n{text}"
+    );
 }
 
 #[test]
 fn workqueues_and_cgroups_views() {
-    let d = json_data(&run_vm2(&["show", "workqueues", "--json"]), "jitterlab.show.workqueues");
+    let d = json_data(
+        &run_vm2(&["show", "workqueues", "--json"]),
+        "jitterlab.show.workqueues",
+    );
     assert_eq!(d["cpumask"], "0-1");
     assert_eq!(d["queues"][1]["name"], "writeback");
     let text = stdout(&run_vm2(&["show", "cgroups"]));
-    assert!(text.starts_with("layout: hybrid (v1 controllers and cgroup2)\n"), "{text}");
-    assert!(text.contains("cpuset controller: v1 at /sys/fs/cgroup/cpuset"), "{text}");
-    let d = json_data(&run_vm2(&["show", "cgroups", "--json"]), "jitterlab.show.cgroups");
+    assert!(
+        text.starts_with("layout: hybrid (v1 controllers and cgroup2)\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("cpuset controller: v1 at /sys/fs/cgroup/cpuset"),
+        "{text}"
+    );
+    let d = json_data(
+        &run_vm2(&["show", "cgroups", "--json"]),
+        "jitterlab.show.cgroups",
+    );
     assert_eq!(d["layout"], "hybrid");
     assert_eq!(d["cpusets"][0]["tasks"], 80);
 }
@@ -89,7 +179,9 @@ fn workqueues_and_cgroups_views() {
 fn colour_only_when_asked_or_on_a_tty() {
     let plain = stdout(&run_vm2(&["show", "tasks", "-p", "8113"]));
     assert!(!plain.contains('\x1b'));
-    let coloured = stdout(&run_vm2(&["--color", "always", "show", "tasks", "-p", "8113"]));
+    let coloured = stdout(&run_vm2(&[
+        "--color", "always", "show", "tasks", "-p", "8113",
+    ]));
     assert!(coloured.contains("\x1b[33mwarning"), "{coloured}");
 }
 
@@ -98,21 +190,50 @@ fn live_show_json_agrees_with_sysfs() {
     let d = json_data(&run(&["show", "--json"]), "jitterlab.show");
     let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
     let online = jitterlab_cpuset::CpuSet::parse_list(&online).unwrap();
-    let shown: Vec<u64> = d["cpus"].as_array().unwrap().iter().filter(|c| c["online"] == true).map(|c| c["cpu"].as_u64().unwrap()).collect();
+    let shown: Vec<u64> = d["cpus"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["online"] == true)
+        .map(|c| c["cpu"].as_u64().unwrap())
+        .collect();
     assert_eq!(shown, online.iter().map(u64::from).collect::<Vec<_>>());
     assert!(d["threads"].as_u64().unwrap() >= d["processes"].as_u64().unwrap());
-    let irqs: usize = d["cpus"].as_array().unwrap().iter().map(|c| c["irqs"].as_array().unwrap().len()).sum();
-    let rows = std::fs::read_to_string("/proc/interrupts").unwrap().lines().skip(1).filter(|l| l.split(':').next().unwrap().trim().parse::<u32>().is_ok()).count();
+    let irqs: usize = d["cpus"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["irqs"].as_array().unwrap().len())
+        .sum();
+    let rows = std::fs::read_to_string("/proc/interrupts")
+        .unwrap()
+        .lines()
+        .skip(1)
+        .filter(|l| l.split(':').next().unwrap().trim().parse::<u32>().is_ok())
+        .count();
     assert!(irqs >= rows, "every IRQ is delivered somewhere");
 }
 
 #[test]
 fn live_irq_rates_over_an_interval() {
-    let d = json_data(&run(&["show", "irqs", "--interval", "0.3", "--json"]), "jitterlab.show.irqs");
+    let d = json_data(
+        &run(&["show", "irqs", "--interval", "0.3", "--json"]),
+        "jitterlab.show.irqs",
+    );
     let ns = d["window"]["interval_ns"].as_u64().unwrap();
     assert!(ns >= 300_000_000, "{ns}");
-    let loc = d["counters"].as_array().unwrap().iter().find(|c| c["name"] == "LOC").unwrap();
-    let ticks: u64 = loc["counts"].as_array().unwrap().iter().map(|c| c.as_u64().unwrap()).sum();
+    let loc = d["counters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "LOC")
+        .unwrap();
+    let ticks: u64 = loc["counts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_u64().unwrap())
+        .sum();
     // Deltas over 0.3 s, not totals since boot: bounded by a generous tick rate.
     assert!(ticks < 3 * 1000 * 64, "{ticks}");
     assert!(loc["rates"].as_array().unwrap().len() == loc["counts"].as_array().unwrap().len());

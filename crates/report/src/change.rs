@@ -69,8 +69,14 @@ impl Render for IrqSetReport {
     const SCHEMA: &'static str = "jitterlab.irq.set";
 
     fn text(&self, out: &mut dyn Write, style: &Style) -> io::Result<()> {
-        let mut t = Table::new(["IRQ", "NAME", "AFFINITY OLD -> NEW", "EFFECTIVE OLD -> NEW", "RESULT"])
-            .right(&[0]);
+        let mut t = Table::new([
+            "IRQ",
+            "NAME",
+            "AFFINITY OLD -> NEW",
+            "EFFECTIVE OLD -> NEW",
+            "RESULT",
+        ])
+        .right(&[0]);
         for c in &self.changes {
             let result = match c.outcome {
                 IrqOutcome::Applied => style.good("applied"),
@@ -89,8 +95,16 @@ impl Render for IrqSetReport {
             t.row([
                 c.irq.to_string(),
                 c.label.clone(),
-                format!("{} -> {}", opt(c.old_affinity.as_ref()), opt(c.new_affinity.as_ref())),
-                format!("{} -> {}", opt(c.old_effective.as_ref()), opt(c.new_effective.as_ref())),
+                format!(
+                    "{} -> {}",
+                    opt(c.old_affinity.as_ref()),
+                    opt(c.new_affinity.as_ref())
+                ),
+                format!(
+                    "{} -> {}",
+                    opt(c.old_effective.as_ref()),
+                    opt(c.new_effective.as_ref())
+                ),
                 result,
             ]);
         }

@@ -52,7 +52,12 @@ impl Render for Overview {
     const SCHEMA: &'static str = "jitterlab.show";
 
     fn text(&self, out: &mut dyn Write, style: &Style) -> io::Result<()> {
-        let online: CpuSet = self.cpus.iter().filter(|c| c.online).map(|c| c.cpu).collect();
+        let online: CpuSet = self
+            .cpus
+            .iter()
+            .filter(|c| c.online)
+            .map(|c| c.cpu)
+            .collect();
         let isolated: CpuSet = self
             .cpus
             .iter()
@@ -97,14 +102,28 @@ impl Render for Overview {
                 opt(c.node),
                 set(c.smt_siblings.as_ref())
             )?;
-            let irqs: Vec<String> = c.irqs.iter().map(|i| format!("{} {}", i.irq, i.name)).collect();
-            writeln!(out, "  IRQs here     {:>4}  {}", c.irqs.len(), names(&irqs, 8))?;
+            let irqs: Vec<String> = c
+                .irqs
+                .iter()
+                .map(|i| format!("{} {}", i.irq, i.name))
+                .collect();
+            writeln!(
+                out,
+                "  IRQs here     {:>4}  {}",
+                c.irqs.len(),
+                names(&irqs, 8)
+            )?;
             let ran: Vec<String> = c
                 .last_ran
                 .iter()
                 .map(|t| format!("{}[{}]", t.comm, t.tid))
                 .collect();
-            writeln!(out, "  last ran here {:>4}  {}", c.last_ran.len(), names(&ran, 6))?;
+            writeln!(
+                out,
+                "  last ran here {:>4}  {}",
+                c.last_ran.len(),
+                names(&ran, 6)
+            )?;
             writeln!(
                 out,
                 "  may run here  {:>4}  ({} only here)",
@@ -118,7 +137,12 @@ impl Render for Overview {
                     _ => format!("{} (movable)", t.comm),
                 })
                 .collect();
-            writeln!(out, "  kthreads bound{:>4}  {}", c.kthreads.len(), names(&kt, 8))?;
+            writeln!(
+                out,
+                "  kthreads bound{:>4}  {}",
+                c.kthreads.len(),
+                names(&kt, 8)
+            )?;
         }
         Ok(())
     }
@@ -162,7 +186,15 @@ impl Render for CpuMap {
         )?;
         writeln!(out)?;
         let mut t = Table::new([
-            "CPU", "ONLINE", "CORE", "SMT", "PKG", "NODE", "GOVERNOR", "FREQ", "IDLE STATES",
+            "CPU",
+            "ONLINE",
+            "CORE",
+            "SMT",
+            "PKG",
+            "NODE",
+            "GOVERNOR",
+            "FREQ",
+            "IDLE STATES",
             "ISOLATED",
         ])
         .right(&[0, 2, 4, 5]);
@@ -182,15 +214,27 @@ impl Render for CpuMap {
             let iso = isolation(&c.isolation);
             t.row([
                 c.cpu.to_string(),
-                if c.online { "yes".into() } else { style.bad("no") },
+                if c.online {
+                    "yes".into()
+                } else {
+                    style.bad("no")
+                },
                 opt(c.core_id),
                 set(c.smt_siblings.as_ref()),
                 opt(c.package_id),
                 opt(c.node),
                 opt(c.freq.as_ref().and_then(|f| f.governor.as_deref())),
                 opt(c.freq.as_ref().and_then(|f| f.cur_khz).map(khz)),
-                if states.is_empty() { "-".into() } else { states.join(" ") },
-                if c.isolation.is_empty() { iso } else { style.good(&iso) },
+                if states.is_empty() {
+                    "-".into()
+                } else {
+                    states.join(" ")
+                },
+                if c.isolation.is_empty() {
+                    iso
+                } else {
+                    style.good(&iso)
+                },
             ]);
         }
         t.write(out, style)
@@ -218,8 +262,15 @@ fn counter_table(cpus: &[u32], rows: &[Counter], with_desc: bool) -> Table {
             cells.extend(counts_cells(&row.counts, row.rates.as_ref()));
         } else {
             // A machine-wide total (ERR, MIS): one figure, under the first CPU.
-            cells.extend(counts_cells(&row.counts, row.rates.as_ref()).into_iter().take(1));
-            cells.extend(std::iter::repeat_n(String::new(), cpus.len().saturating_sub(1)));
+            cells.extend(
+                counts_cells(&row.counts, row.rates.as_ref())
+                    .into_iter()
+                    .take(1),
+            );
+            cells.extend(std::iter::repeat_n(
+                String::new(),
+                cpus.len().saturating_sub(1),
+            ));
         }
         if with_desc {
             let desc = match (row.per_cpu, row.description.is_empty()) {
@@ -251,10 +302,18 @@ impl Render for IrqMap {
             set(self.default_affinity.as_ref())
         )?;
         writeln!(out)?;
-        let mut headers: Vec<String> = ["IRQ", "ACTIONS", "CHIP", "HWIRQ", "TYPE", "AFFINITY", "EFFECTIVE"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let mut headers: Vec<String> = [
+            "IRQ",
+            "ACTIONS",
+            "CHIP",
+            "HWIRQ",
+            "TYPE",
+            "AFFINITY",
+            "EFFECTIVE",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
         let first_count = headers.len();
         headers.extend(self.cpus.iter().map(|c| format!("CPU{c}")));
         let right: Vec<usize> = std::iter::once(0)
@@ -272,12 +331,20 @@ impl Render for IrqMap {
             };
             let mut cells = vec![
                 irq.irq.to_string(),
-                if irq.actions.is_empty() { "-".into() } else { irq.actions.join(",") },
+                if irq.actions.is_empty() {
+                    "-".into()
+                } else {
+                    irq.actions.join(",")
+                },
                 irq.chip.clone(),
                 opt(irq.hwirq.as_deref()),
                 opt(irq.trigger.as_deref()),
                 set(irq.affinity.as_ref()),
-                if outside { style.warn(&format!("{effective}*")) } else { effective },
+                if outside {
+                    style.warn(&format!("{effective}*"))
+                } else {
+                    effective
+                },
             ];
             cells.extend(counts_cells(&irq.counts, irq.rates.as_ref()));
             t.row(cells);
@@ -326,8 +393,16 @@ fn task_row(t: &Task, threads: bool) -> Vec<String> {
     };
     cells.extend([
         t.policy.short().to_string(),
-        if t.policy.is_realtime() { t.rt_priority.to_string() } else { "-".into() },
-        if t.policy.is_realtime() { "-".into() } else { t.nice.to_string() },
+        if t.policy.is_realtime() {
+            t.rt_priority.to_string()
+        } else {
+            "-".into()
+        },
+        if t.policy.is_realtime() {
+            "-".into()
+        } else {
+            t.nice.to_string()
+        },
         t.state.to_string(),
         t.allowed.to_string(),
         t.last_cpu.to_string(),
@@ -348,7 +423,15 @@ impl Render for TaskList {
             headers.push("TID");
         }
         headers.extend([
-            "POL", "RTPRIO", "NI", "S", "ALLOWED", "LAST", "CPUSET", "TIME", "KIND",
+            "POL",
+            "RTPRIO",
+            "NI",
+            "S",
+            "ALLOWED",
+            "LAST",
+            "CPUSET",
+            "TIME",
+            "KIND",
             if self.threads { "COMM" } else { "COMMAND" },
         ]);
         let right: Vec<usize> = if self.threads {
@@ -404,7 +487,13 @@ impl Render for Workqueues {
         )?;
         writeln!(out)?;
         let mut t = Table::new([
-            "WORKQUEUE", "PER-CPU", "CPUMASK", "SCOPE", "STRICT", "MAX_ACTIVE", "NICE",
+            "WORKQUEUE",
+            "PER-CPU",
+            "CPUMASK",
+            "SCOPE",
+            "STRICT",
+            "MAX_ACTIVE",
+            "NICE",
         ])
         .right(&[5, 6]);
         for q in &self.queues {
@@ -443,8 +532,16 @@ impl Render for Cgroups {
         }
         writeln!(out)?;
         if self.cpuset_version == Some(2) {
-            let mut t = Table::new(["CPUSET", "CPUS", "EFFECTIVE", "EXCLUSIVE", "MEMS", "PARTITION", "THREADS"])
-                .right(&[6]);
+            let mut t = Table::new([
+                "CPUSET",
+                "CPUS",
+                "EFFECTIVE",
+                "EXCLUSIVE",
+                "MEMS",
+                "PARTITION",
+                "THREADS",
+            ])
+            .right(&[6]);
             for c in &self.cpusets {
                 t.row([
                     c.path.clone(),
@@ -459,7 +556,14 @@ impl Render for Cgroups {
             t.write(out, style)
         } else {
             let mut t = Table::new([
-                "CPUSET", "CPUS", "EFFECTIVE", "MEMS", "CPU_EXCL", "MEM_EXCL", "LOAD_BALANCE", "TASKS",
+                "CPUSET",
+                "CPUS",
+                "EFFECTIVE",
+                "MEMS",
+                "CPU_EXCL",
+                "MEM_EXCL",
+                "LOAD_BALANCE",
+                "TASKS",
             ])
             .right(&[7]);
             let flag = |b: Option<bool>| opt(b.map(u8::from));

@@ -83,11 +83,11 @@ impl Table {
     fn line(&self, out: &mut dyn Write, cells: &[String], widths: &[usize]) -> io::Result<()> {
         let mut line = String::new();
         let n = widths.len();
-        for i in 0..n {
+        for (i, (width, align)) in widths.iter().zip(&self.align).enumerate() {
             let cell = cells.get(i).map(String::as_str).unwrap_or("");
-            let pad = widths[i].saturating_sub(visible_width(cell));
+            let pad = width.saturating_sub(visible_width(cell));
             let last = i + 1 == n;
-            match self.align[i] {
+            match align {
                 Align::Right => {
                     line.push_str(&" ".repeat(pad));
                     line.push_str(cell);

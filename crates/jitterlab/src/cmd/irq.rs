@@ -1,6 +1,6 @@
 //! `jitterlab irq`.
 
-use jitterlab_host::irqs::{IrqSetReport, IrqOutcome};
+use jitterlab_host::irqs::{IrqOutcome, IrqSetReport};
 use jitterlab_host::tasks::find_irqbalance;
 use jitterlab_host::{set_default_affinity, set_irq_affinity, Error, IrqMap, Root};
 
@@ -39,7 +39,10 @@ pub fn run(root: &Root, args: Irq, color: Color) -> anyhow::Result<u8> {
                 irqbalance: find_irqbalance(root)?,
             };
             emit(&report, format(json, color))?;
-            let refused = report.changes.iter().any(|c| c.outcome == IrqOutcome::Refused);
+            let refused = report
+                .changes
+                .iter()
+                .any(|c| c.outcome == IrqOutcome::Refused);
             Ok(if refused { EXIT_FAILED } else { EXIT_OK })
         }
         IrqAction::Default { cpus, json } => {

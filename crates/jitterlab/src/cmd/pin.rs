@@ -18,7 +18,11 @@ pub fn run(root: &Root, args: Pin, color: Color) -> anyhow::Result<u8> {
     if let Some(pid) = args.pid {
         let report = pin_process(root, pid, args.tid, &cpus)?;
         emit(&report, format(args.json, color))?;
-        return Ok(if report.failures() > 0 { EXIT_FAILED } else { EXIT_OK });
+        return Ok(if report.failures() > 0 {
+            EXIT_FAILED
+        } else {
+            EXIT_OK
+        });
     }
     if args.command.is_empty() {
         return Err(Error::Invalid(

@@ -19,12 +19,21 @@ pub fn run(root: &Root, args: Show, color: Color) -> anyhow::Result<u8> {
             let cgroups = Cgroups::read(root)?;
             let cpus = CpuMap::read(root, &cgroups.isolated_cpus())?;
             let irqs = IrqMap::read(root)?;
-            let threads = read_tasks(root, TaskQuery { threads: true, pid: None })?;
+            let threads = read_tasks(
+                root,
+                TaskQuery {
+                    threads: true,
+                    pid: None,
+                },
+            )?;
             let irqbalance = threads
                 .iter()
                 .find(|t| t.comm == "irqbalance")
                 .map(|t| t.pid);
-            emit(&Overview::build(&cpus, &irqs, &threads, irqbalance, &filter), fmt)?;
+            emit(
+                &Overview::build(&cpus, &irqs, &threads, irqbalance, &filter),
+                fmt,
+            )?;
         }
         Some(ShowView::Cpus) => {
             let cgroups = Cgroups::read(root)?;
