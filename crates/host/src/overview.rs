@@ -5,8 +5,9 @@ use jitterlab_cpuset::CpuSet;
 use serde::Serialize;
 
 use crate::cpus::{CpuMap, IsolationReason};
-use crate::filter::Filter;
+use crate::filter::{Filter, MaskGroup};
 use crate::irqs::IrqMap;
+use crate::tasks::mask_groups;
 use crate::tasks::{Task, TaskKind};
 
 /// One row per CPU.
@@ -22,6 +23,20 @@ pub struct Overview {
     pub processes: usize,
     /// The pid of a running irqbalance, which rewrites IRQ affinity.
     pub irqbalance: Option<u32>,
+    /// User processes whose threads do not all share one CPU mask (seed 000's
+    /// trap: `taskset -p PID` moved the main thread only).
+    pub split_masks: Vec<SplitProcess>,
+}
+
+/// A process whose threads have different CPU masks.
+#[derive(Clone, Debug, Serialize)]
+pub struct SplitProcess {
+    /// Process id.
+    pub pid: u32,
+    /// Name of its main thread.
+    pub comm: String,
+    /// The masks with the threads holding each, largest group first.
+    pub groups: Vec<MaskGroup>,
 }
 
 /// What one CPU is, and what runs on it.
@@ -148,12 +163,31 @@ impl Overview {
         }
         let mut pids: Vec<u32> = threads.iter().map(|t| t.pid).collect();
         pids.dedup();
+        let mut split_masks = Vec::new();
+        for chunk in threads.chunk_by(|a, b| a.pid == b.pid) {
+            let main = &chunk[0];
+            if chunk.len() < 2 || main.kind.is_kthread() || !named(&main.comm) {
+                continue;
+            }
+            let groups = mask_groups(chunk);
+            if groups.len() > 1 {
+                split_masks.push(SplitProcess {
+                    pid: main.pid,
+                    comm: main.comm.clone(),
+                    groups: groups
+                        .into_iter()
+                        .map(|(allowed, tids)| MaskGroup { allowed, tids })
+                        .collect(),
+                });
+            }
+        }
         Overview {
             cpus: rows,
             default_irq_affinity: irqs.default_affinity.clone(),
             threads: threads.len(),
             processes: pids.len(),
             irqbalance,
+            split_masks,
         }
     }
 }

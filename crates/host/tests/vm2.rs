@@ -267,6 +267,9 @@ fn overview_puts_irqs_on_their_effective_cpu() {
     assert_eq!(ov.cpus[1].allowed, 6);
     assert_eq!(ov.threads, 10);
     assert_eq!(ov.processes, 7);
+    assert_eq!(ov.split_masks.len(), 1, "python3 had one thread moved");
+    assert_eq!(ov.split_masks[0].pid, 8113);
+    assert_eq!(ov.split_masks[0].groups[1].tids, [8157]);
     let last: usize = ov.cpus.iter().map(|c| c.last_ran.len()).sum();
     assert_eq!(last, 10, "every thread last ran on exactly one CPU");
 }

@@ -9,6 +9,10 @@ fn overview_text_lists_each_cpu() {
     let text = stdout(&o);
     assert!(text.starts_with("2 CPUs shown, online 0-1, isolated (none); default IRQ affinity 0-1; 10 threads in 7 processes\n"), "{text}");
     assert!(
+        text.contains("\nwarning: the threads of python3[8113] do not share one CPU mask: 3 thread(s) on 0-1, 1 thread(s) on 0 (see: jitterlab show tasks -p 8113)\n"),
+        "{text}"
+    );
+    assert!(
         text.contains("\nCPU 0  online  core 0  package 0  node 0  SMT siblings 0\n"),
         "{text}"
     );

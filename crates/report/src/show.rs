@@ -83,6 +83,24 @@ impl Render for Overview {
                 ))
             )?;
         }
+        for p in &self.split_masks {
+            let groups: Vec<String> = p
+                .groups
+                .iter()
+                .map(|g| format!("{} thread(s) on {}", g.tids.len(), g.allowed))
+                .collect();
+            writeln!(
+                out,
+                "{}",
+                style.warn(&format!(
+                    "warning: the threads of {}[{}] do not share one CPU mask: {} (see: jitterlab show tasks -p {})",
+                    p.comm,
+                    p.pid,
+                    groups.join(", "),
+                    p.pid
+                ))
+            )?;
+        }
         for c in &self.cpus {
             writeln!(out)?;
             let head = format!("CPU {}", c.cpu);
