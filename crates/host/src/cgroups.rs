@@ -64,21 +64,24 @@ pub struct Cpuset {
     pub tasks: usize,
 }
 
-/// One line of /proc/self/mountinfo that matters here.
-struct Mount {
-    point: String,
-    fstype: String,
-    superopts: String,
+/// One line of /proc/self/mountinfo: the fields jitterlab uses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mount {
+    /// Where it is mounted (octal escapes undone).
+    pub point: String,
+    /// The file system type (`cgroup`, `cgroup2`, `proc`, ...).
+    pub fstype: String,
+    /// The super-block options (for cgroup v1: the controllers).
+    pub superopts: String,
 }
 
-fn read_mounts(root: &Root) -> Result<Vec<Mount>> {
-    let path = root.path("/proc/self/mountinfo");
-    let text = root.read("/proc/self/mountinfo")?;
+/// Parses /proc/self/mountinfo text.
+pub fn parse_mountinfo(path: &std::path::Path, text: &str) -> Result<Vec<Mount>> {
     let mut mounts = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let Some((left, right)) = line.split_once(" - ") else {
             return Err(Error::parse(
-                &path,
+                path,
                 i + 1,
                 "a mountinfo line with ' - '",
                 line,
@@ -95,7 +98,7 @@ fn read_mounts(root: &Root) -> Result<Vec<Mount>> {
             }),
             _ => {
                 return Err(Error::parse(
-                    &path,
+                    path,
                     i + 1,
                     "a mount point and a file system type",
                     line,
@@ -117,7 +120,10 @@ fn unescape(s: &str) -> String {
 impl Cgroups {
     /// Reads the mounts and walks the cpuset hierarchy.
     pub fn read(root: &Root) -> Result<Cgroups> {
-        let mounts = read_mounts(root)?;
+        let mounts = parse_mountinfo(
+            &root.path("/proc/self/mountinfo"),
+            &root.read("/proc/self/mountinfo")?,
+        )?;
         let mut v1_mounts = Vec::new();
         let mut v2_mount = None;
         let mut cpuset_v1 = None;

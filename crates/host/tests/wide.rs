@@ -160,6 +160,11 @@ fn one_twenty_eight() -> crate::fake::Tree {
                     1,
                     "IR-PCI-MSIX-0000:3b:00.0    0-edge      mlx5_comp0@pci:0000:3b:00.0",
                 ),
+                (
+                    "101",
+                    0,
+                    "IR-PCI-MSI-0000:00:1f.6  520192-edge  garbled text",
+                ),
                 ("NMI", 0, "Non-maskable interrupts"),
             ],
         ),
@@ -175,6 +180,11 @@ fn one_twenty_eight() -> crate::fake::Tree {
         "00000000,00000000,00000000,00000001\n",
     )
     .file("/proc/irq/100/node", "1\n")
+    .file("/proc/irq/101/smp_affinity_list", "0-127\n")
+    .file("/sys/kernel/irq/101/chip_name", "IR-PCI-MSI-0000:00:1f.6\n")
+    .file("/sys/kernel/irq/101/hwirq", "520192\n")
+    .file("/sys/kernel/irq/101/type", "edge\n")
+    .file("/sys/kernel/irq/101/actions", "eth0-rx,eth0-tx\n")
     .file(
         "/proc/irq/default_smp_affinity",
         "ffffffff,ffffffff,ffffffff,ffffffff\n",
@@ -213,6 +223,16 @@ fn wide_masks_over_32_cpus() {
     assert_eq!(nic.node, Some(1));
     assert_eq!(nic.counts.len(), 128);
     assert_eq!(map.default_affinity, Some(CpuSet::first_n(128)));
+    // Several actions from sysfs, which wins over the /proc/interrupts text.
+    let eth = map.irq(101).unwrap();
+    assert_eq!(eth.actions, ["eth0-rx", "eth0-tx"]);
+    assert_eq!(eth.chip, "IR-PCI-MSI-0000:00:1f.6");
+    assert_eq!(eth.hwirq.as_deref(), Some("520192"));
+    assert_eq!(
+        eth.effective, None,
+        "no effective_affinity_list: delivered_to falls back"
+    );
+    assert_eq!(eth.delivered_to(), Some(&CpuSet::first_n(128)));
     // The list file and the mask file agree.
     let mask = root.read_cpu_mask("/proc/irq/100/smp_affinity").unwrap();
     assert_eq!(Some(mask), nic.affinity);
