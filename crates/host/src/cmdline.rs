@@ -88,16 +88,13 @@ impl Cmdline {
         self.get(key).is_some()
     }
 
-    /// The isolation options, parsed; a malformed CPU list names the option.
-    pub fn isolation(&self) -> Result<BootIsolation> {
+    /// The isolation options, parsed. `possible` gives the meaning of the
+    /// kernel's `N` (the last CPU) and `all` in boot CPU lists. A malformed CPU
+    /// list is an error that names the option.
+    pub fn isolation(&self, possible: &CpuSet) -> Result<BootIsolation> {
         let list = |key: &str| -> Result<Option<CpuSet>> {
             self.get(key)
-                .map(|v| {
-                    CpuSet::parse_list(v).map_err(|source| Error::CpuSet {
-                        path: format!("/proc/cmdline {key}=").into(),
-                        cause: source,
-                    })
-                })
+                .map(|v| boot_cpu_list(key, v, possible))
                 .transpose()
         };
         let mut iso = BootIsolation {
@@ -118,14 +115,34 @@ impl Cmdline {
             if iso.isolcpus_flags.is_empty() {
                 iso.isolcpus_flags.push("domain".to_string());
             }
-            let cpus = CpuSet::parse_list(&rest.join(",")).map_err(|source| Error::CpuSet {
-                path: "/proc/cmdline isolcpus=".into(),
-                cause: source,
-            })?;
-            iso.isolcpus = Some(cpus);
+            iso.isolcpus = Some(boot_cpu_list("isolcpus", &rest.join(","), possible)?);
         }
         Ok(iso)
     }
+}
+
+/// Parses a CPU list of a boot option, where the kernel also accepts `all`
+/// and `N` for the last possible CPU (`nohz_full=2-N`).
+fn boot_cpu_list(key: &str, value: &str, possible: &CpuSet) -> Result<CpuSet> {
+    let last = possible.last().unwrap_or(0).to_string();
+    let value = if value.trim() == "all" {
+        format!("0-{last}")
+    } else {
+        value
+            .split(',')
+            .map(|part| {
+                part.split('-')
+                    .map(|end| if end == "N" { last.as_str() } else { end })
+                    .collect::<Vec<_>>()
+                    .join("-")
+            })
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    CpuSet::parse_list(&value).map_err(|cause| Error::CpuSet {
+        path: format!("/proc/cmdline {key}=").into(),
+        cause,
+    })
 }
 
 #[cfg(test)]
@@ -146,7 +163,7 @@ mod tests {
         let c = Cmdline::parse(
             "isolcpus=managed_irq,domain,2-3 nohz_full=2-3 rcu_nocbs=2-3 irqaffinity=0-1 threadirqs dyndbg=\"a b\"",
         );
-        let iso = c.isolation().unwrap();
+        let iso = c.isolation(&CpuSet::first_n(8)).unwrap();
         assert_eq!(iso.isolcpus.unwrap().to_string(), "2-3");
         assert_eq!(iso.isolcpus_flags, ["managed_irq", "domain"]);
         assert_eq!(iso.nohz_full.unwrap().to_string(), "2-3");
@@ -157,14 +174,29 @@ mod tests {
 
     #[test]
     fn plain_isolcpus_means_domain() {
-        let iso = Cmdline::parse("isolcpus=1,3").isolation().unwrap();
+        let iso = Cmdline::parse("isolcpus=1,3")
+            .isolation(&CpuSet::first_n(8))
+            .unwrap();
         assert_eq!(iso.isolcpus.unwrap().to_string(), "1,3");
         assert_eq!(iso.isolcpus_flags, ["domain"]);
     }
 
     #[test]
+    fn last_cpu_and_all() {
+        let possible = CpuSet::first_n(16);
+        let iso = Cmdline::parse("isolcpus=managed_irq,domain,2-N nohz_full=N rcu_nocbs=all")
+            .isolation(&possible)
+            .unwrap();
+        assert_eq!(iso.isolcpus.unwrap().to_string(), "2-15");
+        assert_eq!(iso.nohz_full.unwrap().to_string(), "15");
+        assert_eq!(iso.rcu_nocbs.unwrap(), possible);
+    }
+
+    #[test]
     fn bad_list_names_the_option() {
-        let e = Cmdline::parse("nohz_full=1-x").isolation().unwrap_err();
+        let e = Cmdline::parse("nohz_full=1-x")
+            .isolation(&CpuSet::first_n(8))
+            .unwrap_err();
         assert!(e.to_string().contains("nohz_full="), "{e}");
     }
 }

@@ -33,6 +33,9 @@ pub struct CpuMap {
     pub cpuidle_governor: Option<String>,
     /// Each possible CPU.
     pub cpus: Vec<Cpu>,
+    /// What could not be understood but did not stop the reading (a malformed
+    /// isolation option on the command line).
+    pub warnings: Vec<String>,
 }
 
 /// One CPU.
@@ -78,6 +81,14 @@ pub enum IsolationReason {
     RcuNocbs,
     /// In a cpuset partition (v2 `isolated`, or v1 without load balancing).
     CpusetPartition,
+}
+
+impl IsolationReason {
+    /// Whether this reason alone keeps general work off the CPU. `rcu_nocbs`
+    /// does not: it is often given for every CPU (a common firmware workaround).
+    pub fn isolates(self) -> bool {
+        self != IsolationReason::RcuNocbs
+    }
 }
 
 /// cpufreq state of one CPU.
@@ -128,7 +139,11 @@ impl CpuMap {
             .unwrap_or_default();
         let nohz_full = root.read_cpu_list_opt(format!("{CPU_DIR}/nohz_full"))?;
         let cmdline = Cmdline::read(root)?;
-        let boot = cmdline.isolation()?;
+        let mut warnings = Vec::new();
+        let boot = cmdline.isolation(&possible).unwrap_or_else(|e| {
+            warnings.push(format!("{e}; boot isolation options ignored"));
+            BootIsolation::default()
+        });
         let idle = |f: &str| -> Result<Option<String>> {
             Ok(root
                 .read_opt(format!("{CPU_DIR}/cpuidle/{f}"))?
@@ -171,6 +186,7 @@ impl CpuMap {
             cpuidle_driver: idle("current_driver")?,
             cpuidle_governor: idle("current_governor")?.or(idle("current_governor_ro")?),
             cpus,
+            warnings,
         })
     }
 
@@ -181,25 +197,35 @@ impl CpuMap {
 
     /// Checks that every CPU of `set` exists and is online, naming those that are not.
     pub fn check_online(&self, set: &CpuSet) -> Result<()> {
-        if set.is_empty() {
-            return Err(crate::Error::Invalid("the CPU list is empty".into()));
-        }
-        let absent = set.difference(&self.possible);
-        if !absent.is_empty() {
-            return Err(crate::Error::Invalid(format!(
-                "CPU {absent} does not exist (this machine has CPUs {})",
-                self.possible
-            )));
-        }
-        let offline = set.difference(&self.online);
-        if !offline.is_empty() {
-            return Err(crate::Error::Invalid(format!(
-                "CPU {offline} is offline (online: {})",
-                self.online
-            )));
-        }
-        Ok(())
+        check_sets(&self.possible, &self.online, set)
     }
+}
+
+/// Checks that every CPU of `set` exists and is online, reading only the
+/// possible and online sets (what `pin` and `irq` need before they act).
+pub fn check_online(root: &Root, set: &CpuSet) -> Result<()> {
+    let possible = root.read_cpu_list(format!("{CPU_DIR}/possible"))?;
+    let online = root.read_cpu_list(format!("{CPU_DIR}/online"))?;
+    check_sets(&possible, &online, set)
+}
+
+fn check_sets(possible: &CpuSet, online: &CpuSet, set: &CpuSet) -> Result<()> {
+    if set.is_empty() {
+        return Err(crate::Error::Invalid("the CPU list is empty".into()));
+    }
+    let absent = set.difference(possible);
+    if !absent.is_empty() {
+        return Err(crate::Error::Invalid(format!(
+            "CPU {absent} does not exist (this machine has CPUs {possible})"
+        )));
+    }
+    let offline = set.difference(online);
+    if !offline.is_empty() {
+        return Err(crate::Error::Invalid(format!(
+            "CPU {offline} is offline (online: {online})"
+        )));
+    }
+    Ok(())
 }
 
 fn read_nodes(root: &Root) -> Result<Vec<(u32, CpuSet)>> {
@@ -219,7 +245,12 @@ fn read_nodes(root: &Root) -> Result<Vec<(u32, CpuSet)>> {
 
 fn read_cpu(root: &Root, cpu: u32, online: bool) -> Result<Cpu> {
     let dir = format!("{CPU_DIR}/cpu{cpu}");
-    let topo = |f: &str| root.read_num_opt::<u32>(format!("{dir}/topology/{f}"));
+    // Printed with %d: -1 (ARM32 uniprocessor MPIDR) means unknown.
+    let topo = |f: &str| -> Result<Option<u32>> {
+        Ok(root
+            .read_num_opt::<i64>(format!("{dir}/topology/{f}"))?
+            .and_then(|v| u32::try_from(v).ok()))
+    };
     let text = |f: &str| -> Result<Option<String>> {
         Ok(root
             .read_opt(format!("{dir}/{f}"))?

@@ -42,10 +42,15 @@ impl Root {
         self.base.join(p.strip_prefix("/").unwrap_or(p))
     }
 
-    /// Reads a whole file as text.
+    /// Reads a whole file as text. Bytes that are not UTF-8 (a thread may name
+    /// itself with any byte) become U+FFFD rather than an error.
     pub fn read(&self, host_path: impl AsRef<Path>) -> Result<String> {
         let path = self.path(host_path);
-        fs::read_to_string(&path).map_err(|e| Error::io(path, e))
+        let bytes = fs::read(&path).map_err(|e| Error::io(&path, e))?;
+        match String::from_utf8(bytes) {
+            Ok(s) => Ok(s),
+            Err(e) => Ok(String::from_utf8_lossy(e.as_bytes()).into_owned()),
+        }
     }
 
     /// Reads a file, or `None` when it does not exist (an optional kernel feature).
@@ -62,10 +67,15 @@ impl Root {
         Ok(self.read(host_path)?.trim().to_string())
     }
 
-    /// Reads a one-line file that holds a CPU list (`0-3,8`).
+    /// Reads a one-line file that holds a CPU list (`0-3,8`). `(null)`, which
+    /// kernels with CONFIG_CPUMASK_OFFSTACK print for an unallocated mask (such
+    /// as `nohz_full` when the option is not given), is the empty set.
     pub fn read_cpu_list(&self, host_path: impl AsRef<Path>) -> Result<CpuSet> {
         let host_path = host_path.as_ref();
         let text = self.read(host_path)?;
+        if text.trim() == "(null)" {
+            return Ok(CpuSet::new());
+        }
         CpuSet::parse_list(&text).map_err(|source| Error::CpuSet {
             path: self.path(host_path),
             cause: source,

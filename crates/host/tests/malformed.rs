@@ -91,10 +91,48 @@ fn bad_cpu_topology_number() {
 }
 
 #[test]
-fn bad_isolcpus_names_the_option() {
+fn bad_isolcpus_is_a_warning_naming_the_option() {
+    // The map is still read (pin and show must work), the option is ignored and said so.
     let t = machine(2, &CpuSet::first_n(2), "isolcpus=domain,1-");
-    let e = err_of(CpuMap::read(&t.root(), &CpuSet::new()));
-    assert!(e.contains("isolcpus="), "{e}");
+    let map = CpuMap::read(&t.root(), &CpuSet::new()).unwrap();
+    assert!(map.boot.isolcpus.is_none());
+    assert_eq!(map.warnings.len(), 1);
+    assert!(
+        map.warnings[0].starts_with("/proc/cmdline isolcpus=: invalid CPU list \"1-\""),
+        "{:?}",
+        map.warnings
+    );
+}
+
+#[test]
+fn null_nohz_full_is_empty() {
+    // CONFIG_CPUMASK_OFFSTACK kernels print (null) when nohz_full= is not given.
+    let t = machine(2, &CpuSet::first_n(2), "quiet");
+    t.file("/sys/devices/system/cpu/nohz_full", "(null)\n");
+    let map = CpuMap::read(&t.root(), &CpuSet::new()).unwrap();
+    assert_eq!(map.nohz_full, Some(CpuSet::new()));
+}
+
+#[test]
+fn negative_topology_id_is_unknown() {
+    let t = machine(2, &CpuSet::first_n(2), "quiet");
+    t.file(
+        "/sys/devices/system/cpu/cpu0/topology/physical_package_id",
+        "-1\n",
+    );
+    let map = CpuMap::read(&t.root(), &CpuSet::new()).unwrap();
+    assert_eq!(map.cpu(0).unwrap().package_id, None);
+}
+
+#[test]
+fn non_utf8_thread_name() {
+    let t = Tree::new();
+    let stat = b"77 (a\xff) S 1 77 77 0 -1 4194560 0 0 0 0 1 2 0 0 20 0 1 0 26 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0";
+    std::fs::create_dir_all(t.path().join("proc/77")).unwrap();
+    std::fs::write(t.path().join("proc/77/stat"), stat).unwrap();
+    t.file("/proc/77/status", "Name:\ta\nCpus_allowed_list:\t0\n");
+    let tasks = read_tasks(&t.root(), TaskQuery::default()).unwrap();
+    assert_eq!(tasks[0].comm, "a\u{fffd}");
 }
 
 #[test]
