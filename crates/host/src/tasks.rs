@@ -128,6 +128,9 @@ impl Policy {
 pub enum TaskKind {
     /// A user-space task: movable.
     User,
+    /// A user thread whose affinity the kernel manages and user space may not
+    /// set (`PF_NO_SETAFFINITY`: io_uring workers on some kernels).
+    UserManaged,
     /// A kernel thread that may be moved (kthreadd, irq/N-name, rcu_*, ...).
     KthreadMovable,
     /// A kernel thread bound by the kernel to one CPU (ksoftirqd/N, migration/N,
@@ -141,7 +144,7 @@ pub enum TaskKind {
 impl TaskKind {
     /// Whether it is a kernel thread.
     pub fn is_kthread(self) -> bool {
-        self != TaskKind::User
+        !matches!(self, TaskKind::User | TaskKind::UserManaged)
     }
 
     /// Whether `sched_setaffinity` can move it.
@@ -164,8 +167,18 @@ pub fn read_tasks(root: &Root, query: TaskQuery) -> Result<Vec<Task>> {
     let clk_tck = clock_ticks();
     let pids = match query.pid {
         Some(pid) => {
-            if !root.exists(format!("/proc/{pid}/stat")) {
-                return Err(Error::Invalid(format!("no process with pid {pid}")));
+            // /proc/TID exists for every thread too, listing its whole group.
+            let tgid = match root.read_opt(format!("/proc/{pid}/status"))? {
+                Some(status) => status
+                    .lines()
+                    .find_map(|l| l.strip_prefix("Tgid:"))
+                    .and_then(|t| t.trim().parse::<u32>().ok()),
+                None => return Err(Error::Invalid(format!("no process with pid {pid}"))),
+            };
+            if let Some(tgid) = tgid.filter(|&t| t != pid) {
+                return Err(Error::Invalid(format!(
+                    "{pid} is a thread of process {tgid}, not a process: use -p {tgid} --tid {pid}"
+                )));
             }
             vec![pid]
         }
@@ -236,15 +249,7 @@ fn read_task(root: &Root, pid: u32, tid: u32, dir: &str, clk_tck: u64) -> Result
     let cpuset = root
         .read_opt(format!("{dir}/cgroup"))?
         .and_then(|text| cpuset_of(&text));
-    let kind = if stat.flags & PF_KTHREAD == 0 {
-        TaskKind::User
-    } else if stat.flags & PF_NO_SETAFFINITY == 0 {
-        TaskKind::KthreadMovable
-    } else if allowed.len() == 1 {
-        TaskKind::KthreadPerCpu
-    } else {
-        TaskKind::KthreadManaged
-    };
+    let kind = classify(stat.flags, &stat.comm);
     Ok(Task {
         pid,
         tid,
@@ -263,6 +268,31 @@ fn read_task(root: &Root, pid: u32, tid: u32, dir: &str, clk_tck: u64) -> Result
         start_ticks: stat.start_ticks,
         kind,
     })
+}
+
+/// The kind of a task from its PF_* flags and its name.
+///
+/// Per-CPU kernel threads are told by name (`ksoftirqd/N`, `migration/N`,
+/// `cpuhp/N`, `kworker/N:M`), not by a one-CPU mask: an unbound kworker's mask
+/// is one CPU too once the workqueue cpumask is.
+pub fn classify(flags: u64, comm: &str) -> TaskKind {
+    let fixed = flags & PF_NO_SETAFFINITY != 0;
+    match (flags & PF_KTHREAD != 0, fixed) {
+        (false, false) => TaskKind::User,
+        (false, true) => TaskKind::UserManaged,
+        (true, false) => TaskKind::KthreadMovable,
+        (true, true) if per_cpu_name(comm) => TaskKind::KthreadPerCpu,
+        (true, true) => TaskKind::KthreadManaged,
+    }
+}
+
+fn per_cpu_name(comm: &str) -> bool {
+    if let Some(rest) = comm.strip_prefix("kworker/") {
+        // kworker/3:1, kworker/3:0H-events_highpri; not kworker/u8:0 or kworker/R-name.
+        return rest.starts_with(|c: char| c.is_ascii_digit());
+    }
+    comm.rsplit_once('/')
+        .is_some_and(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// The fields of /proc/PID/stat that jitterlab uses.
@@ -429,6 +459,36 @@ mod tests {
             Some("/user.slice")
         );
         assert_eq!(cpuset_of("3:cpu,cpuset:/x\n").as_deref(), Some("/x"));
+    }
+
+    #[test]
+    fn kinds_from_flags_and_names() {
+        let k = PF_KTHREAD | PF_NO_SETAFFINITY;
+        assert_eq!(classify(0x400100, "bash"), TaskKind::User);
+        assert_eq!(
+            classify(PF_NO_SETAFFINITY, "iou-wrk-77"),
+            TaskKind::UserManaged
+        );
+        assert_eq!(
+            classify(PF_KTHREAD, "irq/24-ACPI:Ged"),
+            TaskKind::KthreadMovable
+        );
+        for per_cpu in [
+            "ksoftirqd/0",
+            "migration/12",
+            "cpuhp/1",
+            "kworker/3:1",
+            "kworker/0:0H-events_highpri",
+        ] {
+            assert_eq!(classify(k, per_cpu), TaskKind::KthreadPerCpu, "{per_cpu}");
+        }
+        for managed in [
+            "kworker/u8:0-events_unbound",
+            "kworker/R-rcu_gp",
+            "pool_workqueue_",
+        ] {
+            assert_eq!(classify(k, managed), TaskKind::KthreadManaged, "{managed}");
+        }
     }
 
     #[test]

@@ -42,6 +42,7 @@ fn isolation(reasons: &[IsolationReason]) -> String {
 fn kind(k: TaskKind) -> &'static str {
     match k {
         TaskKind::User => "user",
+        TaskKind::UserManaged => "user/managed",
         TaskKind::KthreadMovable => "kthread",
         TaskKind::KthreadPerCpu => "kthread/per-cpu",
         TaskKind::KthreadManaged => "kthread/managed",
