@@ -4,7 +4,7 @@
 //! ([`CpuMap`]), IRQs and their affinity ([`IrqMap`]), processes, threads and
 //! kernel threads ([`read_tasks`]), workqueue masks ([`Workqueues`]) and the
 //! cpuset hierarchy ([`Cgroups`]) — and changes it: thread affinity
-//! ([`pin_process`], [`spawn_pinned`]) and IRQ affinity ([`set_irq_affinity`],
+//! ([`pin_process`], [`exec_pinned`]) and IRQ affinity ([`set_irq_affinity`],
 //! [`set_default_affinity`]).
 //!
 //! Every file is read through a [`Root`], so the same code runs on the live
@@ -46,7 +46,7 @@ pub use error::{Error, Result};
 pub use filter::{Filter, TaskList};
 pub use irqs::{set_default_affinity, set_irq_affinity, IrqMap};
 pub use overview::Overview;
-pub use pin::{pin_process, spawn_pinned};
+pub use pin::{exec_pinned, pin_process};
 pub use root::Root;
 pub use tasks::{read_tasks, Task, TaskQuery};
 pub use workqueues::Workqueues;

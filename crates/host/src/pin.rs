@@ -3,7 +3,7 @@
 use std::ffi::OsString;
 use std::io;
 use std::os::unix::process::CommandExt;
-use std::process::{Child, Command};
+use std::process::Command;
 
 use jitterlab_cpuset::CpuSet;
 use serde::Serialize;
@@ -11,7 +11,7 @@ use serde::Serialize;
 use crate::error::{Error, Result};
 use crate::root::Root;
 use crate::sched;
-use crate::tasks::{self, Policy, TaskKind, TaskQuery};
+use crate::tasks::{self, Policy, Task, TaskKind, TaskQuery};
 
 /// The result of pinning the threads of one process.
 #[derive(Clone, Debug, Serialize)]
@@ -54,6 +54,14 @@ pub enum ThreadOutcome {
 }
 
 impl PinReport {
+    /// How many threads were moved.
+    pub fn moved(&self) -> usize {
+        self.threads
+            .iter()
+            .filter(|t| t.outcome == ThreadOutcome::Moved)
+            .count()
+    }
+
     /// How many threads the kernel refused to move.
     pub fn failures(&self) -> usize {
         self.threads
@@ -89,7 +97,7 @@ pub fn pin_process(root: &Root, pid: u32, tid: Option<u32>, cpus: &CpuSet) -> Re
             break;
         }
         for task in &pending {
-            done.push(pin_thread(task.tid, &task.comm, task.kind, cpus));
+            done.push(pin_thread(root, task, cpus));
         }
         // An error means the process exited: there is nothing new to catch.
         pending = tasks::read_tasks(
@@ -109,15 +117,31 @@ pub fn pin_process(root: &Root, pid: u32, tid: Option<u32>, cpus: &CpuSet) -> Re
     })
 }
 
-fn pin_thread(tid: u32, comm: &str, kind: TaskKind, cpus: &CpuSet) -> ThreadChange {
+/// Whether the thread listed as `task` is still that thread: same process,
+/// same start time (a tid can be reused by another process after an exit).
+fn same_thread(root: &Root, task: &Task) -> bool {
+    let dir = format!("/proc/{}/task/{}", task.pid, task.tid);
+    let Ok(text) = root.read(format!("{dir}/stat")) else {
+        return false;
+    };
+    tasks::parse_stat(&root.path(format!("{dir}/stat")), &text)
+        .is_ok_and(|s| s.start_ticks == task.start_ticks)
+}
+
+fn pin_thread(root: &Root, task: &Task, cpus: &CpuSet) -> ThreadChange {
+    let (tid, kind) = (task.tid, task.kind);
     let mut change = ThreadChange {
         tid,
-        comm: comm.to_string(),
+        comm: task.comm.clone(),
         old: None,
         new: None,
         outcome: ThreadOutcome::Failed,
         error: None,
     };
+    if !same_thread(root, task) {
+        change.outcome = ThreadOutcome::Exited;
+        return change;
+    }
     let gone = |e: &io::Error| e.raw_os_error() == Some(libc::ESRCH);
     match sched::get_affinity(tid) {
         Ok(old) => change.old = Some(old),
@@ -163,6 +187,11 @@ fn explain_setaffinity(e: &io::Error, kind: TaskKind, cpus: &CpuSet) -> String {
     match (e.raw_os_error(), kind) {
         (Some(libc::EINVAL), TaskKind::KthreadPerCpu) => {
             "EINVAL: a per-CPU kernel thread; the kernel fixes its CPU (PF_NO_SETAFFINITY)".into()
+        }
+        (Some(libc::EINVAL), TaskKind::UserManaged) => {
+            "EINVAL: the kernel manages this thread's affinity (PF_NO_SETAFFINITY; an io_uring \
+             worker follows its ring's owner)"
+                .into()
         }
         (Some(libc::EINVAL), TaskKind::KthreadManaged) => {
             "EINVAL: the kernel manages this thread's affinity (PF_NO_SETAFFINITY; unbound \
@@ -214,39 +243,41 @@ impl Sched {
     }
 }
 
-/// Starts `argv` with its affinity set to `cpus` and, if given, its scheduling
-/// policy, both applied in the child before `exec` so the command never runs
-/// elsewhere or otherwise.
-pub fn spawn_pinned(argv: &[OsString], cpus: &CpuSet, sched: Option<Sched>) -> Result<Child> {
+/// Replaces this process with `argv`, its affinity set to `cpus` and, if
+/// given, its scheduling policy, as `taskset` and `chrt` do: the command never
+/// runs elsewhere or otherwise, signals reach it directly, and its exit status
+/// is the status. Returns only on failure; nothing has run then.
+pub fn exec_pinned(argv: &[OsString], cpus: &CpuSet, sched: Option<Sched>) -> Error {
     let Some((program, args)) = argv.split_first() else {
-        return Err(Error::Invalid("no command to run".into()));
+        return Error::Invalid("no command to run".into());
     };
     if let Some(s) = &sched {
-        s.validate()?;
+        if let Err(e) = s.validate() {
+            return e;
+        }
     }
-    let mut cmd = Command::new(program);
-    cmd.args(args);
-    let cpus_child = cpus.clone();
-    // SAFETY: the closure only makes system calls (no allocation after fork besides
-    // what set_affinity does on a pre-sized buffer) and returns io errors.
-    unsafe {
-        cmd.pre_exec(move || {
-            sched::set_affinity(0, &cpus_child)?;
-            if let Some(s) = sched {
-                sched::set_scheduler(0, s.policy, s.priority)?;
-            }
-            Ok(())
-        });
+    let what = |step: &str| format!("{step} for {}", program.to_string_lossy());
+    if let Err(cause) = sched::set_affinity(0, cpus) {
+        return Error::Sys {
+            what: what(&format!("sched_setaffinity({cpus})")),
+            cause,
+        };
     }
-    cmd.spawn().map_err(|source| Error::Sys {
-        what: format!(
-            "starting {} on CPUs {cpus}{}",
-            program.to_string_lossy(),
-            sched.map_or(String::new(), |s| format!(
-                " with policy {:?} priority {}",
-                s.policy, s.priority
-            ))
-        ),
-        cause: source,
-    })
+    if let Some(s) = sched {
+        if let Err(cause) = sched::set_scheduler(0, s.policy, s.priority) {
+            return Error::Sys {
+                what: what(&format!(
+                    "sched_setscheduler({}, {})",
+                    format!("{:?}", s.policy).to_lowercase(),
+                    s.priority
+                )),
+                cause,
+            };
+        }
+    }
+    let cause = Command::new(program).args(args).exec();
+    Error::Sys {
+        what: format!("cannot run {}", program.to_string_lossy()),
+        cause,
+    }
 }

@@ -1,10 +1,8 @@
 //! `jitterlab pin`.
 
-use std::os::unix::process::ExitStatusExt;
-
 use jitterlab_host::pin::Sched;
 use jitterlab_host::tasks::Policy;
-use jitterlab_host::{pin_process, spawn_pinned, Error, Root};
+use jitterlab_host::{exec_pinned, pin_process, Error, Root};
 
 use crate::cli::{Color, Pin, PolicyArg};
 use crate::output::{emit, format};
@@ -18,11 +16,9 @@ pub fn run(root: &Root, args: Pin, color: Color) -> anyhow::Result<u8> {
     if let Some(pid) = args.pid {
         let report = pin_process(root, pid, args.tid, &cpus)?;
         emit(&report, format(args.json, color))?;
-        return Ok(if report.failures() > 0 {
-            EXIT_FAILED
-        } else {
-            EXIT_OK
-        });
+        // A refusal, or a process that exited before any thread could be moved.
+        let failed = report.failures() > 0 || report.moved() == 0;
+        return Ok(if failed { EXIT_FAILED } else { EXIT_OK });
     }
     if args.command.is_empty() {
         return Err(Error::Invalid(
@@ -44,11 +40,15 @@ pub fn run(root: &Root, args: Pin, color: Color) -> anyhow::Result<u8> {
             Some(Sched { policy, priority })
         }
     };
-    let mut child = spawn_pinned(&args.command, &cpus, sched)?;
-    let status = child.wait()?;
-    Ok(match (status.code(), status.signal()) {
-        (Some(code), _) => code as u8,
-        (None, Some(sig)) => 128 + sig as u8,
-        (None, None) => EXIT_FAILED,
+    let err = exec_pinned(&args.command, &cpus, sched);
+    if matches!(err, Error::Invalid(_)) {
+        return Err(err.into());
+    }
+    eprintln!("jitterlab: {err}");
+    // As a shell does: 127 when the command is not found, 126 when it cannot run.
+    Ok(match err.raw_os_error() {
+        Some(libc::ENOENT) => 127,
+        Some(libc::EACCES) | Some(libc::ENOEXEC) => 126,
+        _ => EXIT_FAILED,
     })
 }
