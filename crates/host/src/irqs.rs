@@ -269,8 +269,8 @@ pub fn parse_interrupts(path: &Path, text: &str) -> Result<Interrupts> {
                     line,
                 ));
             }
-            // ERR and MIS (x86) print one machine-wide count.
-            let per_cpu = !(matches!(label, "ERR" | "MIS") && counts.len() == 1 && n > 1);
+            // ERR and MIS (x86), Err (ARM): one machine-wide count, no description.
+            let per_cpu = !(counts.len() == 1 && n > 1 && rest.is_empty());
             if per_cpu {
                 counts.resize(n, 0);
             }
@@ -286,39 +286,43 @@ pub fn parse_interrupts(path: &Path, text: &str) -> Result<Interrupts> {
     Ok((cpus, irqs, counters))
 }
 
-/// Splits the text after the counts of a numbered row, such as
-/// `IO-APIC   5-edge      ACPI:Ged` or `PCI-MSIX-0000:00:02.0   1-edge      virtio1-req.0`,
-/// into chip, hwirq, flow name and actions. The kernel separates the action
-/// list with two spaces and the actions with `, `; sysfs, when present, overrides this.
+/// Splits the text after the counts of a numbered row into chip, hwirq, flow
+/// or trigger, and actions. Layouts differ by architecture:
+///
+/// - x86: `IO-APIC   5-edge      ACPI:Ged` (hwirq and flow joined by `-`)
+/// - ARM: `GICv3  27 Level     arch_timer`, `Tegra PCIe MSI   0 Edge      eth0`
+///
+/// The chip name may hold spaces; it ends where the hwirq starts. Actions are
+/// separated by `, `. /sys/kernel/irq/N, when present, overrides all of this.
 fn split_description(rest: &str) -> (String, Option<String>, Option<String>, Vec<String>) {
-    let segments: Vec<&str> = rest
-        .split("  ")
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
+    let tokens: Vec<&str> = rest.split_whitespace().collect();
+    let is_num = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+    let x86 = |t: &str| {
+        t.split_once('-')
+            .is_some_and(|(h, f)| is_num(h) && !f.is_empty())
+    };
+    let arm = |i: usize| {
+        is_num(tokens[i])
+            && tokens
+                .get(i + 1)
+                .is_some_and(|t| t.eq_ignore_ascii_case("level") || t.eq_ignore_ascii_case("edge"))
+    };
+    let Some(k) = (1..tokens.len()).find(|&i| x86(tokens[i]) || arm(i)) else {
+        // Not a layout we know: keep the text as the chip, claim no actions.
+        return (tokens.join(" "), None, None, Vec::new());
+    };
+    let chip = tokens[..k].join(" ");
+    let (hwirq, trigger, first_action) = match tokens[k].split_once('-') {
+        Some((h, f)) if x86(tokens[k]) => (h.to_string(), f.to_lowercase(), k + 1),
+        _ => (tokens[k].to_string(), tokens[k + 1].to_lowercase(), k + 2),
+    };
+    let actions = tokens[first_action.min(tokens.len())..]
+        .join(" ")
+        .split(", ")
+        .map(|a| a.trim().to_string())
+        .filter(|a| !a.is_empty())
         .collect();
-    let chip = segments.first().copied().unwrap_or("").to_string();
-    let mut hwirq = None;
-    let mut trigger = None;
-    let mut actions = Vec::new();
-    if segments.len() >= 3 {
-        let flow = segments[1];
-        match flow.split_once('-') {
-            Some((h, t)) => {
-                hwirq = Some(h.trim().to_string());
-                trigger = Some(t.trim().to_lowercase());
-            }
-            None => hwirq = Some(flow.to_string()),
-        }
-        actions = segments[2..]
-            .join("  ")
-            .split(", ")
-            .map(|a| a.trim().to_string())
-            .filter(|a| !a.is_empty())
-            .collect();
-    } else if segments.len() == 2 {
-        actions = segments[1].split(", ").map(str::to_string).collect();
-    }
-    (chip, hwirq, trigger, actions)
+    (chip, Some(hwirq), Some(trigger), actions)
 }
 
 /// Fills in what /proc/irq/N and /sys/kernel/irq/N say of an IRQ.
@@ -418,35 +422,67 @@ pub enum IrqOutcome {
     /// Accepted, but the effective affinity is still outside the request: an edge
     /// IRQ moves when it next fires.
     Pending,
+    /// Accepted; the IRQ is not active (no effective CPU), the mask applies when it is.
+    Inactive,
+    /// Accepted, but the kernel stored another mask than the one requested.
+    Altered,
     /// The kernel refused the write (a managed IRQ answers EIO; some answer EPERM).
     Refused,
+    /// The masks could not be read back: the result is not known.
+    Unknown,
+}
+
+/// The verdict from what was read back after a successful write.
+fn verdict(
+    requested: &CpuSet,
+    affinity: Option<&CpuSet>,
+    effective: Option<&CpuSet>,
+) -> IrqOutcome {
+    match (affinity, effective) {
+        (None, _) => IrqOutcome::Unknown,
+        (Some(a), _) if a != requested => IrqOutcome::Altered,
+        // No effective_affinity_list on this kernel: the configured mask is all we know.
+        (Some(_), None) => IrqOutcome::Applied,
+        (Some(_), Some(e)) if e.is_empty() => IrqOutcome::Inactive,
+        (Some(_), Some(e)) if e == requested => IrqOutcome::Applied,
+        (Some(_), Some(e)) if e.is_subset(requested) => IrqOutcome::Subset,
+        (Some(_), Some(_)) => IrqOutcome::Pending,
+    }
 }
 
 /// Writes `smp_affinity_list` of `irq` and reads both masks back.
 ///
-/// A refusal by the kernel is an outcome, not an error: the caller reports it
-/// and goes on with the other IRQs. Errors are failures to read the IRQ at all.
-pub fn set_irq_affinity(root: &Root, irq: &Irq, cpus: &CpuSet) -> Result<IrqChange> {
+/// Never fails: a refusal by the kernel or a mask that cannot be read back is
+/// part of the change record, so the caller reports it and goes on with the
+/// other IRQs.
+pub fn set_irq_affinity(root: &Root, irq: &Irq, cpus: &CpuSet) -> IrqChange {
     let dir = format!("/proc/irq/{}", irq.irq);
-    let old_affinity = root.read_cpu_list_opt(format!("{dir}/smp_affinity_list"))?;
-    let old_effective = root.read_cpu_list_opt(format!("{dir}/effective_affinity_list"))?;
+    let read = |f: &str| root.read_cpu_list_opt(format!("{dir}/{f}"));
+    let old_affinity = read("smp_affinity_list");
+    let old_effective = read("effective_affinity_list");
     let write = root.write(format!("{dir}/smp_affinity_list"), &cpus.to_string());
-    let new_affinity = root.read_cpu_list_opt(format!("{dir}/smp_affinity_list"))?;
-    let new_effective = root.read_cpu_list_opt(format!("{dir}/effective_affinity_list"))?;
-    let (outcome, error) = match write {
-        Err(e) => (IrqOutcome::Refused, Some(describe_refusal(&e))),
-        Ok(()) => {
-            let eff = new_effective.as_ref().or(new_affinity.as_ref());
-            let outcome = match eff {
-                Some(e) if e == cpus => IrqOutcome::Applied,
-                Some(e) if !e.is_empty() && e.is_subset(cpus) => IrqOutcome::Subset,
-                Some(_) => IrqOutcome::Pending,
-                None => IrqOutcome::Applied,
-            };
-            (outcome, None)
+    let new_affinity = read("smp_affinity_list");
+    let new_effective = read("effective_affinity_list");
+    let read_back = match (&new_affinity, &new_effective) {
+        (Ok(a), Ok(e)) => Some((a.as_ref(), e.as_ref())),
+        _ => None,
+    };
+    let outcome = match (&write, read_back) {
+        (Err(_), _) => IrqOutcome::Refused,
+        (Ok(()), None) => IrqOutcome::Unknown,
+        (Ok(()), Some((a, e))) => verdict(cpus, a, e),
+    };
+    let mut errors: Vec<String> = write.err().iter().map(describe_refusal).collect();
+    let mut keep = |r: Result<Option<CpuSet>>| match r {
+        Ok(set) => set,
+        Err(e) => {
+            errors.push(e.to_string());
+            None
         }
     };
-    Ok(IrqChange {
+    let (old_affinity, old_effective) = (keep(old_affinity), keep(old_effective));
+    let (new_affinity, new_effective) = (keep(new_affinity), keep(new_effective));
+    IrqChange {
         irq: irq.irq,
         label: irq.label(),
         requested: cpus.clone(),
@@ -455,8 +491,8 @@ pub fn set_irq_affinity(root: &Root, irq: &Irq, cpus: &CpuSet) -> Result<IrqChan
         old_effective,
         new_effective,
         outcome,
-        error,
-    })
+        error: (!errors.is_empty()).then(|| errors.join("; ")),
+    }
 }
 
 fn describe_refusal(e: &Error) -> String {
@@ -484,11 +520,17 @@ pub struct IrqSetReport {
 }
 
 impl IrqSetReport {
-    /// How many writes the kernel refused.
-    pub fn refused(&self) -> usize {
+    /// How many IRQs did not end up with the requested mask (refused,
+    /// altered, or unknown).
+    pub fn failures(&self) -> usize {
         self.changes
             .iter()
-            .filter(|c| c.outcome == IrqOutcome::Refused)
+            .filter(|c| {
+                matches!(
+                    c.outcome,
+                    IrqOutcome::Refused | IrqOutcome::Altered | IrqOutcome::Unknown
+                )
+            })
             .count()
     }
 }
@@ -522,6 +564,21 @@ mod tests {
     use super::*;
 
     #[test]
+    fn verdicts() {
+        let l = |s: &str| CpuSet::parse_list(s).unwrap();
+        let v = |a: Option<&str>, e: Option<&str>| {
+            verdict(&l("0-1"), a.map(l).as_ref(), e.map(l).as_ref())
+        };
+        assert_eq!(v(None, None), IrqOutcome::Unknown);
+        assert_eq!(v(Some("0"), Some("0")), IrqOutcome::Altered);
+        assert_eq!(v(Some("0-1"), None), IrqOutcome::Applied);
+        assert_eq!(v(Some("0-1"), Some("")), IrqOutcome::Inactive);
+        assert_eq!(v(Some("0-1"), Some("0-1")), IrqOutcome::Applied);
+        assert_eq!(v(Some("0-1"), Some("1")), IrqOutcome::Subset);
+        assert_eq!(v(Some("0-1"), Some("2")), IrqOutcome::Pending);
+    }
+
+    #[test]
     fn description_with_several_actions() {
         let (chip, hwirq, trig, actions) =
             split_description("IO-APIC  16-fasteoi   ehci_hcd:usb1, i801_smbus");
@@ -529,6 +586,52 @@ mod tests {
         assert_eq!(hwirq.as_deref(), Some("16"));
         assert_eq!(trig.as_deref(), Some("fasteoi"));
         assert_eq!(actions, ["ehci_hcd:usb1", "i801_smbus"]);
+    }
+
+    #[test]
+    fn description_layouts() {
+        let d = split_description;
+        assert_eq!(
+            d("IR-PCI-MSI 327680-edge      xhci_hcd"),
+            (
+                "IR-PCI-MSI".into(),
+                Some("327680".into()),
+                Some("edge".into()),
+                vec!["xhci_hcd".into()]
+            )
+        );
+        assert_eq!(
+            d("GICv3  27 Level     arch_timer"),
+            (
+                "GICv3".into(),
+                Some("27".into()),
+                Some("level".into()),
+                vec!["arch_timer".into()]
+            )
+        );
+        assert_eq!(
+            d("Tegra PCIe MSI   0 Edge      eth0"),
+            (
+                "Tegra PCIe MSI".into(),
+                Some("0".into()),
+                Some("edge".into()),
+                vec!["eth0".into()]
+            )
+        );
+        let (chip, hwirq, _, actions) = d("IO-APIC   9-fasteoi");
+        assert_eq!((chip.as_str(), hwirq.as_deref()), ("IO-APIC", Some("9")));
+        assert!(actions.is_empty(), "an IRQ with no handler has no action");
+        assert_eq!(d("weird"), ("weird".into(), None, None, vec![]));
+    }
+
+    #[test]
+    fn arm_err_row_is_machine_wide() {
+        let text =
+            "      CPU0   CPU1\nIPI0:   10   12   Rescheduling interrupts\nErr:          0\n";
+        let (_, _, rows) = parse_interrupts(Path::new("i"), text).unwrap();
+        assert!(rows[0].per_cpu);
+        assert!(!rows[1].per_cpu);
+        assert_eq!(rows[1].name, "Err");
     }
 
     #[test]

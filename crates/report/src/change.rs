@@ -88,6 +88,14 @@ impl Render for IrqSetReport {
                 IrqOutcome::Pending => style.warn(
                     "accepted; effective affinity not yet inside the request (moves when the IRQ next fires)",
                 ),
+                IrqOutcome::Inactive => {
+                    style.good("applied; the IRQ is not active yet (the mask applies when it is)")
+                }
+                IrqOutcome::Altered => style.bad("ALTERED: the kernel stored another mask"),
+                IrqOutcome::Unknown => style.bad(&format!(
+                    "UNKNOWN: {}",
+                    c.error.as_deref().unwrap_or("the masks could not be read back")
+                )),
                 IrqOutcome::Refused => {
                     style.bad(&format!("REFUSED: {}", c.error.as_deref().unwrap_or("")))
                 }

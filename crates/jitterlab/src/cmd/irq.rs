@@ -30,10 +30,10 @@ pub fn run(root: &Root, args: Irq, color: Color) -> anyhow::Result<u8> {
             if targets.is_empty() {
                 return Err(Error::Invalid(format!("no IRQ name matches {irq:?}")).into());
             }
-            let mut changes = Vec::new();
-            for target in targets {
-                changes.push(set_irq_affinity(root, target, &cpus)?);
-            }
+            let changes = targets
+                .into_iter()
+                .map(|target| set_irq_affinity(root, target, &cpus))
+                .collect();
             let report = IrqSetReport {
                 changes,
                 irqbalance: find_irqbalance(root)?,
