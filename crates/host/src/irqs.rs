@@ -61,6 +61,9 @@ pub struct Irq {
     pub affinity_hint: Option<CpuSet>,
     /// NUMA node of the device.
     pub node: Option<i32>,
+    /// The effective affinity is outside the configured one: the IRQ moves when
+    /// it next fires (an edge IRQ whose affinity was just changed).
+    pub pending_move: bool,
 }
 
 /// A named counter row: LOC, RES, ... in /proc/interrupts, or a softirq.
@@ -259,6 +262,7 @@ pub fn parse_interrupts(path: &Path, text: &str) -> Result<Interrupts> {
                 effective: None,
                 affinity_hint: None,
                 node: None,
+                pending_move: false,
             });
         } else {
             if label.is_empty() || counts.is_empty() {
@@ -354,6 +358,10 @@ fn read_irq_files(root: &Root, irq: &mut Irq) -> Result<()> {
         None => None,
     };
     irq.node = root.read_num_opt(format!("{dir}/node"))?;
+    irq.pending_move = match (&irq.effective, &irq.affinity) {
+        (Some(e), Some(a)) => !e.is_empty() && !e.is_subset(a),
+        _ => false,
+    };
     Ok(())
 }
 

@@ -15,6 +15,10 @@ use crate::tasks::{Task, TaskKind};
 pub struct Overview {
     /// The rows.
     pub cpus: Vec<CpuRow>,
+    /// The online CPUs among the rows.
+    pub online: CpuSet,
+    /// The isolated CPUs among the rows (an isolating reason besides `rcu_nocbs`).
+    pub isolated: CpuSet,
     /// New IRQs' affinity.
     pub default_irq_affinity: Option<CpuSet>,
     /// Threads read (user and kernel).
@@ -46,7 +50,9 @@ pub struct CpuRow {
     pub cpu: u32,
     /// Whether it is online.
     pub online: bool,
-    /// Why it is isolated (empty: it is not).
+    /// Whether it is isolated: a reason other than `rcu_nocbs` applies.
+    pub isolated: bool,
+    /// Every isolation-related option that applies to it.
     pub isolation: Vec<IsolationReason>,
     /// Core id.
     pub core_id: Option<u32>,
@@ -102,15 +108,10 @@ impl TaskRef {
 }
 
 impl Overview {
-    /// Builds the overview from a thread list (read with `threads: true`).
+    /// Builds the overview from a thread list (read with `threads: true`);
+    /// a running irqbalance is found among the threads.
     /// `--cpu` keeps those CPUs' rows; `--name` keeps the IRQs and threads listed.
-    pub fn build(
-        cpus: &CpuMap,
-        irqs: &IrqMap,
-        threads: &[Task],
-        irqbalance: Option<u32>,
-        filter: &Filter,
-    ) -> Overview {
+    pub fn build(cpus: &CpuMap, irqs: &IrqMap, threads: &[Task], filter: &Filter) -> Overview {
         let named = |s: &str| filter.name.as_ref().is_none_or(|p| p.matches(s));
         let mut busiest: Vec<&Task> = threads.iter().collect();
         busiest.sort_by_key(|t| std::cmp::Reverse(t.cpu_time_ns));
@@ -149,6 +150,7 @@ impl Overview {
             rows.push(CpuRow {
                 cpu,
                 online: c.online,
+                isolated: c.isolation.iter().any(|r| r.isolates()),
                 isolation: c.isolation.clone(),
                 core_id: c.core_id,
                 smt_siblings: c.smt_siblings.clone(),
@@ -181,7 +183,13 @@ impl Overview {
                 });
             }
         }
+        let irqbalance = threads
+            .iter()
+            .find(|t| t.comm == "irqbalance" && !t.kind.is_kthread())
+            .map(|t| t.pid);
         Overview {
+            online: rows.iter().filter(|r| r.online).map(|r| r.cpu).collect(),
+            isolated: rows.iter().filter(|r| r.isolated).map(|r| r.cpu).collect(),
             cpus: rows,
             default_irq_affinity: irqs.default_affinity.clone(),
             threads: threads.len(),

@@ -242,7 +242,10 @@ fn overview_puts_irqs_on_their_effective_cpu() {
         },
     )
     .unwrap();
-    let ov = Overview::build(&cpus, &irqs, &threads, None, &Filter::default());
+    let ov = Overview::build(&cpus, &irqs, &threads, &Filter::default());
+    assert_eq!(ov.online.to_string(), "0-1");
+    assert!(ov.isolated.is_empty());
+    assert_eq!(ov.irqbalance, None);
     assert_eq!(ov.cpus.len(), 2);
     let on1: Vec<u32> = ov.cpus[1].irqs.iter().map(|i| i.irq).collect();
     assert!(on1.contains(&36), "the block IRQ is delivered to CPU 1");

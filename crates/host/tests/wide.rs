@@ -17,7 +17,7 @@ fn sixteen() -> crate::fake::Tree {
     let t = machine(
         16,
         &online,
-        "BOOT_IMAGE=/vmlinuz isolcpus=managed_irq,domain,2-3 nohz_full=2-3 rcu_nocbs=2-3 irqaffinity=0-1",
+        "BOOT_IMAGE=/vmlinuz isolcpus=managed_irq,domain,2-3 nohz_full=2-3 rcu_nocbs=0-15 irqaffinity=0-1",
     );
     t.file("/sys/devices/system/cpu/isolated", "2-3\n")
         .file("/sys/devices/system/cpu/nohz_full", "2-3\n")
@@ -98,9 +98,17 @@ fn sixteen_cpus_offline_and_isolated() {
     );
     assert_eq!(
         map.cpu(4).unwrap().isolation,
-        [IsolationReason::CpusetPartition]
+        [IsolationReason::RcuNocbs, IsolationReason::CpusetPartition]
     );
-    assert!(map.cpu(0).unwrap().isolation.is_empty());
+    // rcu_nocbs for every CPU (a common firmware workaround) isolates nothing.
+    assert_eq!(map.cpu(0).unwrap().isolation, [IsolationReason::RcuNocbs]);
+    let irqs = IrqMap::read(&root).unwrap();
+    let ov = jitterlab_host::Overview::build(&map, &irqs, &[], &jitterlab_host::Filter::default());
+    assert_eq!(ov.isolated, list("2-5"));
+    assert_eq!(ov.online, list("0-11"));
+    assert!(!ov.cpus[0].isolated);
+    assert!(ov.cpus[2].isolated && ov.cpus[4].isolated);
+    assert!(!ov.cpus[14].online);
     assert_eq!(map.boot.isolcpus_flags, ["managed_irq", "domain"]);
     assert_eq!(map.boot.irqaffinity, Some(list("0-1")));
     let c3 = map.cpu(3).unwrap();

@@ -53,24 +53,12 @@ impl Render for Overview {
     const SCHEMA: &'static str = "jitterlab.show";
 
     fn text(&self, out: &mut dyn Write, style: &Style) -> io::Result<()> {
-        let online: CpuSet = self
-            .cpus
-            .iter()
-            .filter(|c| c.online)
-            .map(|c| c.cpu)
-            .collect();
-        let isolated: CpuSet = self
-            .cpus
-            .iter()
-            .filter(|c| !c.isolation.is_empty())
-            .map(|c| c.cpu)
-            .collect();
         writeln!(
             out,
             "{} CPUs shown, online {}, isolated {}; default IRQ affinity {}; {} threads in {} processes",
             self.cpus.len(),
-            set(Some(&online)),
-            set(Some(&isolated)),
+            set(Some(&self.online)),
+            set(Some(&self.isolated)),
             set(self.default_irq_affinity.as_ref()),
             self.threads,
             self.processes
@@ -107,10 +95,12 @@ impl Render for Overview {
             let head = format!("CPU {}", c.cpu);
             let status = if !c.online {
                 style.bad("offline")
+            } else if c.isolated {
+                style.good(&format!("online, isolated ({})", isolation(&c.isolation)))
             } else if c.isolation.is_empty() {
                 "online".to_string()
             } else {
-                style.good(&format!("online, isolated ({})", isolation(&c.isolation)))
+                format!("online ({})", isolation(&c.isolation))
             };
             writeln!(
                 out,
@@ -197,6 +187,9 @@ impl Render for CpuMap {
             set(b.irqaffinity.as_ref()),
             if b.threadirqs { "yes" } else { "no" }
         )?;
+        for w in &self.warnings {
+            writeln!(out, "{}", style.warn(&format!("warning: {w}")))?;
+        }
         writeln!(
             out,
             "cpuidle: driver {}  governor {}",
@@ -344,10 +337,7 @@ impl Render for IrqMap {
         }
         for irq in &self.irqs {
             let effective = set(irq.effective.as_ref());
-            let outside = match (&irq.effective, &irq.affinity) {
-                (Some(e), Some(a)) => !e.is_subset(a),
-                _ => false,
-            };
+            let outside = irq.pending_move;
             let mut cells = vec![
                 irq.irq.to_string(),
                 if irq.actions.is_empty() {
@@ -371,10 +361,7 @@ impl Render for IrqMap {
         if !t.is_empty() {
             t.write(out, style)?;
         }
-        if self.irqs.iter().any(|i| match (&i.effective, &i.affinity) {
-            (Some(e), Some(a)) => !e.is_subset(a),
-            _ => false,
-        }) {
+        if self.irqs.iter().any(|i| i.pending_move) {
             writeln!(
                 out,
                 "* effective affinity outside the configured one: the IRQ moves when it next fires"

@@ -26,14 +26,7 @@ pub fn run(root: &Root, args: Show, color: Color) -> anyhow::Result<u8> {
                     pid: None,
                 },
             )?;
-            let irqbalance = threads
-                .iter()
-                .find(|t| t.comm == "irqbalance")
-                .map(|t| t.pid);
-            emit(
-                &Overview::build(&cpus, &irqs, &threads, irqbalance, &filter),
-                fmt,
-            )?;
+            emit(&Overview::build(&cpus, &irqs, &threads, &filter), fmt)?;
         }
         Some(ShowView::Cpus) => {
             let cgroups = Cgroups::read(root)?;
