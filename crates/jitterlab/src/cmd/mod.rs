@@ -6,7 +6,7 @@ mod pin;
 mod show;
 
 use jitterlab_cpuset::CpuSet;
-use jitterlab_host::{CpuMap, Error, Root};
+use jitterlab_host::{Error, Root};
 
 use crate::cli::{Cli, Command};
 
@@ -26,6 +26,6 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
 /// Parses a CPU list argument and checks that every CPU exists and is online.
 fn online_cpus(root: &Root, arg: &str) -> anyhow::Result<CpuSet> {
     let set = CpuSet::parse_list(arg).map_err(|e| Error::Invalid(e.to_string()))?;
-    CpuMap::read(root, &CpuSet::new())?.check_online(&set)?;
+    jitterlab_host::cpus::check_online(root, &set)?;
     Ok(set)
 }
