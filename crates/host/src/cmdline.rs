@@ -132,7 +132,13 @@ fn boot_cpu_list(key: &str, value: &str, possible: &CpuSet) -> Result<CpuSet> {
             .split(',')
             .map(|part| {
                 part.split('-')
-                    .map(|end| if end == "N" { last.as_str() } else { end })
+                    .map(|end| match end.strip_prefix('N') {
+                        // N, or N:2/4 at the end of a strided range
+                        Some(rest) if rest.is_empty() || rest.starts_with(':') => {
+                            format!("{last}{rest}")
+                        }
+                        _ => end.to_string(),
+                    })
                     .collect::<Vec<_>>()
                     .join("-")
             })
@@ -190,6 +196,10 @@ mod tests {
         assert_eq!(iso.isolcpus.unwrap().to_string(), "2-15");
         assert_eq!(iso.nohz_full.unwrap().to_string(), "15");
         assert_eq!(iso.rcu_nocbs.unwrap(), possible);
+        let iso = Cmdline::parse("nohz_full=0-N:1/4")
+            .isolation(&possible)
+            .unwrap();
+        assert_eq!(iso.nohz_full.unwrap().to_string(), "0,4,8,12");
     }
 
     #[test]
