@@ -33,6 +33,12 @@ pub struct Cgroups {
     pub cpuset_version: Option<u8>,
     /// Where that hierarchy is mounted.
     pub cpuset_mount: Option<String>,
+    /// The cgroup at that mount point (`/` unless a subtree is bind-mounted);
+    /// cpuset paths below include it.
+    pub cpuset_mount_root: Option<String>,
+    /// v1 mounted with `noprefix` (`mount -t cpuset`, cset): files are `cpus`,
+    /// `mems`, ... instead of `cpuset.cpus`.
+    pub cpuset_noprefix: bool,
     /// Every cgroup of that hierarchy with cpuset files, the root first.
     pub cpusets: Vec<Cpuset>,
 }
@@ -69,6 +75,8 @@ pub struct Cpuset {
 pub struct Mount {
     /// Where it is mounted (octal escapes undone).
     pub point: String,
+    /// The directory of the file system that is mounted there (field 4).
+    pub root: String,
     /// The file system type (`cgroup`, `cgroup2`, `proc`, ...).
     pub fstype: String,
     /// The super-block options (for cgroup v1: the controllers).
@@ -87,12 +95,14 @@ pub fn parse_mountinfo(path: &std::path::Path, text: &str) -> Result<Vec<Mount>>
                 line,
             ));
         };
+        let mount_root = left.split_whitespace().nth(3);
         let point = left.split_whitespace().nth(4);
         let mut r = right.split_whitespace();
         let (fstype, _source, superopts) = (r.next(), r.next(), r.next());
         match (point, fstype) {
             (Some(p), Some(f)) => mounts.push(Mount {
                 point: unescape(p),
+                root: unescape(mount_root.unwrap_or("/")),
                 fstype: f.to_string(),
                 superopts: superopts.unwrap_or("").to_string(),
             }),
@@ -136,7 +146,7 @@ impl Cgroups {
                         .filter(|o| !matches!(*o, "rw" | "ro") && !o.contains("relatime"))
                         .collect();
                     if ctrls.contains(&"cpuset") {
-                        cpuset_v1 = Some(m.point.clone());
+                        cpuset_v1 = Some((m, ctrls.contains(&"noprefix")));
                     }
                     v1_mounts.push((ctrls.join(","), m.point.clone()));
                 }
@@ -150,30 +160,42 @@ impl Cgroups {
             (true, true) => Layout::V2,
             (true, false) => Layout::None,
         };
-        let (cpuset_version, cpuset_mount) = match (&cpuset_v1, &v2_mount) {
-            (Some(p), _) => (Some(1), Some(p.clone())),
-            (None, Some(p)) => {
+        let v2 = mounts.iter().find(|m| m.fstype == "cgroup2");
+        let (cpuset_version, cpuset_at, noprefix) = match (cpuset_v1, v2) {
+            (Some((m, noprefix)), _) => (Some(1), Some(m), noprefix),
+            (None, Some(m)) => {
                 let ctrls = root
-                    .read_opt(format!("{p}/cgroup.controllers"))?
+                    .read_opt(format!("{}/cgroup.controllers", m.point))?
                     .unwrap_or_default();
                 if ctrls.split_whitespace().any(|c| c == "cpuset") {
-                    (Some(2), Some(p.clone()))
+                    (Some(2), Some(m), false)
                 } else {
-                    (None, None)
+                    (None, None, false)
                 }
             }
-            (None, None) => (None, None),
+            (None, None) => (None, None, false),
         };
         let mut cpusets = Vec::new();
-        if let (Some(v), Some(mount)) = (cpuset_version, &cpuset_mount) {
-            walk(root, mount, "/", v, &mut cpusets)?;
+        if let (Some(version), Some(m)) = (cpuset_version, cpuset_at) {
+            let w = Walk {
+                root,
+                mount: &m.point,
+                mount_root: &m.root,
+                version,
+                prefix: if noprefix { "" } else { "cpuset." },
+            };
+            w.walk("/", &mut cpusets)?;
         }
+        let cpuset_mount = cpuset_at.map(|m| m.point.clone());
+        let cpuset_mount_root = cpuset_at.map(|m| m.root.clone());
         Ok(Cgroups {
             layout,
             v1_mounts,
             v2_mount,
             cpuset_version,
             cpuset_mount,
+            cpuset_mount_root,
+            cpuset_noprefix: noprefix,
             cpusets,
         })
     }
@@ -209,67 +231,83 @@ impl Cgroups {
     }
 }
 
-fn walk(root: &Root, mount: &str, rel: &str, version: u8, out: &mut Vec<Cpuset>) -> Result<()> {
-    let dir = if rel == "/" {
-        mount.to_string()
-    } else {
-        format!("{mount}{rel}")
-    };
-    let list = |f: &str| root.read_cpu_list_opt(format!("{dir}/{f}"));
-    let flag = |f: &str| -> Result<Option<bool>> {
-        Ok(root
-            .read_num_opt::<u8>(format!("{dir}/{f}"))?
-            .map(|v| v != 0))
-    };
-    let count = |f: &str| -> Result<usize> {
-        Ok(root
-            .read_opt(format!("{dir}/{f}"))?
-            .map_or(0, |t| t.lines().filter(|l| !l.trim().is_empty()).count()))
-    };
-    let has_cpuset = root.exists(format!("{dir}/cpuset.cpus")) || rel == "/";
-    if has_cpuset {
-        let cs = if version == 1 {
-            Cpuset {
-                path: rel.to_string(),
-                cpus: list("cpuset.cpus")?,
-                effective_cpus: list("cpuset.effective_cpus")?,
-                mems: list("cpuset.mems")?,
-                effective_mems: list("cpuset.effective_mems")?,
-                cpu_exclusive: flag("cpuset.cpu_exclusive")?,
-                mem_exclusive: flag("cpuset.mem_exclusive")?,
-                sched_load_balance: flag("cpuset.sched_load_balance")?,
-                partition: None,
-                cpus_exclusive: None,
-                tasks: count("tasks")?,
-            }
+/// Where and how to read one cpuset hierarchy.
+struct Walk<'a> {
+    root: &'a Root,
+    mount: &'a str,
+    mount_root: &'a str,
+    version: u8,
+    /// `cpuset.`, or empty for a v1 `noprefix` mount.
+    prefix: &'static str,
+}
+
+impl Walk<'_> {
+    fn walk(&self, rel: &str, out: &mut Vec<Cpuset>) -> Result<()> {
+        let root = self.root;
+        let dir = if rel == "/" {
+            self.mount.to_string()
         } else {
-            Cpuset {
-                path: rel.to_string(),
-                cpus: list("cpuset.cpus")?,
-                effective_cpus: list("cpuset.cpus.effective")?,
-                mems: list("cpuset.mems")?,
-                effective_mems: list("cpuset.mems.effective")?,
-                cpu_exclusive: None,
-                mem_exclusive: None,
-                sched_load_balance: None,
-                partition: root
-                    .read_opt(format!("{dir}/cpuset.cpus.partition"))?
-                    .map(|s| s.trim().to_string()),
-                cpus_exclusive: list("cpuset.cpus.exclusive")?,
-                tasks: count("cgroup.threads")?,
-            }
+            format!("{}{rel}", self.mount)
         };
-        out.push(cs);
-    }
-    for name in root.list_dir(&dir)? {
-        if root.path(format!("{dir}/{name}")).is_dir() {
-            let child = if rel == "/" {
-                format!("/{name}")
+        let file = |f: &str| format!("{dir}/{}{f}", self.prefix);
+        let list = |f: &str| root.read_cpu_list_opt(file(f));
+        let flag = |f: &str| -> Result<Option<bool>> {
+            Ok(root.read_num_opt::<u8>(file(f))?.map(|v| v != 0))
+        };
+        let count = |f: &str| -> Result<usize> {
+            Ok(root
+                .read_opt(format!("{dir}/{f}"))?
+                .map_or(0, |t| t.lines().filter(|l| !l.trim().is_empty()).count()))
+        };
+        let path = match (self.mount_root, rel) {
+            ("/", rel) => rel.to_string(),
+            (r, "/") => r.to_string(),
+            (r, rel) => format!("{r}{rel}"),
+        };
+        if root.exists(file("cpus")) || rel == "/" {
+            let cs = if self.version == 1 {
+                Cpuset {
+                    path,
+                    cpus: list("cpus")?,
+                    effective_cpus: list("effective_cpus")?,
+                    mems: list("mems")?,
+                    effective_mems: list("effective_mems")?,
+                    cpu_exclusive: flag("cpu_exclusive")?,
+                    mem_exclusive: flag("mem_exclusive")?,
+                    sched_load_balance: flag("sched_load_balance")?,
+                    partition: None,
+                    cpus_exclusive: None,
+                    tasks: count("tasks")?,
+                }
             } else {
-                format!("{rel}/{name}")
+                Cpuset {
+                    path,
+                    cpus: list("cpus")?,
+                    effective_cpus: list("cpus.effective")?,
+                    mems: list("mems")?,
+                    effective_mems: list("mems.effective")?,
+                    cpu_exclusive: None,
+                    mem_exclusive: None,
+                    sched_load_balance: None,
+                    partition: root
+                        .read_opt(file("cpus.partition"))?
+                        .map(|s| s.trim().to_string()),
+                    cpus_exclusive: list("cpus.exclusive")?,
+                    tasks: count("cgroup.threads")?,
+                }
             };
-            walk(root, mount, &child, version, out)?;
+            out.push(cs);
         }
+        for name in root.list_dir(&dir)? {
+            if root.path(format!("{dir}/{name}")).is_dir() {
+                let child = if rel == "/" {
+                    format!("/{name}")
+                } else {
+                    format!("{rel}/{name}")
+                };
+                self.walk(&child, out)?;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }

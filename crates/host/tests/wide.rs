@@ -303,3 +303,53 @@ fn unreadable_masks_give_unknown_never_applied() {
     assert_eq!(change.outcome, jitterlab_host::irqs::IrqOutcome::Refused);
     assert!(change.error.is_some());
 }
+
+#[test]
+fn v1_noprefix_cpuset_like_cset_shield() {
+    // `mount -t cpuset` (cset) gives file names without the cpuset. prefix.
+    let t = crate::fake::Tree::new();
+    t.file(
+        "/proc/self/mountinfo",
+        "40 23 0:37 / /cpusets rw,relatime - cgroup cgroup rw,cpuset,noprefix,release_agent=/sbin/cpuset_release_agent\n",
+    )
+    .file("/cpusets/cpus", "0-3\n")
+    .file("/cpusets/mems", "0\n")
+    .file("/cpusets/cpu_exclusive", "1\n")
+    .file("/cpusets/sched_load_balance", "0\n")
+    .file("/cpusets/tasks", "1\n2\n")
+    .file("/cpusets/system/cpus", "0\n")
+    .file("/cpusets/system/sched_load_balance", "1\n")
+    .file("/cpusets/system/tasks", "100\n")
+    .file("/cpusets/user/cpus", "1-3\n")
+    .file("/cpusets/user/cpu_exclusive", "1\n")
+    .file("/cpusets/user/sched_load_balance", "0\n")
+    .file("/cpusets/user/tasks", "4242\n");
+    let cg = Cgroups::read(&t.root()).unwrap();
+    assert_eq!(cg.layout, Layout::V1);
+    assert!(cg.cpuset_noprefix);
+    let paths: Vec<&str> = cg.cpusets.iter().map(|c| c.path.as_str()).collect();
+    assert_eq!(paths, ["/", "/system", "/user"]);
+    assert_eq!(cg.cpusets[2].cpus, Some(list("1-3")));
+    assert_eq!(cg.cpusets[2].cpu_exclusive, Some(true));
+    assert_eq!(cg.cpusets[0].sched_load_balance, Some(false));
+    assert_eq!(
+        cg.isolated_cpus(),
+        list("1-3"),
+        "no balanced cpuset covers 1-3"
+    );
+}
+
+#[test]
+fn bind_mounted_cpuset_subtree_keeps_its_path() {
+    let t = crate::fake::Tree::new();
+    t.file(
+        "/proc/self/mountinfo",
+        "34 31 0:31 /lxc/box /sys/fs/cgroup/cpuset rw - cgroup cgroup rw,cpuset\n",
+    )
+    .file("/sys/fs/cgroup/cpuset/cpuset.cpus", "2-3\n")
+    .file("/sys/fs/cgroup/cpuset/app/cpuset.cpus", "3\n");
+    let cg = Cgroups::read(&t.root()).unwrap();
+    assert_eq!(cg.cpuset_mount_root.as_deref(), Some("/lxc/box"));
+    let paths: Vec<&str> = cg.cpusets.iter().map(|c| c.path.as_str()).collect();
+    assert_eq!(paths, ["/lxc/box", "/lxc/box/app"]);
+}
