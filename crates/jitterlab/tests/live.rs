@@ -88,6 +88,19 @@ fn pin_moves_every_thread() {
     assert!(all.len() >= 5);
     let before: Vec<String> = all.iter().map(|&t| allowed(pid, t)).collect();
 
+    // A thread id is not a process id: refused, nothing moved.
+    let o = run(&["pin", "0", "-p", &all[1].to_string()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains(&format!(
+            "{} is a thread of process {pid}, not a process: use -p {pid} --tid {}",
+            all[1], all[1]
+        )),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(allowed(pid, all[1]), before[1]);
+
     // Seed 000's trap first: move one thread the way `taskset -p` does...
     let one = all[all.len() - 1];
     let o = run(&[
