@@ -76,13 +76,7 @@ impl PinReport {
 /// Threads started while this runs are caught by listing the threads again until
 /// no new one appears. Check `cpus` against the online CPUs before calling.
 pub fn pin_process(root: &Root, pid: u32, tid: Option<u32>, cpus: &CpuSet) -> Result<PinReport> {
-    let all = tasks::read_tasks(
-        root,
-        TaskQuery {
-            threads: true,
-            pid: Some(pid),
-        },
-    )?;
+    let all = tasks::read_tasks(root, TaskQuery::threads_of(pid))?;
     if let Some(t) = tid {
         if !all.iter().any(|task| task.tid == t) {
             return Err(Error::Invalid(format!("process {pid} has no thread {t}")));
@@ -100,14 +94,7 @@ pub fn pin_process(root: &Root, pid: u32, tid: Option<u32>, cpus: &CpuSet) -> Re
             done.push(pin_thread(root, task, cpus));
         }
         // An error means the process exited: there is nothing new to catch.
-        pending = tasks::read_tasks(
-            root,
-            TaskQuery {
-                threads: true,
-                pid: Some(pid),
-            },
-        )
-        .unwrap_or_default();
+        pending = tasks::read_tasks(root, TaskQuery::threads_of(pid)).unwrap_or_default();
     }
     done.sort_by_key(|t| t.tid);
     Ok(PinReport {

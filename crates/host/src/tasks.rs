@@ -162,6 +162,24 @@ pub struct TaskQuery {
     pub pid: Option<u32>,
 }
 
+impl TaskQuery {
+    /// Every thread of every process.
+    pub fn all_threads() -> TaskQuery {
+        TaskQuery {
+            threads: true,
+            pid: None,
+        }
+    }
+
+    /// Every thread of one process.
+    pub fn threads_of(pid: u32) -> TaskQuery {
+        TaskQuery {
+            threads: true,
+            pid: Some(pid),
+        }
+    }
+}
+
 /// Reads the tasks the query asks for. Tasks that exit while being read are left out.
 pub fn read_tasks(root: &Root, query: TaskQuery) -> Result<Vec<Task>> {
     let clk_tck = clock_ticks();

@@ -76,14 +76,7 @@ fn task_count_matches_proc() {
     let me = std::process::id();
     let mine = procs.iter().find(|t| t.pid == me).unwrap();
     assert_eq!(mine.kind, jitterlab_host::tasks::TaskKind::User);
-    let threads = read_tasks(
-        &Root::live(),
-        TaskQuery {
-            threads: true,
-            pid: Some(me),
-        },
-    )
-    .unwrap();
+    let threads = read_tasks(&Root::live(), TaskQuery::threads_of(me)).unwrap();
     assert!(threads.iter().any(|t| t.tid == me));
     assert!(threads.iter().all(|t| t.pid == me));
 }
@@ -93,14 +86,7 @@ fn own_affinity_matches_sched_getaffinity() {
     // SAFETY: gettid has no preconditions.
     let tid = unsafe { libc::gettid() } as u32;
     let me = std::process::id();
-    let threads = read_tasks(
-        &Root::live(),
-        TaskQuery {
-            threads: true,
-            pid: Some(me),
-        },
-    )
-    .unwrap();
+    let threads = read_tasks(&Root::live(), TaskQuery::threads_of(me)).unwrap();
     let row = threads.iter().find(|t| t.tid == tid).unwrap();
     assert_eq!(
         row.allowed,

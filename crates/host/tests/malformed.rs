@@ -162,13 +162,7 @@ fn vanished_tasks_are_left_out_not_errors() {
     assert!(read_tasks(&t.root(), TaskQuery::default())
         .unwrap()
         .is_empty());
-    let e = err_of(read_tasks(
-        &t.root(),
-        TaskQuery {
-            threads: true,
-            pid: Some(99),
-        },
-    ));
+    let e = err_of(read_tasks(&t.root(), TaskQuery::threads_of(99)));
     assert_eq!(e, "no process with pid 99");
 }
 

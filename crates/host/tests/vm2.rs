@@ -84,14 +84,7 @@ fn irqs_affinity_actions_and_counters() {
 
 #[test]
 fn tasks_are_classified() {
-    let tasks = read_tasks(
-        &vm2(),
-        TaskQuery {
-            threads: true,
-            pid: None,
-        },
-    )
-    .unwrap();
+    let tasks = read_tasks(&vm2(), TaskQuery::all_threads()).unwrap();
     let by_tid = |tid: u32| tasks.iter().find(|t| t.tid == tid).unwrap();
     assert_eq!(by_tid(2).comm, "kthreadd");
     assert_eq!(by_tid(2).kind, TaskKind::KthreadMovable);
@@ -127,14 +120,7 @@ fn processes_carry_their_command_line() {
 
 #[test]
 fn seed_000_threads_with_different_masks() {
-    let threads = read_tasks(
-        &vm2(),
-        TaskQuery {
-            threads: true,
-            pid: Some(8113),
-        },
-    )
-    .unwrap();
+    let threads = read_tasks(&vm2(), TaskQuery::threads_of(8113)).unwrap();
     let list_ = TaskList::new(threads, false, Some(8113), &Filter::default());
     let groups = list_.mask_groups.unwrap();
     assert_eq!(groups.len(), 2, "one thread was moved with taskset -p");
@@ -143,14 +129,7 @@ fn seed_000_threads_with_different_masks() {
     assert_eq!(groups[1].allowed, list("0"));
     assert_eq!(groups[1].tids, [8157]);
     // The filter never hides the warning.
-    let threads = read_tasks(
-        &vm2(),
-        TaskQuery {
-            threads: true,
-            pid: Some(8113),
-        },
-    )
-    .unwrap();
+    let threads = read_tasks(&vm2(), TaskQuery::threads_of(8113)).unwrap();
     let f = Filter::new(Some("1"), None).unwrap();
     let filtered = TaskList::new(threads, false, Some(8113), &f);
     assert_eq!(filtered.mask_groups.unwrap().len(), 2);
@@ -207,14 +186,7 @@ fn filters_per_view() {
     assert_eq!(cpus.cpus.len(), 1);
     assert_eq!(cpus.cpus[0].idle_states.len(), 1);
 
-    let mut tasks = read_tasks(
-        &vm2(),
-        TaskQuery {
-            threads: true,
-            pid: None,
-        },
-    )
-    .unwrap();
+    let mut tasks = read_tasks(&vm2(), TaskQuery::all_threads()).unwrap();
     Filter::new(None, Some("k*"))
         .unwrap()
         .tasks_view(&mut tasks);
@@ -234,14 +206,7 @@ fn overview_puts_irqs_on_their_effective_cpu() {
     let root = vm2();
     let cpus = CpuMap::read(&root, &CpuSet::new()).unwrap();
     let irqs = IrqMap::read(&root).unwrap();
-    let threads = read_tasks(
-        &root,
-        TaskQuery {
-            threads: true,
-            pid: None,
-        },
-    )
-    .unwrap();
+    let threads = read_tasks(&root, TaskQuery::all_threads()).unwrap();
     let ov = Overview::build(&cpus, &irqs, &threads, &Filter::default());
     assert_eq!(ov.online.to_string(), "0-1");
     assert!(ov.isolated.is_empty());

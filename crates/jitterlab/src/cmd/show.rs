@@ -19,13 +19,7 @@ pub fn run(root: &Root, args: Show, color: Color) -> anyhow::Result<u8> {
             let cgroups = Cgroups::read(root)?;
             let cpus = CpuMap::read(root, &cgroups.isolated_cpus())?;
             let irqs = IrqMap::read(root)?;
-            let threads = read_tasks(
-                root,
-                TaskQuery {
-                    threads: true,
-                    pid: None,
-                },
-            )?;
+            let threads = read_tasks(root, TaskQuery::all_threads())?;
             emit(&Overview::build(&cpus, &irqs, &threads, &filter), fmt)?;
         }
         Some(ShowView::Cpus) => {
