@@ -1,0 +1,234 @@
+//! IRQs: /proc/interrupts, /proc/softirqs, /proc/irq/N and /sys/kernel/irq/N.
+//!
+//! `parse` holds the text parsers of the /proc tables, `set` the affinity
+//! writes; this file the model and its reading.
+
+mod parse;
+mod set;
+
+use jitterlab_cpuset::CpuSet;
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::root::Root;
+
+pub use parse::{parse_interrupts, parse_softirqs};
+pub use set::{
+    set_default_affinity, set_irq_affinity, DefaultChange, IrqChange, IrqOutcome, IrqSetReport,
+};
+
+/// Every IRQ with its affinity and counts, the per-CPU system interrupt counters
+/// and the softirq counts.
+#[derive(Clone, Debug, Serialize)]
+pub struct IrqMap {
+    /// The CPUs that the count columns stand for (the online CPUs when read).
+    pub cpus: Vec<u32>,
+    /// Device IRQs, by number.
+    pub irqs: Vec<Irq>,
+    /// The rows with a name instead of a number (LOC, RES, CAL, TLB, ERR, ...).
+    pub counters: Vec<Counter>,
+    /// `/proc/irq/default_smp_affinity`: the affinity new IRQs get.
+    pub default_affinity: Option<CpuSet>,
+    /// The CPUs that the softirq columns stand for.
+    pub softirq_cpus: Vec<u32>,
+    /// `/proc/softirqs`.
+    pub softirqs: Vec<Counter>,
+    /// Set when the counts are the change over a window (`show irqs --interval`).
+    pub window: Option<Window>,
+}
+
+/// A sampling window: counts are differences between two reads.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Window {
+    /// Length of the window in nanoseconds.
+    pub interval_ns: u64,
+}
+
+/// One device IRQ.
+#[derive(Clone, Debug, Serialize)]
+pub struct Irq {
+    /// The Linux IRQ number.
+    pub irq: u32,
+    /// Interrupts handled, per CPU of [`IrqMap::cpus`].
+    pub counts: Vec<u64>,
+    /// Per second over the window, per CPU (only with a window).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rates: Option<Vec<f64>>,
+    /// The interrupt controller (`IO-APIC`, `PCI-MSIX-0000:00:02.0`).
+    pub chip: String,
+    /// The controller's number for it.
+    pub hwirq: Option<String>,
+    /// `edge` or `level`.
+    pub trigger: Option<String>,
+    /// The handlers' names (device names), in the order the kernel lists them.
+    pub actions: Vec<String>,
+    /// `smp_affinity_list`: the CPUs it may be delivered to.
+    pub affinity: Option<CpuSet>,
+    /// `effective_affinity_list`: the CPUs it is actually delivered to.
+    pub effective: Option<CpuSet>,
+    /// `affinity_hint` set by the driver, when not empty.
+    pub affinity_hint: Option<CpuSet>,
+    /// NUMA node of the device.
+    pub node: Option<i32>,
+    /// The effective affinity is outside the configured one: the IRQ moves when
+    /// it next fires (an edge IRQ whose affinity was just changed).
+    pub pending_move: bool,
+}
+
+/// A named counter row: LOC, RES, ... in /proc/interrupts, or a softirq.
+#[derive(Clone, Debug, Serialize)]
+pub struct Counter {
+    /// `LOC`, `NET_RX`, ...
+    pub name: String,
+    /// What the kernel calls it (`Local timer interrupts`).
+    pub description: String,
+    /// Per CPU, or a single machine-wide total (ERR, MIS) when `per_cpu` is false.
+    pub counts: Vec<u64>,
+    /// Whether `counts` has one value per CPU.
+    pub per_cpu: bool,
+    /// Per second over the window (only with a window).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rates: Option<Vec<f64>>,
+}
+
+impl Irq {
+    /// The name to show: the actions, or the chip when there is none.
+    pub fn label(&self) -> String {
+        if self.actions.is_empty() {
+            self.chip.clone()
+        } else {
+            self.actions.join(",")
+        }
+    }
+
+    /// Sum over CPUs.
+    pub fn total(&self) -> u64 {
+        self.counts.iter().sum()
+    }
+
+    /// Whether the IRQ's label or any action matches `pattern`.
+    pub fn matches(&self, pattern: &glob::Pattern) -> bool {
+        self.actions.iter().any(|a| pattern.matches(a))
+            || pattern.matches(&self.label())
+            || pattern.matches(&self.irq.to_string())
+    }
+
+    /// The CPUs this IRQ is (or would be) delivered to: the effective affinity
+    /// where the kernel reports it, else the configured one.
+    pub fn delivered_to(&self) -> Option<&CpuSet> {
+        self.effective.as_ref().or(self.affinity.as_ref())
+    }
+}
+
+impl IrqMap {
+    /// Reads all of it.
+    pub fn read(root: &Root) -> Result<IrqMap> {
+        let path = root.path("/proc/interrupts");
+        let (cpus, mut irqs, counters) = parse_interrupts(&path, &root.read("/proc/interrupts")?)?;
+        for irq in &mut irqs {
+            read_irq_files(root, irq)?;
+        }
+        let default_affinity = match root.read_opt("/proc/irq/default_smp_affinity")? {
+            Some(text) => Some(CpuSet::parse_mask(&text).map_err(|source| Error::CpuSet {
+                path: root.path("/proc/irq/default_smp_affinity"),
+                cause: source,
+            })?),
+            None => None,
+        };
+        let (softirq_cpus, softirqs) = match root.read_opt("/proc/softirqs")? {
+            Some(text) => parse_softirqs(&root.path("/proc/softirqs"), &text)?,
+            None => (Vec::new(), Vec::new()),
+        };
+        Ok(IrqMap {
+            cpus,
+            irqs,
+            counters,
+            default_affinity,
+            softirq_cpus,
+            softirqs,
+            window: None,
+        })
+    }
+
+    /// The IRQ numbered `irq`.
+    pub fn irq(&self, irq: u32) -> Option<&Irq> {
+        self.irqs.iter().find(|i| i.irq == irq)
+    }
+
+    /// The change from `earlier` to `self` over `interval_ns`: counts become
+    /// differences and rates per second are filled in. A counter that went
+    /// backwards (an IRQ freed and reallocated) counts from zero.
+    pub fn since(&self, earlier: &IrqMap, interval_ns: u64) -> IrqMap {
+        let secs = (interval_ns as f64 / 1e9).max(1e-9);
+        let rates = |c: &[u64]| Some(c.iter().map(|&n| n as f64 / secs).collect());
+        let diff = |now: &[u64], then: Option<&[u64]>| -> Vec<u64> {
+            now.iter()
+                .enumerate()
+                .map(|(i, &n)| {
+                    let t = then.and_then(|t| t.get(i)).copied().unwrap_or(0);
+                    if n >= t {
+                        n - t
+                    } else {
+                        n
+                    }
+                })
+                .collect()
+        };
+        let mut out = self.clone();
+        for irq in &mut out.irqs {
+            let then = earlier.irq(irq.irq).map(|i| i.counts.as_slice());
+            irq.counts = diff(&irq.counts, then);
+            irq.rates = rates(&irq.counts);
+        }
+        let counter_diff = |rows: &mut Vec<Counter>, before: &[Counter]| {
+            for row in rows.iter_mut() {
+                let then = before
+                    .iter()
+                    .find(|b| b.name == row.name)
+                    .map(|b| b.counts.as_slice());
+                row.counts = diff(&row.counts, then);
+                row.rates = rates(&row.counts);
+            }
+        };
+        counter_diff(&mut out.counters, &earlier.counters);
+        counter_diff(&mut out.softirqs, &earlier.softirqs);
+        out.window = Some(Window { interval_ns });
+        out
+    }
+}
+
+/// Fills in what /proc/irq/N and /sys/kernel/irq/N say of an IRQ.
+fn read_irq_files(root: &Root, irq: &mut Irq) -> Result<()> {
+    let n = irq.irq;
+    let sys = format!("/sys/kernel/irq/{n}");
+    if let Some(chip) = root.read_opt(format!("{sys}/chip_name"))? {
+        irq.chip = chip.trim().to_string();
+        irq.hwirq = root
+            .read_opt(format!("{sys}/hwirq"))?
+            .map(|s| s.trim().to_string());
+        irq.trigger = root
+            .read_opt(format!("{sys}/type"))?
+            .map(|s| s.trim().to_string());
+        if let Some(actions) = root.read_opt(format!("{sys}/actions"))? {
+            irq.actions = actions
+                .trim()
+                .split(',')
+                .filter(|a| !a.is_empty())
+                .map(str::to_string)
+                .collect();
+        }
+    }
+    let dir = format!("/proc/irq/{n}");
+    irq.affinity = root.read_cpu_list_opt(format!("{dir}/smp_affinity_list"))?;
+    irq.effective = root.read_cpu_list_opt(format!("{dir}/effective_affinity_list"))?;
+    irq.affinity_hint = match root.read_opt(format!("{dir}/affinity_hint"))? {
+        Some(text) => CpuSet::parse_mask(&text).ok().filter(|s| !s.is_empty()),
+        None => None,
+    };
+    irq.node = root.read_num_opt(format!("{dir}/node"))?;
+    irq.pending_move = match (&irq.effective, &irq.affinity) {
+        (Some(e), Some(a)) => !e.is_empty() && !e.is_subset(a),
+        _ => false,
+    };
+    Ok(())
+}

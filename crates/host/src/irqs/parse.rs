@@ -1,0 +1,243 @@
+//! Text parsers of /proc/interrupts and /proc/softirqs.
+
+use std::path::Path;
+
+use crate::error::{Error, Result};
+use crate::irqs::{Counter, Irq};
+
+/// Parses the CPU header of /proc/interrupts or /proc/softirqs: `CPU0 CPU1 ...`.
+fn parse_header(path: &Path, line: &str) -> Result<Vec<u32>> {
+    let cpus: Option<Vec<u32>> = line
+        .split_whitespace()
+        .map(|t| t.strip_prefix("CPU").and_then(|n| n.parse().ok()))
+        .collect();
+    match cpus {
+        Some(c) if !c.is_empty() => Ok(c),
+        _ => Err(Error::parse(
+            path,
+            1,
+            "a header of CPU columns (CPU0 CPU1 ...)",
+            line,
+        )),
+    }
+}
+
+/// Splits `label: n n n rest` into the label, up to `max` counts and the rest.
+fn split_row<'a>(
+    path: &Path,
+    lineno: usize,
+    line: &'a str,
+    max: usize,
+) -> Result<(&'a str, Vec<u64>, &'a str)> {
+    let Some((label, mut rest)) = line.split_once(':') else {
+        return Err(Error::parse(path, lineno, "a row 'LABEL: counts...'", line));
+    };
+    let mut counts = Vec::with_capacity(max);
+    while counts.len() < max {
+        let trimmed = rest.trim_start();
+        let end = trimmed
+            .find(|c: char| c.is_whitespace())
+            .unwrap_or(trimmed.len());
+        match trimmed[..end].parse::<u64>() {
+            Ok(n) if end > 0 => {
+                counts.push(n);
+                rest = &trimmed[end..];
+            }
+            _ => break,
+        }
+    }
+    Ok((label.trim(), counts, rest.trim()))
+}
+
+type Interrupts = (Vec<u32>, Vec<Irq>, Vec<Counter>);
+
+/// Parses /proc/interrupts text.
+pub fn parse_interrupts(path: &Path, text: &str) -> Result<Interrupts> {
+    let mut lines = text.lines();
+    let cpus = parse_header(path, lines.next().unwrap_or(""))?;
+    let n = cpus.len();
+    let mut irqs = Vec::new();
+    let mut counters = Vec::new();
+    for (i, line) in lines.enumerate() {
+        let lineno = i + 2;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let (label, mut counts, rest) = split_row(path, lineno, line, n)?;
+        if let Ok(number) = label.parse::<u32>() {
+            counts.resize(n, 0);
+            let (chip, hwirq, trigger, actions) = split_description(rest);
+            irqs.push(Irq {
+                irq: number,
+                counts,
+                rates: None,
+                chip,
+                hwirq,
+                trigger,
+                actions,
+                affinity: None,
+                effective: None,
+                affinity_hint: None,
+                node: None,
+                pending_move: false,
+            });
+        } else {
+            if label.is_empty() || counts.is_empty() {
+                return Err(Error::parse(
+                    path,
+                    lineno,
+                    "a name and at least one count",
+                    line,
+                ));
+            }
+            // ERR and MIS (x86), Err (ARM): one machine-wide count, no description.
+            let per_cpu = !(counts.len() == 1 && n > 1 && rest.is_empty());
+            if per_cpu {
+                counts.resize(n, 0);
+            }
+            counters.push(Counter {
+                name: label.to_string(),
+                description: rest.to_string(),
+                counts,
+                per_cpu,
+                rates: None,
+            });
+        }
+    }
+    Ok((cpus, irqs, counters))
+}
+
+/// Splits the text after the counts of a numbered row into chip, hwirq, flow
+/// or trigger, and actions. Layouts differ by architecture:
+///
+/// - x86: `IO-APIC   5-edge      ACPI:Ged` (hwirq and flow joined by `-`)
+/// - ARM: `GICv3  27 Level     arch_timer`, `Tegra PCIe MSI   0 Edge      eth0`
+///
+/// The chip name may hold spaces; it ends where the hwirq starts. Actions are
+/// separated by `, `. /sys/kernel/irq/N, when present, overrides all of this.
+fn split_description(rest: &str) -> (String, Option<String>, Option<String>, Vec<String>) {
+    let tokens: Vec<&str> = rest.split_whitespace().collect();
+    let is_num = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+    let x86 = |t: &str| {
+        t.split_once('-')
+            .is_some_and(|(h, f)| is_num(h) && !f.is_empty())
+    };
+    let arm = |i: usize| {
+        is_num(tokens[i])
+            && tokens
+                .get(i + 1)
+                .is_some_and(|t| t.eq_ignore_ascii_case("level") || t.eq_ignore_ascii_case("edge"))
+    };
+    let Some(k) = (1..tokens.len()).find(|&i| x86(tokens[i]) || arm(i)) else {
+        // Not a layout we know: keep the text as the chip, claim no actions.
+        return (tokens.join(" "), None, None, Vec::new());
+    };
+    let chip = tokens[..k].join(" ");
+    let (hwirq, trigger, first_action) = match tokens[k].split_once('-') {
+        Some((h, f)) if x86(tokens[k]) => (h.to_string(), f.to_lowercase(), k + 1),
+        _ => (tokens[k].to_string(), tokens[k + 1].to_lowercase(), k + 2),
+    };
+    let actions = tokens[first_action.min(tokens.len())..]
+        .join(" ")
+        .split(", ")
+        .map(|a| a.trim().to_string())
+        .filter(|a| !a.is_empty())
+        .collect();
+    (chip, Some(hwirq), Some(trigger), actions)
+}
+
+/// Parses /proc/softirqs text.
+pub fn parse_softirqs(path: &Path, text: &str) -> Result<(Vec<u32>, Vec<Counter>)> {
+    let mut lines = text.lines();
+    let cpus = parse_header(path, lines.next().unwrap_or(""))?;
+    let mut rows = Vec::new();
+    for (i, line) in lines.enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let (name, mut counts, rest) = split_row(path, i + 2, line, cpus.len())?;
+        if !rest.is_empty() || counts.is_empty() {
+            return Err(Error::parse(
+                path,
+                i + 2,
+                "a softirq name and one count per CPU",
+                line,
+            ));
+        }
+        counts.resize(cpus.len(), 0);
+        rows.push(Counter {
+            name: name.to_string(),
+            description: String::new(),
+            counts,
+            per_cpu: true,
+            rates: None,
+        });
+    }
+    Ok((cpus, rows))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn description_with_several_actions() {
+        let (chip, hwirq, trig, actions) =
+            split_description("IO-APIC  16-fasteoi   ehci_hcd:usb1, i801_smbus");
+        assert_eq!(chip, "IO-APIC");
+        assert_eq!(hwirq.as_deref(), Some("16"));
+        assert_eq!(trig.as_deref(), Some("fasteoi"));
+        assert_eq!(actions, ["ehci_hcd:usb1", "i801_smbus"]);
+    }
+    #[test]
+    fn description_layouts() {
+        let d = split_description;
+        assert_eq!(
+            d("IR-PCI-MSI 327680-edge      xhci_hcd"),
+            (
+                "IR-PCI-MSI".into(),
+                Some("327680".into()),
+                Some("edge".into()),
+                vec!["xhci_hcd".into()]
+            )
+        );
+        assert_eq!(
+            d("GICv3  27 Level     arch_timer"),
+            (
+                "GICv3".into(),
+                Some("27".into()),
+                Some("level".into()),
+                vec!["arch_timer".into()]
+            )
+        );
+        assert_eq!(
+            d("Tegra PCIe MSI   0 Edge      eth0"),
+            (
+                "Tegra PCIe MSI".into(),
+                Some("0".into()),
+                Some("edge".into()),
+                vec!["eth0".into()]
+            )
+        );
+        let (chip, hwirq, _, actions) = d("IO-APIC   9-fasteoi");
+        assert_eq!((chip.as_str(), hwirq.as_deref()), ("IO-APIC", Some("9")));
+        assert!(actions.is_empty(), "an IRQ with no handler has no action");
+        assert_eq!(d("weird"), ("weird".into(), None, None, vec![]));
+    }
+    #[test]
+    fn arm_err_row_is_machine_wide() {
+        let text =
+            "      CPU0   CPU1\nIPI0:   10   12   Rescheduling interrupts\nErr:          0\n";
+        let (_, _, rows) = parse_interrupts(Path::new("i"), text).unwrap();
+        assert!(rows[0].per_cpu);
+        assert!(!rows[1].per_cpu);
+        assert_eq!(rows[1].name, "Err");
+    }
+    #[test]
+    fn description_of_x86_vector_row() {
+        let (chip, _, _, actions) =
+            split_description("IR-PCI-MSIX-0000:00:14.0    0-edge      xhci_hcd");
+        assert_eq!(chip, "IR-PCI-MSIX-0000:00:14.0");
+        assert_eq!(actions, ["xhci_hcd"]);
+    }
+}
