@@ -15,8 +15,9 @@ impl Render for Overview {
     fn text(&self, out: &mut dyn Write, style: &Style) -> io::Result<()> {
         writeln!(
             out,
-            "{} CPUs shown, online {}, isolated {}; default IRQ affinity {}; {} threads in {} processes",
+            "{} CPU{} shown, online {}, isolated {}; default IRQ affinity {}; {} threads in {} processes",
             self.cpus.len(),
+            if self.cpus.len() == 1 { "" } else { "s" },
             set(Some(&self.online)),
             set(Some(&self.isolated)),
             set(self.default_irq_affinity.as_ref()),
