@@ -43,14 +43,29 @@ fn ms(d: Duration) -> String {
     format!("{:.1} ms", d.as_secs_f64() * 1e3)
 }
 
-fn report(title: &str, target: Duration, ours: Duration, peer: Duration, peer_name: &str) {
-    let verdict = if ours <= target { "met" } else { "MISSED" };
+/// One measurement: jitterlab's arguments against a peer command.
+struct Case<'a> {
+    title: &'a str,
+    args: &'a [&'a str],
+    peer: &'a [&'a str],
+    target: Duration,
+    runs: usize,
+}
+
+/// Runs a case (jitterlab and the peer interleaved) and prints one line.
+fn measure(exe: &str, case: &Case) {
+    let mut ours = vec![exe];
+    ours.extend_from_slice(case.args);
+    let m = compare(&[&ours, case.peer], case.runs);
+    let verdict = if m[0] <= case.target { "met" } else { "MISSED" };
     println!(
-        "{title:<44} {:>10}  target < {:<8} {verdict:<6}  {peer_name} {:>10}  ratio {:.2}",
-        ms(ours),
-        ms(target),
-        ms(peer),
-        ours.as_secs_f64() / peer.as_secs_f64()
+        "{:<44} {:>10}  target < {:<8} {verdict:<6}  {} {:>10}  ratio {:.2}",
+        case.title,
+        ms(m[0]),
+        ms(case.target),
+        case.peer[..2].join(" "),
+        ms(m[1]),
+        m[0].as_secs_f64() / m[1].as_secs_f64()
     );
 }
 
@@ -61,22 +76,25 @@ fn main() {
 
     let threads_now = std::fs::read_dir("/proc").map(|d| d.count()).unwrap_or(0);
     println!("jitterlab show benchmark ({threads_now} /proc entries before spawning)");
-    let m = compare(&[&[exe, "show", "--json"], ps_threads], 30);
-    report(
-        "show --json (idle machine)",
-        Duration::from_millis(50),
-        m[0],
-        m[1],
-        "ps -eLo",
-    );
-    let m = compare(&[&[exe, "show", "tasks"], ps_procs], 30);
-    report(
-        "show tasks",
-        Duration::from_millis(50),
-        m[0],
-        m[1],
-        "ps -eo",
-    );
+    let fast = Duration::from_millis(50);
+    for case in [
+        Case {
+            title: "show --json (idle machine)",
+            args: &["show", "--json"],
+            peer: ps_threads,
+            target: fast,
+            runs: 30,
+        },
+        Case {
+            title: "show tasks",
+            args: &["show", "tasks"],
+            peer: ps_procs,
+            target: fast,
+            runs: 30,
+        },
+    ] {
+        measure(exe, &case);
+    }
 
     const N: usize = 10_000;
     let barrier = Arc::new(Barrier::new(N + 1));
@@ -98,33 +116,32 @@ fn main() {
         );
     }
     barrier.wait();
-    let m = compare(&[&[exe, "show", "tasks", "--threads"], ps_threads], 7);
-    report(
-        "show tasks --threads (10,000 threads alive)",
-        Duration::from_secs(1),
-        m[0],
-        m[1],
-        "ps -eLo",
-    );
-    let m = compare(
-        &[&[exe, "show", "tasks", "--threads", "--json"], ps_threads],
-        7,
-    );
-    report(
-        "show tasks --threads --json (10,000 threads)",
-        Duration::from_secs(1),
-        m[0],
-        m[1],
-        "ps -eLo",
-    );
-    let m = compare(&[&[exe, "show", "--json"], ps_threads], 7);
-    report(
-        "show --json (10,000 threads alive)",
-        Duration::from_secs(1),
-        m[0],
-        m[1],
-        "ps -eLo",
-    );
+    let second = Duration::from_secs(1);
+    for case in [
+        Case {
+            title: "show tasks --threads (10,000 threads alive)",
+            args: &["show", "tasks", "--threads"],
+            peer: ps_threads,
+            target: second,
+            runs: 7,
+        },
+        Case {
+            title: "show tasks --threads --json (10,000 threads)",
+            args: &["show", "tasks", "--threads", "--json"],
+            peer: ps_threads,
+            target: second,
+            runs: 7,
+        },
+        Case {
+            title: "show --json (10,000 threads alive)",
+            args: &["show", "--json"],
+            peer: ps_threads,
+            target: second,
+            runs: 7,
+        },
+    ] {
+        measure(exe, &case);
+    }
 
     release.store(true, std::sync::atomic::Ordering::Relaxed);
     for h in handles {
