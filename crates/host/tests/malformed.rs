@@ -179,3 +179,31 @@ fn bad_mountinfo() {
         "{e}"
     );
 }
+
+#[test]
+fn irqbalance_is_found_by_both_paths() {
+    let t = Tree::new();
+    let stat = "812 (irqbalance) S 1 812 812 0 -1 4194560 0 0 0 0 1 2 0 0 20 0 1 0 26 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0";
+    t.file("/proc/812/stat", stat)
+        .file("/proc/812/comm", "irqbalance\n")
+        .file(
+            "/proc/812/status",
+            "Name:\tirqbalance\nTgid:\t812\nCpus_allowed_list:\t0\n",
+        )
+        .file("/proc/812/task/812/stat", stat)
+        .file(
+            "/proc/812/task/812/status",
+            "Name:\tirqbalance\nCpus_allowed_list:\t0\n",
+        );
+    assert_eq!(
+        jitterlab_host::tasks::find_irqbalance(&t.root()).unwrap(),
+        Some(812)
+    );
+    let m = machine(2, &CpuSet::first_n(2), "quiet");
+    let cpus = CpuMap::read(&m.root(), &CpuSet::new()).unwrap();
+    m.file("/proc/interrupts", "  CPU0\n");
+    let irqs = IrqMap::read(&m.root()).unwrap();
+    let threads = read_tasks(&t.root(), TaskQuery::all_threads()).unwrap();
+    let ov = jitterlab_host::Overview::build(&cpus, &irqs, &threads, &Default::default());
+    assert_eq!(ov.irqbalance, Some(812));
+}
