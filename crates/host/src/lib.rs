@@ -30,6 +30,7 @@
 pub mod cgroups;
 pub mod cmdline;
 pub mod cpus;
+pub mod env;
 mod error;
 pub mod filter;
 pub mod irqs;

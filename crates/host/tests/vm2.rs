@@ -241,3 +241,25 @@ fn overview_puts_irqs_on_their_effective_cpu() {
     let last: usize = ov.cpus.iter().map(|c| c.last_ran.len()).sum();
     assert_eq!(last, 10, "every thread last ran on exactly one CPU");
 }
+
+#[test]
+fn environment_of_the_vm() {
+    let env = jitterlab_host::env::Environment::read(&vm2()).unwrap();
+    assert_eq!(env.kernel_release, "");
+    assert!(env.cmdline.contains("mitigations=auto"));
+    assert_eq!(env.cpuidle_driver.as_deref(), Some("haltpoll"));
+    assert!(env.cpufreq_governors.is_empty());
+    let steal = jitterlab_host::env::steal_ticks(&vm2()).unwrap();
+    assert_eq!(steal.len(), 2);
+    assert_eq!(steal[0].0, 0);
+}
+
+#[test]
+fn environment_live() {
+    let env = jitterlab_host::env::Environment::read(&jitterlab_host::Root::live()).unwrap();
+    assert!(!env.kernel_release.is_empty());
+    assert!(
+        ["PREEMPT_RT", "PREEMPT_DYNAMIC", "PREEMPT", "none/voluntary"]
+            .contains(&env.preemption.as_str())
+    );
+}

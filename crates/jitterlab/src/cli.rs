@@ -45,6 +45,55 @@ pub enum Command {
     Pin(Pin),
     /// Set the affinity of IRQs, or the default affinity of new IRQs.
     Irq(Irq),
+    /// Measure wake-up latency per CPU, as cyclictest does, with exact histograms.
+    Latency(Latency),
+}
+
+/// `jitterlab latency`.
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Examples:\n  jitterlab latency --cpus 1 --interval 300us --loops 100000\n  jitterlab latency --duration 1m --json run.json --histogram-cyclictest hist.txt\n  jitterlab latency --interval 1ms --duration 10s --fail-above 100"
+)]
+pub struct Latency {
+    /// CPUs to measure, one thread each (default: all online).
+    #[arg(long, value_name = "LIST")]
+    pub cpus: Option<String>,
+    /// Scheduling policy of the measuring threads.
+    #[arg(long, value_enum, default_value_t = PolicyArg::Fifo)]
+    pub policy: PolicyArg,
+    /// Their priority (1-99 for fifo and rr; default 95, 0 for the others).
+    #[arg(long)]
+    pub priority: Option<u32>,
+    /// The period: 300us, 1ms (a bare number is microseconds).
+    #[arg(long, default_value = "1ms", value_parser = jitterlab_latency::parse_duration_ns)]
+    pub interval: u64,
+    /// Stop after N wake-ups per CPU.
+    #[arg(long, conflicts_with = "duration")]
+    pub loops: Option<u64>,
+    /// Stop after this long: 10s, 5m (default 10s unless --loops).
+    #[arg(long, value_parser = jitterlab_latency::parse_duration_ns)]
+    pub duration: Option<u64>,
+    /// A wake-up later than this is a deadline miss (default: the interval).
+    #[arg(long, value_parser = jitterlab_latency::parse_duration_ns)]
+    pub deadline: Option<u64>,
+    /// Do not hold /dev/cpu_dma_latency at 0 while running.
+    #[arg(long)]
+    pub no_dma_latency: bool,
+    /// Allow an interval under 10 us.
+    #[arg(long)]
+    pub force: bool,
+    /// Write the full result as JSON to FILE (- for stdout).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<std::path::PathBuf>,
+    /// Write cyclictest's -h histogram text to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub histogram_cyclictest: Option<std::path::PathBuf>,
+    /// Rows (microseconds) of that histogram.
+    #[arg(long, default_value_t = 1000, value_name = "N")]
+    pub histogram_rows: usize,
+    /// Exit with status 3 when any latency exceeds US microseconds.
+    #[arg(long, value_name = "US")]
+    pub fail_above: Option<u64>,
 }
 
 /// `jitterlab show [VIEW]`.
@@ -141,6 +190,20 @@ pub enum PolicyArg {
     Batch,
     /// SCHED_IDLE.
     Idle,
+}
+
+impl PolicyArg {
+    /// The host's policy.
+    pub fn policy(self) -> jitterlab_host::tasks::Policy {
+        use jitterlab_host::tasks::Policy;
+        match self {
+            PolicyArg::Fifo => Policy::Fifo,
+            PolicyArg::Rr => Policy::Rr,
+            PolicyArg::Other => Policy::Other,
+            PolicyArg::Batch => Policy::Batch,
+            PolicyArg::Idle => Policy::Idle,
+        }
+    }
 }
 
 /// `jitterlab irq`.

@@ -15,6 +15,8 @@ pub const EXIT_OK: u8 = 0;
 pub const EXIT_FAILED: u8 = 1;
 /// Exit status: usage error or invalid request; nothing was changed.
 pub const EXIT_USAGE: u8 = 2;
+/// Exit status: a measured latency exceeded `--fail-above`.
+pub const EXIT_LIMIT: u8 = 3;
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
@@ -27,7 +29,10 @@ fn main() -> ExitCode {
             eprintln!("jitterlab: {err:#}");
             let invalid = err
                 .downcast_ref::<jitterlab_host::Error>()
-                .is_some_and(|e| matches!(e, jitterlab_host::Error::Invalid(_)));
+                .is_some_and(|e| matches!(e, jitterlab_host::Error::Invalid(_)))
+                || err
+                    .downcast_ref::<jitterlab_latency::Error>()
+                    .is_some_and(|e| matches!(e, jitterlab_latency::Error::Invalid(_)));
             ExitCode::from(if invalid { EXIT_USAGE } else { EXIT_FAILED })
         }
     }

@@ -35,3 +35,46 @@ pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
             .is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
     })
 }
+
+/// Shows, on stderr, each CPU's latest and worst latency and the time elapsed
+/// and left, until `done` is set; then clears the line.
+pub fn progress(
+    live: Vec<std::sync::Arc<jitterlab_latency::Live>>,
+    stop: jitterlab_latency::Stop,
+    done: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> std::thread::JoinHandle<()> {
+    use std::sync::atomic::Ordering::Relaxed;
+    std::thread::spawn(move || {
+        let start = std::time::Instant::now();
+        let mut err = io::stderr();
+        while !done.load(Relaxed) {
+            std::thread::sleep(std::time::Duration::from_millis(250));
+            let mut line = String::new();
+            for l in &live {
+                line.push_str(&format!(
+                    "CPU{} {:.1}/{:.1}us  ",
+                    l.cpu,
+                    l.last_ns.load(Relaxed) as f64 / 1e3,
+                    l.max_ns.load(Relaxed) as f64 / 1e3
+                ));
+            }
+            let elapsed = start.elapsed().as_secs_f64();
+            let left = match stop {
+                jitterlab_latency::Stop::DurationNs(d) => {
+                    format!("{:.0}s left", (d as f64 / 1e9 - elapsed).max(0.0))
+                }
+                jitterlab_latency::Stop::Loops(n) => {
+                    let done_loops = live
+                        .iter()
+                        .map(|l| l.samples.load(Relaxed))
+                        .min()
+                        .unwrap_or(0);
+                    format!("{done_loops}/{n} loops")
+                }
+            };
+            let _ = write!(err, "\r\x1b[K{line}(last/worst)  {elapsed:.0}s, {left}");
+            let _ = err.flush();
+        }
+        let _ = write!(err, "\r\x1b[K");
+    })
+}

@@ -3,6 +3,7 @@
 //! what they change.
 
 mod errors;
+mod latency;
 mod live;
 mod show;
 mod util;

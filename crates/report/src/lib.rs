@@ -26,6 +26,7 @@
 #![deny(missing_docs)]
 
 mod change;
+mod latency;
 mod show;
 mod table;
 pub mod units;
@@ -34,6 +35,7 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
+pub use latency::write_cyclictest_histogram;
 pub use table::{Align, Table};
 
 /// Colour and layout choices for text output.

@@ -2,6 +2,7 @@
 //! hands the result model to the renderer.
 
 mod irq;
+mod latency;
 mod pin;
 mod show;
 
@@ -20,6 +21,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Show(args) => show::run(&root, args, cli.color),
         Command::Pin(args) => pin::run(&root, args, cli.color),
         Command::Irq(args) => irq::run(&root, args, cli.color),
+        Command::Latency(args) => latency::run(&root, args, cli.color),
     }
 }
 

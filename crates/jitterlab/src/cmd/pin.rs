@@ -29,13 +29,7 @@ pub fn run(root: &Root, args: Pin, color: Color) -> anyhow::Result<u8> {
     let sched = match (args.policy, args.priority) {
         (None, None) => None,
         (policy, priority) => {
-            let policy = match policy {
-                Some(PolicyArg::Fifo) | None => Policy::Fifo,
-                Some(PolicyArg::Rr) => Policy::Rr,
-                Some(PolicyArg::Other) => Policy::Other,
-                Some(PolicyArg::Batch) => Policy::Batch,
-                Some(PolicyArg::Idle) => Policy::Idle,
-            };
+            let policy = policy.map_or(Policy::Fifo, PolicyArg::policy);
             let priority = priority.unwrap_or(if policy.is_realtime() { 50 } else { 0 });
             Some(Sched { policy, priority })
         }

@@ -1,0 +1,138 @@
+//! The facts about a machine that decide how to read a latency figure: kernel,
+//! preemption model, clocksource, virtualisation, idle and frequency drivers.
+
+use jitterlab_cpuset::CpuSet;
+use serde::Serialize;
+
+use crate::cmdline::Cmdline;
+use crate::error::Result;
+use crate::root::Root;
+
+/// The environment of a measurement.
+#[derive(Clone, Debug, Serialize)]
+pub struct Environment {
+    /// `uname -r`.
+    pub kernel_release: String,
+    /// `/proc/version`.
+    pub kernel_version: String,
+    /// `PREEMPT_RT`, `PREEMPT_DYNAMIC`, `PREEMPT` or `none/voluntary`.
+    pub preemption: String,
+    /// Whether the kernel is PREEMPT_RT.
+    pub preempt_rt: bool,
+    /// `/proc/cmdline`.
+    pub cmdline: String,
+    /// `/sys/devices/system/cpu/isolated`.
+    pub isolated_cpus: CpuSet,
+    /// `/sys/devices/system/cpu/nohz_full`, when the kernel has it.
+    pub nohz_full: Option<CpuSet>,
+    /// The current clocksource (`tsc`, `kvm-clock`, `hpet`).
+    pub clocksource: Option<String>,
+    /// What says the machine is virtual, if anything does.
+    pub virtualization: Option<String>,
+    /// cpuidle driver.
+    pub cpuidle_driver: Option<String>,
+    /// cpuidle governor.
+    pub cpuidle_governor: Option<String>,
+    /// The distinct cpufreq governors of the online CPUs (empty without cpufreq).
+    pub cpufreq_governors: Vec<String>,
+}
+
+impl Environment {
+    /// Reads it.
+    pub fn read(root: &Root) -> Result<Environment> {
+        let line = |p: &str| -> Result<Option<String>> {
+            Ok(root
+                .read_opt(p)?
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty() && s != "none"))
+        };
+        let version = line("/proc/version")?.unwrap_or_default();
+        let rt =
+            line("/sys/kernel/realtime")?.as_deref() == Some("1") || version.contains("PREEMPT_RT");
+        let preemption = if rt {
+            "PREEMPT_RT"
+        } else if version.contains("PREEMPT_DYNAMIC") {
+            "PREEMPT_DYNAMIC"
+        } else if version.contains(" PREEMPT ") {
+            "PREEMPT"
+        } else {
+            "none/voluntary"
+        };
+        let cpuinfo = root.read_opt("/proc/cpuinfo")?.unwrap_or_default();
+        let virtualization = if let Some(t) = line("/sys/hypervisor/type")? {
+            Some(format!("hypervisor {t}"))
+        } else if cpuinfo
+            .lines()
+            .any(|l| l.starts_with("flags") && l.split_whitespace().any(|f| f == "hypervisor"))
+        {
+            Some("hypervisor flag in /proc/cpuinfo".to_string())
+        } else {
+            line("/sys/class/dmi/id/sys_vendor")?
+                .filter(|v| {
+                    [
+                        "QEMU",
+                        "KVM",
+                        "VMware",
+                        "Xen",
+                        "Microsoft",
+                        "innotek",
+                        "Amazon EC2",
+                    ]
+                    .iter()
+                    .any(|k| v.contains(k))
+                })
+                .map(|v| format!("DMI vendor {v}"))
+        };
+        let online = root.read_cpu_list("/sys/devices/system/cpu/online")?;
+        let mut governors: Vec<String> = Vec::new();
+        for cpu in online.iter() {
+            if let Some(g) = line(&format!(
+                "/sys/devices/system/cpu/cpu{cpu}/cpufreq/scaling_governor"
+            ))? {
+                if !governors.contains(&g) {
+                    governors.push(g);
+                }
+            }
+        }
+        let cpuidle = "/sys/devices/system/cpu/cpuidle";
+        Ok(Environment {
+            kernel_release: line("/proc/sys/kernel/osrelease")?.unwrap_or_default(),
+            kernel_version: version,
+            preemption: preemption.to_string(),
+            preempt_rt: rt,
+            cmdline: Cmdline::read(root)?.raw,
+            isolated_cpus: root
+                .read_cpu_list_opt("/sys/devices/system/cpu/isolated")?
+                .unwrap_or_default(),
+            nohz_full: root.read_cpu_list_opt("/sys/devices/system/cpu/nohz_full")?,
+            clocksource: line("/sys/devices/system/clocksource/clocksource0/current_clocksource")?,
+            virtualization,
+            cpuidle_driver: line(&format!("{cpuidle}/current_driver"))?,
+            cpuidle_governor: match line(&format!("{cpuidle}/current_governor"))? {
+                Some(g) => Some(g),
+                None => line(&format!("{cpuidle}/current_governor_ro"))?,
+            },
+            cpufreq_governors: governors,
+        })
+    }
+}
+
+/// Steal time per CPU from /proc/stat, in clock ticks (field 8 of a `cpuN` line):
+/// time the hypervisor ran something else while this guest wanted the CPU.
+pub fn steal_ticks(root: &Root) -> Result<Vec<(u32, u64)>> {
+    let text = root.read("/proc/stat")?;
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let mut f = line.split_whitespace();
+        let Some(cpu) = f.next().and_then(|c| c.strip_prefix("cpu")) else {
+            continue;
+        };
+        let Ok(cpu) = cpu.parse::<u32>() else {
+            continue; // the "cpu" total line
+        };
+        if let Some(steal) = f.nth(7).and_then(|s| s.parse().ok()) {
+            out.push((cpu, steal));
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,126 @@
+//! `jitterlab latency`.
+
+use std::fs::File;
+use std::io::{self, BufWriter, IsTerminal, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use jitterlab_cpuset::CpuSet;
+use jitterlab_host::env::{steal_ticks, Environment};
+use jitterlab_host::{Error, Root};
+use jitterlab_latency::probe::live_for;
+use jitterlab_latency::{Config, CyclictestHistogram, LatencyReport, Stop};
+use jitterlab_report::{render, write_cyclictest_histogram, Format};
+
+use crate::cli::{Color, Latency};
+use crate::output::{emit, format, progress};
+use crate::{EXIT_LIMIT, EXIT_OK};
+
+/// Ten seconds, when neither --loops nor --duration is given.
+const DEFAULT_DURATION_NS: u64 = 10_000_000_000;
+
+pub fn run(root: &Root, args: Latency, color: Color) -> anyhow::Result<u8> {
+    if !root.is_live() {
+        return Err(
+            Error::Invalid("latency measures this machine; it cannot take --root".into()).into(),
+        );
+    }
+    let online = root.read_cpu_list("/sys/devices/system/cpu/online")?;
+    let cpus = match &args.cpus {
+        Some(list) => {
+            CpuSet::parse_list(list).map_err(|e| Error::Invalid(format!("--cpus: {e}")))?
+        }
+        None => online.clone(),
+    };
+    let policy = args.policy.policy();
+    let config = Config {
+        cpus,
+        policy,
+        priority: args
+            .priority
+            .unwrap_or(if policy.is_realtime() { 95 } else { 0 }),
+        interval_ns: args.interval,
+        stop: match (args.loops, args.duration) {
+            (Some(n), _) => Stop::Loops(n),
+            (None, Some(d)) => Stop::DurationNs(d),
+            (None, None) => Stop::DurationNs(DEFAULT_DURATION_NS),
+        },
+        deadline_ns: args.deadline.unwrap_or(args.interval),
+        dma_latency: !args.no_dma_latency,
+        force: args.force,
+    };
+    config.validate(&online)?;
+    let environment = Environment::read(root)?;
+    let steal_before = steal_ticks(root)?;
+
+    let cancel = cancel_on_signals();
+    let live = live_for(&config);
+    let done = Arc::new(AtomicBool::new(false));
+    let display = io::stderr()
+        .is_terminal()
+        .then(|| progress(live.clone(), config.stop, Arc::clone(&done)));
+    let result = jitterlab_latency::run(&config, &cancel, &live);
+    done.store(true, Ordering::Relaxed);
+    if let Some(d) = display {
+        let _ = d.join();
+    }
+    let run = result?;
+
+    let steal_after = steal_ticks(root)?;
+    let fail_above_ns = args.fail_above.map(|us| us.saturating_mul(1000));
+    let report = LatencyReport::build(
+        environment,
+        config,
+        &run,
+        fail_above_ns,
+        &steal_before,
+        &steal_after,
+    );
+    if let Some(path) = &args.histogram_cyclictest {
+        let hist = CyclictestHistogram::build(&run, args.histogram_rows);
+        let mut out = create(path)?;
+        write_cyclictest_histogram(&hist, &mut out)?;
+        out.flush()?;
+    }
+    match args.json.as_deref() {
+        Some(p) if p.as_os_str() == "-" => emit(&report, Format::Json)?,
+        Some(p) => {
+            let mut out = create(p)?;
+            render(&report, Format::Json, &mut out)?;
+            out.flush()?;
+            emit(&report, format(false, color))?;
+        }
+        None => emit(&report, format(false, color))?,
+    }
+    Ok(if report.failed { EXIT_LIMIT } else { EXIT_OK })
+}
+
+fn create(path: &std::path::Path) -> anyhow::Result<BufWriter<File>> {
+    let file = File::create(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    Ok(BufWriter::new(file))
+}
+
+/// Blocks SIGINT and SIGTERM in this thread (and so in the probe threads it
+/// starts) and sets the returned flag when one arrives, ending the run
+/// cleanly with its results.
+fn cancel_on_signals() -> Arc<AtomicBool> {
+    let cancel = Arc::new(AtomicBool::new(false));
+    // SAFETY: plain signal-set manipulation on a zeroed sigset_t.
+    let set = unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGINT);
+        libc::sigaddset(&mut set, libc::SIGTERM);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+        set
+    };
+    let flag = Arc::clone(&cancel);
+    std::thread::spawn(move || {
+        let mut sig = 0;
+        // SAFETY: set is a valid, initialised sigset_t.
+        if unsafe { libc::sigwait(&set, &mut sig) } == 0 {
+            flag.store(true, Ordering::Relaxed);
+        }
+    });
+    cancel
+}

@@ -1,0 +1,154 @@
+//! The result model of a latency run: what `--json` writes and the renderers show.
+
+use jitterlab_host::env::Environment;
+use serde::Serialize;
+
+use crate::config::Config;
+use crate::probe::Run;
+use crate::stats::{Bucket, Summary};
+
+/// A whole run: environment, configuration, per-CPU results, verdicts.
+#[derive(Clone, Debug, Serialize)]
+pub struct LatencyReport {
+    /// The machine it ran on.
+    pub environment: Environment,
+    /// What was asked.
+    pub config: Config,
+    /// Per CPU: the summary and the histogram buckets.
+    pub cpus: Vec<CpuResult>,
+    /// Wall time of the measurement, ns.
+    pub wall_ns: u64,
+    /// Whether memory was locked.
+    pub mlocked: bool,
+    /// Whether /dev/cpu_dma_latency was held at 0.
+    pub dma_latency_held: bool,
+    /// Whether the run was ended early.
+    pub cancelled: bool,
+    /// Steal time gained per CPU during the run, in clock ticks.
+    pub steal_ticks: Vec<(u32, u64)>,
+    /// Conditions that make the figures less trustworthy or less comparable.
+    pub warnings: Vec<String>,
+    /// `--fail-above`, ns.
+    pub fail_above_ns: Option<u64>,
+    /// Whether a sample exceeded `--fail-above`.
+    pub failed: bool,
+}
+
+/// One CPU's results.
+#[derive(Clone, Debug, Serialize)]
+pub struct CpuResult {
+    /// The statistics.
+    #[serde(flatten)]
+    pub summary: Summary,
+    /// Non-empty HDR buckets, ascending.
+    pub buckets: Vec<Bucket>,
+}
+
+impl LatencyReport {
+    /// Builds the report from a finished run. `steal_before` and `steal_after`
+    /// are /proc/stat steal ticks per CPU around the run.
+    pub fn build(
+        environment: Environment,
+        config: Config,
+        run: &Run,
+        fail_above_ns: Option<u64>,
+        steal_before: &[(u32, u64)],
+        steal_after: &[(u32, u64)],
+    ) -> LatencyReport {
+        let cpus: Vec<CpuResult> = run
+            .cpus
+            .iter()
+            .map(|s| CpuResult {
+                summary: s.summary(),
+                buckets: s.buckets(),
+            })
+            .collect();
+        let steal_ticks: Vec<(u32, u64)> = steal_after
+            .iter()
+            .filter(|(cpu, _)| config.cpus.contains(*cpu))
+            .map(|&(cpu, after)| {
+                let before = steal_before
+                    .iter()
+                    .find(|(c, _)| *c == cpu)
+                    .map_or(after, |b| b.1);
+                (cpu, after.saturating_sub(before))
+            })
+            .collect();
+        let mut warnings = run.warnings.clone();
+        if let Some(v) = &environment.virtualization {
+            warnings.push(format!(
+                "this is a virtual machine ({v}): the host can stall it for milliseconds; judge by averages and percentiles, not the maximum"
+            ));
+        }
+        let stolen: u64 = steal_ticks.iter().map(|s| s.1).sum();
+        if stolen > 0 {
+            warnings.push(format!(
+                "the hypervisor stole {stolen} clock ticks from the measured CPUs during the run"
+            ));
+        }
+        if !environment.preempt_rt {
+            warnings.push(format!(
+                "the kernel is not PREEMPT_RT ({}): expect longer worst cases than on an RT kernel",
+                environment.preemption
+            ));
+        }
+        if !config.policy.is_realtime() {
+            warnings.push(
+                "the probe runs SCHED_OTHER: timer slack (50 us by default) and the fair scheduler add to every wake-up"
+                    .to_string(),
+            );
+        }
+        let failed =
+            fail_above_ns.is_some_and(|limit| cpus.iter().any(|c| c.summary.max_ns > limit));
+        LatencyReport {
+            environment,
+            config,
+            cpus,
+            wall_ns: run.wall_ns,
+            mlocked: run.mlocked,
+            dma_latency_held: run.dma_latency_held,
+            cancelled: run.cancelled,
+            steal_ticks,
+            warnings,
+            fail_above_ns,
+            failed,
+        }
+    }
+}
+
+/// cyclictest's `-h` histogram of a run: 1 us rows per CPU and the overflows,
+/// with latencies truncated to whole microseconds as cyclictest computes them.
+#[derive(Clone, Debug, Serialize)]
+pub struct CyclictestHistogram {
+    /// Rows: `rows[us][thread]` = samples with that whole-microsecond latency.
+    pub rows: Vec<Vec<u64>>,
+    /// Per thread: samples at or above the last row.
+    pub overflows: Vec<u64>,
+    /// Per thread: minimum, us.
+    pub min_us: Vec<u64>,
+    /// Per thread: mean, us (truncated).
+    pub avg_us: Vec<u64>,
+    /// Per thread: maximum, us.
+    pub max_us: Vec<u64>,
+}
+
+impl CyclictestHistogram {
+    /// Builds it with `rows` rows (cyclictest's `-h ROWS`).
+    pub fn build(run: &Run, rows: usize) -> CyclictestHistogram {
+        let per_cpu: Vec<(Vec<u64>, u64)> =
+            run.cpus.iter().map(|s| s.per_microsecond(rows)).collect();
+        let summaries: Vec<Summary> = run.cpus.iter().map(|s| s.summary()).collect();
+        CyclictestHistogram {
+            rows: (0..rows)
+                .map(|r| per_cpu.iter().map(|(c, _)| c[r]).collect())
+                .collect(),
+            overflows: per_cpu.iter().map(|(_, o)| *o).collect(),
+            min_us: summaries.iter().map(|s| s.min_ns / 1000).collect(),
+            avg_us: summaries
+                .iter()
+                .map(|s| (s.avg_ns / 1000.0) as u64)
+                .collect(),
+            max_us: summaries.iter().map(|s| s.max_ns / 1000).collect(),
+        }
+    }
+}

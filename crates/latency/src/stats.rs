@@ -1,0 +1,280 @@
+//! Per-CPU statistics: an exact HDR histogram plus exact sums.
+
+use hdrhistogram::Histogram;
+use serde::Serialize;
+
+/// Significant digits the histogram keeps: values are exact to 1 part in 1000.
+pub const SIGNIFICANT_DIGITS: u8 = 3;
+
+/// The latencies of one CPU, updated sample by sample.
+#[derive(Clone, Debug)]
+pub struct CpuStats {
+    /// The CPU.
+    pub cpu: u32,
+    hist: Histogram<u64>,
+    samples: u64,
+    sum: u128,
+    sum_sq: u128,
+    min: u64,
+    max: u64,
+    missed: u64,
+    deadline_misses: u64,
+    deadline_ns: u64,
+}
+
+/// The summary of one CPU's run; all latencies in ns.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Summary {
+    /// The CPU.
+    pub cpu: u32,
+    /// Wake-ups measured.
+    pub samples: u64,
+    /// Smallest latency (exact).
+    pub min_ns: u64,
+    /// Mean latency (exact).
+    pub avg_ns: f64,
+    /// Standard deviation (exact, population).
+    pub stddev_ns: f64,
+    /// Median (histogram, 3 significant digits).
+    pub p50_ns: u64,
+    /// 90th percentile.
+    pub p90_ns: u64,
+    /// 99th percentile.
+    pub p99_ns: u64,
+    /// 99.9th percentile.
+    pub p99_9_ns: u64,
+    /// 99.99th percentile.
+    pub p99_99_ns: u64,
+    /// Largest latency (exact).
+    pub max_ns: u64,
+    /// Periods skipped because a wake-up came more than one interval late.
+    pub missed_periods: u64,
+    /// Wake-ups later than the deadline.
+    pub deadline_misses: u64,
+}
+
+/// One histogram bucket: `count` samples with latency up to `le_ns` (and above
+/// the previous bucket's bound).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Bucket {
+    /// Upper bound of the bucket, ns (values equivalent at 3 significant digits).
+    pub le_ns: u64,
+    /// Samples in it.
+    pub count: u64,
+}
+
+impl CpuStats {
+    /// Empty statistics for `cpu`, counting deadline misses above `deadline_ns`.
+    pub fn new(cpu: u32, deadline_ns: u64) -> CpuStats {
+        let mut hist =
+            Histogram::new(SIGNIFICANT_DIGITS).expect("3 significant digits is a valid precision");
+        hist.auto(true);
+        CpuStats {
+            cpu,
+            hist,
+            samples: 0,
+            sum: 0,
+            sum_sq: 0,
+            min: u64::MAX,
+            max: 0,
+            missed: 0,
+            deadline_misses: 0,
+            deadline_ns,
+        }
+    }
+
+    /// Records one wake-up latency.
+    pub fn record(&mut self, latency_ns: u64) {
+        // `record` resizes the histogram as needed (`saturating_record` would clamp
+        // to the current range instead); clamp absurd values rather than lose them.
+        let v = latency_ns.min(u64::MAX / 4);
+        if self.hist.record(v).is_err() {
+            self.hist.saturating_record(v);
+        }
+        self.samples += 1;
+        self.sum += u128::from(v);
+        self.sum_sq += u128::from(v) * u128::from(v);
+        self.min = self.min.min(v);
+        self.max = self.max.max(v);
+        if v > self.deadline_ns {
+            self.deadline_misses += 1;
+        }
+    }
+
+    /// Counts periods skipped by a late wake-up.
+    pub fn add_missed(&mut self, periods: u64) {
+        self.missed += periods;
+    }
+
+    /// Wake-ups recorded.
+    pub fn samples(&self) -> u64 {
+        self.samples
+    }
+
+    /// The largest latency so far (0 before any sample).
+    pub fn max(&self) -> u64 {
+        self.max
+    }
+
+    /// Merges another CPU's statistics into these (for an all-CPU summary).
+    pub fn merge(&mut self, other: &CpuStats) {
+        // Both histograms auto-resize, so adding cannot fail.
+        let _ = self.hist.add(&other.hist);
+        self.samples += other.samples;
+        self.sum += other.sum;
+        self.sum_sq += other.sum_sq;
+        self.min = self.min.min(other.min);
+        self.max = self.max.max(other.max);
+        self.missed += other.missed;
+        self.deadline_misses += other.deadline_misses;
+    }
+
+    /// The summary.
+    pub fn summary(&self) -> Summary {
+        let n = self.samples;
+        let (avg, stddev) = if n == 0 {
+            (0.0, 0.0)
+        } else {
+            let mean = self.sum as f64 / n as f64;
+            let var = (self.sum_sq as f64 / n as f64 - mean * mean).max(0.0);
+            (mean, var.sqrt())
+        };
+        // A percentile is its bucket's highest equivalent value, which may lie
+        // a little past the exact extremes: keep it inside them.
+        let q = |p: f64| {
+            if n == 0 {
+                0
+            } else {
+                self.hist.value_at_quantile(p).clamp(self.min, self.max)
+            }
+        };
+        Summary {
+            cpu: self.cpu,
+            samples: n,
+            min_ns: if n == 0 { 0 } else { self.min },
+            avg_ns: avg,
+            stddev_ns: stddev,
+            p50_ns: q(0.5),
+            p90_ns: q(0.9),
+            p99_ns: q(0.99),
+            p99_9_ns: q(0.999),
+            p99_99_ns: q(0.9999),
+            max_ns: self.max,
+            missed_periods: self.missed,
+            deadline_misses: self.deadline_misses,
+        }
+    }
+
+    /// The non-empty buckets of the histogram, ascending.
+    pub fn buckets(&self) -> Vec<Bucket> {
+        self.hist
+            .iter_recorded()
+            .map(|v| Bucket {
+                le_ns: self.hist.highest_equivalent(v.value_iterated_to()),
+                count: v.count_at_value(),
+            })
+            .collect()
+    }
+
+    /// Counts per 1 us bucket from 0 to `rows - 1` us, and the samples at or
+    /// above `rows` us (cyclictest's `-h` histogram and its overflows).
+    /// A bucket of the HDR histogram that straddles a microsecond boundary is
+    /// put in the microsecond of its lowest value.
+    pub fn per_microsecond(&self, rows: usize) -> (Vec<u64>, u64) {
+        let mut counts = vec![0u64; rows];
+        let mut overflow = 0;
+        for v in self.hist.iter_recorded() {
+            let low = self.hist.lowest_equivalent(v.value_iterated_to());
+            let us = (low / 1000) as usize;
+            match counts.get_mut(us) {
+                Some(c) => *c += v.count_at_value(),
+                None => overflow += v.count_at_value(),
+            }
+        }
+        (counts, overflow)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exact_moments_and_percentiles() {
+        let mut s = CpuStats::new(3, 50_000);
+        for v in 1..=1000u64 {
+            s.record(v * 1000); // 1 us .. 1000 us
+        }
+        let m = s.summary();
+        assert_eq!(m.cpu, 3);
+        assert_eq!(m.samples, 1000);
+        assert_eq!(m.min_ns, 1000);
+        assert_eq!(m.max_ns, 1_000_000);
+        assert!((m.avg_ns - 500_500.0).abs() < 1e-6);
+        // Population stddev of 1..=1000 us is 288.675 us.
+        assert!((m.stddev_ns - 288_675.13).abs() < 1.0, "{}", m.stddev_ns);
+        // Percentiles within 3 significant digits.
+        let close = |got: u64, want: u64| (got as f64 - want as f64).abs() <= want as f64 * 1e-3;
+        assert!(close(m.p50_ns, 500_000), "{}", m.p50_ns);
+        assert!(close(m.p90_ns, 900_000), "{}", m.p90_ns);
+        assert!(close(m.p99_ns, 990_000), "{}", m.p99_ns);
+        assert!(close(m.p99_9_ns, 999_000), "{}", m.p99_9_ns);
+        assert_eq!(m.deadline_misses, 950, "above 50 us");
+        assert!(m.p99_99_ns <= m.max_ns && m.p50_ns >= m.min_ns);
+        let total: u64 = s.buckets().iter().map(|b| b.count).sum();
+        assert_eq!(total, 1000, "histogram total equals samples");
+    }
+
+    #[test]
+    fn huge_values_do_not_overflow() {
+        let mut s = CpuStats::new(0, 1);
+        s.record(7);
+        s.record(3_600_000_000_000); // an hour
+        s.record(u64::MAX);
+        let m = s.summary();
+        assert_eq!(m.samples, 3);
+        assert_eq!(m.min_ns, 7);
+        assert_eq!(s.buckets().iter().map(|b| b.count).sum::<u64>(), 3);
+    }
+
+    #[test]
+    fn microsecond_rows_and_overflow() {
+        let mut s = CpuStats::new(0, u64::MAX);
+        for v in [0, 999, 1000, 1999, 2500, 150_000] {
+            s.record(v);
+        }
+        let (rows, over) = s.per_microsecond(100);
+        assert_eq!(rows[0], 2);
+        assert_eq!(rows[1], 2);
+        assert_eq!(rows[2], 1);
+        assert_eq!(over, 1);
+        assert_eq!(rows.iter().sum::<u64>() + over, 6);
+    }
+
+    #[test]
+    fn merge_adds_up() {
+        let mut a = CpuStats::new(0, 10);
+        let mut b = CpuStats::new(1, 10);
+        a.record(5);
+        b.record(20);
+        b.add_missed(2);
+        a.merge(&b);
+        let m = a.summary();
+        assert_eq!(
+            (
+                m.samples,
+                m.min_ns,
+                m.max_ns,
+                m.missed_periods,
+                m.deadline_misses
+            ),
+            (2, 5, 20, 2, 1)
+        );
+    }
+
+    #[test]
+    fn empty_summary_is_zero() {
+        let m = CpuStats::new(0, 10).summary();
+        assert_eq!((m.samples, m.min_ns, m.max_ns, m.p99_ns), (0, 0, 0, 0));
+    }
+}

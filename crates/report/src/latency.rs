@@ -1,0 +1,130 @@
+//! `jitterlab latency`: the summary table and cyclictest's histogram format.
+
+use std::io::{self, Write};
+
+use jitterlab_latency::config::format_ns;
+use jitterlab_latency::{CyclictestHistogram, LatencyReport, Stop};
+
+use crate::units::duration_ns;
+use crate::{Render, Style, Table};
+
+/// Latency in microseconds with one decimal, the unit of the table.
+fn us(ns: f64) -> String {
+    format!("{:.1}", ns / 1000.0)
+}
+
+impl Render for LatencyReport {
+    const SCHEMA: &'static str = "jitterlab.latency";
+
+    fn text(&self, out: &mut dyn Write, style: &Style) -> io::Result<()> {
+        let c = &self.config;
+        let stop = match c.stop {
+            Stop::Loops(n) => format!("{n} loops"),
+            Stop::DurationNs(d) => format!("{} run", format_ns(d)),
+        };
+        writeln!(
+            out,
+            "CPUs {}, {} priority {}, interval {}, deadline {}, {stop}; measured for {}{}",
+            c.cpus,
+            format!("{:?}", c.policy).to_lowercase(),
+            c.priority,
+            format_ns(c.interval_ns),
+            format_ns(c.deadline_ns),
+            duration_ns(self.wall_ns),
+            if self.cancelled { " (ended early)" } else { "" }
+        )?;
+        writeln!(
+            out,
+            "kernel {} ({}), clocksource {}, cpuidle {}",
+            self.environment.kernel_release,
+            self.environment.preemption,
+            self.environment.clocksource.as_deref().unwrap_or("-"),
+            self.environment.cpuidle_driver.as_deref().unwrap_or("-"),
+        )?;
+        writeln!(out, "latencies in us")?;
+        let mut t = Table::new([
+            "CPU",
+            "SAMPLES",
+            "MIN",
+            "AVG",
+            "STDDEV",
+            "P50",
+            "P90",
+            "P99",
+            "P99.9",
+            "P99.99",
+            "MAX",
+            "MISSED",
+            ">DEADLINE",
+        ])
+        .right(&[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+        for cpu in &self.cpus {
+            let s = &cpu.summary;
+            let over = |n: u64| {
+                if n > 0 {
+                    style.warn(&n.to_string())
+                } else {
+                    "0".to_string()
+                }
+            };
+            t.row([
+                s.cpu.to_string(),
+                s.samples.to_string(),
+                us(s.min_ns as f64),
+                us(s.avg_ns),
+                us(s.stddev_ns),
+                us(s.p50_ns as f64),
+                us(s.p90_ns as f64),
+                us(s.p99_ns as f64),
+                us(s.p99_9_ns as f64),
+                us(s.p99_99_ns as f64),
+                us(s.max_ns as f64),
+                over(s.missed_periods),
+                over(s.deadline_misses),
+            ]);
+        }
+        t.write(out, style)?;
+        for w in &self.warnings {
+            writeln!(out, "{}", style.warn(&format!("warning: {w}")))?;
+        }
+        if let (Some(limit), true) = (self.fail_above_ns, self.failed) {
+            writeln!(
+                out,
+                "{}",
+                style.bad(&format!("FAILED: a latency exceeded {}", format_ns(limit)))
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// Writes cyclictest's `-h` histogram text, which OSADL-style plotting
+/// scripts read: one row per microsecond, a column per thread, then the
+/// Total / Min / Avg / Max / Overflows trailer. Overflow cycle numbers are not
+/// tracked, so every overflow is listed as one of the "others".
+pub fn write_cyclictest_histogram(h: &CyclictestHistogram, out: &mut dyn Write) -> io::Result<()> {
+    let cols =
+        |v: &[u64], width: usize| -> String { v.iter().map(|n| format!(" {n:0width$}")).collect() };
+    writeln!(out, "# Histogram")?;
+    for (us, row) in h.rows.iter().enumerate() {
+        let cells: Vec<String> = row.iter().map(|n| format!("{n:06}")).collect();
+        writeln!(out, "{us:06} {}", cells.join("\t"))?;
+    }
+    let totals: Vec<u64> = (0..h.overflows.len())
+        .map(|t| h.rows.iter().map(|r| r[t]).sum())
+        .collect();
+    writeln!(out, "# Total:{}", cols(&totals, 9))?;
+    writeln!(out, "# Min Latencies:{}", cols(&h.min_us, 5))?;
+    writeln!(out, "# Avg Latencies:{}", cols(&h.avg_us, 5))?;
+    writeln!(out, "# Max Latencies:{}", cols(&h.max_us, 5))?;
+    writeln!(out, "# Histogram Overflows:{}", cols(&h.overflows, 5))?;
+    writeln!(out, "# Histogram Overflow at cycle number:")?;
+    for (t, o) in h.overflows.iter().enumerate() {
+        if *o > 0 {
+            writeln!(out, "# Thread {t}: # {o:05} others")?;
+        } else {
+            writeln!(out, "# Thread {t}:")?;
+        }
+    }
+    Ok(())
+}
