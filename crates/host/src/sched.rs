@@ -9,9 +9,11 @@ use crate::tasks::Policy;
 /// Bytes of the smallest mask buffer the kernel accepts (glibc's cpu_set_t).
 const MIN_MASK_BYTES: usize = 128;
 
-fn mask_buffer(set: &CpuSet, bytes: usize) -> Vec<u64> {
+/// The mask of `set` as the kernel's affinity syscalls take it, built ahead of
+/// time so that a `pre_exec` closure can set it without allocating after fork.
+pub fn mask_words(set: &CpuSet) -> Vec<u64> {
     let mut words = set.as_words().to_vec();
-    words.resize(bytes.div_ceil(8).max(words.len()), 0);
+    words.resize((MIN_MASK_BYTES / 8).max(words.len()), 0);
     words
 }
 
@@ -44,14 +46,18 @@ pub fn get_affinity(tid: u32) -> io::Result<CpuSet> {
 
 /// `sched_setaffinity(tid, set)`.
 pub fn set_affinity(tid: u32, set: &CpuSet) -> io::Result<()> {
-    let buf = mask_buffer(set, MIN_MASK_BYTES);
-    // SAFETY: buf holds buf.len() * 8 readable bytes.
+    set_affinity_words(tid, &mask_words(set))
+}
+
+/// `sched_setaffinity(tid, mask)` with a mask from [`mask_words`]; does not allocate.
+pub fn set_affinity_words(tid: u32, mask: &[u64]) -> io::Result<()> {
+    // SAFETY: mask holds mask.len() * 8 readable bytes.
     let r = unsafe {
         libc::syscall(
             libc::SYS_sched_setaffinity,
             tid as libc::pid_t,
-            buf.len() * 8,
-            buf.as_ptr(),
+            std::mem::size_of_val(mask),
+            mask.as_ptr(),
         )
     };
     if r == 0 {

@@ -91,6 +91,14 @@ pub struct Latency {
     /// Rows (microseconds) of that histogram.
     #[arg(long, default_value_t = 1000, value_name = "N")]
     pub histogram_rows: usize,
+    /// A load to run during the measurement: cpu:N (threads looping usleep(1)),
+    /// io:N (4 KiB O_SYNC writes), mem:N (memory streaming), cmd:'COMMAND'.
+    /// Repeatable.
+    #[arg(long = "load", value_name = "SPEC")]
+    pub loads: Vec<jitterlab_latency::load::LoadSpec>,
+    /// CPUs the loads run on (default: all online).
+    #[arg(long, value_name = "LIST")]
+    pub load_cpus: Option<String>,
     /// Exit with status 3 when any latency exceeds US microseconds.
     #[arg(long, value_name = "US")]
     pub fail_above: Option<u64>,

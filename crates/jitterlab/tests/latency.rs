@@ -171,3 +171,45 @@ fn bad_input_is_refused_before_any_thread_starts() {
         "cannot be used with",
     );
 }
+
+#[test]
+fn with_load_on_another_cpu() {
+    let o = run(&[
+        "latency",
+        "--cpus",
+        "0",
+        "--policy",
+        "other",
+        "--loops",
+        "100",
+        "--no-dma-latency",
+        "--load",
+        "cpu:4",
+        "--load",
+        "cmd:sleep 30",
+        "--load-cpus",
+        "0",
+        "--json",
+        "-",
+    ]);
+    let d = json_data(&o, "jitterlab.latency");
+    assert_eq!(d["load_cpus"], "0");
+    let loads = d["loads"].as_array().unwrap();
+    assert_eq!(loads[0]["spec"]["cpu"], 4);
+    assert!(loads[0]["ops"].as_u64().unwrap() > 0);
+    assert!(loads[1]["exit"].as_str().unwrap().contains("ended"));
+    let o = run(&["latency", "--load", "gpu:1"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("unknown load \"gpu\""),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(&["latency", "--load", "cpu:1", "--load-cpus", "4000"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("CPU 4000 does not exist"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -26,6 +26,7 @@
 pub mod clock;
 pub mod config;
 mod dma;
+pub mod load;
 pub mod probe;
 pub mod report;
 pub mod stats;

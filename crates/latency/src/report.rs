@@ -32,6 +32,10 @@ pub struct LatencyReport {
     pub fail_above_ns: Option<u64>,
     /// Whether a sample exceeded `--fail-above`.
     pub failed: bool,
+    /// The CPUs the load generators ran on (none when there was no load).
+    pub load_cpus: Option<jitterlab_cpuset::CpuSet>,
+    /// What each load generator did.
+    pub loads: Vec<crate::load::LoadResult>,
 }
 
 /// One CPU's results.
@@ -112,6 +116,8 @@ impl LatencyReport {
             warnings,
             fail_above_ns,
             failed,
+            load_cpus: None,
+            loads: Vec::new(),
         }
     }
 }

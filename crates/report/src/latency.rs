@@ -3,6 +3,7 @@
 use std::io::{self, Write};
 
 use jitterlab_latency::config::format_ns;
+use jitterlab_latency::load::LoadSpec;
 use jitterlab_latency::{CyclictestHistogram, LatencyReport, Stop};
 
 use crate::units::duration_ns;
@@ -41,6 +42,19 @@ impl Render for LatencyReport {
             self.environment.clocksource.as_deref().unwrap_or("-"),
             self.environment.cpuidle_driver.as_deref().unwrap_or("-"),
         )?;
+        if let Some(cpus) = &self.load_cpus {
+            let loads: Vec<String> = self
+                .loads
+                .iter()
+                .map(|l| match &l.spec {
+                    LoadSpec::Cpu(n) => format!("cpu:{n} ({} sleeps)", l.ops),
+                    LoadSpec::Io(n) => format!("io:{n} ({} 4 KiB O_SYNC writes)", l.ops),
+                    LoadSpec::Mem(n) => format!("mem:{n} ({} 64 MiB passes)", l.ops),
+                    LoadSpec::Cmd(c) => format!("cmd:'{c}' ({})", l.exit.as_deref().unwrap_or("-")),
+                })
+                .collect();
+            writeln!(out, "load on CPUs {cpus}: {}", loads.join(", "))?;
+        }
         writeln!(out, "latencies in us")?;
         let mut t = Table::new([
             "CPU",

@@ -50,10 +50,27 @@ pub fn run(root: &Root, args: Latency, color: Color) -> anyhow::Result<u8> {
         force: args.force,
     };
     config.validate(&online)?;
+    let load_cpus = match &args.load_cpus {
+        Some(list) => {
+            let set = CpuSet::parse_list(list)
+                .map_err(|e| Error::Invalid(format!("--load-cpus: {e}")))?;
+            jitterlab_host::cpus::check_online(root, &set)?;
+            set
+        }
+        None => online.clone(),
+    };
     let environment = Environment::read(root)?;
     let steal_before = steal_ticks(root)?;
 
     let cancel = cancel_on_signals();
+    let loads = if args.loads.is_empty() {
+        None
+    } else {
+        let loads = jitterlab_latency::load::start(&args.loads, &load_cpus)?;
+        // Let the generators reach their steady state before measuring.
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        Some(loads)
+    };
     let live = live_for(&config);
     let done = Arc::new(AtomicBool::new(false));
     let display = io::stderr()
@@ -64,11 +81,12 @@ pub fn run(root: &Root, args: Latency, color: Color) -> anyhow::Result<u8> {
     if let Some(d) = display {
         let _ = d.join();
     }
+    let load_results = loads.map(|l| l.stop()).unwrap_or_default();
     let run = result?;
 
     let steal_after = steal_ticks(root)?;
     let fail_above_ns = args.fail_above.map(|us| us.saturating_mul(1000));
-    let report = LatencyReport::build(
+    let mut report = LatencyReport::build(
         environment,
         config,
         &run,
@@ -76,6 +94,10 @@ pub fn run(root: &Root, args: Latency, color: Color) -> anyhow::Result<u8> {
         &steal_before,
         &steal_after,
     );
+    if !load_results.is_empty() {
+        report.load_cpus = Some(load_cpus);
+        report.loads = load_results;
+    }
     if let Some(path) = &args.histogram_cyclictest {
         let hist = CyclictestHistogram::build(&run, args.histogram_rows);
         let mut out = create(path)?;

@@ -1,0 +1,318 @@
+//! Load generators, started before the measurement and stopped after it.
+//!
+//! - `cpu:N`: N threads looping `usleep(1)` (seed 004's scheduler load: a flood
+//!   of wake-ups and context switches, not just busy CPUs);
+//! - `io:N`: N threads writing 4 KiB with O_SYNC, each to its own temporary
+//!   file, removed afterwards;
+//! - `mem:N`: N threads streaming over 64 MiB buffers (memory bandwidth);
+//! - `cmd:COMMAND`: any external load (`stress-ng --cpu 2`), run by `sh -c` in
+//!   its own process group, ended with SIGTERM (then SIGKILL) at the end.
+//!
+//! Every generator runs SCHED_OTHER on the load CPUs.
+
+use std::fs::OpenOptions;
+use std::io;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, Stdio};
+use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use jitterlab_cpuset::CpuSet;
+use jitterlab_host::sched;
+use serde::Serialize;
+
+use crate::Error;
+
+/// One `--load` argument.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LoadSpec {
+    /// Threads looping `usleep(1)`.
+    Cpu(usize),
+    /// Threads writing 4 KiB with O_SYNC.
+    Io(usize),
+    /// Threads streaming memory.
+    Mem(usize),
+    /// An external command.
+    Cmd(String),
+}
+
+impl FromStr for LoadSpec {
+    type Err = String;
+
+    /// `cpu:150`, `io:150`, `mem:2`, `cmd:stress-ng --cpu 2`.
+    fn from_str(s: &str) -> Result<LoadSpec, String> {
+        let (kind, arg) = s.split_once(':').ok_or_else(|| {
+            format!("{s:?}: expected KIND:N (cpu:150, io:150, mem:2) or cmd:'COMMAND'")
+        })?;
+        let count = || -> Result<usize, String> {
+            match arg.parse::<usize>() {
+                Ok(n) if (1..=10_000).contains(&n) => Ok(n),
+                _ => Err(format!(
+                    "{s:?}: expected a thread count from 1 to 10000 after '{kind}:'"
+                )),
+            }
+        };
+        match kind {
+            "cpu" => Ok(LoadSpec::Cpu(count()?)),
+            "io" => Ok(LoadSpec::Io(count()?)),
+            "mem" => Ok(LoadSpec::Mem(count()?)),
+            "cmd" if !arg.trim().is_empty() => Ok(LoadSpec::Cmd(arg.to_string())),
+            "cmd" => Err(format!("{s:?}: expected a command after 'cmd:'")),
+            _ => Err(format!("{s:?}: unknown load {kind:?} (cpu, io, mem, cmd)")),
+        }
+    }
+}
+
+/// What one generator did, for the report.
+#[derive(Clone, Debug, Serialize)]
+pub struct LoadResult {
+    /// What was asked.
+    pub spec: LoadSpec,
+    /// Operations done: sleeps, 4 KiB writes, 64 MiB passes; 0 for a command.
+    pub ops: u64,
+    /// How the command ended, for `cmd:`.
+    pub exit: Option<String>,
+}
+
+/// The running generators; [`Loads::stop`] ends them (dropping does too).
+pub struct Loads {
+    stop: Arc<AtomicBool>,
+    threads: Vec<(usize, JoinHandle<()>)>,
+    counters: Vec<(LoadSpec, Arc<AtomicU64>)>,
+    children: Vec<(usize, Child)>,
+    dir: Option<tempfile::TempDir>,
+}
+
+const IO_BLOCK: usize = 4096;
+const IO_SPAN: u64 = 256; // blocks per file: 1 MiB, rewritten in turn
+const MEM_BYTES: usize = 64 << 20;
+
+/// Starts the generators on `cpus`.
+pub fn start(specs: &[LoadSpec], cpus: &CpuSet) -> Result<Loads, Error> {
+    let mut loads = Loads {
+        stop: Arc::new(AtomicBool::new(false)),
+        threads: Vec::new(),
+        counters: Vec::new(),
+        children: Vec::new(),
+        dir: None,
+    };
+    for (i, spec) in specs.iter().enumerate() {
+        let ops = Arc::new(AtomicU64::new(0));
+        loads.counters.push((spec.clone(), Arc::clone(&ops)));
+        match spec {
+            LoadSpec::Cpu(n) => loads.spawn(i, *n, "cpu", cpus, &ops, |stop, ops, _| {
+                while !stop.load(Ordering::Relaxed) {
+                    // SAFETY: usleep has no preconditions.
+                    unsafe { libc::usleep(1) };
+                    ops.fetch_add(1, Ordering::Relaxed);
+                }
+            })?,
+            LoadSpec::Io(n) => {
+                if loads.dir.is_none() {
+                    let dir = tempfile::Builder::new()
+                        .prefix("jitterlab-io-load")
+                        .tempdir_in(std::env::var_os("TMPDIR").unwrap_or_else(|| "/var/tmp".into()))
+                        .map_err(|e| {
+                            Error::Setup(format!("temporary directory for io load: {e}"))
+                        })?;
+                    loads.dir = Some(dir);
+                }
+                let dir = loads
+                    .dir
+                    .as_ref()
+                    .map(|d| d.path().to_path_buf())
+                    .unwrap_or_default();
+                for t in 0..*n {
+                    let path = dir.join(format!("load-{i}-{t}"));
+                    let file = Arc::new(
+                        OpenOptions::new()
+                            .create(true)
+                            .truncate(true)
+                            .write(true)
+                            .custom_flags(libc::O_SYNC)
+                            .open(&path)
+                            .map_err(|e| Error::Setup(format!("{}: {e}", path.display())))?,
+                    );
+                    loads.spawn(i, 1, "io", cpus, &ops, move |stop, ops, _| {
+                        let block = [0x5au8; IO_BLOCK];
+                        let mut k = 0u64;
+                        while !stop.load(Ordering::Relaxed) {
+                            if file
+                                .write_all_at(&block, (k % IO_SPAN) * IO_BLOCK as u64)
+                                .is_err()
+                            {
+                                return;
+                            }
+                            k += 1;
+                            ops.fetch_add(1, Ordering::Relaxed);
+                        }
+                    })?;
+                }
+            }
+            LoadSpec::Mem(n) => loads.spawn(i, *n, "mem", cpus, &ops, |stop, ops, _| {
+                let mut buf = vec![1u8; MEM_BYTES];
+                let half = MEM_BYTES / 2;
+                while !stop.load(Ordering::Relaxed) {
+                    let (a, b) = buf.split_at_mut(half);
+                    b.copy_from_slice(a);
+                    a[0] = a[0].wrapping_add(b[half - 1]);
+                    std::hint::black_box(&buf);
+                    ops.fetch_add(1, Ordering::Relaxed);
+                }
+            })?,
+            LoadSpec::Cmd(cmd) => {
+                let mask = sched::mask_words(cpus);
+                let mut command = Command::new("/bin/sh");
+                command
+                    .arg("-c")
+                    .arg(cmd)
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::null());
+                // SAFETY: only system calls after fork; the mask buffer was built before.
+                unsafe {
+                    command.pre_exec(move || {
+                        if libc::setpgid(0, 0) != 0 {
+                            return Err(io::Error::last_os_error());
+                        }
+                        sched::set_affinity_words(0, &mask)
+                    });
+                }
+                let child = command
+                    .spawn()
+                    .map_err(|e| Error::Setup(format!("starting load cmd:{cmd}: {e}")))?;
+                loads.children.push((i, child));
+            }
+        }
+    }
+    Ok(loads)
+}
+
+impl Loads {
+    fn spawn(
+        &mut self,
+        index: usize,
+        n: usize,
+        kind: &str,
+        cpus: &CpuSet,
+        ops: &Arc<AtomicU64>,
+        work: impl Fn(&AtomicBool, &AtomicU64, usize) + Send + Sync + Clone + 'static,
+    ) -> Result<(), Error> {
+        for t in 0..n {
+            let (stop, ops, cpus, work) = (
+                Arc::clone(&self.stop),
+                Arc::clone(ops),
+                cpus.clone(),
+                work.clone(),
+            );
+            let handle = std::thread::Builder::new()
+                .name(format!("jl-load-{kind}"))
+                .stack_size(128 * 1024)
+                .spawn(move || {
+                    // Placement failures leave the thread where it is; the
+                    // load CPUs were checked online before.
+                    let _ = sched::set_affinity(0, &cpus);
+                    work(&stop, &ops, t);
+                })
+                .map_err(|e| Error::Setup(format!("starting {kind} load thread: {e}")))?;
+            self.threads.push((index, handle));
+        }
+        Ok(())
+    }
+
+    /// The directory of the io load files, while they exist.
+    pub fn io_dir(&self) -> Option<&std::path::Path> {
+        self.dir.as_ref().map(|d| d.path())
+    }
+
+    /// Stops every generator, waits for them, removes the temporary files.
+    pub fn stop(mut self) -> Vec<LoadResult> {
+        self.shutdown()
+    }
+
+    fn shutdown(&mut self) -> Vec<LoadResult> {
+        self.stop.store(true, Ordering::Relaxed);
+        for (_, h) in self.threads.drain(..) {
+            let _ = h.join();
+        }
+        let mut exits: Vec<(usize, String)> = Vec::new();
+        for (i, mut child) in self.children.drain(..) {
+            exits.push((i, end_group(&mut child)));
+        }
+        self.dir = None; // removes the io load files
+        self.counters
+            .drain(..)
+            .enumerate()
+            .map(|(i, (spec, ops))| LoadResult {
+                spec,
+                ops: ops.load(Ordering::Relaxed),
+                exit: exits.iter().find(|(j, _)| *j == i).map(|(_, e)| e.clone()),
+            })
+            .collect()
+    }
+}
+
+impl Drop for Loads {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+/// Ends a command's process group: SIGTERM, then SIGKILL after 1 s.
+fn end_group(child: &mut Child) -> String {
+    let pgid = child.id() as libc::pid_t;
+    if let Ok(Some(status)) = child.try_wait() {
+        return format!("exited by itself before the end: {status}");
+    }
+    // SAFETY: signalling our own child's process group.
+    unsafe { libc::kill(-pgid, libc::SIGTERM) };
+    let deadline = Instant::now() + Duration::from_secs(1);
+    while Instant::now() < deadline {
+        if let Ok(Some(status)) = child.try_wait() {
+            // SAFETY: as above; ends any member of the group still running.
+            unsafe { libc::kill(-pgid, libc::SIGKILL) };
+            return format!("ended at the end of the run: {status}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // SAFETY: as above.
+    unsafe { libc::kill(-pgid, libc::SIGKILL) };
+    let status = child
+        .wait()
+        .map(|s| s.to_string())
+        .unwrap_or_else(|e| e.to_string());
+    format!("killed after 1 s: {status}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs() {
+        assert_eq!("cpu:150".parse(), Ok(LoadSpec::Cpu(150)));
+        assert_eq!("io:2".parse(), Ok(LoadSpec::Io(2)));
+        assert_eq!("mem:1".parse(), Ok(LoadSpec::Mem(1)));
+        assert_eq!(
+            "cmd:stress-ng --cpu 2".parse(),
+            Ok(LoadSpec::Cmd("stress-ng --cpu 2".into()))
+        );
+        assert!("cpu:0"
+            .parse::<LoadSpec>()
+            .unwrap_err()
+            .contains("from 1 to 10000"));
+        assert!("gpu:1"
+            .parse::<LoadSpec>()
+            .unwrap_err()
+            .contains("unknown load"));
+        assert!("cpu".parse::<LoadSpec>().unwrap_err().contains("KIND:N"));
+        assert!("cmd:"
+            .parse::<LoadSpec>()
+            .unwrap_err()
+            .contains("expected a command"));
+    }
+}

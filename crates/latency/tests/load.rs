@@ -1,0 +1,100 @@
+//! Load generators start, do work, stop, and leave nothing behind.
+
+use std::time::Duration;
+
+use jitterlab_cpuset::CpuSet;
+use jitterlab_latency::load::{start, LoadSpec};
+
+/// The tests count this process's threads by name: one at a time.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn threads_named(name: &str) -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            std::fs::read_to_string(e.path().join("comm"))
+                .map(|c| c.trim() == name)
+                .unwrap_or(false)
+        })
+        .count()
+}
+
+fn alive(pid: u32) -> bool {
+    // SAFETY: signal 0 only checks existence.
+    unsafe { libc::kill(pid as libc::pid_t, 0) == 0 }
+}
+
+#[test]
+fn generators_load_and_clean_up() {
+    let _serial = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let cpus = CpuSet::from_iter([0]);
+    let loads = start(
+        &[
+            LoadSpec::Cpu(4),
+            LoadSpec::Io(2),
+            LoadSpec::Mem(1),
+            LoadSpec::Cmd("sleep 30 & sleep 30".into()),
+        ],
+        &cpus,
+    )
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(threads_named("jl-load-cpu"), 4);
+    assert_eq!(threads_named("jl-load-io"), 2);
+    assert_eq!(threads_named("jl-load-mem"), 1);
+    let dir = loads.io_dir().unwrap().to_path_buf();
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        2,
+        "one file per io thread"
+    );
+    // The command runs in its own process group: both sleeps are in it.
+    let group: Vec<u32> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .filter(|pid: &u32| {
+            std::fs::read_to_string(format!("/proc/{pid}/cmdline"))
+                .map(|c| c.starts_with("sleep\u{0}30"))
+                .unwrap_or(false)
+        })
+        .collect();
+    assert!(group.len() >= 2, "{group:?}");
+
+    let results = loads.stop();
+    assert_eq!(results.len(), 4);
+    for r in &results[..3] {
+        assert!(r.ops > 0, "{r:?} did some work");
+    }
+    assert!(
+        results[3].exit.as_deref().unwrap().contains("ended"),
+        "{:?}",
+        results[3]
+    );
+    assert_eq!(
+        threads_named("jl-load-cpu") + threads_named("jl-load-io") + threads_named("jl-load-mem"),
+        0
+    );
+    assert!(!dir.exists(), "io files removed");
+    std::thread::sleep(Duration::from_millis(50));
+    for pid in group {
+        assert!(
+            !alive(pid)
+                || std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                    .map(|s| s.contains(") Z "))
+                    .unwrap_or(true),
+            "sleep {pid} ended"
+        );
+    }
+}
+
+#[test]
+fn dropping_stops_them_too() {
+    let _serial = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    {
+        let _loads = start(&[LoadSpec::Cpu(2)], &CpuSet::from_iter([0])).unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        assert_eq!(threads_named("jl-load-cpu"), 2);
+    }
+    assert_eq!(threads_named("jl-load-cpu"), 0);
+}
