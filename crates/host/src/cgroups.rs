@@ -289,9 +289,7 @@ impl Walk<'_> {
                     cpu_exclusive: None,
                     mem_exclusive: None,
                     sched_load_balance: None,
-                    partition: root
-                        .read_opt(file("cpus.partition"))?
-                        .map(|s| s.trim().to_string()),
+                    partition: root.read_line_opt(file("cpus.partition"))?,
                     cpus_exclusive: list("cpus.exclusive")?,
                     tasks: count("cgroup.threads")?,
                 }

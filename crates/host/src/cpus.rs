@@ -144,12 +144,7 @@ impl CpuMap {
             warnings.push(format!("{e}; boot isolation options ignored"));
             BootIsolation::default()
         });
-        let idle = |f: &str| -> Result<Option<String>> {
-            Ok(root
-                .read_opt(format!("{CPU_DIR}/cpuidle/{f}"))?
-                .map(|s| s.trim().to_string())
-                .filter(|s| !s.is_empty() && s != "none"))
-        };
+        let (cpuidle_driver, cpuidle_governor) = cpuidle(root)?;
         let nodes = read_nodes(root)?;
         let mut cpus = Vec::new();
         for cpu in possible.iter() {
@@ -183,8 +178,8 @@ impl CpuMap {
             nohz_full,
             boot,
             cmdline: cmdline.raw,
-            cpuidle_driver: idle("current_driver")?,
-            cpuidle_governor: idle("current_governor")?.or(idle("current_governor_ro")?),
+            cpuidle_driver,
+            cpuidle_governor,
             cpus,
             warnings,
         })
@@ -228,6 +223,20 @@ fn check_sets(possible: &CpuSet, online: &CpuSet, set: &CpuSet) -> Result<()> {
     Ok(())
 }
 
+/// The cpuidle driver and governor (`None` when cpuidle is off).
+pub fn cpuidle(root: &Root) -> Result<(Option<String>, Option<String>)> {
+    let read = |f: &str| -> Result<Option<String>> {
+        Ok(root
+            .read_line_opt(format!("{CPU_DIR}/cpuidle/{f}"))?
+            .filter(|s| !s.is_empty() && s != "none"))
+    };
+    let governor = match read("current_governor")? {
+        Some(g) => Some(g),
+        None => read("current_governor_ro")?,
+    };
+    Ok((read("current_driver")?, governor))
+}
+
 fn read_nodes(root: &Root) -> Result<Vec<(u32, CpuSet)>> {
     let mut nodes = Vec::new();
     for name in root.list_dir("/sys/devices/system/node")? {
@@ -251,11 +260,7 @@ fn read_cpu(root: &Root, cpu: u32, online: bool) -> Result<Cpu> {
             .read_num_opt::<i64>(format!("{dir}/topology/{f}"))?
             .and_then(|v| u32::try_from(v).ok()))
     };
-    let text = |f: &str| -> Result<Option<String>> {
-        Ok(root
-            .read_opt(format!("{dir}/{f}"))?
-            .map(|s| s.trim().to_string()))
-    };
+    let text = |f: &str| root.read_line_opt(format!("{dir}/{f}"));
     let freq = if root.exists(format!("{dir}/cpufreq")) {
         let khz = |f: &str| root.read_num_opt::<u64>(format!("{dir}/cpufreq/{f}"));
         Some(CpuFreq {

@@ -42,8 +42,7 @@ impl Environment {
     pub fn read(root: &Root) -> Result<Environment> {
         let line = |p: &str| -> Result<Option<String>> {
             Ok(root
-                .read_opt(p)?
-                .map(|s| s.trim().to_string())
+                .read_line_opt(p)?
                 .filter(|s| !s.is_empty() && s != "none"))
         };
         let version = line("/proc/version")?.unwrap_or_default();
@@ -94,7 +93,7 @@ impl Environment {
                 }
             }
         }
-        let cpuidle = "/sys/devices/system/cpu/cpuidle";
+        let (cpuidle_driver, cpuidle_governor) = crate::cpus::cpuidle(root)?;
         Ok(Environment {
             kernel_release: line("/proc/sys/kernel/osrelease")?.unwrap_or_default(),
             kernel_version: version,
@@ -107,11 +106,8 @@ impl Environment {
             nohz_full: root.read_cpu_list_opt("/sys/devices/system/cpu/nohz_full")?,
             clocksource: line("/sys/devices/system/clocksource/clocksource0/current_clocksource")?,
             virtualization,
-            cpuidle_driver: line(&format!("{cpuidle}/current_driver"))?,
-            cpuidle_governor: match line(&format!("{cpuidle}/current_governor"))? {
-                Some(g) => Some(g),
-                None => line(&format!("{cpuidle}/current_governor_ro"))?,
-            },
+            cpuidle_driver,
+            cpuidle_governor,
             cpufreq_governors: governors,
         })
     }

@@ -67,6 +67,11 @@ impl Root {
         Ok(self.read(host_path)?.trim().to_string())
     }
 
+    /// Reads a one-line file, trimmed, or `None` when it does not exist.
+    pub fn read_line_opt(&self, host_path: impl AsRef<Path>) -> Result<Option<String>> {
+        Ok(self.read_opt(host_path)?.map(|s| s.trim().to_string()))
+    }
+
     /// Reads a one-line file that holds a CPU list (`0-3,8`). `(null)`, which
     /// kernels with CONFIG_CPUMASK_OFFSTACK print for an unallocated mask (such
     /// as `nohz_full` when the option is not given), is the empty set.
@@ -90,6 +95,15 @@ impl Root {
             path: self.path(host_path),
             cause: source,
         })
+    }
+
+    /// Reads a CPU mask file, or `None` when it does not exist.
+    pub fn read_cpu_mask_opt(&self, host_path: impl AsRef<Path>) -> Result<Option<CpuSet>> {
+        match self.read_cpu_mask(host_path) {
+            Ok(s) => Ok(Some(s)),
+            Err(e) if e.is_not_found() => Ok(None),
+            Err(e) => Err(e),
+        }
     }
 
     /// Reads a CPU list file, or `None` when it does not exist.

@@ -51,20 +51,12 @@ impl Workqueues {
             if !root.exists(format!("{dir}/per_cpu")) && !root.exists(format!("{dir}/max_active")) {
                 continue;
             }
-            let text = |f: &str| -> Result<Option<String>> {
-                Ok(root
-                    .read_opt(format!("{dir}/{f}"))?
-                    .map(|s| s.trim().to_string()))
-            };
             queues.push(Workqueue {
                 per_cpu: root
                     .read_num_opt::<u8>(format!("{dir}/per_cpu"))?
                     .map(|v| v != 0),
-                cpumask: match root.exists(format!("{dir}/cpumask")) {
-                    true => Some(root.read_cpu_mask(format!("{dir}/cpumask"))?),
-                    false => None,
-                },
-                affinity_scope: text("affinity_scope")?,
+                cpumask: root.read_cpu_mask_opt(format!("{dir}/cpumask"))?,
+                affinity_scope: root.read_line_opt(format!("{dir}/affinity_scope"))?,
                 affinity_strict: root
                     .read_num_opt::<u8>(format!("{dir}/affinity_strict"))?
                     .map(|v| v != 0),
@@ -73,12 +65,7 @@ impl Workqueues {
                 name,
             });
         }
-        let mask = |f: &str| -> Result<Option<CpuSet>> {
-            match root.exists(format!("{WQ_DIR}/{f}")) {
-                true => Ok(Some(root.read_cpu_mask(format!("{WQ_DIR}/{f}"))?)),
-                false => Ok(None),
-            }
-        };
+        let mask = |f: &str| root.read_cpu_mask_opt(format!("{WQ_DIR}/{f}"));
         Ok(Workqueues {
             cpumask: mask("cpumask")?,
             cpumask_requested: mask("cpumask_requested")?,

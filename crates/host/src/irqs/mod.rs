@@ -9,7 +9,7 @@ mod set;
 use jitterlab_cpuset::CpuSet;
 use serde::Serialize;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::root::Root;
 
 pub use parse::{parse_interrupts, parse_softirqs};
@@ -128,13 +128,7 @@ impl IrqMap {
         for irq in &mut irqs {
             read_irq_files(root, irq)?;
         }
-        let default_affinity = match root.read_opt("/proc/irq/default_smp_affinity")? {
-            Some(text) => Some(CpuSet::parse_mask(&text).map_err(|source| Error::CpuSet {
-                path: root.path("/proc/irq/default_smp_affinity"),
-                cause: source,
-            })?),
-            None => None,
-        };
+        let default_affinity = root.read_cpu_mask_opt("/proc/irq/default_smp_affinity")?;
         let (softirq_cpus, softirqs) = match root.read_opt("/proc/softirqs")? {
             Some(text) => parse_softirqs(&root.path("/proc/softirqs"), &text)?,
             None => (Vec::new(), Vec::new()),
@@ -203,12 +197,8 @@ fn read_irq_files(root: &Root, irq: &mut Irq) -> Result<()> {
     let sys = format!("/sys/kernel/irq/{n}");
     if let Some(chip) = root.read_opt(format!("{sys}/chip_name"))? {
         irq.chip = chip.trim().to_string();
-        irq.hwirq = root
-            .read_opt(format!("{sys}/hwirq"))?
-            .map(|s| s.trim().to_string());
-        irq.trigger = root
-            .read_opt(format!("{sys}/type"))?
-            .map(|s| s.trim().to_string());
+        irq.hwirq = root.read_line_opt(format!("{sys}/hwirq"))?;
+        irq.trigger = root.read_line_opt(format!("{sys}/type"))?;
         if let Some(actions) = root.read_opt(format!("{sys}/actions"))? {
             irq.actions = actions
                 .trim()
