@@ -135,32 +135,25 @@ impl Cgroups {
             &root.read("/proc/self/mountinfo")?,
         )?;
         let mut v1_mounts = Vec::new();
-        let mut v2_mount = None;
         let mut cpuset_v1 = None;
-        for m in &mounts {
-            match m.fstype.as_str() {
-                "cgroup" => {
-                    let ctrls: Vec<&str> = m
-                        .superopts
-                        .split(',')
-                        .filter(|o| !matches!(*o, "rw" | "ro") && !o.contains("relatime"))
-                        .collect();
-                    if ctrls.contains(&"cpuset") {
-                        cpuset_v1 = Some((m, ctrls.contains(&"noprefix")));
-                    }
-                    v1_mounts.push((ctrls.join(","), m.point.clone()));
-                }
-                "cgroup2" if v2_mount.is_none() => v2_mount = Some(m.point.clone()),
-                _ => {}
+        for m in mounts.iter().filter(|m| m.fstype == "cgroup") {
+            let ctrls: Vec<&str> = m
+                .superopts
+                .split(',')
+                .filter(|o| !matches!(*o, "rw" | "ro") && !o.contains("relatime"))
+                .collect();
+            if ctrls.contains(&"cpuset") {
+                cpuset_v1 = Some((m, ctrls.contains(&"noprefix")));
             }
+            v1_mounts.push((ctrls.join(","), m.point.clone()));
         }
-        let layout = match (v1_mounts.is_empty(), v2_mount.is_some()) {
+        let v2 = mounts.iter().find(|m| m.fstype == "cgroup2");
+        let layout = match (v1_mounts.is_empty(), v2.is_some()) {
             (false, true) => Layout::Hybrid,
             (false, false) => Layout::V1,
             (true, true) => Layout::V2,
             (true, false) => Layout::None,
         };
-        let v2 = mounts.iter().find(|m| m.fstype == "cgroup2");
         let (cpuset_version, cpuset_at, noprefix) = match (cpuset_v1, v2) {
             (Some((m, noprefix)), _) => (Some(1), Some(m), noprefix),
             (None, Some(m)) => {
@@ -191,7 +184,7 @@ impl Cgroups {
         Ok(Cgroups {
             layout,
             v1_mounts,
-            v2_mount,
+            v2_mount: v2.map(|m| m.point.clone()),
             cpuset_version,
             cpuset_mount,
             cpuset_mount_root,

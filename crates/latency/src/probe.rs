@@ -204,6 +204,7 @@ pub fn run(config: &Config, cancel: &Arc<AtomicBool>, live: &[Arc<Live>]) -> Res
         }
     }
     let wall_ns = start.elapsed().as_nanos() as u64;
+    let dma_latency_held = dma.is_some();
     drop(dma);
     if mlocked {
         // SAFETY: no preconditions.
@@ -215,8 +216,7 @@ pub fn run(config: &Config, cancel: &Arc<AtomicBool>, live: &[Arc<Live>]) -> Res
     Ok(Run {
         cpus: stats,
         mlocked,
-        dma_latency_held: config.dma_latency
-            && warnings.iter().all(|w| !w.contains("cpu_dma_latency")),
+        dma_latency_held,
         cancelled: cancel.load(Ordering::Relaxed),
         wall_ns,
         warnings,
