@@ -1,23 +1,33 @@
 //! `jitterlab latency` end to end: outputs, the cyclictest file, exit statuses.
 
+use std::process::Output;
+
 use crate::util::{is_root, json_data, run, stderr, stdout};
 
-#[test]
-fn json_histogram_and_cyclictest_file_agree() {
-    let dir = tempfile::tempdir().unwrap();
-    let hist = dir.path().join("hist.txt");
-    // SCHED_OTHER so that the test needs no privilege.
-    let o = run(&[
+/// `jitterlab latency` on CPU 0 as SCHED_OTHER without /dev/cpu_dma_latency,
+/// so that the test needs no privilege, with `args` added.
+fn probe_cpu0(args: &[&str]) -> Output {
+    let mut all = vec![
         "latency",
         "--cpus",
         "0",
         "--policy",
         "other",
+        "--no-dma-latency",
+    ];
+    all.extend_from_slice(args);
+    run(&all)
+}
+
+#[test]
+fn json_histogram_and_cyclictest_file_agree() {
+    let dir = tempfile::tempdir().unwrap();
+    let hist = dir.path().join("hist.txt");
+    let o = probe_cpu0(&[
         "--interval",
         "1ms",
         "--loops",
         "300",
-        "--no-dma-latency",
         "--json",
         "-",
         "--histogram-cyclictest",
@@ -83,36 +93,14 @@ fn json_histogram_and_cyclictest_file_agree() {
 
 #[test]
 fn fail_above_exits_3() {
-    let o = run(&[
-        "latency",
-        "--cpus",
-        "0",
-        "--policy",
-        "other",
-        "--loops",
-        "50",
-        "--no-dma-latency",
-        "--fail-above",
-        "0",
-    ]);
+    let o = probe_cpu0(&["--loops", "50", "--fail-above", "0"]);
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     assert!(
         stdout(&o).contains("FAILED: a latency exceeded 0ns"),
         "{}",
         stdout(&o)
     );
-    let o = run(&[
-        "latency",
-        "--cpus",
-        "0",
-        "--policy",
-        "other",
-        "--loops",
-        "50",
-        "--no-dma-latency",
-        "--fail-above",
-        "10000000",
-    ]);
+    let o = probe_cpu0(&["--loops", "50", "--fail-above", "10000000"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }
 
@@ -174,15 +162,9 @@ fn bad_input_is_refused_before_any_thread_starts() {
 
 #[test]
 fn with_load_on_another_cpu() {
-    let o = run(&[
-        "latency",
-        "--cpus",
-        "0",
-        "--policy",
-        "other",
+    let o = probe_cpu0(&[
         "--loops",
         "100",
-        "--no-dma-latency",
         "--load",
         "cpu:4",
         "--load",
