@@ -1,0 +1,484 @@
+//! The event model: one [`Event`] per trace record, with typed payloads for the events the
+//! analyses use and a generic payload for every other event.
+//!
+//! Times are nanoseconds on the trace clock. Text readers whose source has microseconds
+//! multiply by 1000; they never invent precision they do not have.
+
+use std::fmt;
+use std::sync::Arc;
+
+/// Shared immutable text (IRQ names, symbols, marker strings). Readers intern repeated
+/// values, so cloning is cheap.
+pub type Text = Arc<str>;
+
+/// A task name as the kernel keeps it (`TASK_COMM_LEN` = 16 bytes with the NUL), stored
+/// inline so that events do not allocate for names. Longer names are cut at 16 bytes on a
+/// character boundary.
+#[derive(Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Comm {
+    bytes: [u8; 16],
+    len: u8,
+}
+
+impl Comm {
+    /// The longest name kept, in bytes.
+    pub const MAX: usize = 16;
+
+    /// A comm from text (cut at 16 bytes on a character boundary).
+    pub fn new(s: &str) -> Comm {
+        let mut end = s.len().min(Self::MAX);
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        let mut bytes = [0u8; 16];
+        bytes[..end].copy_from_slice(&s.as_bytes()[..end]);
+        Comm {
+            bytes,
+            len: end as u8,
+        }
+    }
+
+    /// A comm from a NUL-padded kernel field (`char comm[16]`); invalid UTF-8 is replaced.
+    pub fn from_bytes(raw: &[u8]) -> Comm {
+        let raw = &raw[..raw.len().min(Self::MAX)];
+        let raw = match raw.iter().position(|&b| b == 0) {
+            Some(n) => &raw[..n],
+            None => raw,
+        };
+        match std::str::from_utf8(raw) {
+            Ok(s) => Comm::new(s),
+            Err(_) => Comm::new(&String::from_utf8_lossy(raw)),
+        }
+    }
+
+    /// The name.
+    pub fn as_str(&self) -> &str {
+        // Only ever built from a valid `&str` cut on a char boundary.
+        std::str::from_utf8(&self.bytes[..self.len as usize]).unwrap_or("")
+    }
+}
+
+impl fmt::Debug for Comm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl fmt::Display for Comm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl serde::Serialize for Comm {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+/// The `common_flags` byte of an event, with the kernel's bit values
+/// (`enum trace_flag_type` in kernel/trace/trace.h). Text readers map the latency-format
+/// letters (`dNhs`...) back to these bits.
+#[derive(Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct Flags(pub u8);
+
+impl Flags {
+    /// Interrupts were disabled (`d`).
+    pub const IRQS_OFF: u8 = 0x01;
+    /// A lazy reschedule is pending (`L`, or `B` with need-resched).
+    pub const NEED_RESCHED_LAZY: u8 = 0x02;
+    /// A reschedule is pending (`N`).
+    pub const NEED_RESCHED: u8 = 0x04;
+    /// In hard interrupt context (`h`).
+    pub const HARDIRQ: u8 = 0x08;
+    /// In softirq context (`s`).
+    pub const SOFTIRQ: u8 = 0x10;
+    /// A preemption reschedule is pending (`p`).
+    pub const PREEMPT_RESCHED: u8 = 0x20;
+    /// In NMI context (`z` / `Z`).
+    pub const NMI: u8 = 0x40;
+    /// Bottom halves were disabled (`b`).
+    pub const BH_OFF: u8 = 0x80;
+
+    /// True if every bit of `bit` is set.
+    pub fn has(self, bit: u8) -> bool {
+        self.0 & bit == bit
+    }
+    /// In hard interrupt context.
+    pub fn hardirq(self) -> bool {
+        self.has(Self::HARDIRQ)
+    }
+    /// In softirq context.
+    pub fn softirq(self) -> bool {
+        self.has(Self::SOFTIRQ)
+    }
+    /// Interrupts disabled.
+    pub fn irqs_off(self) -> bool {
+        self.has(Self::IRQS_OFF)
+    }
+}
+
+impl fmt::Debug for Flags {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Flags({:#04x})", self.0)
+    }
+}
+
+/// `prev_state` of a sched_switch: the kernel's `TASK_REPORT` bits as the tracepoint
+/// records them (0 = runnable; [`TaskState::PREEMPTED`] = runnable after preemption, `R+`).
+#[derive(Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct TaskState(pub u64);
+
+impl TaskState {
+    /// `S`: interruptible sleep.
+    pub const INTERRUPTIBLE: u64 = 0x01;
+    /// `D`: uninterruptible sleep.
+    pub const UNINTERRUPTIBLE: u64 = 0x02;
+    /// `T`: stopped.
+    pub const STOPPED: u64 = 0x04;
+    /// `t`: traced.
+    pub const TRACED: u64 = 0x08;
+    /// `X`: dead.
+    pub const DEAD: u64 = 0x10;
+    /// `Z`: zombie.
+    pub const ZOMBIE: u64 = 0x20;
+    /// `P`: parked.
+    pub const PARKED: u64 = 0x40;
+    /// `I`: idle kernel thread.
+    pub const IDLE: u64 = 0x80;
+    /// `+` on `R`: switched out while runnable, i.e. preempted (`TASK_REPORT_MAX`).
+    pub const PREEMPTED: u64 = 0x100;
+
+    const LETTERS: [(u64, char); 8] = [
+        (Self::INTERRUPTIBLE, 'S'),
+        (Self::UNINTERRUPTIBLE, 'D'),
+        (Self::STOPPED, 'T'),
+        (Self::TRACED, 't'),
+        (Self::DEAD, 'X'),
+        (Self::ZOMBIE, 'Z'),
+        (Self::PARKED, 'P'),
+        (Self::IDLE, 'I'),
+    ];
+
+    /// Still runnable when switched out (`R` or `R+`): the task was preempted or yielded.
+    pub fn is_runnable(self) -> bool {
+        self.0 & 0xff == 0
+    }
+
+    /// Parse the letters the kernel prints (`R`, `R+`, `S`, `D`, `D|K`, `I`, ...).
+    /// Returns `None` for anything else.
+    pub fn from_letters(s: &str) -> Option<TaskState> {
+        match s {
+            "R" => return Some(TaskState(0)),
+            "R+" => return Some(TaskState(Self::PREEMPTED)),
+            _ => {}
+        }
+        let mut bits = 0;
+        for part in s.split('|') {
+            match part {
+                // "K" (wakekill) and "W" (waking) of older kernels: accepted, not kept.
+                "K" | "W" => continue,
+                _ => {}
+            }
+            let mut chars = part.chars();
+            let c = chars.next()?;
+            if chars.next().is_some() {
+                return None;
+            }
+            let (bit, _) = Self::LETTERS.iter().find(|(_, l)| *l == c)?;
+            bits |= bit;
+        }
+        Some(TaskState(bits))
+    }
+}
+
+impl fmt::Display for TaskState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_runnable() {
+            return f.write_str(if self.0 & Self::PREEMPTED != 0 {
+                "R+"
+            } else {
+                "R"
+            });
+        }
+        let mut first = true;
+        for (bit, letter) in Self::LETTERS {
+            if self.0 & bit != 0 {
+                if !first {
+                    f.write_str("|")?;
+                }
+                write!(f, "{letter}")?;
+                first = false;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for TaskState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "TaskState({self})")
+    }
+}
+
+/// A kernel code address, with its symbol when the source knows it (text formats print the
+/// name; .dat files have the address and, with kallsyms, the name).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct Sym {
+    /// The address, 0 when only the name is known.
+    pub addr: u64,
+    /// `function+0xoff` or `function`, as the source resolves it.
+    pub name: Option<Text>,
+}
+
+/// The payload shared by sched_waking, sched_wakeup and sched_wakeup_new.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Wakeup {
+    /// The woken task's name.
+    pub comm: Comm,
+    /// The woken task's tid.
+    pub pid: i32,
+    /// Its kernel priority (0..=139; lower is more important).
+    pub prio: i32,
+    /// The CPU it will run on.
+    pub target_cpu: u32,
+}
+
+/// A field value of a generic event.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[serde(untagged)]
+pub enum Value {
+    /// A signed integer field.
+    Int(i64),
+    /// An unsigned integer field (also pointers).
+    Uint(u64),
+    /// A string field (`char[]`, `__string`, `__data_loc char[]`).
+    Str(Text),
+    /// An array of bytes or other raw data.
+    Bytes(Arc<[u8]>),
+}
+
+/// What happened. Variants for the events the analyses use; everything else is
+/// [`EventKind::Other`] with its fields decoded by name.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum EventKind {
+    /// sched:sched_switch.
+    SchedSwitch {
+        /// The task switched out.
+        prev_comm: Comm,
+        /// Its tid.
+        prev_pid: i32,
+        /// Its priority.
+        prev_prio: i32,
+        /// Its state: runnable (preempted) or a sleep state.
+        prev_state: TaskState,
+        /// The task switched in.
+        next_comm: Comm,
+        /// Its tid.
+        next_pid: i32,
+        /// Its priority.
+        next_prio: i32,
+    },
+    /// sched:sched_waking (the wake-up is requested, in the waker's context).
+    SchedWaking(Wakeup),
+    /// sched:sched_wakeup (the task is on a run queue).
+    SchedWakeup(Wakeup),
+    /// sched:sched_wakeup_new (a new task is on a run queue for the first time).
+    SchedWakeupNew(Wakeup),
+    /// sched:sched_migrate_task.
+    SchedMigrateTask {
+        /// The task moved.
+        comm: Comm,
+        /// Its tid.
+        pid: i32,
+        /// Its priority.
+        prio: i32,
+        /// From this CPU.
+        orig_cpu: u32,
+        /// To this CPU.
+        dest_cpu: u32,
+    },
+    /// sched:sched_process_fork.
+    SchedProcessFork {
+        /// The parent's name.
+        parent_comm: Comm,
+        /// The parent's tid.
+        parent_pid: i32,
+        /// The child's name.
+        child_comm: Comm,
+        /// The child's tid.
+        child_pid: i32,
+    },
+    /// sched:sched_process_exec.
+    SchedProcessExec {
+        /// The executed file.
+        filename: Text,
+        /// The tid after exec.
+        pid: i32,
+        /// The tid before exec (differs when a non-leader thread execs).
+        old_pid: i32,
+    },
+    /// sched:sched_process_exit.
+    SchedProcessExit {
+        /// The exiting task's name.
+        comm: Comm,
+        /// Its tid.
+        pid: i32,
+        /// Its priority.
+        prio: i32,
+    },
+    /// irq:irq_handler_entry.
+    IrqHandlerEntry {
+        /// The IRQ number.
+        irq: u32,
+        /// The handler's name (`/proc/interrupts` last column).
+        name: Text,
+    },
+    /// irq:irq_handler_exit.
+    IrqHandlerExit {
+        /// The IRQ number.
+        irq: u32,
+        /// The handler's return value: 1 handled, 0 unhandled.
+        ret: i32,
+    },
+    /// irq:softirq_raise.
+    SoftirqRaise {
+        /// The vector (0 HI, 1 TIMER, 2 NET_TX, 3 NET_RX, 4 BLOCK, 5 IRQ_POLL, 6 TASKLET,
+        /// 7 SCHED, 8 HRTIMER, 9 RCU).
+        vec: u32,
+    },
+    /// irq:softirq_entry.
+    SoftirqEntry {
+        /// The vector.
+        vec: u32,
+    },
+    /// irq:softirq_exit.
+    SoftirqExit {
+        /// The vector.
+        vec: u32,
+    },
+    /// timer:hrtimer_expire_entry.
+    HrtimerExpireEntry {
+        /// The timer's address.
+        hrtimer: u64,
+        /// The expiry time the timer code saw (ns, CLOCK_MONOTONIC).
+        now: u64,
+        /// The callback.
+        function: Sym,
+    },
+    /// timer:hrtimer_expire_exit.
+    HrtimerExpireExit {
+        /// The timer's address.
+        hrtimer: u64,
+    },
+    /// ipi:ipi_send_cpu.
+    IpiSendCpu {
+        /// The target CPU.
+        cpu: u32,
+        /// Where the IPI was sent from.
+        callsite: Sym,
+        /// The function the target will run.
+        callback: Sym,
+    },
+    /// workqueue:workqueue_execute_start.
+    WorkqueueExecuteStart {
+        /// The work item's address.
+        work: u64,
+        /// Its function.
+        function: Sym,
+    },
+    /// workqueue:workqueue_execute_end.
+    WorkqueueExecuteEnd {
+        /// The work item's address.
+        work: u64,
+        /// Its function.
+        function: Sym,
+    },
+    /// ftrace:print: a write to trace_marker.
+    Print {
+        /// The writer's instruction pointer (0 in text formats).
+        ip: u64,
+        /// The text, without the trailing newline.
+        text: Text,
+    },
+    /// function_graph: a function was entered.
+    FuncEntry {
+        /// The function.
+        func: Sym,
+        /// The call depth (0 = outermost traced call).
+        depth: u32,
+    },
+    /// function_graph: a function returned.
+    FuncReturn {
+        /// The function, when the source names it (a `}` line names it only in a comment,
+        /// or not at all).
+        func: Sym,
+        /// The call depth.
+        depth: u32,
+        /// The time from entry to return, in ns, when the source gives it.
+        duration: Option<u64>,
+    },
+    /// The kernel lost events on this CPU here (ring-buffer overrun).
+    Lost {
+        /// How many, when the source says.
+        count: Option<u64>,
+    },
+    /// Any other event, its fields decoded by name from the event's format.
+    Other {
+        /// `system:name`, e.g. `timer:timer_start`.
+        name: Text,
+        /// Field names and values, in the format's order (common fields left out).
+        fields: Vec<(Text, Value)>,
+    },
+}
+
+impl EventKind {
+    /// The event's name as trace-cmd prints it (`sched_switch`, `irq_handler_entry`, ...);
+    /// `lost` for lost-event markers.
+    pub fn name(&self) -> &str {
+        match self {
+            EventKind::SchedSwitch { .. } => "sched_switch",
+            EventKind::SchedWaking(_) => "sched_waking",
+            EventKind::SchedWakeup(_) => "sched_wakeup",
+            EventKind::SchedWakeupNew(_) => "sched_wakeup_new",
+            EventKind::SchedMigrateTask { .. } => "sched_migrate_task",
+            EventKind::SchedProcessFork { .. } => "sched_process_fork",
+            EventKind::SchedProcessExec { .. } => "sched_process_exec",
+            EventKind::SchedProcessExit { .. } => "sched_process_exit",
+            EventKind::IrqHandlerEntry { .. } => "irq_handler_entry",
+            EventKind::IrqHandlerExit { .. } => "irq_handler_exit",
+            EventKind::SoftirqRaise { .. } => "softirq_raise",
+            EventKind::SoftirqEntry { .. } => "softirq_entry",
+            EventKind::SoftirqExit { .. } => "softirq_exit",
+            EventKind::HrtimerExpireEntry { .. } => "hrtimer_expire_entry",
+            EventKind::HrtimerExpireExit { .. } => "hrtimer_expire_exit",
+            EventKind::IpiSendCpu { .. } => "ipi_send_cpu",
+            EventKind::WorkqueueExecuteStart { .. } => "workqueue_execute_start",
+            EventKind::WorkqueueExecuteEnd { .. } => "workqueue_execute_end",
+            EventKind::Print { .. } => "print",
+            EventKind::FuncEntry { .. } => "funcgraph_entry",
+            EventKind::FuncReturn { .. } => "funcgraph_exit",
+            EventKind::Lost { .. } => "lost",
+            EventKind::Other { name, .. } => name.rsplit(':').next().unwrap_or(name),
+        }
+    }
+}
+
+/// One trace record.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Event {
+    /// Timestamp in ns on the trace clock.
+    pub ts: u64,
+    /// The CPU that recorded it.
+    pub cpu: u32,
+    /// The task current on that CPU (`common_pid`; 0 = idle).
+    pub pid: i32,
+    /// Interrupt and reschedule flags (`common_flags`).
+    pub flags: Flags,
+    /// `common_preempt_count`: preempt depth in the low 4 bits, migrate-disable depth in
+    /// the high 4 bits.
+    pub preempt_count: u8,
+    /// What happened.
+    pub kind: EventKind,
+}

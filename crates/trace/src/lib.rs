@@ -1,0 +1,56 @@
+//! Kernel trace formats and the event model.
+//!
+//! This crate reads and writes the files that tracing tools produce and turns them into one
+//! time-ordered stream of [`Event`]s:
+//!
+//! - trace-cmd `.dat` files, version 6 and version 7 (zstd and zlib compressed sections);
+//! - raw tracefs ring-buffer pages, decoded with the tracefs `format` files;
+//! - the kernel's ftrace text (the `trace` and `trace_pipe` files, and `trace-cmd report`);
+//! - function_graph text.
+//!
+//! It does **not** touch the host: recording (tracefs writes, `trace_pipe_raw`) lives in the
+//! host crate, and analyses (scheduler state, latencies) live in the analyze crate. Every
+//! reader works on bytes it is given and reports bad input as an [`Error`] that names the
+//! source, the byte offset or line, and what was expected; it never panics.
+//!
+//! Every reader implements [`EventSource`]: `next_event()` returns the next event in
+//! timestamp order (per-CPU streams merged), `Ok(None)` at the end.
+#![deny(missing_docs)]
+
+mod error;
+mod event;
+
+pub use error::{Error, Location, Result};
+pub use event::{Comm, Event, EventKind, Flags, Sym, TaskState, Text, Value, Wakeup};
+
+/// Facts about a trace as a whole, known once its headers are read.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct TraceMeta {
+    /// The file format, for people: "trace-cmd .dat v7 (zstd)", "ftrace text", ...
+    pub format: String,
+    /// Number of CPUs the trace was recorded on, when the source says.
+    pub cpus: Option<u32>,
+}
+
+/// Counters a reader keeps while it reads.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ReadStats {
+    /// Events the kernel reported lost (ring-buffer overruns), per CPU; index = CPU.
+    /// `None` in a slot means "some were lost, the count is unknown".
+    pub lost: Vec<Option<u64>>,
+    /// Records or lines skipped because they could not be decoded (only in lenient mode).
+    pub skipped: u64,
+}
+
+/// A source of events in timestamp order.
+///
+/// Readers are not `Iterator`s so that an event may borrow from the reader in the future
+/// and so that errors carry position (as linux-perf-data does).
+pub trait EventSource {
+    /// The next event in timestamp order; `Ok(None)` at the end of the trace.
+    fn next_event(&mut self) -> Result<Option<Event>>;
+    /// Facts about the whole trace.
+    fn meta(&self) -> &TraceMeta;
+    /// Lost and skipped counts so far.
+    fn stats(&self) -> &ReadStats;
+}
