@@ -39,6 +39,7 @@ pub mod pin;
 mod root;
 pub mod sched;
 pub mod tasks;
+pub mod tracefs;
 pub mod workqueues;
 
 pub use cgroups::Cgroups;

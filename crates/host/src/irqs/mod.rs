@@ -222,3 +222,82 @@ fn read_irq_files(root: &Root, irq: &mut Irq) -> Result<()> {
     };
     Ok(())
 }
+
+/// Per-CPU interrupt and softirq counts, cheap to read often: what the latency probe's
+/// spike ledger diffs around a spike. Rows are labelled `IRQ 36 virtio1-req.0`, `LOC`,
+/// `softirq TIMER`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CpuCounters {
+    /// The CPUs the columns stand for.
+    pub cpus: Vec<u32>,
+    /// Label and one count per CPU of [`CpuCounters::cpus`].
+    pub rows: Vec<(String, Vec<u64>)>,
+}
+
+impl CpuCounters {
+    /// Reads /proc/interrupts and /proc/softirqs.
+    pub fn read(root: &Root) -> Result<CpuCounters> {
+        let path = root.path("/proc/interrupts");
+        let (cpus, irqs, counters) = parse_interrupts(&path, &root.read("/proc/interrupts")?)?;
+        let mut rows: Vec<(String, Vec<u64>)> = irqs
+            .into_iter()
+            .map(|i| (format!("IRQ {} {}", i.irq, i.label()), i.counts))
+            .collect();
+        rows.extend(
+            counters
+                .into_iter()
+                .filter(|c| c.per_cpu)
+                .map(|c| (c.name, c.counts)),
+        );
+        if let Some(text) = root.read_opt("/proc/softirqs")? {
+            let (soft_cpus, soft) = parse_softirqs(&root.path("/proc/softirqs"), &text)?;
+            for row in soft {
+                // Align the softirq columns with the interrupt columns.
+                let counts = cpus
+                    .iter()
+                    .map(|c| {
+                        soft_cpus
+                            .iter()
+                            .position(|s| s == c)
+                            .and_then(|i| row.counts.get(i))
+                            .copied()
+                            .unwrap_or(0)
+                    })
+                    .collect();
+                rows.push((format!("softirq {}", row.name), counts));
+            }
+        }
+        Ok(CpuCounters { cpus, rows })
+    }
+
+    /// The rows that grew on `cpu` from `earlier` to `self`, largest change first. A row
+    /// missing from `earlier` (an IRQ requested since) counts from zero; a counter that
+    /// went backwards (an IRQ freed and reused) counts from zero too.
+    pub fn delta_on(&self, earlier: &CpuCounters, cpu: u32) -> Vec<(String, u64)> {
+        let Some(col) = self.cpus.iter().position(|&c| c == cpu) else {
+            return Vec::new();
+        };
+        let then_col = earlier.cpus.iter().position(|&c| c == cpu);
+        let mut out: Vec<(String, u64)> = self
+            .rows
+            .iter()
+            .filter_map(|(label, counts)| {
+                let now = *counts.get(col)?;
+                let then = then_col
+                    .and_then(|tc| {
+                        earlier
+                            .rows
+                            .iter()
+                            .find(|(l, _)| l == label)
+                            .and_then(|(_, c)| c.get(tc))
+                    })
+                    .copied()
+                    .unwrap_or(0);
+                let d = if now >= then { now - then } else { now };
+                (d > 0).then(|| (label.clone(), d))
+            })
+            .collect();
+        out.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        out
+    }
+}
