@@ -102,6 +102,15 @@ pub struct Latency {
     /// Exit with status 3 when any latency exceeds US microseconds.
     #[arg(long, value_name = "US")]
     pub fail_above: Option<u64>,
+    /// Keep every sample above this in the spike ledger, with the interrupts and softirqs
+    /// its CPU took around it (a bare number is microseconds).
+    #[arg(long, value_name = "TIME", value_parser = jitterlab_latency::parse_duration_ns)]
+    pub spike_threshold: Option<u64>,
+    /// End the run at the first sample above US microseconds: write "jitterlab: latency N
+    /// us > US on cpu C" to trace_marker and turn tracing off, so a trace recorded
+    /// meanwhile ends at the spike.
+    #[arg(long = "break", value_name = "US")]
+    pub break_us: Option<u64>,
 }
 
 /// `jitterlab show [VIEW]`.

@@ -2,7 +2,7 @@
 
 use std::process::Output;
 
-use crate::util::{is_root, json_data, run, stderr, stdout};
+use crate::util::{is_root, json_data, json_envelope, run, stderr, stdout};
 
 /// `jitterlab latency` on CPU 0 as SCHED_OTHER without /dev/cpu_dma_latency,
 /// so that the test needs no privilege, with `args` added.
@@ -194,4 +194,129 @@ fn with_load_on_another_cpu() {
         "{}",
         stderr(&o)
     );
+}
+
+#[test]
+fn every_spike_is_in_the_ledger_with_its_timer_interrupt() {
+    // A 0 ns threshold makes every sample a spike; each wake-up of the probe is a local
+    // timer (LOC) interrupt on its CPU, so each spike's window must count one.
+    let o = probe_cpu0(&[
+        "--interval",
+        "2ms",
+        "--loops",
+        "100",
+        "--spike-threshold",
+        "0ns",
+        "--json",
+        "-",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let d = json_data(&o, "jitterlab.latency");
+    let ledger = &d["spikes"];
+    assert_eq!(ledger["threshold_ns"], 0);
+    let spikes = ledger["spikes"].as_array().unwrap();
+    let dropped = ledger["dropped"].as_u64().unwrap();
+    assert_eq!(
+        spikes.len() as u64 + dropped,
+        100,
+        "every sample is a spike"
+    );
+    assert_eq!(dropped, 0);
+    let mut last_t = 0;
+    for (i, s) in spikes.iter().enumerate() {
+        assert_eq!(s["cpu"], 0);
+        assert_eq!(s["sample"], i as u64 + 1);
+        let t = s["t_ns"].as_u64().unwrap();
+        assert!(t >= last_t, "in time order");
+        last_t = t;
+        if let Some(w) = s["window_ns"].as_u64() {
+            assert!(w >= 2_000_000, "the window covers at least the period: {w}");
+            assert!(
+                s["interrupts"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|d| d["name"] == "LOC" && d["count"].as_u64().unwrap() >= 1),
+                "spike {i}: {s}"
+            );
+        }
+    }
+    assert!(
+        spikes.iter().filter(|s| s["window_ns"].is_u64()).count() >= 90,
+        "nearly every spike is bracketed by two counter reads"
+    );
+    // Without the option there is no ledger.
+    let o = probe_cpu0(&["--loops", "5", "--json", "-"]);
+    assert!(json_data(&o, "jitterlab.latency")["spikes"].is_null());
+}
+
+/// A tracefs instance made for one test, removed on drop, with the top-level
+/// `tracing_on` restored.
+struct Instance {
+    dir: std::path::PathBuf,
+    top_on: String,
+}
+
+impl Drop for Instance {
+    fn drop(&mut self) {
+        let _ = std::fs::write("/sys/kernel/tracing/tracing_on", &self.top_on);
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+#[test]
+fn break_marks_the_trace_and_turns_tracing_off() {
+    if !is_root() || !std::path::Path::new("/sys/kernel/tracing/trace_marker").exists() {
+        eprintln!("skipped: --break needs root and tracefs at /sys/kernel/tracing");
+        return;
+    }
+    let _lock = crate::util::host_lock();
+    let top_on = std::fs::read_to_string("/sys/kernel/tracing/tracing_on").unwrap();
+    let dir = std::path::PathBuf::from(format!(
+        "/sys/kernel/tracing/instances/jitterlab-test-{}",
+        std::process::id()
+    ));
+    std::fs::create_dir(&dir).unwrap();
+    let instance = Instance {
+        dir: dir.clone(),
+        top_on,
+    };
+    std::fs::write(dir.join("tracing_on"), "1").unwrap();
+    // Any wake-up is later than 1 ns... and later than 1 us on this VM; 0 would be refused.
+    let o = probe_cpu0(&["--duration", "20s", "--break", "1", "--json", "-"]);
+    assert_eq!(
+        o.status.code(),
+        Some(3),
+        "a break is a limit hit: {}",
+        stderr(&o)
+    );
+    let d = json_envelope(&o, "jitterlab.latency");
+    let hit = &d["break_hit"];
+    assert_eq!(hit["cpu"], 0);
+    assert_eq!(hit["traced"], true);
+    assert!(hit["latency_ns"].as_u64().unwrap() > 1000);
+    assert!(
+        d["wall_ns"].as_u64().unwrap() < 10_000_000_000,
+        "ended early"
+    );
+    let name = format!("instances/{}", dir.file_name().unwrap().to_str().unwrap());
+    assert!(d["break_buffers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|b| b == name.as_str()));
+    assert_eq!(
+        std::fs::read_to_string(dir.join("tracing_on"))
+            .unwrap()
+            .trim(),
+        "0"
+    );
+    let trace = std::fs::read_to_string(dir.join("trace")).unwrap();
+    let us = hit["latency_ns"].as_u64().unwrap() / 1000;
+    let marker = format!("jitterlab: latency {us} us > 1 us on cpu 0");
+    assert!(trace.contains(&marker), "{marker:?} not in\n{trace}");
+    drop(instance);
+    assert!(!dir.exists());
+    let o = probe_cpu0(&["--loops", "5", "--break", "0"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }

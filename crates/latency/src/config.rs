@@ -39,6 +39,10 @@ pub struct Config {
     pub dma_latency: bool,
     /// Allow intervals under 10 us.
     pub force: bool,
+    /// Samples above this go to the spike ledger, ns (`None`: no ledger).
+    pub spike_threshold_ns: Option<u64>,
+    /// End the run at the first sample above this, ns, marking and stopping the trace.
+    pub break_ns: Option<u64>,
 }
 
 impl Config {
@@ -62,6 +66,9 @@ impl Config {
             Stop::Loops(0) => return bad("--loops must be at least 1".into()),
             Stop::DurationNs(0) => return bad("--duration must be above 0".into()),
             _ => {}
+        }
+        if self.break_ns == Some(0) {
+            return bad("--break must be above 0".into());
         }
         if self.cpus.is_empty() {
             return bad("no CPU to measure".into());
@@ -130,6 +137,8 @@ mod tests {
             deadline_ns: 1_000_000,
             dma_latency: false,
             force: false,
+            spike_threshold_ns: None,
+            break_ns: None,
         }
     }
 

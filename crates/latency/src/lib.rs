@@ -29,10 +29,11 @@ mod dma;
 pub mod load;
 pub mod probe;
 pub mod report;
+pub mod spikes;
 pub mod stats;
 
 pub use config::{parse_duration_ns, Config, Stop};
-pub use probe::{run, Live, Run};
+pub use probe::{run, BreakHit, Live, Run};
 pub use report::{CyclictestHistogram, LatencyReport};
 
 /// A probe failure.

@@ -2,8 +2,8 @@
 //! absolute timer; latency = actual wake-up minus programmed wake-up.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Barrier};
-use std::time::Instant;
+use std::sync::{Arc, Barrier, OnceLock};
+use std::time::{Duration, Instant};
 
 use jitterlab_cpuset::CpuSet;
 use jitterlab_host::sched;
@@ -11,6 +11,7 @@ use jitterlab_host::sched;
 use crate::clock::{Clock, Monotonic};
 use crate::config::{Config, Stop};
 use crate::dma::DmaLatency;
+use crate::spikes::{Ledger, ProcCounters, SpikeEvent, SpikeSink, Watcher};
 use crate::stats::CpuStats;
 use crate::Error;
 
@@ -42,6 +43,79 @@ pub struct Run {
     pub wall_ns: u64,
     /// Warnings gathered while setting up.
     pub warnings: Vec<String>,
+    /// Samples above the spike threshold (empty without `spike_threshold_ns`).
+    pub ledger: Option<Ledger>,
+    /// The sample that ended the run under `break_ns`.
+    pub break_hit: Option<BreakHit>,
+    /// The trace buffers the break stopped (`top`, `instances/NAME`).
+    pub break_buffers: Vec<String>,
+}
+
+/// The first sample above `--break`: it ended the run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct BreakHit {
+    /// The CPU.
+    pub cpu: u32,
+    /// Its latency, ns.
+    pub latency_ns: u64,
+    /// The sample's number on its CPU.
+    pub sample: u64,
+    /// Whether a trace marker was written and tracing turned off.
+    pub traced: bool,
+}
+
+/// What the measuring loop does beyond statistics: hand spikes to the ledger, and end
+/// the run (and the trace) at the first sample above the break threshold.
+#[derive(Default)]
+pub struct Hooks {
+    /// Where spikes go.
+    pub spikes: Option<SpikeSink>,
+    /// End the run at the first sample above this, ns.
+    pub break_ns: Option<u64>,
+    /// Marks the trace and turns tracing off at the break.
+    pub breaker: Option<jitterlab_host::tracefs::Breaker>,
+    /// The sample that broke the run.
+    pub hit: OnceLock<BreakHit>,
+}
+
+impl Hooks {
+    /// Called for each sample; returns true when the run must end.
+    fn sample(
+        &self,
+        cpu: u32,
+        sample: u64,
+        prev_wake_ns: u64,
+        wake_ns: u64,
+        latency_ns: u64,
+    ) -> bool {
+        if let Some(sink) = &self.spikes {
+            if latency_ns > sink.threshold_ns() {
+                sink.offer(SpikeEvent {
+                    cpu,
+                    sample,
+                    prev_wake_ns,
+                    wake_ns,
+                    latency_ns,
+                });
+            }
+        }
+        match self.break_ns {
+            Some(limit) if latency_ns > limit => {
+                let traced = self
+                    .breaker
+                    .as_ref()
+                    .is_some_and(|b| b.fire(latency_ns, cpu));
+                let _ = self.hit.set(BreakHit {
+                    cpu,
+                    latency_ns,
+                    sample,
+                    traced,
+                });
+                true
+            }
+            _ => false,
+        }
+    }
 }
 
 /// The measuring loop of one thread. Returns when the stop condition is met
@@ -53,8 +127,10 @@ pub fn measure(
     stats: &mut CpuStats,
     cancel: &AtomicBool,
     live: &Live,
+    hooks: &Hooks,
 ) {
     let start = clock.now_ns();
+    let mut prev_wake = start;
     let end = match stop {
         Stop::DurationNs(d) => Some(start.saturating_add(d)),
         Stop::Loops(_) => None,
@@ -68,6 +144,11 @@ pub fn measure(
         live.last_ns.store(latency, Ordering::Relaxed);
         live.max_ns.fetch_max(latency, Ordering::Relaxed);
         live.samples.store(stats.samples(), Ordering::Relaxed);
+        if hooks.sample(stats.cpu, stats.samples(), prev_wake, now, latency) {
+            cancel.store(true, Ordering::Relaxed);
+            return;
+        }
+        prev_wake = now;
         // A wake-up more than one interval late skips the periods it overran;
         // the next programmed wake-up is the first still in the future.
         let skipped = latency / interval;
@@ -141,6 +222,8 @@ pub fn run(config: &Config, cancel: &Arc<AtomicBool>, live: &[Arc<Live>]) -> Res
     } else {
         None
     };
+    let (hooks, watcher) = hooks_for(config, &mut warnings)?;
+    let hooks = Arc::new(hooks);
     let cpus: Vec<u32> = config.cpus.iter().collect();
     let barrier = Arc::new(Barrier::new(cpus.len() + 1));
     let failed = Arc::new(AtomicBool::new(false));
@@ -150,6 +233,7 @@ pub fn run(config: &Config, cancel: &Arc<AtomicBool>, live: &[Arc<Live>]) -> Res
         let live = Arc::clone(&live[i]);
         let cfg = config.clone();
         let cancel = Arc::clone(cancel);
+        let hooks = Arc::clone(&hooks);
         let handle = std::thread::Builder::new()
             .name(format!("jitterlab-probe/{cpu}"))
             .stack_size(256 * 1024)
@@ -182,6 +266,7 @@ pub fn run(config: &Config, cancel: &Arc<AtomicBool>, live: &[Arc<Live>]) -> Res
                     &mut stats,
                     &cancel,
                     &live,
+                    &hooks,
                 );
                 Ok(stats)
             })
@@ -189,6 +274,7 @@ pub fn run(config: &Config, cancel: &Arc<AtomicBool>, live: &[Arc<Live>]) -> Res
         handles.push(handle);
     }
     let start = Instant::now();
+    let start_ns = Monotonic.now_ns();
     barrier.wait();
     let mut stats = Vec::new();
     let mut first_error = None;
@@ -204,6 +290,13 @@ pub fn run(config: &Config, cancel: &Arc<AtomicBool>, live: &[Arc<Live>]) -> Res
         }
     }
     let wall_ns = start.elapsed().as_nanos() as u64;
+    let ledger = watcher.map(|w| w.finish(start_ns));
+    let break_hit = hooks.hit.get().copied();
+    let break_buffers = hooks
+        .breaker
+        .as_ref()
+        .map(|b| b.buffers().iter().map(|s| s.to_string()).collect())
+        .unwrap_or_default();
     let dma_latency_held = dma.is_some();
     drop(dma);
     if mlocked {
@@ -217,10 +310,68 @@ pub fn run(config: &Config, cancel: &Arc<AtomicBool>, live: &[Arc<Live>]) -> Res
         cpus: stats,
         mlocked,
         dma_latency_held,
-        cancelled: cancel.load(Ordering::Relaxed),
+        cancelled: cancel.load(Ordering::Relaxed) && break_hit.is_none(),
         wall_ns,
         warnings,
+        ledger,
+        break_hit,
+        break_buffers,
     })
+}
+
+/// The hooks of a run: the spike watcher (off the measured CPUs where possible) and the
+/// trace breaker on the live tracefs.
+fn hooks_for(
+    config: &Config,
+    warnings: &mut Vec<String>,
+) -> Result<(Hooks, Option<Watcher>), Error> {
+    let mut hooks = Hooks {
+        break_ns: config.break_ns,
+        ..Hooks::default()
+    };
+    let mut watcher = None;
+    if let Some(threshold) = config.spike_threshold_ns {
+        let root = jitterlab_host::Root::live();
+        let others = root
+            .read_cpu_list("/sys/devices/system/cpu/online")
+            .ok()
+            .map(|online| online.difference(&config.cpus))
+            .filter(|set| !set.is_empty());
+        if others.is_none() {
+            warnings.push(
+                "the spike watcher shares the measured CPUs: it reads /proc/interrupts every period"
+                    .into(),
+            );
+        }
+        // Half a period keeps the counted window near one interval, at a bounded cost.
+        let period = Duration::from_nanos((config.interval_ns / 2).max(500_000));
+        let (w, sink) = Watcher::start(
+            threshold,
+            Box::new(ProcCounters),
+            Box::new(Monotonic),
+            period,
+            others,
+        )
+        .map_err(|e| Error::Setup(format!("starting the spike watcher: {e}")))?;
+        hooks.spikes = Some(sink);
+        watcher = Some(w);
+    }
+    if let Some(limit) = config.break_ns {
+        let root = jitterlab_host::Root::live();
+        match jitterlab_host::tracefs::find(&root) {
+            Ok(Some(mount)) => {
+                let breaker = jitterlab_host::tracefs::Breaker::arm(&root, &mount, limit / 1000)
+                    .map_err(|e| Error::Setup(format!("arming --break: {e}")))?;
+                hooks.breaker = Some(breaker);
+            }
+            Ok(None) => warnings
+                .push("tracefs is not mounted: --break ends the run but marks no trace".into()),
+            Err(e) => warnings.push(format!(
+                "tracefs not found ({e}): --break ends the run but marks no trace"
+            )),
+        }
+    }
+    Ok((hooks, watcher))
 }
 
 /// One live entry per CPU of the configuration, in CPU order.
@@ -262,6 +413,7 @@ mod tests {
             &mut stats,
             &AtomicBool::new(false),
             &Live::default(),
+            &Hooks::default(),
         );
         stats
     }
@@ -308,6 +460,7 @@ mod tests {
             &mut stats,
             &cancel,
             &Live::default(),
+            &Hooks::default(),
         );
         assert_eq!(stats.samples(), 1);
     }

@@ -36,6 +36,14 @@ pub struct LatencyReport {
     pub load_cpus: Option<jitterlab_cpuset::CpuSet>,
     /// What each load generator did.
     pub loads: Vec<crate::load::LoadResult>,
+    /// The spike ledger (`null` without `--spike-threshold`).
+    pub spikes: Option<crate::spikes::Ledger>,
+    /// `--break`, ns.
+    pub break_ns: Option<u64>,
+    /// The sample that ended the run under `--break`.
+    pub break_hit: Option<crate::probe::BreakHit>,
+    /// The trace buffers `--break` marked and stopped (`top`, `instances/NAME`).
+    pub break_buffers: Vec<String>,
 }
 
 /// One CPU's results.
@@ -104,8 +112,15 @@ impl LatencyReport {
         }
         let failed =
             fail_above_ns.is_some_and(|limit| cpus.iter().any(|c| c.summary.max_ns > limit));
+        if let Some(l) = run.ledger.as_ref().filter(|l| l.dropped > 0) {
+            warnings.push(format!(
+                "{} spikes were not kept in the ledger (too many, or the watcher fell behind)",
+                l.dropped
+            ));
+        }
         LatencyReport {
             environment,
+            break_ns: config.break_ns,
             config,
             cpus,
             wall_ns: run.wall_ns,
@@ -118,6 +133,9 @@ impl LatencyReport {
             failed,
             load_cpus: None,
             loads: Vec::new(),
+            spikes: run.ledger.clone(),
+            break_hit: run.break_hit,
+            break_buffers: run.break_buffers.clone(),
         }
     }
 }

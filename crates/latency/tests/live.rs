@@ -25,6 +25,8 @@ fn config(cpu: u32, policy: Policy, priority: u32, stop: Stop) -> Config {
         deadline_ns: 1_000_000,
         dma_latency: false,
         force: false,
+        spike_threshold_ns: None,
+        break_ns: None,
     }
 }
 
@@ -82,14 +84,15 @@ fn a_stall_longer_than_several_intervals_counts_missed_periods() {
         "about 20 periods were skipped: {s:?}"
     );
     assert!(s.deadline_misses >= 1);
-    // Every period of the run is either a sample or a missed period. The run
-    // lasts 400 ms plus however late its last wake-up came (a host stall at the
-    // end lengthens it), so compare with its own wall time.
+    // Every period of the run is either a sample or a missed period: at least the
+    // 400 ms asked for, and no more than the run's wall time holds (a host stall at the
+    // end lengthens the run; a busy machine delays the joining thread, so the wall time
+    // bounds the count from above only).
     let periods = s.samples + s.missed_periods;
     let elapsed = r.wall_ns / 1_000_000;
     assert!(periods >= 399, "{periods} periods: {s:?}");
     assert!(
-        periods + 2 >= elapsed && periods <= elapsed + 2,
+        periods <= elapsed + 2,
         "{periods} periods in {elapsed} ms: {s:?}"
     );
 }

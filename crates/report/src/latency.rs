@@ -4,6 +4,7 @@ use std::io::{self, Write};
 
 use jitterlab_latency::config::format_ns;
 use jitterlab_latency::load::LoadSpec;
+use jitterlab_latency::spikes::{Ledger, Spike};
 use jitterlab_latency::{CyclictestHistogram, LatencyReport, Stop};
 
 use crate::units::duration_ns;
@@ -98,6 +99,30 @@ impl Render for LatencyReport {
             ]);
         }
         t.write(out, style)?;
+        if let Some(ledger) = &self.spikes {
+            write_ledger(ledger, out, style)?;
+        }
+        if let Some(hit) = &self.break_hit {
+            let traced = if hit.traced {
+                format!(
+                    "; marked and stopped the trace in {}",
+                    self.break_buffers.join(", ")
+                )
+            } else {
+                "; no trace was marked".to_string()
+            };
+            writeln!(
+                out,
+                "{}",
+                style.warn(&format!(
+                    "break: sample {} on CPU {} took {} us > {}{traced}",
+                    hit.sample,
+                    hit.cpu,
+                    us(hit.latency_ns as f64),
+                    self.break_ns.map(format_ns).unwrap_or_default()
+                ))
+            )?;
+        }
         for w in &self.warnings {
             writeln!(out, "{}", style.warn(&format!("warning: {w}")))?;
         }
@@ -110,6 +135,61 @@ impl Render for LatencyReport {
         }
         Ok(())
     }
+}
+
+/// Spikes shown in the text summary; all of them are in the JSON.
+const SPIKES_SHOWN: usize = 20;
+
+/// The ledger's largest spikes, in time order, with the sources that fired around them.
+fn write_ledger(ledger: &Ledger, out: &mut dyn Write, style: &Style) -> io::Result<()> {
+    let n = ledger.spikes.len();
+    writeln!(
+        out,
+        "spikes above {}: {n}{}",
+        format_ns(ledger.threshold_ns),
+        if n > SPIKES_SHOWN {
+            format!(" (the {SPIKES_SHOWN} largest; all in --json)")
+        } else {
+            String::new()
+        }
+    )?;
+    if n == 0 {
+        return Ok(());
+    }
+    let mut shown: Vec<&Spike> = ledger.spikes.iter().collect();
+    shown.sort_by_key(|s| std::cmp::Reverse(s.latency_ns));
+    shown.truncate(SPIKES_SHOWN);
+    shown.sort_by_key(|s| (s.t_ns, s.cpu));
+    let mut t = Table::new([
+        "AT",
+        "CPU",
+        "SAMPLE",
+        "LATENCY",
+        "WINDOW",
+        "INTERRUPTS ON THE CPU",
+    ])
+    .right(&[0, 1, 2, 3, 4]);
+    for s in shown {
+        let irqs: Vec<String> = s
+            .interrupts
+            .iter()
+            .take(4)
+            .map(|d| format!("{} x{}", d.name, d.count))
+            .collect();
+        t.row([
+            duration_ns(s.t_ns),
+            s.cpu.to_string(),
+            s.sample.to_string(),
+            format!("{} us", us(s.latency_ns as f64)),
+            s.window_ns.map(duration_ns).unwrap_or_else(|| "-".into()),
+            if irqs.is_empty() {
+                "-".into()
+            } else {
+                irqs.join(", ")
+            },
+        ]);
+    }
+    t.write(out, style)
 }
 
 /// Writes cyclictest's `-h` histogram text, which OSADL-style plotting

@@ -48,6 +48,8 @@ pub fn run(root: &Root, args: Latency, color: Color) -> anyhow::Result<u8> {
         deadline_ns: args.deadline.unwrap_or(args.interval),
         dma_latency: !args.no_dma_latency,
         force: args.force,
+        spike_threshold_ns: args.spike_threshold,
+        break_ns: args.break_us.map(|us| us.saturating_mul(1000)),
     };
     config.validate(&online)?;
     let load_cpus = match &args.load_cpus {
@@ -114,7 +116,12 @@ pub fn run(root: &Root, args: Latency, color: Color) -> anyhow::Result<u8> {
         }
         None => emit(&report, format(false, color))?,
     }
-    Ok(if report.failed { EXIT_LIMIT } else { EXIT_OK })
+    // A sample over --fail-above, or a run ended by --break, is a limit hit.
+    Ok(if report.failed || report.break_hit.is_some() {
+        EXIT_LIMIT
+    } else {
+        EXIT_OK
+    })
 }
 
 fn create(path: &std::path::Path) -> anyhow::Result<BufWriter<File>> {
