@@ -88,6 +88,9 @@ pub struct Latency {
     /// Write cyclictest's -h histogram text to FILE.
     #[arg(long, value_name = "FILE")]
     pub histogram_cyclictest: Option<std::path::PathBuf>,
+    /// Draw each CPU's latency histogram (log scales) into this SVG file.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<std::path::PathBuf>,
     /// Rows (microseconds) of that histogram.
     #[arg(long, default_value_t = 1000, value_name = "N")]
     pub histogram_rows: usize,

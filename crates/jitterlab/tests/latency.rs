@@ -291,6 +291,7 @@ fn break_marks_the_trace_and_turns_tracing_off() {
         stderr(&o)
     );
     let d = json_envelope(&o, "jitterlab.latency");
+    assert_matches_schema(&serde_json::from_slice(&o.stdout).unwrap());
     let hit = &d["break_hit"];
     assert_eq!(hit["cpu"], 0);
     assert_eq!(hit["traced"], true);
@@ -319,4 +320,93 @@ fn break_marks_the_trace_and_turns_tracing_off() {
     assert!(!dir.exists());
     let o = probe_cpu0(&["--loops", "5", "--break", "0"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
+/// Validates a whole `--json` document against docs/schema/jitterlab.latency.v1.json.
+fn assert_matches_schema(doc: &serde_json::Value) {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/schema/jitterlab.latency.v1.json"
+    );
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("a valid JSON schema");
+    let errors: Vec<String> = validator
+        .iter_errors(doc)
+        .map(|e| format!("{} at {}", e, e.instance_path))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+}
+
+#[test]
+fn the_json_file_matches_its_schema_and_the_plot_its_histogram() {
+    let dir = tempfile::tempdir().unwrap();
+    let (json, svg) = (dir.path().join("run.json"), dir.path().join("run.svg"));
+    let o = probe_cpu0(&[
+        "--interval",
+        "1ms",
+        "--loops",
+        "300",
+        "--spike-threshold",
+        "1us",
+        "--load",
+        "cpu:2",
+        "--load-cpus",
+        "0",
+        "--json",
+        json.to_str().unwrap(),
+        "--plot",
+        svg.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_matches_schema(&doc);
+    assert!(!doc["data"]["spikes"]["spikes"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+    // The schema is not vacuous: a report missing a field or with a wrong type fails.
+    let mut broken = doc.clone();
+    broken["data"]["cpus"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("p99_ns");
+    broken["data"]["config"]["policy"] = "sometimes".into();
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../docs/schema/jitterlab.latency.v1.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        jsonschema::validator_for(&schema)
+            .unwrap()
+            .iter_errors(&broken)
+            .count(),
+        2
+    );
+
+    // The SVG is well-formed, has one panel per CPU, and its bars hold every sample.
+    let text = std::fs::read_to_string(&svg).unwrap();
+    let xml = roxmltree::Document::parse(&text).expect("well-formed SVG");
+    assert_eq!(xml.root_element().tag_name().name(), "svg");
+    let panel_titles: Vec<&str> = xml
+        .descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .filter_map(|n| n.text())
+        .filter(|t| t.starts_with("CPU "))
+        .collect();
+    assert_eq!(panel_titles.len(), 1, "{panel_titles:?}");
+    assert!(panel_titles[0].starts_with("CPU 0: 300 samples"));
+    let in_bars: u64 = xml
+        .descendants()
+        .filter(|n| n.has_tag_name("title"))
+        .filter_map(|n| n.text()?.strip_suffix(" samples")?.rsplit(": ").next())
+        .map(|n| n.parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(in_bars, 300);
+    assert!(text.contains("deadline 1.00 ms"));
 }

@@ -27,6 +27,7 @@ pub mod clock;
 pub mod config;
 mod dma;
 pub mod load;
+pub mod plot;
 pub mod probe;
 pub mod report;
 pub mod spikes;

@@ -41,6 +41,18 @@ pub enum LoadSpec {
     Cmd(String),
 }
 
+impl std::fmt::Display for LoadSpec {
+    /// The form `--load` takes: `cpu:150`, `cmd:stress-ng --cpu 2`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LoadSpec::Cpu(n) => write!(f, "cpu:{n}"),
+            LoadSpec::Io(n) => write!(f, "io:{n}"),
+            LoadSpec::Mem(n) => write!(f, "mem:{n}"),
+            LoadSpec::Cmd(c) => write!(f, "cmd:{c}"),
+        }
+    }
+}
+
 impl FromStr for LoadSpec {
     type Err = String;
 

@@ -28,6 +28,7 @@
 mod change;
 mod latency;
 mod show;
+mod svg;
 mod table;
 pub mod units;
 
@@ -36,6 +37,7 @@ use std::io::{self, Write};
 use serde::Serialize;
 
 pub use latency::write_cyclictest_histogram;
+pub use svg::write_latency_plot;
 pub use table::{Align, Table};
 
 /// Colour and layout choices for text output.

@@ -8,9 +8,10 @@ use std::sync::Arc;
 use jitterlab_cpuset::CpuSet;
 use jitterlab_host::env::{steal_ticks, Environment};
 use jitterlab_host::{Error, Root};
+use jitterlab_latency::plot::LatencyPlot;
 use jitterlab_latency::probe::live_for;
 use jitterlab_latency::{Config, CyclictestHistogram, LatencyReport, Stop};
-use jitterlab_report::{render, write_cyclictest_histogram, Format};
+use jitterlab_report::{render, write_cyclictest_histogram, write_latency_plot, Format};
 
 use crate::cli::{Color, Latency};
 use crate::output::{emit, format, progress};
@@ -104,6 +105,11 @@ pub fn run(root: &Root, args: Latency, color: Color) -> anyhow::Result<u8> {
         let hist = CyclictestHistogram::build(&run, args.histogram_rows);
         let mut out = create(path)?;
         write_cyclictest_histogram(&hist, &mut out)?;
+        out.flush()?;
+    }
+    if let Some(path) = &args.plot {
+        let mut out = create(path)?;
+        write_latency_plot(&LatencyPlot::build(&report), &mut out)?;
         out.flush()?;
     }
     match args.json.as_deref() {
