@@ -7,7 +7,8 @@
 //! timestamped snapshots and, for each spike, diffs the last snapshot taken before the
 //! previous wake-up against the first taken after the spike's wake-up. The window is
 //! reported with the spike: it is the time the counts cover, at least one period plus
-//! the latency.
+//! the latency. The watcher runs at nice -20 (where permitted) so that a load on its
+//! CPUs does not starve it.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -160,6 +161,11 @@ impl Watcher {
                     // Best effort: off the measured CPUs if there is anywhere else to go.
                     let _ = jitterlab_host::sched::set_affinity(0, &set);
                 }
+                // Not real-time, but first among equals: a load on the other CPUs must
+                // not starve the reads, or the windows grow to hundreds of ms. Best
+                // effort (needs CAP_SYS_NICE).
+                // SAFETY: setpriority on this thread (tid 0 = the caller).
+                unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, -20) };
                 watch(threshold_ns, source, clock, period, &rx, &flag)
             })?;
         Ok((
