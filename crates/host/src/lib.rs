@@ -39,6 +39,8 @@ pub mod pin;
 mod root;
 pub mod sched;
 pub mod tasks;
+#[doc(hidden)]
+pub mod testing;
 pub mod tracefs;
 pub mod workqueues;
 

@@ -1,6 +1,5 @@
 //! Helpers shared by the CLI tests.
 
-use std::fs::File;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
@@ -48,14 +47,10 @@ pub fn json_envelope(o: &Output, schema: &str) -> serde_json::Value {
     v["data"].clone()
 }
 
-/// Serializes the tests that change host state (IRQ affinity) across test
+/// Serializes the tests that change host state (IRQ affinity, tracefs) across test
 /// threads and test binaries: an exclusive flock held until dropped.
-pub fn host_lock() -> File {
-    let f = File::create(std::env::temp_dir().join("jitterlab-tests.lock")).expect("lock file");
-    // SAFETY: flock on an open descriptor.
-    let r = unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&f), libc::LOCK_EX) };
-    assert_eq!(r, 0, "flock");
-    f
+pub fn host_lock() -> jitterlab_host::testing::HostLock {
+    jitterlab_host::testing::host_lock().expect("the host lock")
 }
 
 /// Whether we run as root (tests that write /proc/irq skip otherwise).

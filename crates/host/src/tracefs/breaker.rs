@@ -1,40 +1,12 @@
-//! tracefs: where it is mounted, and the trip wire that `latency --break` fires.
-//!
-//! The recorder's session (enable events, stream `trace_pipe_raw`, restore) builds on the
-//! same mount lookup.
+//! The trip wire of `latency --break`.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::cgroups::parse_mountinfo;
 use crate::error::{Error, Result};
 use crate::root::Root;
-
-/// The usual mount points, in the order the kernel documents them.
-const USUAL: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
-
-/// Where tracefs is mounted (a host path), or `None` if it is not. Looks in
-/// /proc/self/mountinfo first, then at the usual places.
-pub fn find(root: &Root) -> Result<Option<String>> {
-    if let Some(text) = root.read_opt("/proc/self/mountinfo")? {
-        let mounts = parse_mountinfo(&root.path("/proc/self/mountinfo"), &text)?;
-        let mut points: Vec<String> = mounts
-            .into_iter()
-            .filter(|m| m.fstype == "tracefs" && m.root == "/")
-            .map(|m| m.point)
-            .collect();
-        points.sort_by_key(|p| USUAL.iter().position(|u| u == p).unwrap_or(USUAL.len()));
-        if let Some(p) = points.into_iter().next() {
-            return Ok(Some(p));
-        }
-    }
-    Ok(USUAL
-        .iter()
-        .find(|p| root.exists(format!("{p}/trace_marker")))
-        .map(|p| p.to_string()))
-}
 
 /// One trace buffer the breaker stops: the top level or an instance.
 #[derive(Debug)]
