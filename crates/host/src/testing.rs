@@ -7,7 +7,9 @@ use std::fs::File;
 /// Every test that changes global host state takes it first, so that cargo's parallel
 /// test threads and binaries never change the same state at once.
 #[derive(Debug)]
-pub struct HostLock(File);
+pub struct HostLock {
+    _file: File,
+}
 
 /// Waits for and takes the host lock.
 pub fn host_lock() -> std::io::Result<HostLock> {
@@ -17,7 +19,7 @@ pub fn host_lock() -> std::io::Result<HostLock> {
     if r != 0 {
         return Err(std::io::Error::last_os_error());
     }
-    Ok(HostLock(f))
+    Ok(HostLock { _file: f })
 }
 
 /// Whether this process runs as root.

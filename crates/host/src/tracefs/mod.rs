@@ -5,7 +5,7 @@ mod breaker;
 mod session;
 
 pub use breaker::Breaker;
-pub use session::{read_whole, BufferStats, Headers, Session, SessionConfig};
+pub use session::{read_whole, BufferStats, Formats, Headers, Session, SessionConfig};
 
 use crate::cgroups::parse_mountinfo;
 use crate::error::{Error, Result};

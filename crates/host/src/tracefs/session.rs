@@ -34,6 +34,9 @@ pub struct SessionConfig {
     pub saved_cmdlines: Option<u32>,
 }
 
+/// Named format files: (event name, format text).
+pub type Formats = Vec<(String, Vec<u8>)>;
+
 /// The files a .dat header needs, read from tracefs and procfs.
 #[derive(Clone, Debug, Default)]
 pub struct Headers {
@@ -42,9 +45,9 @@ pub struct Headers {
     /// `events/header_event`.
     pub header_event: Vec<u8>,
     /// `events/ftrace/*/format`: (event name, format text).
-    pub ftrace_formats: Vec<(String, Vec<u8>)>,
+    pub ftrace_formats: Formats,
     /// The formats of the enabled events: (system, [(event name, format text)]).
-    pub event_formats: Vec<(String, Vec<(String, Vec<u8>)>)>,
+    pub event_formats: Vec<(String, Formats)>,
     /// `/proc/kallsyms` (empty when unreadable).
     pub kallsyms: Vec<u8>,
     /// `printk_formats`.
@@ -229,7 +232,7 @@ impl Session {
             read_whole(&path).map_err(|e| Error::io(&path, e))
         };
         let events = format!("{}/events", self.dir);
-        let formats_of = |system: &str| -> Result<Vec<(String, Vec<u8>)>> {
+        let formats_of = |system: &str| -> Result<Formats> {
             let mut out = Vec::new();
             for name in root.list_dir(format!("{events}/{system}"))? {
                 let f = format!("{events}/{system}/{name}/format");
@@ -239,7 +242,7 @@ impl Session {
             }
             Ok(out)
         };
-        let mut event_formats: Vec<(String, Vec<(String, Vec<u8>)>)> = Vec::new();
+        let mut event_formats: Vec<(String, Formats)> = Vec::new();
         for enable in &self.enabled {
             let rel = enable
                 .strip_prefix(&format!("{events}/"))
