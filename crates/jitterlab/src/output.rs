@@ -1,6 +1,8 @@
 //! Where and how results are written.
 
 use std::io::{self, IsTerminal, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use jitterlab_report::{render, Format, Render, Style};
 
@@ -39,9 +41,9 @@ pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
 /// Shows, on stderr, each CPU's latest and worst latency and the time elapsed
 /// and left, until `done` is set; then clears the line.
 pub fn progress(
-    live: Vec<std::sync::Arc<jitterlab_latency::Live>>,
+    live: Vec<Arc<jitterlab_latency::Live>>,
     stop: jitterlab_latency::Stop,
-    done: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    done: Arc<AtomicBool>,
 ) -> std::thread::JoinHandle<()> {
     use std::sync::atomic::Ordering::Relaxed;
     std::thread::spawn(move || {
@@ -77,4 +79,29 @@ pub fn progress(
         }
         let _ = write!(err, "\r\x1b[K");
     })
+}
+
+/// Blocks SIGINT and SIGTERM in this thread (and so in the probe threads it
+/// starts) and sets the returned flag when one arrives, ending the run
+/// cleanly with its results.
+pub fn cancel_on_signals() -> Arc<AtomicBool> {
+    let cancel = Arc::new(AtomicBool::new(false));
+    // SAFETY: plain signal-set manipulation on a zeroed sigset_t.
+    let set = unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGINT);
+        libc::sigaddset(&mut set, libc::SIGTERM);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+        set
+    };
+    let flag = Arc::clone(&cancel);
+    std::thread::spawn(move || {
+        let mut sig = 0;
+        // SAFETY: set is a valid, initialised sigset_t.
+        if unsafe { libc::sigwait(&set, &mut sig) } == 0 {
+            flag.store(true, Ordering::Relaxed);
+        }
+    });
+    cancel
 }

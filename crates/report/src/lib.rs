@@ -27,6 +27,7 @@
 
 mod change;
 mod latency;
+mod record;
 mod show;
 mod svg;
 mod table;

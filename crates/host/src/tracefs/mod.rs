@@ -2,9 +2,11 @@
 //! events enabled, restored on drop) and the trip wire that `latency --break` fires.
 
 mod breaker;
+mod recorder;
 mod session;
 
 pub use breaker::Breaker;
+pub use recorder::{RecordSummary, RecordedCpu, Recorder, Spool};
 pub use session::{read_whole, BufferStats, Formats, Headers, Session, SessionConfig};
 
 use crate::cgroups::parse_mountinfo;

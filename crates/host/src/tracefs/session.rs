@@ -84,6 +84,7 @@ pub struct Session {
     /// Global files changed: (host path, old value).
     restore: Vec<(String, String)>,
     cpus: Vec<u32>,
+    online: CpuSet,
     closed: bool,
 }
 
@@ -130,6 +131,7 @@ impl Session {
             enabled: Vec::new(),
             restore: Vec::new(),
             cpus: cpus.iter().collect(),
+            online: online.clone(),
             closed: false,
         };
         // From here on, dropping the session undoes what was done.
@@ -187,6 +189,11 @@ impl Session {
     /// The traced CPUs.
     pub fn cpus(&self) -> &[u32] {
         &self.cpus
+    }
+
+    /// The CPUs online when the session started.
+    pub fn online(&self) -> &CpuSet {
+        &self.online
     }
 
     /// Turns tracing on or off in the instance (events stay enabled).

@@ -14,7 +14,7 @@ use jitterlab_latency::{Config, CyclictestHistogram, LatencyReport, Stop};
 use jitterlab_report::{render, write_cyclictest_histogram, write_latency_plot, Format};
 
 use crate::cli::{Color, Latency};
-use crate::output::{emit, format, progress};
+use crate::output::{cancel_on_signals, emit, format, progress};
 use crate::{EXIT_LIMIT, EXIT_OK};
 
 /// Ten seconds, when neither --loops nor --duration is given.
@@ -133,29 +133,4 @@ pub fn run(root: &Root, args: Latency, color: Color) -> anyhow::Result<u8> {
 fn create(path: &std::path::Path) -> anyhow::Result<BufWriter<File>> {
     let file = File::create(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     Ok(BufWriter::new(file))
-}
-
-/// Blocks SIGINT and SIGTERM in this thread (and so in the probe threads it
-/// starts) and sets the returned flag when one arrives, ending the run
-/// cleanly with its results.
-fn cancel_on_signals() -> Arc<AtomicBool> {
-    let cancel = Arc::new(AtomicBool::new(false));
-    // SAFETY: plain signal-set manipulation on a zeroed sigset_t.
-    let set = unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, libc::SIGINT);
-        libc::sigaddset(&mut set, libc::SIGTERM);
-        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
-        set
-    };
-    let flag = Arc::clone(&cancel);
-    std::thread::spawn(move || {
-        let mut sig = 0;
-        // SAFETY: set is a valid, initialised sigset_t.
-        if unsafe { libc::sigwait(&set, &mut sig) } == 0 {
-            flag.store(true, Ordering::Relaxed);
-        }
-    });
-    cancel
 }
