@@ -126,8 +126,15 @@ impl fmt::Debug for Flags {
 
 /// `prev_state` of a sched_switch: the kernel's `TASK_REPORT` bits as the tracepoint
 /// records them (0 = runnable; [`TaskState::PREEMPTED`] = runnable after preemption, `R+`).
-#[derive(Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct TaskState(pub u64);
+
+impl serde::Serialize for TaskState {
+    /// As the kernel prints it: `R`, `R+`, `S`, `D|W`.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
 
 impl TaskState {
     /// `S`: interruptible sleep.
@@ -260,7 +267,10 @@ pub enum Value {
 
 /// What happened. Variants for the events the analyses use; everything else is
 /// [`EventKind::Other`] with its fields decoded by name.
-#[derive(Clone, Debug, PartialEq)]
+///
+/// Serialized (for `report --json`) as its fields plus an `event` field naming it.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum EventKind {
     /// sched:sched_switch.
@@ -403,6 +413,7 @@ pub enum EventKind {
         text: Text,
     },
     /// function_graph: a function was entered.
+    #[serde(rename = "funcgraph_entry")]
     FuncEntry {
         /// The function.
         func: Sym,
@@ -410,6 +421,7 @@ pub enum EventKind {
         depth: u32,
     },
     /// function_graph: a function returned.
+    #[serde(rename = "funcgraph_exit")]
     FuncReturn {
         /// The function, when the source names it (a `}` line names it only in a comment,
         /// or not at all).
@@ -425,6 +437,8 @@ pub enum EventKind {
         count: Option<u64>,
     },
     /// Any other event, its fields decoded by name from the event's format.
+    /// (Serialized by [`Event`]'s own serializer, with `event` the name without system.)
+    #[serde(skip)]
     Other {
         /// `system:name`, e.g. `timer:timer_start`.
         name: Text,
@@ -466,6 +480,10 @@ impl EventKind {
 }
 
 /// One trace record.
+///
+/// Serialized (for `report --json`) flat: `ts`, `cpu`, `pid`, `flags`, `preempt_count`,
+/// `event` (the name, as [`EventKind::name`]), then the event's fields; an
+/// [`EventKind::Other`] adds `system` and its fields by name.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Event {
     /// Timestamp in ns on the trace clock.
@@ -481,4 +499,46 @@ pub struct Event {
     pub preempt_count: u8,
     /// What happened.
     pub kind: EventKind,
+}
+
+impl serde::Serialize for Event {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        #[derive(serde::Serialize)]
+        struct Typed<'a> {
+            ts: u64,
+            cpu: u32,
+            pid: i32,
+            flags: u8,
+            preempt_count: u8,
+            #[serde(flatten)]
+            kind: &'a EventKind,
+        }
+        match &self.kind {
+            EventKind::Other { name, fields } => {
+                let (system, event) = name.split_once(':').unwrap_or(("", name));
+                let mut m = s.serialize_map(Some(7 + fields.len()))?;
+                m.serialize_entry("ts", &self.ts)?;
+                m.serialize_entry("cpu", &self.cpu)?;
+                m.serialize_entry("pid", &self.pid)?;
+                m.serialize_entry("flags", &self.flags.0)?;
+                m.serialize_entry("preempt_count", &self.preempt_count)?;
+                m.serialize_entry("event", event)?;
+                m.serialize_entry("system", system)?;
+                for (k, v) in fields {
+                    m.serialize_entry(&**k, v)?;
+                }
+                m.end()
+            }
+            kind => Typed {
+                ts: self.ts,
+                cpu: self.cpu,
+                pid: self.pid,
+                flags: self.flags.0,
+                preempt_count: self.preempt_count,
+                kind,
+            }
+            .serialize(s),
+        }
+    }
 }

@@ -20,7 +20,16 @@
 mod error;
 mod event;
 
+pub mod dat;
+pub mod decode;
+pub mod format;
+mod open;
+pub mod ringbuf;
+pub mod stats;
+pub mod text;
+
 pub use error::{Error, Location, Result};
+pub use open::Trace;
 pub use event::{Comm, Event, EventKind, Flags, Sym, TaskState, Text, Value, Wakeup};
 
 /// Facts about a trace as a whole, known once its headers are read.

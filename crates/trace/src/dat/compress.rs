@@ -1,0 +1,163 @@
+//! The compression of version 7 files: whole sections, and per-CPU data in chunks.
+//!
+//! A compressed section starts with `u32 compressed size, u32 uncompressed size`; per-CPU
+//! data is `u32 chunk count` then chunks of the same two words and the compressed bytes.
+//! trace-cmd compresses with zstd (`ZSTD_compress`) or zlib (`compress2`, with the zlib
+//! header). Output never grows past the size the header announces.
+
+use std::io::Read;
+
+/// A compression algorithm of a version 7 file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Compression {
+    /// Not compressed.
+    None,
+    /// Zstandard.
+    Zstd,
+    /// zlib (deflate with the zlib header).
+    Zlib,
+}
+
+impl Compression {
+    /// From the name in the file header (`none`, `zstd`, `zlib`).
+    pub fn from_name(name: &str) -> Option<Compression> {
+        match name {
+            "" | "none" => Some(Compression::None),
+            "zstd" => Some(Compression::Zstd),
+            "zlib" => Some(Compression::Zlib),
+            _ => None,
+        }
+    }
+
+    /// The name as the file header writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Compression::None => "none",
+            Compression::Zstd => "zstd",
+            Compression::Zlib => "zlib",
+        }
+    }
+}
+
+/// Output sizes up to this are decompressed into a buffer allocated up front; larger ones
+/// grow as output arrives, so a corrupt size word cannot allocate gigabytes by itself.
+const PREALLOC_MAX: usize = 16 << 20;
+
+/// A reusable decompressor for one algorithm.
+pub(crate) struct Inflater {
+    kind: Compression,
+    zstd: Option<zstd::bulk::Decompressor<'static>>,
+}
+
+impl Inflater {
+    pub(crate) fn new(kind: Compression) -> Inflater {
+        Inflater { kind, zstd: None }
+    }
+
+    /// Decompress `input`, which must inflate to exactly `expected` bytes, into `out`
+    /// (cleared first). The error says what went wrong, without location.
+    pub(crate) fn inflate(
+        &mut self,
+        input: &[u8],
+        expected: usize,
+        out: &mut Vec<u8>,
+    ) -> Result<(), String> {
+        out.clear();
+        match self.kind {
+            Compression::None => {
+                if input.len() != expected {
+                    return Err(format!(
+                        "expected {expected} stored bytes, found {}",
+                        input.len()
+                    ));
+                }
+                out.extend_from_slice(input);
+            }
+            Compression::Zstd => {
+                if expected <= PREALLOC_MAX {
+                    if self.zstd.is_none() {
+                        self.zstd = Some(
+                            zstd::bulk::Decompressor::new().map_err(|e| format!("zstd: {e}"))?,
+                        );
+                    }
+                    if let Some(d) = self.zstd.as_mut() {
+                        out.reserve(expected);
+                        d.decompress_to_buffer(input, out).map_err(|e| {
+                            format!("expected zstd data, decompression failed: {e}")
+                        })?;
+                    }
+                } else {
+                    let dec = zstd::stream::read::Decoder::with_buffer(input)
+                        .map_err(|e| format!("zstd: {e}"))?;
+                    read_limited(dec, expected, out, "zstd")?;
+                }
+            }
+            Compression::Zlib => {
+                if expected <= PREALLOC_MAX {
+                    out.reserve(expected);
+                }
+                read_limited(flate2::read::ZlibDecoder::new(input), expected, out, "zlib")?;
+            }
+        }
+        if out.len() != expected {
+            return Err(format!(
+                "expected {expected} bytes after decompression, found {}",
+                out.len()
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn read_limited(
+    r: impl Read,
+    expected: usize,
+    out: &mut Vec<u8>,
+    what: &str,
+) -> Result<(), String> {
+    r.take(expected as u64 + 1)
+        .read_to_end(out)
+        .map_err(|e| format!("expected {what} data, decompression failed: {e}"))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn round_trips_and_size_checks() {
+        let data: Vec<u8> = (0..10_000u32)
+            .flat_map(|i| (i % 251).to_le_bytes())
+            .collect();
+        let z = zstd::bulk::compress(&data, 3).unwrap();
+        let mut enc = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+        enc.write_all(&data).unwrap();
+        let zl = enc.finish().unwrap();
+        let mut out = Vec::new();
+        for (kind, input) in [
+            (Compression::Zstd, &z),
+            (Compression::Zlib, &zl),
+            (Compression::None, &data),
+        ] {
+            let mut inf = Inflater::new(kind);
+            inf.inflate(input, data.len(), &mut out).unwrap();
+            assert_eq!(out, data);
+            assert!(
+                inf.inflate(input, data.len() - 1, &mut out).is_err(),
+                "{kind:?}"
+            );
+            assert!(inf
+                .inflate(&input[..input.len() / 2], data.len(), &mut out)
+                .is_err());
+        }
+        assert!(Inflater::new(Compression::Zstd)
+            .inflate(b"garbage", 10, &mut out)
+            .is_err());
+        assert!(Inflater::new(Compression::Zlib)
+            .inflate(b"garbage", 10, &mut out)
+            .is_err());
+    }
+}

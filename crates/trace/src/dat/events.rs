@@ -1,0 +1,178 @@
+//! The time-ordered event stream of one buffer: a k-way merge of the per-CPU readers,
+//! decoding only the record it returns.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use super::cursor::{error_at, Origin};
+use super::pages::{CpuReader, Item};
+use super::DatFile;
+use crate::decode::Decoder;
+use crate::{Error, Event, EventKind, EventSource, Flags, Location, ReadStats, Result, TraceMeta};
+
+/// The events of one buffer of a [`DatFile`], in timestamp order (ties: lower CPU first).
+///
+/// Lost events (the missed-events flag of a page) become [`EventKind::Lost`] events, with
+/// pid -1, at the timestamp of the page they precede, and are added to
+/// [`ReadStats::lost`].
+pub struct DatEvents<'f> {
+    name: &'f str,
+    readers: Vec<CpuReader<'f>>,
+    /// The next item of each reader, once peeked.
+    pending: Vec<Option<Item>>,
+    heap: BinaryHeap<Reverse<(u64, usize)>>,
+    decoder: Decoder,
+    ts_offset: i64,
+    lenient: bool,
+    meta: TraceMeta,
+    stats: ReadStats,
+    started: bool,
+}
+
+impl<'f> DatEvents<'f> {
+    pub(crate) fn new(dat: &'f DatFile<'_>, buffer: usize) -> Result<DatEvents<'f>> {
+        let b = dat.buffer(buffer)?;
+        let lenient = dat.options.lenient;
+        let mut readers = Vec::new();
+        let mut skipped = 0;
+        for cpu in &b.cpus {
+            let segs = match dat.segments(b, cpu, usize::MAX) {
+                Ok(s) => s,
+                Err(e) if lenient => {
+                    let _ = e;
+                    skipped += 1;
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            for seg in segs {
+                readers.push(CpuReader::new(
+                    cpu.cpu,
+                    dat.source(b, seg),
+                    dat.layout,
+                    lenient,
+                ));
+            }
+        }
+        let cpus = dat
+            .info
+            .cpus
+            .max(b.cpus.iter().map(|c| c.cpu + 1).max().unwrap_or(0)) as usize;
+        let stats = ReadStats {
+            lost: vec![Some(0); cpus],
+            skipped: skipped + dat.format_errors,
+        };
+        Ok(DatEvents {
+            name: &dat.name,
+            pending: readers.iter().map(|_| None).collect(),
+            readers,
+            heap: BinaryHeap::new(),
+            decoder: dat.decoder(),
+            ts_offset: dat.info.ts_offset,
+            lenient,
+            meta: dat.meta.clone(),
+            stats,
+            started: false,
+        })
+    }
+
+    /// Peek the next item of reader `i` into `pending` and the heap.
+    fn fill(&mut self, i: usize) -> Result<()> {
+        let Some(r) = self.readers.get_mut(i) else {
+            return Ok(());
+        };
+        let before = r.skipped;
+        let item = r.next();
+        self.stats.skipped += r.skipped - before;
+        if let Some(item) = item? {
+            let ts = match &item {
+                Item::Record { ts, .. } | Item::Lost { ts, .. } => *ts,
+            };
+            self.heap.push(Reverse((ts, i)));
+            self.pending[i] = Some(item);
+        }
+        Ok(())
+    }
+
+    fn shift(&self, ts: u64) -> u64 {
+        ts.wrapping_add_signed(self.ts_offset)
+    }
+}
+
+impl EventSource for DatEvents<'_> {
+    fn next_event(&mut self) -> Result<Option<Event>> {
+        if !self.started {
+            self.started = true;
+            for i in 0..self.readers.len() {
+                self.fill(i)?;
+            }
+        }
+        loop {
+            let Some(Reverse((_, i))) = self.heap.pop() else {
+                return Ok(None);
+            };
+            let Some(item) = self.pending.get_mut(i).and_then(Option::take) else {
+                continue;
+            };
+            let cpu = self.readers[i].cpu;
+            let ev = match item {
+                Item::Lost { ts, count } => {
+                    if let Some(slot) = self.stats.lost.get_mut(cpu as usize) {
+                        *slot = match (*slot, count) {
+                            (Some(a), Some(b)) => Some(a.saturating_add(b)),
+                            _ => None,
+                        };
+                    }
+                    Some(Event {
+                        ts: self.shift(ts),
+                        cpu,
+                        pid: -1,
+                        flags: Flags::default(),
+                        preempt_count: 0,
+                        kind: EventKind::Lost { count },
+                    })
+                }
+                Item::Record {
+                    ts,
+                    data,
+                    origin,
+                    at,
+                } => {
+                    let bytes = self.readers[i].backing().get(data).unwrap_or(&[]);
+                    match self.decoder.decode(cpu, self.shift(ts), bytes) {
+                        Ok(ev) => Some(ev),
+                        Err(msg) if self.lenient => {
+                            let _ = msg;
+                            self.stats.skipped += 1;
+                            None
+                        }
+                        Err(msg) => return Err(record_error(self.name, origin, at, cpu, &msg)),
+                    }
+                }
+            };
+            self.fill(i)?;
+            if let Some(ev) = ev {
+                return Ok(Some(ev));
+            }
+        }
+    }
+
+    fn meta(&self) -> &TraceMeta {
+        &self.meta
+    }
+
+    fn stats(&self) -> &ReadStats {
+        &self.stats
+    }
+}
+
+fn record_error(name: &str, origin: Origin, at: usize, cpu: u32, msg: &str) -> Error {
+    let e = error_at(
+        name,
+        origin,
+        at,
+        format!("CPU {cpu}: in the record here: {msg}"),
+    );
+    debug_assert!(matches!(e.location, Location::Offset(_)));
+    e
+}

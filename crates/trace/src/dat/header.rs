@@ -1,0 +1,407 @@
+//! The metadata of a .dat file: the initial header, then (version 6) the fixed sequence of
+//! header files, formats, kallsyms, printk formats, cmdlines, options and the flyrecord CPU
+//! table, or (version 7) the chain of options sections and the sections they point to.
+
+use std::ops::Range;
+
+use super::compress::Compression;
+use super::cursor::{Cursor, Origin};
+use super::{Buffer, CpuData, DatInfo};
+use crate::format::{Endian, Formats};
+use crate::Result;
+
+/// The file magic: `\x17\x08\x44` then `tracing`.
+pub(crate) const MAGIC: &[u8] = b"\x17\x08\x44tracing";
+
+/// Option ids (`TRACECMD_OPTION_*`).
+pub(crate) mod opt {
+    pub const DONE: u16 = 0;
+    pub const DATE: u16 = 1;
+    pub const CPUSTAT: u16 = 2;
+    pub const BUFFER: u16 = 3;
+    pub const TRACECLOCK: u16 = 4;
+    pub const UNAME: u16 = 5;
+    pub const OFFSET: u16 = 7;
+    pub const CPUCOUNT: u16 = 8;
+    pub const VERSION: u16 = 9;
+    pub const TRACEID: u16 = 11;
+    pub const HEADER_INFO: u16 = 16;
+    pub const FTRACE_EVENTS: u16 = 17;
+    pub const EVENT_FORMATS: u16 = 18;
+    pub const KALLSYMS: u16 = 19;
+    pub const PRINTK: u16 = 20;
+    pub const CMDLINES: u16 = 21;
+    pub const BUFFER_TEXT: u16 = 22;
+}
+
+/// Bytes kept for later: in the file, or decompressed.
+#[derive(Clone, Debug)]
+pub(crate) enum Blob {
+    Missing,
+    File(Range<usize>),
+    Owned(Vec<u8>),
+}
+
+impl Blob {
+    pub(crate) fn get<'a>(&'a self, file: &'a [u8]) -> &'a [u8] {
+        match self {
+            Blob::Missing => &[],
+            Blob::File(r) => file.get(r.clone()).unwrap_or(&[]),
+            Blob::Owned(v) => v,
+        }
+    }
+}
+
+/// Everything read from the metadata.
+pub(crate) struct Header {
+    pub(crate) info: DatInfo,
+    pub(crate) endian: Endian,
+    pub(crate) header_page: String,
+    pub(crate) header_event: String,
+    pub(crate) formats: Formats,
+    /// The format files as stored: system (`ftrace` for ftrace's own) and text.
+    pub(crate) format_files: Vec<(String, Vec<u8>)>,
+    pub(crate) format_errors: u64,
+    pub(crate) kallsyms: Blob,
+    pub(crate) printk: Blob,
+    pub(crate) cmdlines: Blob,
+    pub(crate) buffers: Vec<Buffer>,
+}
+
+pub(crate) fn parse(name: &str, data: &[u8], lenient: bool) -> Result<Header> {
+    let mut c = Cursor::new(name, data, Origin::File(0), Endian::Little);
+    if data.len() < MAGIC.len() || &data[..MAGIC.len()] != MAGIC {
+        return Err(c.err(
+            "expected the trace-cmd magic \\x17\\x08\\x44tracing (not a trace-cmd .dat file)",
+        ));
+    }
+    c.pos = MAGIC.len();
+    let version = c.cstr("the file version")?;
+    let version: u32 = version.parse().map_err(|_| {
+        c.err_at(
+            MAGIC.len(),
+            format!("expected a file version number, found {version:?}"),
+        )
+    })?;
+    if !(6..=7).contains(&version) {
+        return Err(c.err_at(
+            MAGIC.len(),
+            format!("expected file version 6 or 7, found {version}"),
+        ));
+    }
+    c.endian = match c.u8("the endianness byte")? {
+        0 => Endian::Little,
+        1 => Endian::Big,
+        b => return Err(c.err_at(c.pos - 1, format!("expected endianness 0 or 1, found {b}"))),
+    };
+    let long_size = c.u8("the size of a long")?;
+    if long_size != 4 && long_size != 8 {
+        return Err(c.err_at(
+            c.pos - 1,
+            format!("expected a long size of 4 or 8, found {long_size}"),
+        ));
+    }
+    let page_size = c.u32("the page size")?;
+    if !(64..=(64 << 20)).contains(&page_size) {
+        return Err(c.err_at(
+            c.pos - 4,
+            format!("expected a page size of 64 B to 64 MiB, found {page_size}"),
+        ));
+    }
+    let mut h = Header {
+        info: DatInfo {
+            version,
+            big_endian: c.endian == Endian::Big,
+            long_size,
+            page_size,
+            compression: Compression::None,
+            compression_version: None,
+            cpus: 0,
+            clock: None,
+            uname: None,
+            tracer_version: None,
+            trace_id: None,
+            cpustats: Vec::new(),
+            ts_offset: 0,
+        },
+        endian: c.endian,
+        header_page: String::new(),
+        header_event: String::new(),
+        formats: Formats::new(),
+        format_files: Vec::new(),
+        format_errors: 0,
+        kallsyms: Blob::Missing,
+        printk: Blob::Missing,
+        cmdlines: Blob::Missing,
+        buffers: Vec::new(),
+    };
+    if version == 6 {
+        parse_v6(&mut c, &mut h, lenient)?;
+    } else {
+        super::v7::parse(&mut c, &mut h, lenient)?;
+    }
+    Ok(h)
+}
+
+pub(crate) fn parse_headers(c: &mut Cursor, h: &mut Header) -> Result<()> {
+    c.tag(b"header_page\0", "the header_page tag")?;
+    let n = c.u64("the header_page size")?;
+    h.header_page = String::from_utf8_lossy(c.bytes(n, "the header_page text")?).into_owned();
+    c.tag(b"header_event\0", "the header_event tag")?;
+    let n = c.u64("the header_event size")?;
+    h.header_event = String::from_utf8_lossy(c.bytes(n, "the header_event text")?).into_owned();
+    Ok(())
+}
+
+fn add_format(
+    c: &Cursor,
+    h: &mut Header,
+    system: &str,
+    at: usize,
+    text: &[u8],
+    lenient: bool,
+) -> Result<()> {
+    h.format_files.push((system.to_string(), text.to_vec()));
+    let text = String::from_utf8_lossy(text);
+    if let Err(e) = h.formats.add_text(system, &text) {
+        if !lenient {
+            return Err(c.err_at(at, format!("in the format file of a {system} event: {e}")));
+        }
+        h.format_errors += 1;
+    }
+    Ok(())
+}
+
+pub(crate) fn parse_ftrace_formats(c: &mut Cursor, h: &mut Header, lenient: bool) -> Result<()> {
+    let count = c.u32("the number of ftrace formats")?;
+    for _ in 0..count {
+        let n = c.u64("the size of an ftrace format")?;
+        let at = c.pos;
+        let text = c.bytes(n, "an ftrace format")?;
+        add_format(c, h, "ftrace", at, text, lenient)?;
+    }
+    Ok(())
+}
+
+pub(crate) fn parse_event_formats(c: &mut Cursor, h: &mut Header, lenient: bool) -> Result<()> {
+    let systems = c.u32("the number of event systems")?;
+    for _ in 0..systems {
+        let system = c.cstr("an event system name")?;
+        let count = c.u32("the number of events of a system")?;
+        for _ in 0..count {
+            let n = c.u64("the size of an event format")?;
+            let at = c.pos;
+            let text = c.bytes(n, "an event format")?;
+            add_format(c, h, &system, at, text, lenient)?;
+        }
+    }
+    Ok(())
+}
+
+/// A size-prefixed blob at the cursor: its range in the cursor's data.
+pub(crate) fn sized(c: &mut Cursor, wide: bool, what: &str) -> Result<Range<usize>> {
+    let n = if wide {
+        c.u64(what)?
+    } else {
+        u64::from(c.u32(what)?)
+    };
+    let start = c.pos;
+    c.bytes(n, what)?;
+    Ok(start..c.pos)
+}
+
+fn parse_v6(c: &mut Cursor, h: &mut Header, lenient: bool) -> Result<()> {
+    parse_headers(c, h)?;
+    parse_ftrace_formats(c, h, lenient)?;
+    parse_event_formats(c, h, lenient)?;
+    h.kallsyms = Blob::File(sized(c, false, "the kallsyms")?);
+    h.printk = Blob::File(sized(c, false, "the printk formats")?);
+    h.cmdlines = Blob::File(sized(c, true, "the saved cmdlines")?);
+    let cpus = c.u32("the number of CPUs")?;
+    if cpus > 65536 {
+        return Err(c.err_at(
+            c.pos - 4,
+            format!("expected at most 65536 CPUs, found {cpus}"),
+        ));
+    }
+    h.info.cpus = cpus;
+    let mut instances = Vec::new();
+    let mut has_clock = false;
+    let kind = v6_options(c, h, &mut instances, &mut has_clock)?;
+    if kind != "flyrecord" {
+        return Err(c.err("expected flyrecord data (latency traces are text, not supported)"));
+    }
+    let cpu_data = v6_cpu_table(c, cpus)?;
+    let mut clock = None;
+    if has_clock {
+        let r = sized(c, true, "the trace clock")?;
+        clock = parse_clock(&String::from_utf8_lossy(&c.data[r]));
+    }
+    h.info.clock = clock.clone();
+    h.buffers.push(Buffer {
+        name: String::new(),
+        clock: clock.clone(),
+        page_size: h.info.page_size as usize,
+        cpus: cpu_data,
+        compressed: false,
+        data_end: c.data.len() as u64,
+    });
+    for (name, at) in instances {
+        let mut ic = Cursor::at(c.name, c.data, at, c.endian)?;
+        let mut ignore = Vec::new();
+        let kind = v6_options(&mut ic, h, &mut ignore, &mut false)?;
+        if kind != "flyrecord" {
+            return Err(ic.err(format!("expected flyrecord data for buffer {name:?}")));
+        }
+        let cpus = v6_cpu_table(&mut ic, cpus)?;
+        h.buffers.push(Buffer {
+            name,
+            clock: clock.clone(),
+            page_size: h.info.page_size as usize,
+            cpus,
+            compressed: false,
+            data_end: c.data.len() as u64,
+        });
+    }
+    Ok(())
+}
+
+/// `options  \0` and its options (optional), then the data kind (`flyrecord`, `latency`).
+fn v6_options(
+    c: &mut Cursor,
+    h: &mut Header,
+    instances: &mut Vec<(String, u64)>,
+    has_clock: &mut bool,
+) -> Result<String> {
+    let mut at = c.pos;
+    let mut tag = c.bytes(10, "the options or flyrecord tag")?;
+    if tag == b"options  \0" {
+        loop {
+            let id = c.u16("an option id")?;
+            if id == opt::DONE {
+                break;
+            }
+            let n = c.u32("an option size")?;
+            let at = c.pos;
+            let body = c.bytes(u64::from(n), "an option")?;
+            *has_clock |= id == opt::TRACECLOCK;
+            if id == opt::BUFFER {
+                let mut b = Cursor::new(c.name, body, Origin::File(at as u64), c.endian);
+                let off = b.u64("the buffer offset")?;
+                let name = b.cstr("the buffer name")?;
+                instances.push((name, off));
+            } else {
+                common_option(c, h, id, body, at)?;
+            }
+        }
+        at = c.pos;
+        tag = c.bytes(10, "the flyrecord tag")?;
+    }
+    match tag {
+        b"flyrecord\0" => Ok("flyrecord".into()),
+        b"latency  \0" => Ok("latency".into()),
+        _ => Err(c.err_at(
+            at,
+            format!(
+                "expected \"flyrecord\" or \"options\", found {:?}",
+                String::from_utf8_lossy(tag)
+            ),
+        )),
+    }
+}
+
+fn v6_cpu_table(c: &mut Cursor, cpus: u32) -> Result<Vec<CpuData>> {
+    let mut v = Vec::new();
+    for cpu in 0..cpus {
+        let offset = c.u64("a CPU data offset")?;
+        let size = c.u64("a CPU data size")?;
+        v.push(CpuData { cpu, offset, size });
+    }
+    Ok(v)
+}
+
+/// Options both versions share.
+pub(crate) fn common_option(
+    c: &Cursor,
+    h: &mut Header,
+    id: u16,
+    body: &[u8],
+    at: usize,
+) -> Result<()> {
+    let text = || {
+        let b = match body.iter().position(|&x| x == 0) {
+            Some(n) => &body[..n],
+            None => body,
+        };
+        String::from_utf8_lossy(b).trim_end().to_string()
+    };
+    match id {
+        opt::DATE => {
+            h.info.ts_offset = h
+                .info
+                .ts_offset
+                .wrapping_add(parse_c_int(&text()).wrapping_mul(1000))
+        }
+        opt::OFFSET => h.info.ts_offset = h.info.ts_offset.wrapping_add(parse_c_int(&text())),
+        opt::CPUSTAT => h.info.cpustats.push(text()),
+        opt::TRACECLOCK if h.info.clock.is_none() => h.info.clock = parse_clock(&text()),
+        opt::UNAME => h.info.uname = Some(text()),
+        opt::VERSION => h.info.tracer_version = Some(text()),
+        opt::TRACEID => h.info.trace_id = c.endian.u64(body, 0),
+        opt::CPUCOUNT => {
+            if let Some(n) = c.endian.u32(body, 0) {
+                if n > 65536 {
+                    return Err(c.err_at(at, format!("expected at most 65536 CPUs, found {n}")));
+                }
+                h.info.cpus = h.info.cpus.max(n);
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// `strtoll(s, NULL, 0)`: decimal, or hex with `0x`; 0 when it does not parse.
+fn parse_c_int(s: &str) -> i64 {
+    let s = s.trim();
+    let (neg, s) = match s.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, s.strip_prefix('+').unwrap_or(s)),
+    };
+    let v = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(h) => i64::from_str_radix(h, 16).unwrap_or(0),
+        None => s.parse().unwrap_or(0),
+    };
+    if neg {
+        v.wrapping_neg()
+    } else {
+        v
+    }
+}
+
+/// The selected clock of a `trace_clock` file (`[local] global ...`), or a bare name.
+fn parse_clock(s: &str) -> Option<String> {
+    let s = s.trim_matches(|c: char| c == '\0' || c.is_whitespace());
+    if let Some(sel) = s.split_whitespace().find(|w| w.starts_with('[')) {
+        return Some(sel.trim_matches(|c| c == '[' || c == ']').to_string());
+    }
+    (!s.is_empty() && !s.contains(' ')).then(|| s.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn small_parsers() {
+        assert_eq!(parse_c_int("0x10"), 16);
+        assert_eq!(parse_c_int("-25"), -25);
+        assert_eq!(parse_c_int("junk"), 0);
+        assert_eq!(
+            parse_clock("[local] global counter").as_deref(),
+            Some("local")
+        );
+        assert_eq!(parse_clock("local global").as_deref(), None);
+        assert_eq!(parse_clock("mono\0").as_deref(), Some("mono"));
+    }
+}

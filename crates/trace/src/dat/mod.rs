@@ -1,0 +1,467 @@
+//! trace-cmd `.dat` files, version 6 and version 7 (uncompressed, zstd or zlib).
+//!
+//! A [`DatFile`] is opened from a path (memory-mapped) or parsed from bytes; the kind of
+//! file is told by its content (the `\x17\x08\x44tracing` magic and version), never by its
+//! name. Opening reads the metadata: the page and event headers, the event formats, the
+//! options and the table of per-CPU data of each buffer (the top buffer and any instances).
+//! kallsyms, printk formats and cmdlines are parsed when first asked for.
+//!
+//! Events are read lazily: [`DatFile::events`] merges the per-CPU page streams of one buffer
+//! in timestamp order and decodes each record only when it is returned; version 7 data is
+//! decompressed one chunk per CPU at a time. [`DatFile::count_events`] counts records per
+//! event and per CPU without decoding any field, in parallel over CPUs and chunks.
+//!
+//! ```no_run
+//! use jitterlab_trace::dat::DatFile;
+//! use jitterlab_trace::EventSource;
+//!
+//! let dat = DatFile::open("trace.dat")?;
+//! let mut events = dat.events(0)?;
+//! while let Some(ev) = events.next_event()? {
+//!     println!("{} {} {}", ev.ts, ev.cpu, ev.kind.name());
+//! }
+//! # Ok::<(), jitterlab_trace::Error>(())
+//! ```
+
+mod compress;
+mod count;
+mod cursor;
+mod events;
+mod header;
+mod pages;
+mod v7;
+mod write;
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
+
+pub use compress::Compression;
+pub use count::{CpuCount, EventCount, EventCounts};
+pub use events::DatEvents;
+pub use write::{copy_to_v6, DatMeta, DatWriter, Spool};
+
+use crate::decode::{Decoder, Kallsyms, LazyKallsyms, PrintkFormats};
+use crate::format::{Endian, Formats};
+use crate::ringbuf::{self, PageLayout};
+use crate::{Comm, Error, Location, Result, TraceMeta};
+use header::Blob;
+use pages::{CpuSource, Segment};
+
+/// How to read a file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DatOptions {
+    /// Skip what cannot be decoded (corrupt pages, bad chunks, records of unknown events,
+    /// unparsable formats) and count it in `ReadStats::skipped`, instead of failing.
+    pub lenient: bool,
+}
+
+/// Facts from the file header and options.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct DatInfo {
+    /// File format version: 6 or 7.
+    pub version: u32,
+    /// True when the traced machine was big-endian.
+    pub big_endian: bool,
+    /// Size of a user-space `long` on the traced machine (4 or 8).
+    pub long_size: u8,
+    /// Page size of the traced machine, bytes.
+    pub page_size: u32,
+    /// Compression of a version 7 file.
+    pub compression: Compression,
+    /// The compression library version the writer recorded.
+    pub compression_version: Option<String>,
+    /// Number of CPUs.
+    pub cpus: u32,
+    /// The trace clock of the top buffer (`local`, `mono`, ...).
+    pub clock: Option<String>,
+    /// `uname` of the traced machine.
+    pub uname: Option<String>,
+    /// Version of the program that wrote the file.
+    pub tracer_version: Option<String>,
+    /// The tracing session id.
+    pub trace_id: Option<u64>,
+    /// The `per_cpu/cpuN/stats` texts saved at the end of recording.
+    pub cpustats: Vec<String>,
+    /// Added to every timestamp (from the DATE and OFFSET options), ns.
+    pub ts_offset: i64,
+}
+
+/// Where one CPU's data of a buffer is in the file.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct CpuData {
+    /// The CPU number.
+    pub cpu: u32,
+    /// File offset of the data.
+    pub offset: u64,
+    /// Size in the file, bytes (compressed size for version 7 compressed data).
+    pub size: u64,
+}
+
+/// One ring buffer of the trace: the top buffer (name `""`) or an instance.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Buffer {
+    /// The instance name; empty for the top buffer.
+    pub name: String,
+    /// Its trace clock.
+    pub clock: Option<String>,
+    /// Its page (sub-buffer) size, bytes.
+    pub page_size: usize,
+    /// Its per-CPU data.
+    pub cpus: Vec<CpuData>,
+    /// True when the per-CPU data is compressed in chunks (version 7).
+    pub compressed: bool,
+    /// File offset where this buffer's data section ends.
+    #[serde(skip)]
+    pub(crate) data_end: u64,
+}
+
+enum Storage<'a> {
+    Borrowed(&'a [u8]),
+    Owned(Vec<u8>),
+    Mapped(memmap2::Mmap),
+}
+
+impl Storage<'_> {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Storage::Borrowed(b) => b,
+            Storage::Owned(v) => v,
+            Storage::Mapped(m) => m,
+        }
+    }
+}
+
+/// An open trace-cmd `.dat` file.
+pub struct DatFile<'a> {
+    name: String,
+    data: Storage<'a>,
+    info: DatInfo,
+    meta: TraceMeta,
+    endian: Endian,
+    options: DatOptions,
+    layout: PageLayout,
+    header_page: String,
+    header_event: String,
+    formats: Arc<Formats>,
+    format_files: Vec<(String, Vec<u8>)>,
+    format_errors: u64,
+    buffers: Vec<Buffer>,
+    kallsyms_blob: Blob,
+    printk_blob: Blob,
+    cmdlines_blob: Blob,
+    kallsyms: OnceLock<LazyKallsyms>,
+    printk: OnceLock<Arc<PrintkFormats>>,
+}
+
+impl DatFile<'static> {
+    /// Open and memory-map the file at `path`.
+    pub fn open(path: impl AsRef<Path>) -> Result<DatFile<'static>> {
+        DatFile::open_with(path, DatOptions::default())
+    }
+
+    /// [`DatFile::open`] with options.
+    pub fn open_with(path: impl AsRef<Path>, options: DatOptions) -> Result<DatFile<'static>> {
+        let path = path.as_ref();
+        let name = path.display().to_string();
+        let io =
+            |e: std::io::Error| Error::new(&name, Location::Whole, format!("cannot read: {e}"));
+        let file = std::fs::File::open(path).map_err(io)?;
+        // SAFETY: the map is read-only; a file truncated by another process while mapped
+        // would fault, which is the usual caveat of mapped readers (trace-cmd maps too).
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
+        DatFile::build(name, Storage::Mapped(map), options)
+    }
+
+    /// Parse a file held in `bytes`.
+    pub fn from_vec(
+        name: impl Into<String>,
+        bytes: Vec<u8>,
+        options: DatOptions,
+    ) -> Result<DatFile<'static>> {
+        DatFile::build(name.into(), Storage::Owned(bytes), options)
+    }
+}
+
+impl<'a> DatFile<'a> {
+    /// Parse the file whose bytes are `bytes`; `name` is used in errors.
+    pub fn parse(name: impl Into<String>, bytes: &'a [u8]) -> Result<DatFile<'a>> {
+        DatFile::parse_with(name, bytes, DatOptions::default())
+    }
+
+    /// [`DatFile::parse`] with options.
+    pub fn parse_with(
+        name: impl Into<String>,
+        bytes: &'a [u8],
+        options: DatOptions,
+    ) -> Result<DatFile<'a>> {
+        DatFile::build(name.into(), Storage::Borrowed(bytes), options)
+    }
+
+    fn build(name: String, data: Storage<'a>, options: DatOptions) -> Result<DatFile<'a>> {
+        let bytes = data.bytes();
+        if bytes.is_empty() {
+            return Err(Error::new(
+                &name,
+                Location::Whole,
+                "expected a trace-cmd .dat file, found an empty file",
+            ));
+        }
+        let mut h = header::parse(&name, bytes, options.lenient)?;
+        let layout = PageLayout::parse(&h.header_page, h.endian, Some(h.info.page_size as usize))
+            .and_then(|l| ringbuf::check_header_event(&h.header_event).map(|()| l))
+            .map_err(|e| Error::new(&name, Location::Offset(0), e))?;
+        for b in &mut h.buffers {
+            if b.page_size == 0 {
+                b.page_size = h.info.page_size as usize;
+            }
+            if b.page_size < layout.data_offset + 8 {
+                return Err(Error::new(
+                    &name,
+                    Location::Offset(0),
+                    format!(
+                        "expected a page size above the {}-byte page header, found {}",
+                        layout.data_offset, b.page_size
+                    ),
+                ));
+            }
+        }
+        let format = match h.info.version {
+            6 => "trace-cmd .dat v6".to_string(),
+            v => format!("trace-cmd .dat v{v} ({})", h.info.compression.name()),
+        };
+        let meta = TraceMeta {
+            format,
+            cpus: Some(h.info.cpus),
+        };
+        Ok(DatFile {
+            name,
+            data,
+            meta,
+            endian: h.endian,
+            options,
+            layout,
+            header_page: h.header_page,
+            header_event: h.header_event,
+            formats: Arc::new(h.formats),
+            format_files: h.format_files,
+            format_errors: h.format_errors,
+            buffers: h.buffers,
+            kallsyms_blob: h.kallsyms,
+            printk_blob: h.printk,
+            cmdlines_blob: h.cmdlines,
+            info: h.info,
+            kallsyms: OnceLock::new(),
+            printk: OnceLock::new(),
+        })
+    }
+
+    /// The name used in errors.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The whole file.
+    pub fn bytes(&self) -> &[u8] {
+        self.data.bytes()
+    }
+
+    /// Format and CPU count, for people.
+    pub fn meta(&self) -> &TraceMeta {
+        &self.meta
+    }
+
+    /// Header and option facts.
+    pub fn info(&self) -> &DatInfo {
+        &self.info
+    }
+
+    /// The buffers: the top buffer first (when recorded), then instances.
+    pub fn buffers(&self) -> &[Buffer] {
+        &self.buffers
+    }
+
+    /// The index of the buffer named `name` (`""` for the top buffer).
+    pub fn buffer_index(&self, name: &str) -> Option<usize> {
+        self.buffers.iter().position(|b| b.name == name)
+    }
+
+    /// The event formats, by id.
+    pub fn formats(&self) -> &Formats {
+        &self.formats
+    }
+
+    /// The format files as the file stores them, in order: the system (`ftrace` for
+    /// ftrace's own events) and the text.
+    pub fn format_files(&self) -> &[(String, Vec<u8>)] {
+        &self.format_files
+    }
+
+    /// Format files without a name or id (lenient mode only; strict mode fails on them).
+    /// Formats whose fields do not parse are found when their events are decoded.
+    pub fn format_errors(&self) -> u64 {
+        self.format_errors
+    }
+
+    /// The text of `events/header_page` saved in the file.
+    pub fn header_page(&self) -> &str {
+        &self.header_page
+    }
+
+    /// The text of `events/header_event` saved in the file.
+    pub fn header_event(&self) -> &str {
+        &self.header_event
+    }
+
+    /// The ring-buffer page layout.
+    pub fn page_layout(&self) -> &PageLayout {
+        &self.layout
+    }
+
+    /// The raw kallsyms text saved in the file (empty when none).
+    pub fn kallsyms_text(&self) -> &[u8] {
+        self.kallsyms_blob.get(self.bytes())
+    }
+
+    /// The raw printk_formats text saved in the file.
+    pub fn printk_text(&self) -> &[u8] {
+        self.printk_blob.get(self.bytes())
+    }
+
+    /// The raw saved_cmdlines text saved in the file.
+    pub fn cmdlines_text(&self) -> &[u8] {
+        self.cmdlines_blob.get(self.bytes())
+    }
+
+    /// The kernel symbols saved in the file (parsed on first use).
+    pub fn kallsyms(&self) -> Arc<Kallsyms> {
+        self.lazy_kallsyms().get().clone()
+    }
+
+    fn lazy_kallsyms(&self) -> LazyKallsyms {
+        self.kallsyms
+            .get_or_init(|| {
+                LazyKallsyms::new(String::from_utf8_lossy(self.kallsyms_text()).into_owned())
+            })
+            .clone()
+    }
+
+    /// The trace_printk formats saved in the file (parsed on first use).
+    pub fn printk_formats(&self) -> Arc<PrintkFormats> {
+        self.printk
+            .get_or_init(|| {
+                Arc::new(PrintkFormats::parse(&String::from_utf8_lossy(
+                    self.printk_text(),
+                )))
+            })
+            .clone()
+    }
+
+    /// The saved cmdlines: task name by pid. (trace-cmd files keep no tgid table.)
+    pub fn cmdlines(&self) -> HashMap<i32, Comm> {
+        let text = String::from_utf8_lossy(self.cmdlines_text());
+        text.lines()
+            .filter_map(|l| {
+                let (pid, comm) = l.trim_start().split_once(' ')?;
+                Some((pid.parse().ok()?, Comm::new(comm)))
+            })
+            .collect()
+    }
+
+    /// A decoder for this file's records, with its kallsyms and printk formats.
+    pub fn decoder(&self) -> Decoder {
+        Decoder::new(
+            self.endian,
+            usize::from(self.info.long_size).max(self.layout.commit_size),
+            self.formats.clone(),
+        )
+        .with_lazy_kallsyms(self.lazy_kallsyms())
+        .with_printk(self.printk_formats())
+    }
+
+    fn buffer(&self, buffer: usize) -> Result<&Buffer> {
+        self.buffers.get(buffer).ok_or_else(|| {
+            Error::new(
+                &self.name,
+                Location::Whole,
+                format!(
+                    "expected a buffer index below {}, found {buffer}",
+                    self.buffers.len()
+                ),
+            )
+        })
+    }
+
+    /// The events of buffer `buffer` (an index into [`DatFile::buffers`]), per-CPU streams
+    /// merged in timestamp order.
+    pub fn events(&self, buffer: usize) -> Result<DatEvents<'_>> {
+        DatEvents::new(self, buffer)
+    }
+
+    /// The readable segments of one CPU's data, split to about `target` bytes each.
+    fn segments(&self, b: &Buffer, cpu: &CpuData, target: usize) -> Result<Vec<Segment>> {
+        let file = self.bytes();
+        let start = usize::try_from(cpu.offset).unwrap_or(usize::MAX);
+        let end = if b.compressed {
+            b.data_end as usize
+        } else {
+            start.saturating_add(usize::try_from(cpu.size).unwrap_or(usize::MAX))
+        };
+        if cpu.size == 0 && !b.compressed {
+            return Ok(Vec::new());
+        }
+        if start > file.len() || end > file.len() || start > end {
+            return Err(Error::new(&self.name, Location::Offset(cpu.offset), format!(
+                "expected CPU {} data of buffer {:?} ({} bytes) within the file of {} bytes (truncated?)",
+                cpu.cpu, b.name, cpu.size, file.len()
+            )));
+        }
+        pages::segments(
+            &self.name,
+            file,
+            self.endian,
+            b.compressed,
+            start..end,
+            b.page_size,
+            target,
+        )
+    }
+
+    fn source<'s>(&'s self, b: &Buffer, seg: Segment) -> CpuSource<'s> {
+        CpuSource::new(
+            &self.name,
+            self.bytes(),
+            self.endian,
+            b.page_size,
+            self.info.compression,
+            seg,
+        )
+    }
+
+    /// Counts of records per event and per CPU, lost events and the time span of buffer
+    /// `buffer`, without decoding any field. Runs in parallel over CPUs and chunks.
+    pub fn count_events(&self, buffer: usize) -> Result<EventCounts> {
+        count::count(self, buffer)
+    }
+
+    /// Every page of one CPU's data in file order, decompressed (for copying a trace).
+    pub fn cpu_pages(
+        &self,
+        buffer: usize,
+        cpu_index: usize,
+        mut f: impl FnMut(&[u8]) -> Result<()>,
+    ) -> Result<()> {
+        let b = self.buffer(buffer)?;
+        let Some(cpu) = b.cpus.get(cpu_index) else {
+            return Ok(());
+        };
+        let mut skipped = 0;
+        for seg in self.segments(b, cpu, usize::MAX)? {
+            let mut src = self.source(b, seg);
+            while let Some(p) = src.next_page(self.options.lenient, &mut skipped)? {
+                f(src.backing().get(p.range).unwrap_or(&[]))?;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,413 @@
+//! One CPU's ring-buffer pages in a .dat file, read page by page: straight from the file
+//! (version 6, or version 7 without compression) or one decompressed chunk at a time
+//! (version 7), so memory stays at one chunk per CPU whatever the trace size.
+
+use std::ops::Range;
+
+use super::compress::{Compression, Inflater};
+use super::cursor::{error_at, Origin};
+use crate::format::Endian;
+use crate::ringbuf::{Missed, PageCursor, PageHeader, PageLayout};
+use crate::{Error, Result};
+
+/// Largest decompressed chunk accepted (trace-cmd writes 10 pages per chunk).
+const MAX_CHUNK: usize = 256 << 20;
+
+/// A page in the reader's backing bytes, and where errors in it point.
+#[derive(Clone, Debug)]
+pub(crate) struct PageRef {
+    pub(crate) range: Range<usize>,
+    pub(crate) origin: Origin,
+}
+
+enum Kind {
+    Flat {
+        pos: usize,
+        end: usize,
+    },
+    Chunked {
+        pos: usize,
+        left: u32,
+        end: usize,
+        inflater: Inflater,
+        buf: Vec<u8>,
+        buf_pos: usize,
+        chunk_at: u64,
+    },
+}
+
+/// Where one CPU's data is, as a list of pages to come.
+pub(crate) struct CpuSource<'f> {
+    name: &'f str,
+    file: &'f [u8],
+    endian: Endian,
+    page_size: usize,
+    kind: Kind,
+}
+
+/// One part of a CPU's data that can be read on its own (for parallel counting).
+#[derive(Clone, Debug)]
+pub(crate) enum Segment {
+    Flat(Range<usize>),
+    Chunks { pos: usize, count: u32, end: usize },
+}
+
+/// Split a CPU's data into segments of about `target` bytes (whole pages or chunks).
+pub(crate) fn segments(
+    name: &str,
+    file: &[u8],
+    endian: Endian,
+    compressed: bool,
+    range: Range<usize>,
+    page_size: usize,
+    target: usize,
+) -> Result<Vec<Segment>> {
+    if !compressed {
+        let step = (target / page_size).max(1) * page_size;
+        let mut v = Vec::new();
+        let mut s = range.start;
+        while s < range.end {
+            let e = s.saturating_add(step).min(range.end);
+            v.push(Segment::Flat(s..e));
+            s = e;
+        }
+        return Ok(v);
+    }
+    let count = endian
+        .u32(file, range.start)
+        .filter(|_| range.start + 4 <= range.end)
+        .ok_or_else(|| {
+            error_at(
+                name,
+                Origin::File(range.start as u64),
+                0,
+                "expected the chunk count, found the end",
+            )
+        })?;
+    let mut v = Vec::new();
+    let (mut pos, mut start, mut n, mut bytes) = (range.start + 4, range.start + 4, 0u32, 0usize);
+    for _ in 0..count {
+        let Some(z) = endian.u32(file, pos).filter(|_| pos + 8 <= range.end) else {
+            break; // reported by the reader of the last segment
+        };
+        n += 1;
+        bytes += z as usize;
+        pos = pos.saturating_add(8 + z as usize);
+        if bytes >= target {
+            v.push(Segment::Chunks {
+                pos: start,
+                count: n,
+                end: range.end,
+            });
+            (start, n, bytes) = (pos, 0, 0);
+        }
+        if pos > range.end {
+            break;
+        }
+    }
+    let rest = count
+        - v.iter()
+            .map(|s| {
+                if let Segment::Chunks { count, .. } = s {
+                    *count
+                } else {
+                    0
+                }
+            })
+            .sum::<u32>();
+    if rest > 0 || v.is_empty() {
+        v.push(Segment::Chunks {
+            pos: start,
+            count: rest,
+            end: range.end,
+        });
+    }
+    Ok(v)
+}
+
+impl<'f> CpuSource<'f> {
+    /// The pages of `segment`, `compression` being the file's.
+    pub(crate) fn new(
+        name: &'f str,
+        file: &'f [u8],
+        endian: Endian,
+        page_size: usize,
+        compression: Compression,
+        segment: Segment,
+    ) -> CpuSource<'f> {
+        let kind = match segment {
+            Segment::Flat(r) => Kind::Flat {
+                pos: r.start,
+                end: r.end.min(file.len()),
+            },
+            Segment::Chunks { pos, count, end } => Kind::Chunked {
+                pos,
+                left: count,
+                end: end.min(file.len()),
+                inflater: Inflater::new(compression),
+                buf: Vec::new(),
+                buf_pos: 0,
+                chunk_at: pos as u64,
+            },
+        };
+        CpuSource {
+            name,
+            file,
+            endian,
+            page_size,
+            kind,
+        }
+    }
+
+    /// The bytes pages point into.
+    #[inline]
+    pub(crate) fn backing(&self) -> &[u8] {
+        match &self.kind {
+            Kind::Flat { .. } => self.file,
+            Kind::Chunked { buf, .. } => buf,
+        }
+    }
+
+    /// The next page; with `lenient`, a bad chunk is skipped (counted in `skipped`).
+    pub(crate) fn next_page(
+        &mut self,
+        lenient: bool,
+        skipped: &mut u64,
+    ) -> Result<Option<PageRef>> {
+        let ps = self.page_size;
+        match &mut self.kind {
+            Kind::Flat { pos, end } => {
+                if *pos >= *end {
+                    return Ok(None);
+                }
+                let r = *pos..(*pos).saturating_add(ps).min(*end);
+                *pos = r.end;
+                Ok(Some(PageRef {
+                    range: r,
+                    origin: Origin::File(0),
+                }))
+            }
+            Kind::Chunked {
+                pos,
+                left,
+                end,
+                inflater,
+                buf,
+                buf_pos,
+                chunk_at,
+            } => loop {
+                if *buf_pos < buf.len() {
+                    let r = *buf_pos..(*buf_pos).saturating_add(ps).min(buf.len());
+                    *buf_pos = r.end;
+                    return Ok(Some(PageRef {
+                        range: r,
+                        origin: Origin::Inflated(*chunk_at),
+                    }));
+                }
+                if *left == 0 {
+                    return Ok(None);
+                }
+                *left -= 1;
+                let at = *pos;
+                let head = self
+                    .endian
+                    .u32(self.file, at)
+                    .zip(self.endian.u32(self.file, at + 4))
+                    .filter(|_| at + 8 <= *end);
+                let Some((z, u)) = head else {
+                    let e = error_at(self.name, Origin::File(at as u64), 0, format!(
+                        "expected a compressed chunk header ({} more chunks), found the end of the data (truncated?)",
+                        *left + 1
+                    ));
+                    return give_up(lenient, skipped, left, e);
+                };
+                let (z, u) = (z as usize, u as usize);
+                let data = at + 8..at + 8 + z;
+                if data.end > *end || u > MAX_CHUNK {
+                    let e = error_at(self.name, Origin::File(at as u64), 0, format!(
+                        "expected a chunk of {z} compressed bytes (to {u} bytes) within the data ending at byte offset {end}, found it does not fit (truncated or corrupt)"
+                    ));
+                    return give_up(lenient, skipped, left, e);
+                }
+                *pos = data.end;
+                *chunk_at = at as u64;
+                *buf_pos = 0;
+                if let Err(msg) = inflater.inflate(&self.file[data], u, buf) {
+                    buf.clear();
+                    let e = error_at(
+                        self.name,
+                        Origin::File(at as u64),
+                        0,
+                        format!("in a compressed chunk: {msg}"),
+                    );
+                    if !lenient {
+                        return Err(e);
+                    }
+                    *skipped += 1;
+                }
+            },
+        }
+    }
+}
+
+fn give_up(lenient: bool, skipped: &mut u64, left: &mut u32, e: Error) -> Result<Option<PageRef>> {
+    *left = 0;
+    if lenient {
+        *skipped += 1;
+        Ok(None)
+    } else {
+        Err(e)
+    }
+}
+
+/// What a CPU reader yields.
+#[derive(Clone, Debug)]
+pub(crate) enum Item {
+    /// A data record: timestamp, payload range in [`CpuReader::backing`], and the error
+    /// position of the record header.
+    Record {
+        ts: u64,
+        data: Range<usize>,
+        origin: Origin,
+        at: usize,
+    },
+    /// Events lost before the page that starts at `ts`.
+    Lost { ts: u64, count: Option<u64> },
+}
+
+/// The records of one CPU, page after page.
+pub(crate) struct CpuReader<'f> {
+    pub(crate) cpu: u32,
+    src: CpuSource<'f>,
+    layout: PageLayout,
+    page: Option<(PageRef, PageCursor)>,
+    /// A record read ahead to date a loss marker.
+    stash: Option<Item>,
+    lenient: bool,
+    /// Pages, chunks or records skipped (lenient only).
+    pub(crate) skipped: u64,
+    /// Events lost on this CPU: `None` once some loss had no count.
+    pub(crate) lost: Option<u64>,
+    /// Pages read.
+    pub(crate) pages: u64,
+}
+
+impl<'f> CpuReader<'f> {
+    pub(crate) fn new(
+        cpu: u32,
+        src: CpuSource<'f>,
+        layout: PageLayout,
+        lenient: bool,
+    ) -> CpuReader<'f> {
+        CpuReader {
+            cpu,
+            src,
+            layout,
+            page: None,
+            stash: None,
+            lenient,
+            skipped: 0,
+            lost: Some(0),
+            pages: 0,
+        }
+    }
+
+    #[inline]
+    pub(crate) fn backing(&self) -> &[u8] {
+        self.src.backing()
+    }
+
+    /// The next record of the current page; `Ok(None)` at its end (or without a page).
+    #[inline]
+    fn next_in_page(&mut self) -> Result<Option<Item>> {
+        let Some((pref, cur)) = &mut self.page else {
+            return Ok(None);
+        };
+        let page = self.src.backing().get(pref.range.clone()).unwrap_or(&[]);
+        match cur.next(self.layout.endian, page) {
+            Ok(Some((ts, at, r))) => {
+                let base = pref.range.start;
+                Ok(Some(Item::Record {
+                    ts,
+                    data: base + r.start..base + r.end,
+                    origin: pref.origin,
+                    at: base + at,
+                }))
+            }
+            Ok(None) => {
+                self.page = None;
+                Ok(None)
+            }
+            Err(e) => {
+                let err = error_at(
+                    self.src.name,
+                    pref.origin,
+                    pref.range.start + e.offset,
+                    format!("CPU {}: {}", self.cpu, e.message),
+                );
+                self.page = None;
+                if !self.lenient {
+                    return Err(err);
+                }
+                self.skipped += 1;
+                Ok(None)
+            }
+        }
+    }
+
+    /// The next record or loss marker; `Ok(None)` when the CPU's data is done.
+    #[inline]
+    pub(crate) fn next(&mut self) -> Result<Option<Item>> {
+        if let Some(item) = self.stash.take() {
+            return Ok(Some(item));
+        }
+        loop {
+            if self.page.is_some() {
+                if let Some(item) = self.next_in_page()? {
+                    return Ok(Some(item));
+                }
+                continue;
+            }
+            let Some(pref) = self.src.next_page(self.lenient, &mut self.skipped)? else {
+                return Ok(None);
+            };
+            let page = self.src.backing().get(pref.range.clone()).unwrap_or(&[]);
+            match PageHeader::read(&self.layout, page) {
+                Ok(h) => {
+                    self.pages += 1;
+                    self.page = Some((pref, PageCursor::new(&self.layout, &h)));
+                    let count = match h.missed {
+                        Missed::None => continue,
+                        Missed::Unknown => None,
+                        Missed::Count(n) => Some(n),
+                    };
+                    self.lost = match (self.lost, count) {
+                        (Some(a), Some(b)) => Some(a.saturating_add(b)),
+                        _ => None,
+                    };
+                    // Date the loss by the page's first record, as trace-cmd reports it.
+                    let mut ts = h.timestamp;
+                    if let Some(first) = self.next_in_page()? {
+                        if let Item::Record { ts: t, .. } = first {
+                            ts = t;
+                        }
+                        self.stash = Some(first);
+                    }
+                    return Ok(Some(Item::Lost { ts, count }));
+                }
+                Err(e) => {
+                    let err = error_at(
+                        self.src.name,
+                        pref.origin,
+                        pref.range.start + e.offset,
+                        format!("CPU {}: in a page header: {}", self.cpu, e.message),
+                    );
+                    if !self.lenient {
+                        return Err(err);
+                    }
+                    self.skipped += 1;
+                }
+            }
+        }
+    }
+}

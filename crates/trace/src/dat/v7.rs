@@ -1,0 +1,257 @@
+//! Version 7 metadata: the chain of options sections and the sections they point to
+//! (header files, formats, kallsyms, printk formats, cmdlines, buffers), each with a
+//! 16-byte header (`u16 id, u16 flags, u32 description, u64 size`: trace-cmd 3.1 writes
+//! the size in 8 bytes) and, when flagged, compressed whole.
+
+use std::ops::Range;
+
+use super::compress::{Compression, Inflater};
+use super::cursor::{error_at, Cursor, Origin};
+use super::header::{
+    common_option, opt, parse_event_formats, parse_ftrace_formats, parse_headers, sized, Blob,
+    Header,
+};
+use super::Buffer;
+use super::CpuData;
+use crate::Result;
+
+/// Section flag: the section is compressed.
+const SEC_COMPRESSED: u16 = 1;
+/// Options sections followed at most (a loop in the chain is an error).
+const MAX_OPTION_SECTIONS: usize = 1024;
+
+/// A v7 section: its id, flags and payload (decompressed if need be).
+struct Section {
+    id: u16,
+    at: u64,
+    /// The payload when stored as is: its range in the file.
+    range: Range<usize>,
+    /// The payload when compressed: decompressed here.
+    inflated: Option<Vec<u8>>,
+    flags: u16,
+}
+
+impl Section {
+    fn cursor<'a>(&'a self, c: &Cursor<'a>) -> Cursor<'a> {
+        match &self.inflated {
+            Some(v) => Cursor::new(c.name, v, Origin::Inflated(self.at), c.endian),
+            None => Cursor::new(
+                c.name,
+                &c.data[self.range.clone()],
+                Origin::File(self.range.start as u64),
+                c.endian,
+            ),
+        }
+    }
+}
+
+/// Read the section header at `at`; decompress the payload when `inflate` and it is
+/// compressed.
+fn section(c: &Cursor, at: u64, want: u16, inflate: Option<Compression>) -> Result<Section> {
+    let mut s = Cursor::at(c.name, c.data, at, c.endian)?;
+    let id = s.u16("a section id")?;
+    if id != want {
+        return Err(s.err_at(
+            at as usize,
+            format!("expected section id {want}, found {id}"),
+        ));
+    }
+    let flags = s.u16("the section flags")?;
+    let _desc = s.u32("the section description id")?;
+    let size = s.u64("the section size")?;
+    let start = s.pos;
+    s.bytes(size, "the section")?;
+    let range = start..s.pos;
+    let mut inflated = None;
+    if flags & SEC_COMPRESSED != 0 {
+        if let Some(kind) = inflate {
+            if kind == Compression::None {
+                return Err(s.err_at(
+                    at as usize,
+                    "expected an uncompressed section in a file without compression",
+                ));
+            }
+            let mut p = Cursor::new(
+                c.name,
+                &c.data[range.clone()],
+                Origin::File(start as u64),
+                c.endian,
+            );
+            let zsize = p.u32("the compressed size")?;
+            let usize_ = p.u32("the uncompressed size")?;
+            let z = p.bytes(u64::from(zsize), "the compressed data")?;
+            let mut out = Vec::new();
+            Inflater::new(kind)
+                .inflate(z, usize_ as usize, &mut out)
+                .map_err(|e| error_at(c.name, Origin::File(start as u64 + 8), 0, e))?;
+            inflated = Some(out);
+        }
+    }
+    Ok(Section {
+        id,
+        at,
+        range,
+        inflated,
+        flags,
+    })
+}
+
+pub(crate) fn parse(c: &mut Cursor, h: &mut Header, lenient: bool) -> Result<()> {
+    let cname = c.cstr("the compression name")?;
+    let cversion = c.cstr("the compression version")?;
+    let kind = Compression::from_name(&cname).ok_or_else(|| {
+        c.err(format!(
+            "expected compression none, zstd or zlib, found {cname:?}"
+        ))
+    })?;
+    h.info.compression = kind;
+    h.info.compression_version = (!cversion.is_empty()).then_some(cversion);
+    let mut next = c.u64("the offset of the first options section")?;
+    let mut refs: Vec<(u16, u64)> = Vec::new();
+    let mut buffers: Vec<(Vec<u8>, u64)> = Vec::new();
+    let mut seen = Vec::new();
+    while next != 0 {
+        if seen.contains(&next) || seen.len() >= MAX_OPTION_SECTIONS {
+            return Err(c.err_at(
+                next as usize,
+                "expected a chain of options sections, found a loop",
+            ));
+        }
+        seen.push(next);
+        let sec = section(c, next, opt::DONE, Some(kind))?;
+        let mut o = sec.cursor(c);
+        loop {
+            let id = o.u16("an option id")?;
+            let n = o.u32("an option size")?;
+            let at = o.pos;
+            let body = o.bytes(u64::from(n), "an option")?;
+            let mut b = Cursor::new(o.name, body, sec_origin(&sec, at), o.endian);
+            match id {
+                opt::DONE => {
+                    next = b.u64("the offset of the next options section")?;
+                    break;
+                }
+                opt::HEADER_INFO..=opt::CMDLINES => refs.push((id, b.u64("a section offset")?)),
+                opt::BUFFER => buffers.push((
+                    body.to_vec(),
+                    match sec.inflated {
+                        Some(_) => sec.at,
+                        None => (sec.range.start + at) as u64,
+                    },
+                )),
+                opt::BUFFER_TEXT => {}
+                _ => common_option(&o, h, id, body, at)?,
+            }
+        }
+    }
+    for (id, at) in refs {
+        let inflate = !matches!(id, opt::KALLSYMS | opt::PRINTK | opt::CMDLINES);
+        let sec = section(c, at, id, inflate.then_some(kind))?;
+        let mut s = sec.cursor(c);
+        match id {
+            opt::HEADER_INFO => parse_headers(&mut s, h)?,
+            opt::FTRACE_EVENTS => parse_ftrace_formats(&mut s, h, lenient)?,
+            opt::EVENT_FORMATS => parse_event_formats(&mut s, h, lenient)?,
+            _ => {
+                let blob = lazy_blob(c, &sec, kind, id == opt::CMDLINES)?;
+                match id {
+                    opt::KALLSYMS => h.kallsyms = blob,
+                    opt::PRINTK => h.printk = blob,
+                    _ => h.cmdlines = blob,
+                }
+            }
+        }
+    }
+    for (body, at) in buffers {
+        let b = buffer_option(c, &body, at)?;
+        h.buffers.push(b);
+    }
+    if h.header_page.is_empty() {
+        return Err(c.err_at(
+            0,
+            "expected a header info section (header_page), found none",
+        ));
+    }
+    if h.info.clock.is_none() {
+        h.info.clock = h
+            .buffers
+            .iter()
+            .find(|b| b.name.is_empty())
+            .and_then(|b| b.clock.clone());
+    }
+    h.buffers.sort_by_key(|b| !b.name.is_empty());
+    let max_cpus = h
+        .buffers
+        .iter()
+        .flat_map(|b| b.cpus.iter().map(|c| c.cpu + 1))
+        .max()
+        .unwrap_or(0);
+    h.info.cpus = h.info.cpus.max(max_cpus);
+    Ok(())
+}
+
+fn sec_origin(sec: &Section, at: usize) -> Origin {
+    match sec.inflated {
+        Some(_) => Origin::Inflated(sec.at),
+        None => Origin::File((sec.range.start + at) as u64),
+    }
+}
+
+/// kallsyms, printk and cmdlines are decompressed now (they are size-prefixed inside the
+/// section) but kept as bytes for parsing on demand.
+fn lazy_blob(c: &Cursor, sec: &Section, kind: Compression, wide: bool) -> Result<Blob> {
+    if sec.flags & SEC_COMPRESSED != 0 {
+        let sec = section(c, sec.at, sec.id, Some(kind))?;
+        let mut s = sec.cursor(c);
+        let r = sized(&mut s, wide, "a size-prefixed section")?;
+        let v = sec.inflated.unwrap_or_default();
+        Ok(Blob::Owned(
+            v.get(r).map(|b| b.to_vec()).unwrap_or_default(),
+        ))
+    } else {
+        let mut s = Cursor::new(c.name, c.data, Origin::File(0), c.endian);
+        s.pos = sec.range.start;
+        s.data = &c.data[..sec.range.end];
+        Ok(Blob::File(sized(&mut s, wide, "a size-prefixed section")?))
+    }
+}
+
+/// A BUFFER option: the flyrecord section, name, clock, [page size,] CPU table.
+fn buffer_option(c: &Cursor, body: &[u8], at: u64) -> Result<Buffer> {
+    let mut b = Cursor::new(c.name, body, Origin::File(at), c.endian);
+    let offset = b.u64("the buffer section offset")?;
+    let name = b.cstr("the buffer name")?;
+    let clock = b.cstr("the buffer clock")?;
+    // trace-cmd 3.1 and later store the page size here; earlier writers do not.
+    let rest = b.remaining();
+    let mut page_size = None;
+    let with_page =
+        rest >= 8 && c.endian.u32(body, b.pos + 4).map(|n| n as usize * 20 + 8) == Some(rest);
+    if with_page {
+        page_size = Some(b.u32("the buffer page size")? as usize);
+    }
+    let cpus = b.u32("the buffer CPU count")?;
+    let mut table = Vec::new();
+    for _ in 0..cpus {
+        let cpu = b.u32("a CPU id")?;
+        let offset = b.u64("a CPU data offset")?;
+        let size = b.u64("a CPU data size")?;
+        table.push(CpuData { cpu, offset, size });
+    }
+    let sec = section(c, offset, opt::BUFFER, None)?;
+    let ps = page_size.unwrap_or(0);
+    if page_size.is_some() && !(64..=(64 << 20)).contains(&ps) {
+        return Err(b.err_at(
+            0,
+            format!("expected a page size of 64 B to 64 MiB, found {ps}"),
+        ));
+    }
+    Ok(Buffer {
+        name,
+        clock: (!clock.is_empty()).then_some(clock),
+        page_size: ps,
+        cpus: table,
+        compressed: sec.flags & SEC_COMPRESSED != 0,
+        data_end: sec.range.end as u64,
+    })
+}

@@ -1,0 +1,492 @@
+//! Writing trace-cmd `.dat` files, version 6 (uncompressed), that `trace-cmd report` and
+//! KernelShark open.
+//!
+//! A recorder streams ring-buffer pages (as `trace_pipe_raw` hands them out) per buffer
+//! and CPU into a [`DatWriter`]; the pages are spooled (in memory or in files of a spool
+//! directory) until [`DatWriter::finish`] knows every size and writes the file in one
+//! forward pass: header, header files, formats, kallsyms, printk formats, cmdlines,
+//! options, the flyrecord CPU table, then each CPU's pages at page-aligned offsets, then
+//! each instance's table and pages.
+
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::header::{opt, MAGIC};
+use super::DatFile;
+
+/// What a .dat file says besides the pages: the tracefs files and facts of the machine.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DatMeta {
+    /// The traced machine was big-endian.
+    pub big_endian: bool,
+    /// Size of a `long` on the traced machine (4 or 8).
+    pub long_size: u8,
+    /// The ring-buffer page (sub-buffer) size, bytes.
+    pub page_size: u32,
+    /// Number of CPUs (each buffer has this many per-CPU streams, empty ones included).
+    pub cpus: u32,
+    /// `events/header_page`.
+    pub header_page: Vec<u8>,
+    /// `events/header_event`.
+    pub header_event: Vec<u8>,
+    /// `events/ftrace/*/format`.
+    pub ftrace_formats: Vec<Vec<u8>>,
+    /// Per system, `events/SYSTEM/*/format`.
+    pub event_formats: Vec<(String, Vec<Vec<u8>>)>,
+    /// `/proc/kallsyms`.
+    pub kallsyms: Vec<u8>,
+    /// `printk_formats`.
+    pub printk: Vec<u8>,
+    /// `saved_cmdlines`.
+    pub cmdlines: Vec<u8>,
+    /// The `trace_clock` file (`[local] global ...`), when known.
+    pub trace_clock: Option<String>,
+    /// `uname -a`-like text.
+    pub uname: Option<String>,
+    /// The writer's name and version.
+    pub version: Option<String>,
+    /// `per_cpu/cpuN/stats`, one text per CPU.
+    pub cpustats: Vec<String>,
+}
+
+impl DatMeta {
+    /// The metadata of an open file, to copy it.
+    pub fn from_dat(dat: &DatFile<'_>) -> DatMeta {
+        let info = dat.info();
+        let mut event_formats: Vec<(String, Vec<Vec<u8>>)> = Vec::new();
+        let mut ftrace_formats = Vec::new();
+        for (system, text) in dat.format_files() {
+            if system == "ftrace" {
+                ftrace_formats.push(text.clone());
+            } else if let Some(last) = event_formats.last_mut().filter(|(s, _)| s == system) {
+                last.1.push(text.clone());
+            } else {
+                event_formats.push((system.clone(), vec![text.clone()]));
+            }
+        }
+        DatMeta {
+            big_endian: info.big_endian,
+            long_size: info.long_size,
+            page_size: info.page_size,
+            cpus: info.cpus,
+            header_page: dat.header_page().as_bytes().to_vec(),
+            header_event: dat.header_event().as_bytes().to_vec(),
+            ftrace_formats,
+            event_formats,
+            kallsyms: dat.kallsyms_text().to_vec(),
+            printk: dat.printk_text().to_vec(),
+            cmdlines: dat.cmdlines_text().to_vec(),
+            trace_clock: info.clock.as_ref().map(|c| format!("[{c}]")),
+            uname: info.uname.clone(),
+            version: info.tracer_version.clone(),
+            cpustats: info.cpustats.clone(),
+        }
+    }
+}
+
+/// Where pages wait until the file is written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Spool {
+    /// In memory.
+    Memory,
+    /// In files created (and removed again) in this directory.
+    Dir(PathBuf),
+}
+
+static SPOOL_SEQ: AtomicU64 = AtomicU64::new(0);
+
+enum SpoolFile {
+    Mem(Vec<u8>),
+    File { file: File, path: PathBuf, len: u64 },
+}
+
+impl SpoolFile {
+    fn new(spool: &Spool) -> io::Result<SpoolFile> {
+        match spool {
+            Spool::Memory => Ok(SpoolFile::Mem(Vec::new())),
+            Spool::Dir(dir) => {
+                let n = SPOOL_SEQ.fetch_add(1, Ordering::Relaxed);
+                let path = dir.join(format!("jitterlab-dat-{}-{n}.pages", std::process::id()));
+                let file = File::options()
+                    .read(true)
+                    .write(true)
+                    .create_new(true)
+                    .open(&path)?;
+                Ok(SpoolFile::File { file, path, len: 0 })
+            }
+        }
+    }
+
+    fn len(&self) -> u64 {
+        match self {
+            SpoolFile::Mem(v) => v.len() as u64,
+            SpoolFile::File { len, .. } => *len,
+        }
+    }
+
+    fn append(&mut self, data: &[u8]) -> io::Result<()> {
+        match self {
+            SpoolFile::Mem(v) => v.extend_from_slice(data),
+            SpoolFile::File { file, len, .. } => {
+                file.write_all(data)?;
+                *len += data.len() as u64;
+            }
+        }
+        Ok(())
+    }
+
+    fn copy_to(&mut self, out: &mut impl Write) -> io::Result<()> {
+        match self {
+            SpoolFile::Mem(v) => out.write_all(v),
+            SpoolFile::File { file, len, .. } => {
+                file.seek(SeekFrom::Start(0))?;
+                let n = io::copy(&mut file.take(*len), out)?;
+                if n != *len {
+                    return Err(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        "spool file shrank",
+                    ));
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl Drop for SpoolFile {
+    fn drop(&mut self) {
+        if let SpoolFile::File { path, .. } = self {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+struct BufferSpool {
+    name: String,
+    cpus: Vec<SpoolFile>,
+}
+
+/// Writes a version 6 .dat file from metadata and per-CPU page streams.
+///
+/// ```
+/// use jitterlab_trace::dat::{DatFile, DatMeta, DatWriter, Spool};
+/// use jitterlab_trace::{Error, Location};
+///
+/// // Copy a file: its metadata, then every page of every CPU of every buffer
+/// // (what [`copy_to_v6`] does).
+/// fn copy(dat: &DatFile) -> jitterlab_trace::Result<Vec<u8>> {
+///     let io = |e: std::io::Error| Error::new("copy", Location::Whole, e.to_string());
+///     let mut w = DatWriter::new(DatMeta::from_dat(dat), Spool::Memory).map_err(io)?;
+///     for (b, buffer) in dat.buffers().iter().enumerate() {
+///         let id = w.add_buffer(&buffer.name).map_err(io)?;
+///         for (i, cpu) in buffer.cpus.iter().enumerate() {
+///             dat.cpu_pages(b, i, |page| w.write_pages(id, cpu.cpu, page).map_err(io))?;
+///         }
+///     }
+///     let mut out = Vec::new();
+///     w.finish(&mut out).map_err(io)?;
+///     Ok(out)
+/// }
+/// ```
+pub struct DatWriter {
+    meta: DatMeta,
+    spool: Spool,
+    buffers: Vec<BufferSpool>,
+}
+
+impl DatWriter {
+    /// A writer with the top buffer (index 0) ready for pages.
+    pub fn new(meta: DatMeta, spool: Spool) -> io::Result<DatWriter> {
+        if meta.page_size == 0 || meta.cpus == 0 || !matches!(meta.long_size, 4 | 8) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "expected a page size, CPUs and a long size of 4 or 8, found {}, {}, {}",
+                    meta.page_size, meta.cpus, meta.long_size
+                ),
+            ));
+        }
+        let mut w = DatWriter {
+            meta,
+            spool,
+            buffers: Vec::new(),
+        };
+        w.add_buffer("")?;
+        Ok(w)
+    }
+
+    /// Add an instance buffer; returns its index for [`DatWriter::write_pages`].
+    pub fn add_buffer(&mut self, name: &str) -> io::Result<usize> {
+        if let Some(i) = self.buffers.iter().position(|b| b.name == name) {
+            return Ok(i);
+        }
+        let cpus = (0..self.meta.cpus)
+            .map(|_| SpoolFile::new(&self.spool))
+            .collect::<io::Result<_>>()?;
+        self.buffers.push(BufferSpool {
+            name: name.to_string(),
+            cpus,
+        });
+        Ok(self.buffers.len() - 1)
+    }
+
+    /// Append whole pages of `cpu` to buffer `buffer`; a short last page is padded with
+    /// zeros to the page size (its commit word says how much of it is data).
+    pub fn write_pages(&mut self, buffer: usize, cpu: u32, pages: &[u8]) -> io::Result<()> {
+        let ps = self.meta.page_size as usize;
+        let spool = self
+            .buffers
+            .get_mut(buffer)
+            .and_then(|b| b.cpus.get_mut(cpu as usize))
+            .ok_or_else(|| {
+                io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("no buffer {buffer} CPU {cpu}"),
+                )
+            })?;
+        spool.append(pages)?;
+        let rest = pages.len() % ps;
+        if rest != 0 {
+            spool.append(&vec![0; ps - rest])?;
+        }
+        Ok(())
+    }
+
+    /// Write the file to `out`; returns its size.
+    pub fn finish(mut self, out: impl Write) -> io::Result<u64> {
+        let mut out = Counter {
+            inner: io::BufWriter::with_capacity(1 << 20, out),
+            pos: 0,
+        };
+        let e = self.meta.big_endian;
+        let ps = u64::from(self.meta.page_size);
+        let align = |x: u64| x.div_ceil(ps) * ps;
+        let head = self.head();
+        let table_len = 10 + 16 * u64::from(self.meta.cpus);
+        let buffer_opts: u64 = self
+            .buffers
+            .iter()
+            .skip(1)
+            .map(|b| 6 + 8 + b.name.len() as u64 + 1)
+            .sum();
+        let head_len = head.len() as u64 + buffer_opts + 2 + table_len + self.clock_len();
+        // Lay out every buffer: (where its table is, where each CPU's pages are).
+        let mut layout: Vec<(u64, Vec<u64>)> = Vec::new();
+        let mut pos = head_len;
+        for (i, b) in self.buffers.iter().enumerate() {
+            let table_at = if i == 0 {
+                head_len - table_len - self.clock_len()
+            } else {
+                pos
+            };
+            if i > 0 {
+                pos += table_len;
+            }
+            let mut cpus = Vec::new();
+            for s in &b.cpus {
+                let at = align(pos);
+                cpus.push(at);
+                pos = at + s.len();
+            }
+            layout.push((table_at, cpus));
+        }
+        out.write_all(&head)?;
+        for (b, (table_at, _)) in self.buffers.iter().zip(&layout).skip(1) {
+            let mut o = num(e, *table_at);
+            o.extend_from_slice(b.name.as_bytes());
+            o.push(0);
+            option(&mut out, e, opt::BUFFER, &o)?;
+        }
+        out.write_all(&num(e, 0u16))?;
+        for (i, b) in self.buffers.iter_mut().enumerate() {
+            let (table_at, cpus) = &layout[i];
+            pad_to(&mut out, *table_at)?;
+            out.write_all(b"flyrecord\0")?;
+            for (s, &at) in b.cpus.iter().zip(cpus) {
+                out.write_all(&num(e, at))?;
+                out.write_all(&num(e, s.len()))?;
+            }
+            if i == 0 {
+                if let Some(c) = &self.meta.trace_clock {
+                    out.write_all(&num(e, c.len() as u64))?;
+                    out.write_all(c.as_bytes())?;
+                }
+            }
+            for (s, &at) in b.cpus.iter_mut().zip(cpus) {
+                pad_to(&mut out, at)?;
+                s.copy_to(&mut out)?;
+            }
+        }
+        out.flush()?;
+        Ok(out.pos)
+    }
+
+    fn clock_len(&self) -> u64 {
+        self.meta
+            .trace_clock
+            .as_ref()
+            .map_or(0, |c| 8 + c.len() as u64)
+    }
+
+    /// Everything up to the BUFFER options (which need offsets).
+    fn head(&self) -> Vec<u8> {
+        let m = &self.meta;
+        let e = m.big_endian;
+        let mut o = Vec::new();
+        o.extend_from_slice(MAGIC);
+        o.extend_from_slice(b"6\0");
+        o.push(u8::from(e));
+        o.push(m.long_size);
+        o.extend_from_slice(&num(e, m.page_size));
+        o.extend_from_slice(b"header_page\0");
+        sized(&mut o, e, &m.header_page, true);
+        o.extend_from_slice(b"header_event\0");
+        sized(&mut o, e, &m.header_event, true);
+        o.extend_from_slice(&num(e, m.ftrace_formats.len() as u32));
+        for f in &m.ftrace_formats {
+            sized(&mut o, e, f, true);
+        }
+        o.extend_from_slice(&num(e, m.event_formats.len() as u32));
+        for (system, files) in &m.event_formats {
+            o.extend_from_slice(system.as_bytes());
+            o.push(0);
+            o.extend_from_slice(&num(e, files.len() as u32));
+            for f in files {
+                sized(&mut o, e, f, true);
+            }
+        }
+        sized(&mut o, e, &m.kallsyms, false);
+        sized(&mut o, e, &m.printk, false);
+        sized(&mut o, e, &m.cmdlines, true);
+        o.extend_from_slice(&num(e, m.cpus));
+        o.extend_from_slice(b"options  \0");
+        let text = |s: &str| {
+            let mut v = s.as_bytes().to_vec();
+            v.push(0);
+            v
+        };
+        let mut opts = Vec::new();
+        if let Some(c) = &m.trace_clock {
+            opts.push((opt::TRACECLOCK, text(c)));
+        }
+        if let Some(u) = &m.uname {
+            opts.push((opt::UNAME, text(u)));
+        }
+        if let Some(v) = &m.version {
+            opts.push((opt::VERSION, text(v)));
+        }
+        for s in &m.cpustats {
+            opts.push((opt::CPUSTAT, text(s)));
+        }
+        opts.push((opt::CPUCOUNT, num(e, m.cpus)));
+        for (id, body) in opts {
+            // Infallible into a Vec.
+            let _ = option(&mut o, e, id, &body);
+        }
+        o
+    }
+}
+
+struct Counter<W: Write> {
+    inner: io::BufWriter<W>,
+    pos: u64,
+}
+
+impl<W: Write> Write for Counter<W> {
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(b)?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+fn pad_to<W: Write>(out: &mut Counter<W>, at: u64) -> io::Result<()> {
+    if at < out.pos {
+        return Err(io::Error::other(format!(
+            "layout error: at {} past {at}",
+            out.pos
+        )));
+    }
+    let zeros = [0u8; 4096];
+    while out.pos < at {
+        let n = ((at - out.pos) as usize).min(zeros.len());
+        out.write_all(&zeros[..n])?;
+    }
+    Ok(())
+}
+
+trait Num: Copy {
+    fn bytes(self, big: bool) -> Vec<u8>;
+}
+impl Num for u16 {
+    fn bytes(self, big: bool) -> Vec<u8> {
+        if big {
+            self.to_be_bytes().to_vec()
+        } else {
+            self.to_le_bytes().to_vec()
+        }
+    }
+}
+impl Num for u32 {
+    fn bytes(self, big: bool) -> Vec<u8> {
+        if big {
+            self.to_be_bytes().to_vec()
+        } else {
+            self.to_le_bytes().to_vec()
+        }
+    }
+}
+impl Num for u64 {
+    fn bytes(self, big: bool) -> Vec<u8> {
+        if big {
+            self.to_be_bytes().to_vec()
+        } else {
+            self.to_le_bytes().to_vec()
+        }
+    }
+}
+
+fn num<N: Num>(big: bool, n: N) -> Vec<u8> {
+    n.bytes(big)
+}
+
+fn sized(o: &mut Vec<u8>, big: bool, data: &[u8], wide: bool) {
+    if wide {
+        o.extend_from_slice(&num(big, data.len() as u64));
+    } else {
+        o.extend_from_slice(&num(big, data.len() as u32));
+    }
+    o.extend_from_slice(data);
+}
+
+fn option(out: &mut impl Write, big: bool, id: u16, body: &[u8]) -> io::Result<()> {
+    out.write_all(&num(big, id))?;
+    out.write_all(&num(big, body.len() as u32))?;
+    out.write_all(body)
+}
+
+/// Copy `dat` (every buffer, CPU and page) into a version 6 file at `path`, spooling in
+/// `spool`.
+pub fn copy_to_v6(dat: &DatFile<'_>, path: &Path, spool: Spool) -> crate::Result<u64> {
+    let io = |e: io::Error| {
+        crate::Error::new(
+            path.display().to_string(),
+            crate::Location::Whole,
+            e.to_string(),
+        )
+    };
+    let mut w = DatWriter::new(DatMeta::from_dat(dat), spool).map_err(io)?;
+    for (b, buffer) in dat.buffers().iter().enumerate() {
+        let id = w.add_buffer(&buffer.name).map_err(io)?;
+        for (i, cpu) in buffer.cpus.iter().enumerate() {
+            dat.cpu_pages(b, i, |page| w.write_pages(id, cpu.cpu, page).map_err(io))?;
+        }
+    }
+    let file = File::create(path).map_err(io)?;
+    w.finish(file).map_err(io)
+}

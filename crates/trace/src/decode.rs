@@ -1,0 +1,484 @@
+//! From a raw record (event id and payload bytes) to an [`Event`].
+//!
+//! The [`Decoder`] looks every field up by NAME in the event's format once, when it is
+//! built, and keeps a plan per event id: the events the analyses use become typed
+//! [`EventKind`] variants, every other event [`EventKind::Other`] with its fields as typed
+//! [`Value`]s. No offset is hard-coded; an event whose format lacks a field the typed
+//! variant needs falls back to `Other`. Function pointers (hrtimer callbacks, IPI call
+//! sites, work functions, function_graph functions) are resolved with the trace's
+//! kallsyms when it has them.
+
+mod printf;
+mod symbols;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+pub use symbols::{Kallsyms, LazyKallsyms, PrintkFormats};
+
+use crate::format::{Endian, EventFormat, Field, FieldKind, Formats};
+use crate::{Comm, Event, EventKind, Flags, Sym, TaskState, Text, Value, Wakeup};
+
+/// The fields every record starts with.
+#[derive(Clone, Debug)]
+struct Common {
+    flags: Option<Field>,
+    preempt: Option<Field>,
+    pid: Option<Field>,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum WakeKind {
+    Waking,
+    Wakeup,
+    WakeupNew,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum SoftKind {
+    Raise,
+    Entry,
+    Exit,
+}
+
+/// What to do with one event id.
+#[derive(Clone, Debug)]
+enum Plan {
+    Switch([Field; 7]),
+    Wake(WakeKind, [Field; 4]),
+    Migrate([Field; 5]),
+    Fork([Field; 4]),
+    Exec([Field; 3]),
+    Exit([Field; 3]),
+    IrqEntry([Field; 2]),
+    IrqExit([Field; 2]),
+    Softirq(SoftKind, Field),
+    HrtimerEntry([Field; 3]),
+    HrtimerExit(Field),
+    Ipi([Field; 3]),
+    WorkStart([Field; 2]),
+    WorkEnd(Field, Option<Field>),
+    Print(Option<Field>, Field),
+    Bputs(Option<Field>, Field),
+    Bprint(Option<Field>, Field, Field),
+    FuncEntry([Field; 2]),
+    FuncExit(Field, Field, Option<[Field; 2]>),
+    Other(Vec<Field>),
+}
+
+struct Entry {
+    name: Text,
+    common: Common,
+    plan: Plan,
+}
+
+fn fields<const N: usize>(f: &EventFormat, names: [&str; N]) -> Option<[Field; N]> {
+    let mut v = Vec::with_capacity(N);
+    for n in names {
+        v.push(f.field(n)?.clone());
+    }
+    v.try_into().ok()
+}
+
+fn plan_for(f: &EventFormat) -> Plan {
+    let one = |n: &str| f.field(n).cloned();
+    let planned = match (&*f.system, &*f.name) {
+        (_, "sched_switch") => fields(
+            f,
+            [
+                "prev_comm",
+                "prev_pid",
+                "prev_prio",
+                "prev_state",
+                "next_comm",
+                "next_pid",
+                "next_prio",
+            ],
+        )
+        .map(Plan::Switch),
+        (_, "sched_waking") => wake(f, WakeKind::Waking),
+        (_, "sched_wakeup") => wake(f, WakeKind::Wakeup),
+        (_, "sched_wakeup_new") => wake(f, WakeKind::WakeupNew),
+        (_, "sched_migrate_task") => {
+            fields(f, ["comm", "pid", "prio", "orig_cpu", "dest_cpu"]).map(Plan::Migrate)
+        }
+        (_, "sched_process_fork") => {
+            fields(f, ["parent_comm", "parent_pid", "child_comm", "child_pid"]).map(Plan::Fork)
+        }
+        (_, "sched_process_exec") => fields(f, ["filename", "pid", "old_pid"]).map(Plan::Exec),
+        (_, "sched_process_exit") => fields(f, ["comm", "pid", "prio"]).map(Plan::Exit),
+        (_, "irq_handler_entry") => fields(f, ["irq", "name"]).map(Plan::IrqEntry),
+        (_, "irq_handler_exit") => fields(f, ["irq", "ret"]).map(Plan::IrqExit),
+        (_, "softirq_raise") => one("vec").map(|v| Plan::Softirq(SoftKind::Raise, v)),
+        (_, "softirq_entry") => one("vec").map(|v| Plan::Softirq(SoftKind::Entry, v)),
+        (_, "softirq_exit") => one("vec").map(|v| Plan::Softirq(SoftKind::Exit, v)),
+        (_, "hrtimer_expire_entry") => {
+            fields(f, ["hrtimer", "now", "function"]).map(Plan::HrtimerEntry)
+        }
+        (_, "hrtimer_expire_exit") => one("hrtimer").map(Plan::HrtimerExit),
+        (_, "ipi_send_cpu") => fields(f, ["cpu", "callsite", "callback"]).map(Plan::Ipi),
+        (_, "workqueue_execute_start") => fields(f, ["work", "function"]).map(Plan::WorkStart),
+        (_, "workqueue_execute_end") => one("work").map(|w| Plan::WorkEnd(w, one("function"))),
+        ("ftrace", "print") => one("buf").map(|b| Plan::Print(one("ip"), b)),
+        ("ftrace", "bputs") => one("str").map(|s| Plan::Bputs(one("ip"), s)),
+        ("ftrace", "bprint") => {
+            fields(f, ["fmt", "buf"]).map(|[fm, b]| Plan::Bprint(one("ip"), fm, b))
+        }
+        ("ftrace", "funcgraph_entry") => fields(f, ["func", "depth"]).map(Plan::FuncEntry),
+        ("ftrace", "funcgraph_exit") => fields(f, ["func", "depth"])
+            .map(|[fu, d]| Plan::FuncExit(fu, d, fields(f, ["calltime", "rettime"]))),
+        _ => None,
+    };
+    planned.unwrap_or_else(|| Plan::Other(f.fields.clone()))
+}
+
+fn wake(f: &EventFormat, kind: WakeKind) -> Option<Plan> {
+    fields(f, ["comm", "pid", "prio", "target_cpu"]).map(|v| Plan::Wake(kind, v))
+}
+
+/// Decodes raw records of one trace into [`Event`]s.
+pub struct Decoder {
+    formats: Arc<Formats>,
+    /// Per event id, planned on first sight.
+    plans: Vec<Slot>,
+    ctx: Ctx,
+}
+
+enum Slot {
+    Todo,
+    Ready(Box<Entry>),
+    Missing(String),
+}
+
+/// The decoder's lookups and caches, apart from the plans so both can be borrowed at once.
+struct Ctx {
+    endian: Endian,
+    long_size: usize,
+    kallsyms: Option<LazyKallsyms>,
+    printk: Option<Arc<PrintkFormats>>,
+    syms: HashMap<(u64, bool), Option<Text>>,
+    strings: HashMap<Box<[u8]>, Text>,
+}
+
+/// Interned strings kept at most (IRQ names, file names, string fields of other events).
+const MAX_INTERNED: usize = 1 << 16;
+
+impl Decoder {
+    /// A decoder for records of `formats`, with `long_size`-byte kernel longs. Each event
+    /// is planned (its fields looked up by name) the first time a record of it is decoded.
+    pub fn new(endian: Endian, long_size: usize, formats: Arc<Formats>) -> Decoder {
+        let max = formats.ids().map(usize::from).max().unwrap_or(0);
+        Decoder {
+            formats,
+            plans: (0..=max).map(|_| Slot::Todo).collect(),
+            ctx: Ctx {
+                endian,
+                long_size,
+                kallsyms: None,
+                printk: None,
+                syms: HashMap::new(),
+                strings: HashMap::new(),
+            },
+        }
+    }
+}
+
+/// The plan of event `id`, made on first use.
+fn plan<'p>(formats: &Formats, plans: &'p mut [Slot], id: u16) -> Result<&'p Entry, String> {
+    let slot = plans
+        .get_mut(usize::from(id))
+        .ok_or_else(|| format!("event id {id} has no format in this trace"))?;
+    if let Slot::Todo = slot {
+        *slot = match (formats.get(id), formats.error(id)) {
+            (Some(f), _) => Slot::Ready(Box::new(Entry {
+                name: Text::from(format!("{}:{}", f.system, f.name)),
+                common: Common {
+                    flags: f.field("common_flags").cloned(),
+                    preempt: f.field("common_preempt_count").cloned(),
+                    pid: f.field("common_pid").cloned(),
+                },
+                plan: plan_for(f),
+            })),
+            (None, Some(e)) => {
+                Slot::Missing(format!("the format of event id {id} does not parse: {e}"))
+            }
+            (None, None) => Slot::Missing(format!("event id {id} has no format in this trace")),
+        };
+    }
+    match slot {
+        Slot::Ready(e) => Ok(e),
+        Slot::Missing(m) => Err(m.clone()),
+        Slot::Todo => Err(format!("event id {id} has no format in this trace")),
+    }
+}
+
+impl Decoder {
+    /// Resolve code addresses with `kallsyms`.
+    pub fn with_kallsyms(mut self, kallsyms: Arc<Kallsyms>) -> Decoder {
+        self.ctx.kallsyms = Some(LazyKallsyms::ready(kallsyms));
+        self
+    }
+
+    /// Resolve code addresses with `kallsyms`, parsed when first needed.
+    pub fn with_lazy_kallsyms(mut self, kallsyms: LazyKallsyms) -> Decoder {
+        self.ctx.kallsyms = Some(kallsyms);
+        self
+    }
+
+    /// Look up trace_printk formats (`bputs`, `bprint`) in `printk`.
+    pub fn with_printk(mut self, printk: Arc<PrintkFormats>) -> Decoder {
+        self.ctx.printk = Some(printk);
+        self
+    }
+
+    /// The formats this decoder reads.
+    pub fn formats(&self) -> &Formats {
+        &self.formats
+    }
+
+    /// Decode one record recorded on `cpu` at `ts`. The error says what was wrong with the
+    /// record (an unknown event id, a field outside the record).
+    pub fn decode(&mut self, cpu: u32, ts: u64, data: &[u8]) -> Result<Event, String> {
+        let e = self.ctx.endian;
+        let id = e
+            .u16(data, 0)
+            .ok_or_else(|| format!("expected an event id in a {}-byte record", data.len()))?;
+        let Decoder {
+            formats,
+            plans,
+            ctx,
+        } = self;
+        let entry = plan(formats, plans, id)?;
+        let c = &entry.common;
+        let small = |f: &Option<Field>| f.as_ref().and_then(|f| f.uint(e, data)).unwrap_or(0) as u8;
+        let flags = Flags(small(&c.flags));
+        let preempt_count = small(&c.preempt);
+        let pid = match &c.pid {
+            Some(f) => f
+                .int(e, data)
+                .ok_or("expected common_pid within the record")? as i32,
+            None => 0,
+        };
+        let kind = ctx.kind(&entry.plan, data, &entry.name).ok_or_else(|| {
+            format!(
+                "a field of {} lies outside the {}-byte record",
+                entry.name,
+                data.len()
+            )
+        })?;
+        Ok(Event {
+            ts,
+            cpu,
+            pid,
+            flags,
+            preempt_count,
+            kind,
+        })
+    }
+}
+
+impl Ctx {
+    fn kind(&mut self, plan: &Plan, d: &[u8], name: &Text) -> Option<EventKind> {
+        let e = self.endian;
+        let i32f = |f: &Field| f.int(e, d).map(|v| v as i32);
+        let u32f = |f: &Field| f.uint(e, d).map(|v| v as u32);
+        let u64f = |f: &Field| f.uint(e, d);
+        let comm = |f: &Field| f.bytes(e, d).map(Comm::from_bytes);
+        Some(match plan {
+            Plan::Switch([pc, pp, ppr, ps, nc, np, npr]) => EventKind::SchedSwitch {
+                prev_comm: comm(pc)?,
+                prev_pid: i32f(pp)?,
+                prev_prio: i32f(ppr)?,
+                prev_state: TaskState(ps.int(e, d)? as u64),
+                next_comm: comm(nc)?,
+                next_pid: i32f(np)?,
+                next_prio: i32f(npr)?,
+            },
+            Plan::Wake(kind, [c, p, pr, t]) => {
+                let w = Wakeup {
+                    comm: comm(c)?,
+                    pid: i32f(p)?,
+                    prio: i32f(pr)?,
+                    target_cpu: u32f(t)?,
+                };
+                match kind {
+                    WakeKind::Waking => EventKind::SchedWaking(w),
+                    WakeKind::Wakeup => EventKind::SchedWakeup(w),
+                    WakeKind::WakeupNew => EventKind::SchedWakeupNew(w),
+                }
+            }
+            Plan::Migrate([c, p, pr, o, dst]) => EventKind::SchedMigrateTask {
+                comm: comm(c)?,
+                pid: i32f(p)?,
+                prio: i32f(pr)?,
+                orig_cpu: u32f(o)?,
+                dest_cpu: u32f(dst)?,
+            },
+            Plan::Fork([pc, pp, cc, cp]) => EventKind::SchedProcessFork {
+                parent_comm: comm(pc)?,
+                parent_pid: i32f(pp)?,
+                child_comm: comm(cc)?,
+                child_pid: i32f(cp)?,
+            },
+            Plan::Exec([f, p, o]) => EventKind::SchedProcessExec {
+                filename: self.text(f, d)?,
+                pid: i32f(p)?,
+                old_pid: i32f(o)?,
+            },
+            Plan::Exit([c, p, pr]) => EventKind::SchedProcessExit {
+                comm: comm(c)?,
+                pid: i32f(p)?,
+                prio: i32f(pr)?,
+            },
+            Plan::IrqEntry([irq, n]) => EventKind::IrqHandlerEntry {
+                irq: u32f(irq)?,
+                name: self.text(n, d)?,
+            },
+            Plan::IrqExit([irq, ret]) => EventKind::IrqHandlerExit {
+                irq: u32f(irq)?,
+                ret: i32f(ret)?,
+            },
+            Plan::Softirq(k, v) => {
+                let vec = u32f(v)?;
+                match k {
+                    SoftKind::Raise => EventKind::SoftirqRaise { vec },
+                    SoftKind::Entry => EventKind::SoftirqEntry { vec },
+                    SoftKind::Exit => EventKind::SoftirqExit { vec },
+                }
+            }
+            Plan::HrtimerEntry([h, now, f]) => EventKind::HrtimerExpireEntry {
+                hrtimer: u64f(h)?,
+                now: now.int(e, d)? as u64,
+                function: self.sym(u64f(f)?, false),
+            },
+            Plan::HrtimerExit(h) => EventKind::HrtimerExpireExit { hrtimer: u64f(h)? },
+            Plan::Ipi([cpu, site, cb]) => EventKind::IpiSendCpu {
+                cpu: u32f(cpu)?,
+                callsite: self.sym(u64f(site)?, true),
+                callback: self.sym(u64f(cb)?, true),
+            },
+            Plan::WorkStart([w, f]) => EventKind::WorkqueueExecuteStart {
+                work: u64f(w)?,
+                function: self.sym(u64f(f)?, false),
+            },
+            Plan::WorkEnd(w, f) => EventKind::WorkqueueExecuteEnd {
+                work: u64f(w)?,
+                function: match f {
+                    Some(f) => self.sym(u64f(f)?, false),
+                    None => Sym::default(),
+                },
+            },
+            Plan::Print(ip, buf) => EventKind::Print {
+                ip: ip.as_ref().and_then(u64f).unwrap_or(0),
+                text: Text::from(trim_nl(&buf.str(e, d)?)),
+            },
+            Plan::Bputs(ip, s) => {
+                let addr = u64f(s)?;
+                let text = match self.printk.as_ref().and_then(|p| p.get(addr)) {
+                    Some(t) => Text::from(trim_nl(t)),
+                    None => Text::from(format!("(unknown trace_printk string {addr:#x})")),
+                };
+                EventKind::Print {
+                    ip: ip.as_ref().and_then(u64f).unwrap_or(0),
+                    text,
+                }
+            }
+            Plan::Bprint(ip, fmt, buf) => {
+                let addr = u64f(fmt)?;
+                let args = buf.bytes(e, d)?;
+                let text = match self.printk.clone().and_then(|p| p.get(addr).cloned()) {
+                    Some(f) => {
+                        let ks = self.kallsyms.clone();
+                        let sym = move |a: u64, off: bool| {
+                            let (n, o) = ks.as_ref()?.get().lookup(a)?;
+                            Some(if off && o != 0 {
+                                format!("{n}+{o:#x}")
+                            } else {
+                                n.to_string()
+                            })
+                        };
+                        printf::format(&f, args, e, self.long_size, &sym)
+                    }
+                    None => format!("(unknown trace_printk format {addr:#x})"),
+                };
+                EventKind::Print {
+                    ip: ip.as_ref().and_then(u64f).unwrap_or(0),
+                    text: Text::from(trim_nl(&text)),
+                }
+            }
+            Plan::FuncEntry([f, depth]) => EventKind::FuncEntry {
+                func: self.sym(u64f(f)?, false),
+                depth: u32f(depth)?,
+            },
+            Plan::FuncExit(f, depth, times) => EventKind::FuncReturn {
+                func: self.sym(u64f(f)?, false),
+                depth: u32f(depth)?,
+                duration: match times {
+                    Some([c, r]) => Some(u64f(r)?.saturating_sub(u64f(c)?)),
+                    None => None,
+                },
+            },
+            Plan::Other(fs) => {
+                let mut out = Vec::with_capacity(fs.len());
+                for f in fs {
+                    let v = if f.is_string() {
+                        Value::Str(self.text(f, d)?)
+                    } else {
+                        f.value(e, d)?
+                    };
+                    out.push((f.name.clone(), v));
+                }
+                EventKind::Other {
+                    name: name.clone(),
+                    fields: out,
+                }
+            }
+        })
+    }
+
+    /// A text field, interned.
+    fn text(&mut self, f: &Field, d: &[u8]) -> Option<Text> {
+        let raw = f.bytes(self.endian, d)?;
+        let raw = match raw.iter().position(|&b| b == 0) {
+            Some(n) => &raw[..n],
+            None => raw,
+        };
+        if let Some(t) = self.strings.get(raw) {
+            return Some(t.clone());
+        }
+        let t = Text::from(String::from_utf8_lossy(raw));
+        if self.strings.len() < MAX_INTERNED && f.kind != FieldKind::Tail {
+            self.strings.insert(raw.into(), t.clone());
+        }
+        Some(t)
+    }
+
+    /// A code address with its symbol: `name` (and `+0xOFF` inside a function when
+    /// `with_offset`, as `%pS` prints it).
+    fn sym(&mut self, addr: u64, with_offset: bool) -> Sym {
+        if addr == 0 {
+            return Sym::default();
+        }
+        let Some(ks) = &self.kallsyms else {
+            return Sym { addr, name: None };
+        };
+        let ks = ks.get();
+        let name = self
+            .syms
+            .entry((addr, with_offset))
+            .or_insert_with(|| {
+                let (n, off) = ks.lookup(addr)?;
+                Some(if with_offset && off != 0 {
+                    Text::from(format!("{n}+{off:#x}"))
+                } else {
+                    Text::from(n)
+                })
+            })
+            .clone();
+        Sym { addr, name }
+    }
+}
+
+fn trim_nl(s: &str) -> &str {
+    s.strip_suffix('\n').unwrap_or(s)
+}

@@ -1,0 +1,210 @@
+//! Counting a trace: events per type and per CPU, lost events, the time span — what
+//! `report --stats` prints. Task names for printing events are learnt here too.
+
+use std::collections::HashMap;
+
+use crate::dat::EventCounts;
+use crate::{Comm, Event, EventKind, EventSource, Result};
+
+/// Records of one event type.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct NameCount {
+    /// `sched_switch`, or `system:name` when the source gives the system.
+    pub name: String,
+    /// Records.
+    pub count: u64,
+}
+
+/// One CPU's records.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct CpuStat {
+    /// The CPU.
+    pub cpu: u32,
+    /// Records.
+    pub events: u64,
+    /// Events the kernel lost there (`None`: some, count unknown).
+    pub lost: Option<u64>,
+    /// First timestamp, ns.
+    pub first_ts: Option<u64>,
+    /// Last timestamp, ns.
+    pub last_ts: Option<u64>,
+}
+
+/// The counts of a whole trace.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct TraceStats {
+    /// The file.
+    pub file: String,
+    /// Its format.
+    pub format: String,
+    /// All records (lost-event markers not counted).
+    pub total: u64,
+    /// Per event type, most first.
+    pub by_event: Vec<NameCount>,
+    /// Per CPU, by number.
+    pub per_cpu: Vec<CpuStat>,
+    /// First timestamp, ns.
+    pub first_ts: Option<u64>,
+    /// Last timestamp, ns.
+    pub last_ts: Option<u64>,
+    /// Records or lines skipped as undecodable (lenient mode).
+    pub skipped: u64,
+}
+
+fn add_lost(slot: &mut Option<u64>, more: Option<u64>) {
+    *slot = match (*slot, more) {
+        (Some(a), Some(b)) => Some(a + b),
+        _ => None,
+    };
+}
+
+impl TraceStats {
+    /// From the .dat reader's counts (which decode no field).
+    pub fn from_dat_counts(file: &str, c: &EventCounts) -> TraceStats {
+        TraceStats {
+            file: file.to_string(),
+            format: c.format.clone(),
+            total: c.total,
+            by_event: c
+                .by_event
+                .iter()
+                .map(|e| NameCount {
+                    name: e.name.to_string(),
+                    count: e.count,
+                })
+                .collect(),
+            per_cpu: c
+                .per_cpu
+                .iter()
+                .map(|p| CpuStat {
+                    cpu: p.cpu,
+                    events: p.events,
+                    lost: p.lost,
+                    first_ts: p.first_ts,
+                    last_ts: p.last_ts,
+                })
+                .collect(),
+            first_ts: c.first_ts,
+            last_ts: c.last_ts,
+            skipped: c.skipped,
+        }
+    }
+
+    /// By reading every event of `source`.
+    pub fn count(file: &str, format: &str, source: &mut dyn EventSource) -> Result<TraceStats> {
+        let mut by_name: HashMap<String, u64> = HashMap::new();
+        let mut cpus: Vec<CpuStat> = Vec::new();
+        let mut s = TraceStats {
+            file: file.to_string(),
+            format: format.to_string(),
+            ..TraceStats::default()
+        };
+        while let Some(ev) = source.next_event()? {
+            let idx = match cpus.binary_search_by_key(&ev.cpu, |c| c.cpu) {
+                Ok(i) => i,
+                Err(i) => {
+                    cpus.insert(
+                        i,
+                        CpuStat {
+                            cpu: ev.cpu,
+                            lost: Some(0),
+                            ..CpuStat::default()
+                        },
+                    );
+                    i
+                }
+            };
+            let cpu = &mut cpus[idx];
+            if let EventKind::Lost { count } = ev.kind {
+                add_lost(&mut cpu.lost, count);
+                continue;
+            }
+            cpu.events += 1;
+            cpu.first_ts.get_or_insert(ev.ts);
+            cpu.last_ts = Some(ev.ts);
+            s.total += 1;
+            s.first_ts = Some(s.first_ts.map_or(ev.ts, |f| f.min(ev.ts)));
+            s.last_ts = Some(s.last_ts.map_or(ev.ts, |l| l.max(ev.ts)));
+            let name = match &ev.kind {
+                EventKind::Other { name, .. } => name.to_string(),
+                k => k.name().to_string(),
+            };
+            *by_name.entry(name).or_insert(0) += 1;
+        }
+        // Losses the reader knows of without a marker event.
+        for (i, lost) in source.stats().lost.iter().enumerate() {
+            if let Some(c) = cpus.iter_mut().find(|c| c.cpu as usize == i) {
+                if c.lost == Some(0) {
+                    c.lost = *lost;
+                }
+            }
+        }
+        s.skipped = source.stats().skipped;
+        let mut by_event: Vec<NameCount> = by_name
+            .into_iter()
+            .map(|(name, count)| NameCount { name, count })
+            .collect();
+        by_event.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.name.cmp(&b.name)));
+        s.by_event = by_event;
+        s.per_cpu = cpus;
+        Ok(s)
+    }
+}
+
+/// The name of each task, as last seen: seeded from saved cmdlines, then learnt from the
+/// events that name tasks (switches, wake-ups, forks, exits, migrations).
+#[derive(Clone, Debug, Default)]
+pub struct TaskNames {
+    names: HashMap<i32, Comm>,
+}
+
+impl TaskNames {
+    /// Seeded with `cmdlines`.
+    pub fn new(cmdlines: HashMap<i32, Comm>) -> TaskNames {
+        TaskNames { names: cmdlines }
+    }
+
+    /// Learns from `ev` (call before printing it: a switch names its next task).
+    pub fn learn(&mut self, ev: &Event) {
+        let mut put = |pid: i32, comm: Comm| {
+            if pid != 0 {
+                self.names.insert(pid, comm);
+            }
+        };
+        match &ev.kind {
+            EventKind::SchedSwitch {
+                prev_comm,
+                prev_pid,
+                next_comm,
+                next_pid,
+                ..
+            } => {
+                put(*prev_pid, *prev_comm);
+                put(*next_pid, *next_comm);
+            }
+            EventKind::SchedWaking(w)
+            | EventKind::SchedWakeup(w)
+            | EventKind::SchedWakeupNew(w) => put(w.pid, w.comm),
+            EventKind::SchedProcessFork {
+                parent_comm,
+                parent_pid,
+                child_comm,
+                child_pid,
+            } => {
+                put(*parent_pid, *parent_comm);
+                put(*child_pid, *child_comm);
+            }
+            EventKind::SchedProcessExit { comm, pid, .. }
+            | EventKind::SchedMigrateTask { comm, pid, .. } => put(*pid, *comm),
+            _ => {}
+        }
+    }
+
+    /// The name of `pid`: `<idle>` for 0, `<...>` when unknown (as trace-cmd prints).
+    pub fn get(&self, pid: i32) -> &str {
+        if pid == 0 {
+            return "<idle>";
+        }
+        self.names.get(&pid).map_or("<...>", |c| c.as_str())
+    }
+}

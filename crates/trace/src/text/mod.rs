@@ -1,0 +1,233 @@
+//! Text trace readers: the kernel's ftrace text, `trace-cmd report` output and
+//! function_graph text.
+//!
+//! Three shapes of text are read:
+//!
+//! - **ftrace text**, what the kernel writes to the tracefs `trace` and `trace_pipe` files:
+//!   `TASK-PID [CPU] FLAGS TIMESTAMP: EVENT: FIELDS`, with or without the `#` header, with or
+//!   without the irq-info column (`dNh2.`), with or without the TGID column;
+//! - **`trace-cmd report`** output: the same line shape without the flags column (unless `-l`),
+//!   a `cpus=N` first line, trace-cmd's pretty-printed `sched_switch`
+//!   (`bash:11382 [120] S ==> bash:11384 [120]`) and `sched_wakeup`
+//!   (`migration/0:18 [0] CPU:000`), and `funcgraph_entry` / `funcgraph_exit` events;
+//! - **function_graph text**, what the kernel writes when `current_tracer` is
+//!   `function_graph`: `CPU) DURATION | FUNCTION CALLS` with nested `{ }`, leaves `;`,
+//!   overhead markers, irq `==========>` lines, task-switch blocks, optional abstime, proc
+//!   and latency columns, and events printed as `/* comments */`.
+//!
+//! [`detect`] tells them apart by content; [`FtraceReader`] reads the first two and
+//! [`FgraphReader`] the third; [`open`] picks the reader for a [`TextKind`].
+//!
+//! ```
+//! use jitterlab_trace::text::{detect, open, TextKind, TextOptions};
+//! use jitterlab_trace::{EventKind, EventSource};
+//!
+//! let text = b"cpus=1\n\
+//!     \x20   <idle>-0 [000] 976.348848: irq_handler_entry: irq=36 name=virtio1-req.0\n";
+//! let kind = detect(text).unwrap();
+//! assert_eq!(kind, TextKind::TraceCmdReport);
+//! let mut reader = open(&text[..], kind, TextOptions::named("example.txt"))?;
+//! let event = reader.next_event()?.unwrap();
+//! assert_eq!((event.ts, event.cpu, event.pid), (976_348_848_000, 0, 0));
+//! assert!(matches!(event.kind, EventKind::IrqHandlerEntry { irq: 36, .. }));
+//! assert_eq!(reader.meta().cpus, Some(1));
+//! # Ok::<(), jitterlab_trace::Error>(())
+//! ```
+//!
+//! # Time
+//!
+//! Text timestamps are seconds with microsecond (6 digits) or nanosecond (9 digits)
+//! precision; they are converted to ns with integer arithmetic, never through floats.
+//! function_graph durations (`12.345 us`, `28117.53 us`, `3594274 us`) are converted the same
+//! way, keeping exactly the digits the kernel printed.
+//!
+//! function_graph text without the abstime column has no timestamps at all. Its times are then
+//! **relative** and reconstructed from the durations (the meta format says so): one virtual
+//! clock runs over the file in line order, starting at 0; an entry happens at the clock, a
+//! leaf returns `duration` after its entry and moves the clock there, and a `}` returns at
+//! `entry + duration` (or later, if lines of other CPUs moved the clock past that). Durations
+//! stay exact ([`crate::EventKind::FuncReturn`] carries them), so call counts, inclusive time,
+//! self time (inclusive minus the children's inclusive time) and callees are exact; only the
+//! placement of calls on the time line, and the gaps between them, are invented.
+//!
+//! # Order
+//!
+//! The kernel's `trace` and `trace_pipe` text is already merged across CPUs in time order, and
+//! so is `trace-cmd report`. The readers stream: each event goes into a small reorder buffer
+//! (a stable sort over the last [`TextOptions::reorder_window`] events) so that events a line
+//! implies later than the lines that follow it (a function_graph leaf's return) come out in
+//! order, and so that slightly shuffled input is mended. Text times are cut to microseconds
+//! while a leaf's return is its entry plus a duration in ns, so a function_graph line less
+//! than 1 us before the previous return on its CPU is moved up to that return. An event older than one already
+//! returned cannot be placed: in strict mode it is an error naming its line, in lenient mode
+//! it is counted in [`crate::ReadStats::skipped`] and dropped. Memory is bounded by the
+//! window, the longest line (1 MiB) and the interned names, never by the file.
+//!
+//! # Lost events
+//!
+//! `CPU:N [LOST M EVENTS]` (kernel) and `CPU:N [M EVENTS DROPPED]` (trace-cmd) lines become
+//! [`crate::EventKind::Lost`] events on CPU N, timed at the next event of that CPU (where the
+//! gap ends), and are added up per CPU in [`crate::ReadStats::lost`].
+//!
+//! # Errors
+//!
+//! In strict mode (the default) the first line that cannot be decoded is an error naming
+//! the line number and what was expected there; calling `next_event` again goes on with the
+//! next line. In lenient mode such lines are skipped and counted in
+//! [`crate::ReadStats::skipped`].
+
+mod events;
+mod fgraph;
+mod ftrace;
+mod graph;
+mod lines;
+mod reorder;
+mod syntax;
+
+use std::io::BufRead;
+
+use crate::{EventSource, Result};
+
+pub use fgraph::FgraphReader;
+pub use ftrace::FtraceReader;
+
+/// [`crate::EventKind::Other`] name of a function_graph `==========>` line: an interrupt
+/// was entered on this CPU (the functions up to the matching exit ran in hard-irq context).
+pub const GRAPH_IRQ_ENTRY: &str = "funcgraph:irq_entry";
+/// [`crate::EventKind::Other`] name of a function_graph `<==========` line: the interrupt
+/// entered at the matching [`GRAPH_IRQ_ENTRY`] returned.
+pub const GRAPH_IRQ_EXIT: &str = "funcgraph:irq_exit";
+/// [`crate::EventKind::Other`] name of a function_graph task-switch block
+/// (`0)  <idle>-0  =>  bash-1234`), with fields `prev_comm`, `prev_pid`, `next_comm`,
+/// `next_pid`. The kernel cuts these comms to 7 characters.
+pub const GRAPH_TASK_SWITCH: &str = "funcgraph:task_switch";
+/// [`crate::EventKind::Other`] name of a function tracer line (`func <-parent`), with
+/// fields `ip` and `parent_ip` holding the symbols as printed.
+pub const FUNCTION: &str = "ftrace:function";
+/// [`crate::EventKind::Other`] name of a `<stack trace>` record; its fields are the frames,
+/// innermost first, each named `caller`.
+pub const KERNEL_STACK: &str = "ftrace:kernel_stack";
+/// [`crate::EventKind::Other`] name of a `<user stack trace>` record, fields as
+/// [`KERNEL_STACK`].
+pub const USER_STACK: &str = "ftrace:user_stack";
+
+/// Which text format a buffer holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TextKind {
+    /// The kernel's `trace` / `trace_pipe` text of the event tracers (nop, function, ...).
+    Ftrace,
+    /// `trace-cmd report` output.
+    TraceCmdReport,
+    /// The kernel's function_graph tracer text.
+    FunctionGraph,
+}
+
+/// How a text reader reads.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TextOptions {
+    /// The name errors give for the input (a file name).
+    pub source_name: String,
+    /// Skip lines that cannot be decoded (counting them in [`crate::ReadStats::skipped`])
+    /// instead of failing on them.
+    pub lenient: bool,
+    /// How many decoded events are held back to be put in time order (see the module docs).
+    pub reorder_window: usize,
+}
+
+impl Default for TextOptions {
+    fn default() -> Self {
+        TextOptions {
+            source_name: "text trace".to_string(),
+            lenient: false,
+            reorder_window: 4096,
+        }
+    }
+}
+
+impl TextOptions {
+    /// Strict options naming the source `source_name`.
+    pub fn named(source_name: impl Into<String>) -> Self {
+        TextOptions {
+            source_name: source_name.into(),
+            ..TextOptions::default()
+        }
+    }
+}
+
+/// Tells which text trace format `bytes` (the start of a file is enough; 64 KiB are looked
+/// at) holds, or `None` if it is none of them (binary data, an empty file, other text).
+pub fn detect(bytes: &[u8]) -> Option<TextKind> {
+    let head = &bytes[..bytes.len().min(64 * 1024)];
+    if head.contains(&0) {
+        return None;
+    }
+    let text = match std::str::from_utf8(head) {
+        Ok(t) => t,
+        Err(e) => std::str::from_utf8(&head[..e.valid_up_to()]).ok()?,
+    };
+    let mut saw_report_header = false;
+    for line in text.lines().take(400) {
+        let t = line.trim();
+        if t.is_empty() || t.starts_with("-----") || t.starts_with("CPU:") {
+            continue;
+        }
+        if let Some(tracer) = t.strip_prefix("# tracer:") {
+            if tracer.trim() == "function_graph" {
+                return Some(TextKind::FunctionGraph);
+            }
+            continue;
+        }
+        if t.starts_with('#') {
+            if t.contains("FUNCTION CALLS") {
+                return Some(TextKind::FunctionGraph);
+            }
+            continue;
+        }
+        if t.starts_with("cpus=")
+            || t.starts_with("version =")
+            || (t.starts_with("CPU ") && t.ends_with(" is empty"))
+        {
+            saw_report_header = true;
+            continue;
+        }
+        if ftrace::looks_like_event_line(line) {
+            return Some(if saw_report_header {
+                TextKind::TraceCmdReport
+            } else {
+                TextKind::Ftrace
+            });
+        }
+        if fgraph::looks_like_graph_line(line) {
+            return Some(TextKind::FunctionGraph);
+        }
+        return None;
+    }
+    saw_report_header.then_some(TextKind::TraceCmdReport)
+}
+
+/// Opens the reader for `kind` over `input` (use `&bytes[..]` for bytes in memory).
+/// Fails, in strict mode, if the first data line cannot be decoded.
+pub fn open<'a, R: BufRead + 'a>(
+    input: R,
+    kind: TextKind,
+    options: TextOptions,
+) -> Result<Box<dyn EventSource + 'a>> {
+    Ok(match kind {
+        TextKind::Ftrace | TextKind::TraceCmdReport => Box::new(FtraceReader::new(input, options)?),
+        TextKind::FunctionGraph => Box::new(FgraphReader::new(input, options)?),
+    })
+}
+
+/// Cuts `line` to a short excerpt for error messages.
+fn excerpt(line: &str) -> String {
+    const MAX: usize = 80;
+    let t = line.trim();
+    if t.len() <= MAX {
+        return format!("`{t}`");
+    }
+    let mut end = MAX;
+    while !t.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("`{}...`", &t[..end])
+}

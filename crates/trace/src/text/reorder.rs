@@ -1,0 +1,151 @@
+//! The output side shared by the text readers: a bounded reorder buffer that releases events
+//! in time order, and the lost-event bookkeeping.
+
+use std::collections::VecDeque;
+
+use crate::{Event, EventKind, Flags, ReadStats};
+
+/// The highest CPU number accepted (the kernel's largest `NR_CPUS` is 8192).
+pub(crate) const MAX_CPU: u32 = 8191;
+
+/// Events waiting to be put in time order, lost-event markers waiting for the event that
+/// ends their gap, and the reader's counters.
+pub(crate) struct Output {
+    buf: VecDeque<Event>,
+    window: usize,
+    /// The timestamp of the last event released; nothing older can be released after it.
+    released: Option<u64>,
+    /// Per CPU: a `CPU:N [LOST ...]` line seen and not yet placed (`Some(count)`).
+    pending_lost: Vec<Option<Option<u64>>>,
+    /// Per CPU: the last timestamp pushed, to place a trailing lost marker.
+    last_ts: Vec<u64>,
+    pub(crate) stats: ReadStats,
+}
+
+impl Output {
+    pub(crate) fn new(window: usize) -> Self {
+        Output {
+            buf: VecDeque::new(),
+            window,
+            released: None,
+            pending_lost: Vec::new(),
+            last_ts: Vec::new(),
+            stats: ReadStats::default(),
+        }
+    }
+
+    /// Sets the number of CPUs when a header tells it: every CPU gets a lost count of 0.
+    pub(crate) fn set_cpus(&mut self, cpus: u32) {
+        let n = cpus.min(MAX_CPU + 1) as usize;
+        if self.stats.lost.len() < n {
+            self.stats.lost.resize(n, Some(0));
+        }
+    }
+
+    /// Records `count` lost events on `cpu` (`None`: an unknown number).
+    pub(crate) fn lost(&mut self, cpu: u32, count: Option<u64>) {
+        let c = cpu as usize;
+        if self.stats.lost.len() <= c {
+            self.stats.lost.resize(c + 1, Some(0));
+        }
+        let slot = &mut self.stats.lost[c];
+        *slot = match (*slot, count) {
+            (Some(a), Some(b)) => Some(a.saturating_add(b)),
+            _ => None,
+        };
+        if self.pending_lost.len() <= c {
+            self.pending_lost.resize(c + 1, None);
+        }
+        self.pending_lost[c] = Some(match (self.pending_lost[c], count) {
+            (None, n) => n,
+            (Some(Some(a)), Some(b)) => Some(a.saturating_add(b)),
+            (Some(_), _) => None,
+        });
+    }
+
+    /// Queues `ev` (after the lost marker its CPU may be waiting for). Fails, giving the
+    /// event's time, if it is older than an event already released.
+    pub(crate) fn push(&mut self, ev: Event) -> Result<(), String> {
+        self.check(ev.ts)?;
+        let c = ev.cpu as usize;
+        if let Some(Some(count)) = self.pending_lost.get_mut(c).map(Option::take) {
+            self.insert(Event {
+                kind: EventKind::Lost { count },
+                flags: Flags(0),
+                preempt_count: 0,
+                ..ev
+            });
+        }
+        if self.last_ts.len() <= c {
+            self.last_ts.resize(c + 1, 0);
+        }
+        self.last_ts[c] = self.last_ts[c].max(ev.ts);
+        self.insert(ev);
+        Ok(())
+    }
+
+    /// Fails if an event at `ts` could no longer be placed in time order.
+    pub(crate) fn check(&self, ts: u64) -> Result<(), String> {
+        match self.released {
+            Some(r) if ts < r => Err(format!(
+                "expected time order: {ts} ns is before {r} ns, already passed on (the input \
+                 is out of order by more than the reorder window of {} events)",
+                self.window
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    fn insert(&mut self, ev: Event) {
+        match self.buf.back() {
+            Some(last) if last.ts > ev.ts => {
+                let at = self.buf.partition_point(|e| e.ts <= ev.ts);
+                self.buf.insert(at, ev);
+            }
+            _ => self.buf.push_back(ev),
+        }
+    }
+
+    /// Gives `pid` to the waiting events of `cpu` whose pid was not known (-1): a
+    /// function_graph task-switch line names the task that ran before it.
+    pub(crate) fn name_unknown_pid(&mut self, cpu: u32, pid: i32) {
+        for e in self.buf.iter_mut().filter(|e| e.cpu == cpu && e.pid == -1) {
+            e.pid = pid;
+        }
+    }
+
+    /// The oldest event, if more than the window are waiting.
+    pub(crate) fn pop_ready(&mut self) -> Option<Event> {
+        if self.buf.len() > self.window {
+            self.pop()
+        } else {
+            None
+        }
+    }
+
+    /// At the end of the input: places lost markers no event followed, then releases
+    /// everything, oldest first.
+    pub(crate) fn pop_final(&mut self) -> Option<Event> {
+        for c in 0..self.pending_lost.len() {
+            if let Some(count) = self.pending_lost[c].take() {
+                let ts = self.last_ts.get(c).copied().unwrap_or(0);
+                let ts = ts.max(self.released.unwrap_or(0));
+                self.insert(Event {
+                    ts,
+                    cpu: c as u32,
+                    pid: -1,
+                    flags: Flags(0),
+                    preempt_count: 0,
+                    kind: EventKind::Lost { count },
+                });
+            }
+        }
+        self.pop()
+    }
+
+    fn pop(&mut self) -> Option<Event> {
+        let ev = self.buf.pop_front()?;
+        self.released = Some(ev.ts);
+        Some(ev)
+    }
+}

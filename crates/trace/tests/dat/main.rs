@@ -1,0 +1,247 @@
+//! The .dat reader against real traces and their `trace-cmd report` output.
+
+mod decode;
+mod robust;
+mod synth;
+mod util;
+mod write;
+
+use std::collections::BTreeMap;
+
+use jitterlab_trace::dat::DatFile;
+use jitterlab_trace::{EventKind, EventSource, Flags};
+use util::*;
+
+#[test]
+fn v7_zstd_matches_trace_cmd_report_field_by_field() {
+    let dat = open("cyclictest-idle.v7.dat");
+    assert_eq!(dat.meta().format, "trace-cmd .dat v7 (zstd)");
+    assert_eq!(dat.meta().cpus, Some(2));
+    let events = all_events(&dat, 0);
+    let golden = parse_raw_report(&fixture_text("cyclictest-idle.raw.txt"));
+    assert_matches_raw_report(&events, &golden);
+}
+
+#[test]
+fn v6_matches_v7() {
+    let v7 = open("cyclictest-idle.v7.dat");
+    let v6 = open("cyclictest-idle.v6.dat");
+    assert_eq!(v6.meta().format, "trace-cmd .dat v6");
+    assert_eq!(all_events(&v6, 0), all_events(&v7, 0));
+}
+
+#[test]
+fn instances_and_lost_events_match_trace_cmd_report() {
+    let golden = split_buffers(
+        &fixture_text("instances.raw.txt"),
+        &["jlab_small", "jlab_big"],
+    );
+    for file in [
+        "instances.v7.dat",
+        "instances.v6.dat",
+        "instances.v7none.dat",
+        "instances.v7zlib.dat",
+    ] {
+        let dat = open(file);
+        let names: Vec<&str> = dat.buffers().iter().map(|b| b.name.as_str()).collect();
+        assert_eq!(names, ["", "jlab_small", "jlab_big"], "{file}");
+        for (name, lines) in &golden {
+            let i = dat.buffer_index(name).expect("buffer");
+            let events = all_events(&dat, i);
+            assert!(!events.is_empty(), "{file} {name}");
+            assert_matches_buffer(&events, lines);
+            let mut src = dat.events(i).unwrap();
+            while src.next_event().unwrap().is_some() {}
+            let lost = &src.stats().lost;
+            if name == "jlab_small" {
+                // `[734 EVENTS DROPPED]` and `[1309 EVENTS DROPPED]`, as the kernel's
+                // per_cpu stats said (overrun 734 and 1309).
+                assert_eq!(lost, &[Some(734), Some(1309)], "{file}");
+            } else {
+                assert!(
+                    lost.iter().all(|l| *l == Some(0)),
+                    "{file} {name}: {lost:?}"
+                );
+            }
+        }
+    }
+}
+
+/// `trace-cmd report` (the default text): per event name and per CPU counts, first and
+/// last timestamps in µs.
+fn report_summary(text: &str) -> (BTreeMap<String, u64>, BTreeMap<u32, u64>, u64, u64) {
+    // Timestamps come back in ns (with µs precision).
+    let (mut by_event, mut by_cpu) = (BTreeMap::new(), BTreeMap::new());
+    let (mut first, mut last) = (u64::MAX, 0);
+    for l in parse_raw_report(text) {
+        *by_event.entry(l.event).or_insert(0) += 1;
+        *by_cpu.entry(l.cpu).or_insert(0) += 1;
+        first = first.min(l.ts);
+        last = last.max(l.ts);
+    }
+    (by_event, by_cpu, first, last)
+}
+
+fn check_counts_against_report(dat: &DatFile, report: &str) {
+    let (by_event, by_cpu, first_us, last_us) = report_summary(report);
+    let c = dat.count_events(0).unwrap();
+    let mine: BTreeMap<String, u64> = c
+        .by_event
+        .iter()
+        .map(|e| (e.name.rsplit(':').next().unwrap().to_string(), e.count))
+        .collect();
+    assert_eq!(mine, by_event);
+    let cpus: BTreeMap<u32, u64> = c.per_cpu.iter().map(|p| (p.cpu, p.events)).collect();
+    assert_eq!(cpus, by_cpu);
+    assert_eq!(c.total, by_event.values().sum::<u64>());
+    // The text has µs, rounded to nearest.
+    assert_eq!((c.first_ts.unwrap() + 500) / 1000, first_us / 1000);
+    assert_eq!((c.last_ts.unwrap() + 500) / 1000, last_us / 1000);
+    // The decoding path sees the same.
+    let events = all_events(dat, 0);
+    assert_eq!(events.len() as u64, c.total);
+    assert_eq!(events.first().unwrap().ts, c.first_ts.unwrap());
+    assert_eq!(events.last().unwrap().ts, c.last_ts.unwrap());
+    assert!(events.windows(2).all(|w| w[0].ts <= w[1].ts), "time order");
+}
+
+#[test]
+fn counts_and_time_span_match_the_report() {
+    let report = fixture_text("cyclictest-idle.report.txt");
+    for f in ["cyclictest-idle.v7.dat", "cyclictest-idle.v6.dat"] {
+        check_counts_against_report(&open(f), &report);
+    }
+    let (by_event, by_cpu, _, _) = report_summary(&report);
+    assert_eq!(by_event["sched_switch"], 1183);
+    assert_eq!(by_event["hrtimer_expire_entry"], 1666);
+    assert_eq!(by_cpu.values().sum::<u64>(), 8324);
+}
+
+/// The traces in ../shared/traces, when this checkout has them beside it.
+fn shared_trace(name: &str) -> Option<std::path::PathBuf> {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/traces")
+        .join(name);
+    if p.exists() {
+        Some(p)
+    } else {
+        eprintln!("skipped: {} is not there", p.display());
+        None
+    }
+}
+
+#[test]
+fn shared_traces_match_their_reports() {
+    for name in ["cyclictest-idle", "disk-irq-stress"] {
+        let (Some(v7), Some(v6), Some(rep)) = (
+            shared_trace(&format!("{name}.v7.dat")),
+            shared_trace(&format!("{name}.v6.dat")),
+            shared_trace(&format!("{name}.report.txt")),
+        ) else {
+            continue;
+        };
+        let report = std::fs::read_to_string(rep).unwrap();
+        let v7 = DatFile::open(v7).unwrap();
+        let v6 = DatFile::open(v6).unwrap();
+        check_counts_against_report(&v7, &report);
+        check_counts_against_report(&v6, &report);
+        assert_eq!(all_events(&v6, 0), all_events(&v7, 0), "{name}");
+    }
+}
+
+#[test]
+fn sampled_events_have_the_fields_the_report_prints() {
+    let dat = open("cyclictest-idle.v7.dat");
+    let events = all_events(&dat, 0);
+    // bash-11382 [000] 976.348491860: sched_switch: bash:11382 [120] S ==> bash:11384 [120]
+    let sw = events
+        .iter()
+        .find(|e| matches!(e.kind, EventKind::SchedSwitch { .. }) && e.cpu == 0)
+        .unwrap();
+    assert_eq!((sw.ts, sw.pid), (976_348_491_860, 11382));
+    match &sw.kind {
+        EventKind::SchedSwitch {
+            prev_comm,
+            prev_pid,
+            prev_prio,
+            prev_state,
+            next_comm,
+            next_pid,
+            next_prio,
+        } => {
+            assert_eq!(
+                (prev_comm.as_str(), *prev_pid, *prev_prio),
+                ("bash", 11382, 120)
+            );
+            assert_eq!(prev_state.to_string(), "S");
+            assert_eq!(
+                (next_comm.as_str(), *next_pid, *next_prio),
+                ("bash", 11384, 120)
+            );
+        }
+        _ => unreachable!(),
+    }
+    // <idle>-0 [001] 976.348848076: irq_handler_entry: irq=36 name=virtio1-req.0
+    let irq = events
+        .iter()
+        .find(|e| matches!(e.kind, EventKind::IrqHandlerEntry { .. }))
+        .unwrap();
+    assert_eq!((irq.ts, irq.cpu), (976_348_848_076, 1));
+    assert_eq!(
+        irq.kind,
+        EventKind::IrqHandlerEntry {
+            irq: 36,
+            name: "virtio1-req.0".into()
+        }
+    );
+    // The kernel's text for it: `<idle>-0 [001] d.h1.`: irqs off, hardirq, preempt depth 1.
+    assert_eq!(irq.flags, Flags(Flags::IRQS_OFF | Flags::HARDIRQ));
+    assert_eq!(irq.preempt_count & 0xf, 1);
+    // <idle>-0 [001] 976.348408: hrtimer_expire_entry: hrtimer=0xffffc90001c57cd8
+    //   now=976322677128 function=hrtimer_wakeup/0x0
+    let hr = events
+        .iter()
+        .find(|e| matches!(e.kind, EventKind::HrtimerExpireEntry { .. }))
+        .unwrap();
+    match &hr.kind {
+        EventKind::HrtimerExpireEntry {
+            hrtimer,
+            now,
+            function,
+        } => {
+            assert_eq!((*hrtimer, *now), (0xffffc90001c57cd8, 976322677128));
+            assert_eq!(
+                (function.addr, function.name.as_deref()),
+                (0xffffffff814204b0, Some("hrtimer_wakeup"))
+            );
+        }
+        _ => unreachable!(),
+    }
+    // migration/0-18 [000]: ipi_send_cpu: cpu=1 callsite=wakeup_preempt+0x55 callback=0x0
+    let ipi = events
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::IpiSendCpu { .. }))
+        .nth(1)
+        .unwrap();
+    match &ipi.kind {
+        EventKind::IpiSendCpu {
+            cpu,
+            callsite,
+            callback,
+        } => {
+            assert_eq!(*cpu, 1);
+            assert_eq!(callsite.name.as_deref(), Some("wakeup_preempt+0x55"));
+            assert_eq!((callback.addr, callback.name.as_deref()), (0, None));
+        }
+        _ => unreachable!(),
+    }
+    assert_eq!(
+        dat.cmdlines().get(&1809).map(|c| c.as_str()),
+        Some("memfd:sealed-91")
+    );
+    assert_eq!(dat.info().clock.as_deref(), Some("local"));
+    assert_eq!(
+        dat.info().uname.as_deref(),
+        Some("Linux vm 6.18.44-fc-v669 x86_64")
+    );
+}

@@ -1,0 +1,183 @@
+//! Bad input: garbage lines, truncation, disorder; and the speed measurement.
+
+use super::*;
+
+#[test]
+fn garbage_lines_are_errors_with_their_line_number_or_skipped() {
+    let good = data("disk-irq-stress-6000.ftrace.txt");
+    let text = String::from_utf8(good).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    let garbage = [
+        "garbage",
+        "   bash-1 [000] .....   1.5",
+        "   bash-1 [000] ..Q..   1.000000: x: a=1",
+        "   bash-1 [000] .....   1.000000: sched_switch: prev_comm=a prev_pid=x",
+        "   bash-1 [000] .....   1.000000: irq_handler_exit: irq=1 ret=maybe",
+        "\u{fffd}\u{fffd}\u{0}",
+    ];
+    let at = [20, 500, 1000, 2000, 3000, 5000];
+    for (i, g) in at.iter().zip(garbage) {
+        lines.insert(*i, g);
+    }
+    let bad = lines.join("\n");
+    let err = read_with(
+        bad.as_bytes(),
+        TextKind::Ftrace,
+        TextOptions::named("bad.txt"),
+    )
+    .err()
+    .unwrap();
+    assert_eq!(err.location, Location::Line(21), "{err}");
+    assert!(err.message.starts_with("expected"), "{err}");
+    // Each garbage line is reported where it is, reading on after each error.
+    let mut r = FtraceReader::new(bad.as_bytes(), TextOptions::named("bad.txt")).unwrap();
+    let mut errors = Vec::new();
+    loop {
+        match r.next_event() {
+            Ok(Some(_)) => {}
+            Ok(None) => break,
+            Err(e) => errors.push(e.location),
+        }
+    }
+    let want: Vec<Location> = at.iter().map(|i| Location::Line(*i as u64 + 1)).collect();
+    assert_eq!(errors, want);
+    let lenient = TextOptions {
+        lenient: true,
+        ..TextOptions::named("bad.txt")
+    };
+    let r = read_with(bad.as_bytes(), TextKind::Ftrace, lenient).unwrap();
+    assert_eq!(r.stats.skipped, 6);
+    assert_eq!(r.events.len(), 6000);
+}
+
+/// Cuts `text` at every byte of its last `tail` bytes: the reader must never panic, and
+/// either decode the cut file or fail on the line that was cut.
+fn truncate_everywhere(name: &str, text: &[u8], kind: TextKind, tail: usize) {
+    for cut in text.len().saturating_sub(tail)..=text.len() {
+        let part = &text[..cut];
+        let cut_line = part.iter().filter(|b| **b == b'\n').count() as u64 + 1;
+        let whole_lines = cut == 0 || part.last() == Some(&b'\n');
+        match read_with(part, kind, TextOptions::named(name)) {
+            Ok(_) => {}
+            Err(e) => {
+                assert!(!whole_lines, "{name} cut at {cut}: {e}");
+                assert_eq!(
+                    e.location,
+                    Location::Line(cut_line),
+                    "{name} cut at {cut}: {e}"
+                );
+                assert!(e.message.contains("expected"), "{e}");
+            }
+        }
+        let lenient = TextOptions {
+            lenient: true,
+            ..TextOptions::named(name)
+        };
+        let r = read_with(part, kind, lenient).unwrap();
+        assert!(r.stats.skipped <= 1);
+    }
+}
+
+#[test]
+fn truncated_files_fail_on_the_cut_line_and_never_panic() {
+    let ftrace = data("cyclictest-idle.ftrace.txt");
+    let head: Vec<u8> = ftrace
+        .split_inclusive(|b| *b == b'\n')
+        .take(40)
+        .flatten()
+        .copied()
+        .collect();
+    truncate_everywhere("ftrace", &head, TextKind::Ftrace, head.len());
+    let report = data("cyclictest-idle.report.txt");
+    let head: Vec<u8> = report
+        .split_inclusive(|b| *b == b'\n')
+        .take(40)
+        .flatten()
+        .copied()
+        .collect();
+    truncate_everywhere("report", &head, TextKind::TraceCmdReport, head.len());
+    for f in [
+        "fgraph-smi-abstime.txt",
+        "fgraph-ehci-softirq.txt",
+        "fgraph-proc-tail.txt",
+    ] {
+        let b = data(f);
+        truncate_everywhere(f, &b, TextKind::FunctionGraph, b.len());
+    }
+    let b = data("fgraph-report.txt");
+    truncate_everywhere("fgraph-report.txt", &b, TextKind::TraceCmdReport, b.len());
+    let b = data("ftrace-misc.txt");
+    truncate_everywhere("ftrace-misc.txt", &b, TextKind::Ftrace, b.len());
+}
+
+#[test]
+fn out_of_order_input_is_mended_within_the_window_and_refused_beyond() {
+    let text = "  a-1 [000] 2.000000: x: a=1\n\
+                \x20 a-1 [001] 1.000000: x: a=2\n\
+                \x20 a-1 [000] 3.000000: x: a=3\n";
+    let r = read_with(text.as_bytes(), TextKind::Ftrace, TextOptions::default()).unwrap();
+    let ts: Vec<u64> = r.events.iter().map(|e| e.ts / 1_000_000_000).collect();
+    assert_eq!(ts, [1, 2, 3]);
+    let tight = TextOptions {
+        reorder_window: 0,
+        ..TextOptions::named("t")
+    };
+    let err = read_with(text.as_bytes(), TextKind::Ftrace, tight.clone())
+        .err()
+        .unwrap();
+    assert_eq!(err.location, Location::Line(2));
+    let r = read_with(
+        text.as_bytes(),
+        TextKind::Ftrace,
+        TextOptions {
+            lenient: true,
+            ..tight
+        },
+    )
+    .unwrap();
+    assert_eq!((r.events.len(), r.stats.skipped), (2, 1));
+}
+
+/// Release-build timing against `trace-cmd report` on the same events:
+/// `cargo test --release -p jitterlab-trace --test text speed -- --ignored --nocapture`,
+/// then `time trace-cmd report ../shared/traces/disk-irq-stress.v7.dat > /dev/null`.
+#[test]
+#[ignore]
+fn speed() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/traces/disk-irq-stress.ftrace.txt");
+    let bytes = std::fs::read(path).unwrap();
+    for _ in 0..5 {
+        let t = std::time::Instant::now();
+        let mut r = FtraceReader::new(&bytes[..], TextOptions::default()).unwrap();
+        let mut n = 0;
+        while r.next_event().unwrap().is_some() {
+            n += 1;
+        }
+        println!("{n} events, {} bytes in {:?}", bytes.len(), t.elapsed());
+    }
+}
+
+#[test]
+fn an_overlong_line_is_an_error_of_its_own() {
+    let mut text =
+        String::from("cpus=1\n  a-1 [000] 1.000001: x: a=1\n  a-1 [000] 1.000002: x: a=");
+    text.push_str(&"9".repeat(2 << 20));
+    text.push_str("\n  a-1 [000] 1.000003: x: a=3\n");
+    let err = read_with(
+        text.as_bytes(),
+        TextKind::TraceCmdReport,
+        TextOptions::named("long"),
+    )
+    .err()
+    .unwrap();
+    assert_eq!(err.location, Location::Line(3));
+    assert!(err.message.contains("at most"), "{err}");
+    let lenient = TextOptions {
+        lenient: true,
+        ..TextOptions::named("long")
+    };
+    let r = read_with(text.as_bytes(), TextKind::TraceCmdReport, lenient).unwrap();
+    assert_eq!((r.events.len(), r.stats.skipped), (2, 1));
+    assert_eq!(r.events[1].ts, 1_000_003_000);
+}

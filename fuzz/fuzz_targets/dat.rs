@@ -1,0 +1,39 @@
+//! trace-cmd .dat files: never panic, never hang, strict or lenient; lenient mode never
+//! fails once the metadata is read; errors point into the file.
+#![no_main]
+
+use jitterlab_trace::dat::{DatFile, DatOptions};
+use jitterlab_trace::{EventSource, Location};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    for lenient in [false, true] {
+        let dat = match DatFile::parse_with("fuzz", data, DatOptions { lenient }) {
+            Ok(d) => d,
+            Err(e) => {
+                assert!(
+                    matches!(e.location, Location::Offset(_) | Location::Whole),
+                    "{e}"
+                );
+                continue;
+            }
+        };
+        let _ = dat.cmdlines();
+        let _ = dat.kallsyms();
+        for b in 0..dat.buffers().len() {
+            let _ = dat.count_events(b);
+            let Ok(mut src) = dat.events(b) else { continue };
+            loop {
+                match src.next_event() {
+                    Ok(Some(_)) => {}
+                    Ok(None) => break,
+                    Err(e) => {
+                        assert!(!lenient, "lenient mode failed: {e}");
+                        assert!(matches!(e.location, Location::Offset(_)), "{e}");
+                        break;
+                    }
+                }
+            }
+        }
+    }
+});
