@@ -47,6 +47,10 @@ pub enum Command {
     Irq(Irq),
     /// Measure wake-up latency per CPU, as cyclictest does, with exact histograms.
     Latency(Latency),
+    /// Record kernel events through tracefs into a trace-cmd .dat file.
+    Record(crate::cmd::record::Record),
+    /// Print a trace's events one per line (any format), or its counts with --stats.
+    Report(crate::cmd::report::Report),
 }
 
 /// `jitterlab latency`.

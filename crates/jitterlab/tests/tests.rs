@@ -5,5 +5,7 @@
 mod errors;
 mod latency;
 mod live;
+mod record;
+mod report;
 mod show;
 mod util;

@@ -31,6 +31,7 @@ mod record;
 mod show;
 mod svg;
 mod table;
+mod trace;
 pub mod units;
 
 use std::io::{self, Write};
@@ -40,6 +41,7 @@ use serde::Serialize;
 pub use latency::write_cyclictest_histogram;
 pub use svg::write_latency_plot;
 pub use table::{Align, Table};
+pub use trace::write_event_line;
 
 /// Colour and layout choices for text output.
 #[derive(Clone, Copy, Debug)]

@@ -4,6 +4,8 @@
 mod irq;
 mod latency;
 mod pin;
+pub mod record;
+pub mod report;
 mod show;
 
 use jitterlab_cpuset::CpuSet;
@@ -22,6 +24,8 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Pin(args) => pin::run(&root, args, cli.color),
         Command::Irq(args) => irq::run(&root, args, cli.color),
         Command::Latency(args) => latency::run(&root, args, cli.color),
+        Command::Record(args) => record::run(&root, args, cli.color),
+        Command::Report(args) => report::run(args, cli.color),
     }
 }
 

@@ -1,0 +1,199 @@
+//! `jitterlab record` on this machine: the file opens in trace-cmd and in our reader with
+//! the same events, tracefs is left as found, and a flight recorder stops at a
+//! `latency --break` spike.
+
+use std::path::Path;
+use std::process::Command;
+
+use jitterlab_trace::dat::DatFile;
+
+use crate::util::{host_lock, is_root, json_data, run, stderr};
+
+const TOP: &str = "/sys/kernel/tracing";
+
+/// Whether the live tracefs can be used; prints why not.
+fn can_trace() -> bool {
+    if !is_root() || !Path::new(TOP).join("instances").exists() {
+        eprintln!("skipped: recording needs root and tracefs at {TOP}");
+        return false;
+    }
+    true
+}
+
+/// The top-level tracefs files a recording must not change.
+fn top_state() -> Vec<String> {
+    [
+        "tracing_on",
+        "buffer_size_kb",
+        "set_event",
+        "saved_cmdlines_size",
+        "current_tracer",
+    ]
+    .iter()
+    .map(|f| std::fs::read_to_string(Path::new(TOP).join(f)).unwrap_or_default())
+    .collect()
+}
+
+/// Our instances (`jitterlab-PID`) present in tracefs.
+fn our_instances() -> Vec<String> {
+    std::fs::read_dir(Path::new(TOP).join("instances"))
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with("jitterlab-"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// `trace-cmd report FILE` line counts per event name, or `None` without trace-cmd.
+fn trace_cmd_counts(file: &Path) -> Option<std::collections::BTreeMap<String, u64>> {
+    let out = Command::new("trace-cmd")
+        .arg("report")
+        .arg(file)
+        .output()
+        .ok()?;
+    assert!(out.status.success(), "trace-cmd report failed");
+    let mut counts = std::collections::BTreeMap::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines().skip(1) {
+        // "  comm-pid [001]  5443.373456: name:   fields"
+        let Some(after) = line.split("]").nth(1) else {
+            continue;
+        };
+        let Some(name) = after.split(':').nth(1) else {
+            continue;
+        };
+        *counts.entry(name.trim().to_string()).or_insert(0) += 1;
+    }
+    Some(counts)
+}
+
+#[test]
+fn a_recording_opens_in_trace_cmd_and_in_our_reader_alike() {
+    if !can_trace() {
+        return;
+    }
+    let _lock = host_lock();
+    let before = top_state();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("run.dat");
+    let o = run(&[
+        "record",
+        "-e",
+        "sched:sched_switch",
+        "-e",
+        "sched:sched_wakeup",
+        "--preset",
+        "irq",
+        "-o",
+        file.to_str().unwrap(),
+        "--json",
+        "--",
+        "sh",
+        "-c",
+        "for i in 1 2 3 4 5 6 7 8; do sleep 0.01; done",
+    ]);
+    let d = json_data(&o, "jitterlab.record");
+    assert_eq!(d["stopped_by"], "command");
+    assert_eq!(d["command_exit"], "exit status: 0");
+    assert!(d["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|e| e == "irq:softirq_entry"));
+    for cpu in d["cpus"].as_array().unwrap() {
+        assert_eq!(cpu["dropped"], 0, "{cpu}");
+        assert_eq!(cpu["overrun"], 0, "{cpu}");
+    }
+    assert_eq!(before, top_state(), "the top level is as it was");
+    assert!(our_instances().is_empty(), "{:?}", our_instances());
+
+    let dat = DatFile::open(&file).unwrap();
+    let counts = dat.count_events(0).unwrap();
+    let ours = |name: &str| {
+        counts
+            .by_event
+            .iter()
+            .find(|c| c.name.ends_with(&format!(":{name}")))
+            .map_or(0, |c| c.count)
+    };
+    // Eight sleeps of the shell's children: at least 8 switches away from them.
+    assert!(ours("sched_switch") >= 8, "{counts:?}");
+    assert_eq!(
+        counts.per_cpu.iter().map(|c| c.events).sum::<u64>(),
+        counts.total
+    );
+    match trace_cmd_counts(&file) {
+        Some(theirs) => {
+            for (name, n) in &theirs {
+                assert_eq!(ours(name), *n, "{name}: ours vs trace-cmd report");
+            }
+            assert_eq!(theirs.values().sum::<u64>(), counts.total);
+        }
+        None => eprintln!("trace-cmd not installed: compared with our reader only"),
+    }
+}
+
+#[test]
+fn a_flight_recorder_ends_at_the_latency_break() {
+    if !can_trace() {
+        return;
+    }
+    let _lock = host_lock();
+    let top_on = std::fs::read_to_string(Path::new(TOP).join("tracing_on")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("spike.dat");
+    let mut rec = Command::new(env!("CARGO_BIN_EXE_jitterlab"))
+        .args([
+            "record",
+            "--flight-recorder",
+            "--duration",
+            "30s",
+            "--json",
+            "-o",
+            file.to_str().unwrap(),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait for its instance to exist (and so to be tracing).
+    let t0 = std::time::Instant::now();
+    while our_instances().is_empty() && t0.elapsed().as_secs() < 10 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let o = run(&[
+        "latency",
+        "--cpus",
+        "0",
+        "--policy",
+        "other",
+        "--no-dma-latency",
+        "--duration",
+        "10s",
+        "--break",
+        "1",
+    ]);
+    // Restore the top-level switch the break turned off, whatever happens next.
+    std::fs::write(Path::new(TOP).join("tracing_on"), &top_on).unwrap();
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let out = rec.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(summary["data"]["stopped_by"], "tracing off");
+    assert_eq!(summary["data"]["flight_recorder"], true);
+    assert!(our_instances().is_empty());
+    // The file ends near the marker: it holds the print event.
+    let dat = DatFile::open(&file).unwrap();
+    let counts = dat.count_events(0).unwrap();
+    assert!(
+        counts
+            .by_event
+            .iter()
+            .any(|c| c.name.as_ref() == "ftrace:print" && c.count >= 1),
+        "{:?}",
+        counts.by_event
+    );
+    if let Some(theirs) = trace_cmd_counts(&file) {
+        assert!(theirs.get("print").copied().unwrap_or(0) >= 1, "{theirs:?}");
+    }
+}
