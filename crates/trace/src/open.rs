@@ -14,7 +14,7 @@ const DAT_MAGIC: &[u8] = b"\x17\x08\x44tracing";
 /// A trace file, open.
 pub enum Trace {
     /// A trace-cmd .dat file.
-    Dat(DatFile<'static>),
+    Dat(Box<DatFile<'static>>),
     /// A text trace, read into memory.
     Text {
         /// The file name, for errors.
@@ -38,7 +38,9 @@ impl Trace {
             .map_err(|e| Error::new(&name, Location::Whole, format!("cannot read: {e}")))?;
         if bytes.starts_with(DAT_MAGIC) {
             let options = DatOptions { lenient };
-            return Ok(Trace::Dat(DatFile::from_vec(name, bytes, options)?));
+            return Ok(Trace::Dat(Box::new(DatFile::from_vec(
+                name, bytes, options,
+            )?)));
         }
         match text::detect(&bytes) {
             Some(kind) => Ok(Trace::Text {
