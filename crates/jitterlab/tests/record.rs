@@ -143,7 +143,7 @@ fn a_flight_recorder_ends_at_the_latency_break() {
     let top_on = std::fs::read_to_string(Path::new(TOP).join("tracing_on")).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("spike.dat");
-    let mut rec = Command::new(env!("CARGO_BIN_EXE_jitterlab"))
+    let rec = Command::new(env!("CARGO_BIN_EXE_jitterlab"))
         .args([
             "record",
             "--flight-recorder",

@@ -29,8 +29,8 @@ pub mod stats;
 pub mod text;
 
 pub use error::{Error, Location, Result};
-pub use open::Trace;
 pub use event::{Comm, Event, EventKind, Flags, Sym, TaskState, Text, Value, Wakeup};
+pub use open::Trace;
 
 /// Facts about a trace as a whole, known once its headers are read.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
