@@ -483,7 +483,8 @@ impl EventKind {
 ///
 /// Serialized (for `report --json`) flat: `ts`, `cpu`, `pid`, `flags`, `preempt_count`,
 /// `event` (the name, as [`EventKind::name`]), then the event's fields; an
-/// [`EventKind::Other`] adds `system` and its fields by name.
+/// [`EventKind::Other`] adds `system` and its fields by name (a field named like one of
+/// those keys gets a trailing `_`: `cpu_`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Event {
     /// Timestamp in ns on the trace clock.
@@ -525,8 +526,15 @@ impl serde::Serialize for Event {
                 m.serialize_entry("preempt_count", &self.preempt_count)?;
                 m.serialize_entry("event", event)?;
                 m.serialize_entry("system", system)?;
+                // A field named like a common key (`cpu=3` of timer_start) gets a `_`.
+                const COMMON: [&str; 7] =
+                    ["ts", "cpu", "pid", "flags", "preempt_count", "event", "system"];
                 for (k, v) in fields {
-                    m.serialize_entry(&**k, v)?;
+                    if COMMON.contains(&&**k) {
+                        m.serialize_entry(&format!("{k}_"), v)?;
+                    } else {
+                        m.serialize_entry(&**k, v)?;
+                    }
                 }
                 m.end()
             }

@@ -208,3 +208,32 @@ impl TaskNames {
         self.names.get(&pid).map_or("<...>", |c| c.as_str())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{Event, EventKind, Flags, Value};
+
+    #[test]
+    fn other_events_serialize_flat_without_duplicate_keys() {
+        let ev = Event {
+            ts: 5,
+            cpu: 1,
+            pid: 7,
+            flags: Flags(0),
+            preempt_count: 0,
+            kind: EventKind::Other {
+                name: "timer:timer_start".into(),
+                fields: vec![
+                    ("cpu".into(), Value::Uint(3)),
+                    ("expires".into(), Value::Uint(99)),
+                ],
+            },
+        };
+        let json = serde_json::to_value(&ev).unwrap();
+        assert_eq!(json["event"], "timer_start");
+        assert_eq!(json["system"], "timer");
+        assert_eq!(json["cpu"], 1, "the recording CPU");
+        assert_eq!(json["cpu_"], 3, "the event's own cpu field");
+        assert_eq!(json["expires"], 99);
+    }
+}

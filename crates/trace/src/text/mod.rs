@@ -58,16 +58,25 @@
 //! implies later than the lines that follow it (a function_graph leaf's return) come out in
 //! order, and so that slightly shuffled input is mended. Text times are cut to microseconds
 //! while a leaf's return is its entry plus a duration in ns, so a function_graph line less
-//! than 1 us before the previous return on its CPU is moved up to that return. An event older than one already
-//! returned cannot be placed: in strict mode it is an error naming its line, in lenient mode
-//! it is counted in [`crate::ReadStats::skipped`] and dropped. Memory is bounded by the
-//! window, the longest line (1 MiB) and the interned names, never by the file.
+//! than 1 us before the previous return on its CPU is moved up to that return. An event
+//! older than one already returned cannot be placed: in strict mode it is an error naming its
+//! line, in lenient mode it is counted in [`crate::ReadStats::skipped`] and dropped.
+//!
+//! Memory is bounded by the window, the longest line (1 MiB), the interned names (at most
+//! 16384 strings of up to 96 bytes) and, for function_graph, the open calls of each task,
+//! never by the length of the file.
+//!
+//! The pid of an event whose text does not say it (function_graph without the proc column,
+//! before the first task-switch line of its CPU) is -1.
 //!
 //! # Lost events
 //!
 //! `CPU:N [LOST M EVENTS]` (kernel) and `CPU:N [M EVENTS DROPPED]` (trace-cmd) lines become
 //! [`crate::EventKind::Lost`] events on CPU N, timed at the next event of that CPU (where the
-//! gap ends), and are added up per CPU in [`crate::ReadStats::lost`].
+//! gap ends, or at its last event when none follows), and are added up per CPU in
+//! [`crate::ReadStats::lost`]. The `entries-in-buffer/entries-written` header of the `trace`
+//! file also tells of events overwritten before the oldest one shown, on CPUs it does not
+//! name: [`FtraceReader::overwritten`].
 //!
 //! # Errors
 //!

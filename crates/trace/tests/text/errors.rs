@@ -83,7 +83,7 @@ fn truncated_files_fail_on_the_cut_line_and_never_panic() {
     let ftrace = data("cyclictest-idle.ftrace.txt");
     let head: Vec<u8> = ftrace
         .split_inclusive(|b| *b == b'\n')
-        .take(40)
+        .take(24)
         .flatten()
         .copied()
         .collect();
@@ -91,7 +91,7 @@ fn truncated_files_fail_on_the_cut_line_and_never_panic() {
     let report = data("cyclictest-idle.report.txt");
     let head: Vec<u8> = report
         .split_inclusive(|b| *b == b'\n')
-        .take(40)
+        .take(24)
         .flatten()
         .copied()
         .collect();
