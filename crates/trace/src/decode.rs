@@ -236,6 +236,18 @@ impl Decoder {
         &self.formats
     }
 
+    /// The `common_pid` of a record, without decoding the rest.
+    pub fn pid(&mut self, data: &[u8]) -> Option<i32> {
+        let id = self.ctx.endian.u16(data, 0)?;
+        let Decoder {
+            formats,
+            plans,
+            ctx,
+        } = self;
+        let entry = plan(formats, plans, id).ok()?;
+        Some(entry.common.pid.as_ref()?.int(ctx.endian, data)? as i32)
+    }
+
     /// Decode one record recorded on `cpu` at `ts`. The error says what was wrong with the
     /// record (an unknown event id, a field outside the record).
     pub fn decode(&mut self, cpu: u32, ts: u64, data: &[u8]) -> Result<Event, String> {

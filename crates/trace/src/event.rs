@@ -527,8 +527,15 @@ impl serde::Serialize for Event {
                 m.serialize_entry("event", event)?;
                 m.serialize_entry("system", system)?;
                 // A field named like a common key (`cpu=3` of timer_start) gets a `_`.
-                const COMMON: [&str; 7] =
-                    ["ts", "cpu", "pid", "flags", "preempt_count", "event", "system"];
+                const COMMON: [&str; 7] = [
+                    "ts",
+                    "cpu",
+                    "pid",
+                    "flags",
+                    "preempt_count",
+                    "event",
+                    "system",
+                ];
                 for (k, v) in fields {
                     if COMMON.contains(&&**k) {
                         m.serialize_entry(&format!("{k}_"), v)?;

@@ -15,7 +15,7 @@ const DAT_MAGIC: &[u8] = b"\x17\x08\x44tracing";
 pub enum Trace {
     /// A trace-cmd .dat file.
     Dat(Box<DatFile<'static>>),
-    /// A text trace, read into memory.
+    /// A text trace, read into memory (the readers stream it, the bytes stay).
     Text {
         /// The file name, for errors.
         name: String,
@@ -34,14 +34,27 @@ impl Trace {
     pub fn open(path: impl AsRef<Path>, lenient: bool) -> Result<Trace> {
         let path = path.as_ref();
         let name = path.display().to_string();
-        let bytes = std::fs::read(path)
-            .map_err(|e| Error::new(&name, Location::Whole, format!("cannot read: {e}")))?;
-        if bytes.starts_with(DAT_MAGIC) {
-            let options = DatOptions { lenient };
-            return Ok(Trace::Dat(Box::new(DatFile::from_vec(
-                name, bytes, options,
-            )?)));
+        let cannot =
+            |e: std::io::Error| Error::new(&name, Location::Whole, format!("cannot read: {e}"));
+        let mut head = [0u8; 10];
+        let n = {
+            use std::io::Read;
+            let mut f = std::fs::File::open(path).map_err(cannot)?;
+            let mut n = 0;
+            while n < head.len() {
+                match f.read(&mut head[n..]).map_err(cannot)? {
+                    0 => break,
+                    k => n += k,
+                }
+            }
+            n
+        };
+        if head[..n].starts_with(DAT_MAGIC) {
+            // Memory-mapped: memory stays bounded by the pages in flight.
+            let dat = DatFile::open_with(path, DatOptions { lenient })?;
+            return Ok(Trace::Dat(Box::new(dat)));
         }
+        let bytes = std::fs::read(path).map_err(cannot)?;
         match text::detect(&bytes) {
             Some(kind) => Ok(Trace::Text {
                 name,

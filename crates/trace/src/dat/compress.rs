@@ -110,6 +110,66 @@ impl Inflater {
     }
 }
 
+/// A reusable compressor for one algorithm, as trace-cmd compresses (zstd level 3 here;
+/// zlib at the best level, as trace-cmd's `compress2` call does).
+pub(crate) struct Deflater {
+    kind: Compression,
+    /// Write the size words big-endian.
+    pub(crate) big: bool,
+    zstd: Option<zstd::bulk::Compressor<'static>>,
+}
+
+impl Deflater {
+    pub(crate) fn new(kind: Compression, big: bool) -> Deflater {
+        Deflater {
+            kind,
+            big,
+            zstd: None,
+        }
+    }
+
+    /// `data` compressed.
+    pub(crate) fn deflate(&mut self, data: &[u8]) -> std::io::Result<Vec<u8>> {
+        match self.kind {
+            Compression::None => Ok(data.to_vec()),
+            Compression::Zstd => {
+                if self.zstd.is_none() {
+                    self.zstd = Some(zstd::bulk::Compressor::new(3)?);
+                }
+                match self.zstd.as_mut() {
+                    Some(c) => c.compress(data),
+                    None => Err(std::io::Error::other("zstd compressor")),
+                }
+            }
+            Compression::Zlib => {
+                use std::io::Write;
+                let mut enc =
+                    flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+                enc.write_all(data)?;
+                enc.finish()
+            }
+        }
+    }
+
+    /// A compressed section payload: `u32 compressed size, u32 size, data`.
+    pub(crate) fn section(&mut self, data: &[u8]) -> std::io::Result<Vec<u8>> {
+        let z = self.deflate(data)?;
+        let word = |n: usize| {
+            let n = n as u32;
+            if self.big {
+                n.to_be_bytes()
+            } else {
+                n.to_le_bytes()
+            }
+        };
+        let mut out = Vec::with_capacity(8 + z.len());
+        out.extend_from_slice(&word(z.len()));
+        out.extend_from_slice(&word(data.len()));
+        out.extend_from_slice(&z);
+        Ok(out)
+    }
+}
+
 fn read_limited(
     r: impl Read,
     expected: usize,

@@ -8,7 +8,7 @@ use super::DatFile;
 use crate::{Result, Text};
 
 /// Bytes of CPU data per parallel task.
-const SEGMENT: usize = 4 << 20;
+pub(crate) const SEGMENT: usize = 4 << 20;
 
 /// How many records of one event a buffer has.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -77,13 +77,13 @@ fn merge_opt(a: Option<u64>, b: Option<u64>, f: fn(u64, u64) -> u64) -> Option<u
     }
 }
 
-pub(crate) fn count(dat: &DatFile<'_>, buffer: usize) -> Result<EventCounts> {
+pub(crate) fn count(dat: &DatFile<'_>, buffer: usize, segment: usize) -> Result<EventCounts> {
     let b = dat.buffer(buffer)?;
     let lenient = dat.options.lenient;
     let mut tasks = Vec::new();
     let mut skipped = dat.format_errors;
     for cpu in &b.cpus {
-        match dat.segments(b, cpu, SEGMENT) {
+        match dat.segments(b, cpu, segment) {
             Ok(segs) => tasks.extend(segs.into_iter().map(|s| (cpu.cpu, s))),
             Err(_) if lenient => skipped += 1,
             Err(e) => return Err(e),
@@ -94,7 +94,7 @@ pub(crate) fn count(dat: &DatFile<'_>, buffer: usize) -> Result<EventCounts> {
     let parts: Vec<Result<Part>> = tasks
         .into_par_iter()
         .map(|(cpu, seg)| {
-            let mut r = CpuReader::new(cpu, dat.source(b, seg), dat.layout, lenient);
+            let mut r = CpuReader::new(cpu, dat.source(b, seg), dat.layout_for(b), lenient);
             let mut p = Part {
                 cpu,
                 ..Part::default()
@@ -130,7 +130,16 @@ pub(crate) fn count(dat: &DatFile<'_>, buffer: usize) -> Result<EventCounts> {
         })
         .collect();
     let mut by_id: Vec<u64> = Vec::new();
-    let mut per_cpu: Vec<CpuCount> = Vec::new();
+    // Every CPU of the buffer, those without data included.
+    let mut per_cpu: Vec<CpuCount> = b
+        .cpus
+        .iter()
+        .map(|c| CpuCount {
+            cpu: c.cpu,
+            lost: Some(0),
+            ..CpuCount::default()
+        })
+        .collect();
     for part in parts {
         let p = part?;
         skipped += p.skipped;

@@ -8,13 +8,13 @@ use super::cursor::{error_at, Origin};
 use super::pages::{CpuReader, Item};
 use super::DatFile;
 use crate::decode::Decoder;
-use crate::{Error, Event, EventKind, EventSource, Flags, Location, ReadStats, Result, TraceMeta};
+use crate::{Error, Event, EventKind, EventSource, Flags, ReadStats, Result, TraceMeta};
 
 /// The events of one buffer of a [`DatFile`], in timestamp order (ties: lower CPU first).
 ///
-/// Lost events (the missed-events flag of a page) become [`EventKind::Lost`] events, with
-/// pid -1, at the timestamp of the page they precede, and are added to
-/// [`ReadStats::lost`].
+/// Lost events (the missed-events flag of a page) become [`EventKind::Lost`] events, at
+/// the timestamp and with the pid of the first record after the loss (-1 when none), and
+/// are added to [`ReadStats::lost`].
 pub struct DatEvents<'f> {
     name: &'f str,
     readers: Vec<CpuReader<'f>>,
@@ -38,8 +38,7 @@ impl<'f> DatEvents<'f> {
         for cpu in &b.cpus {
             let segs = match dat.segments(b, cpu, usize::MAX) {
                 Ok(s) => s,
-                Err(e) if lenient => {
-                    let _ = e;
+                Err(_) if lenient => {
                     skipped += 1;
                     continue;
                 }
@@ -49,7 +48,7 @@ impl<'f> DatEvents<'f> {
                 readers.push(CpuReader::new(
                     cpu.cpu,
                     dat.source(b, seg),
-                    dat.layout,
+                    dat.layout_for(b),
                     lenient,
                 ));
             }
@@ -123,14 +122,23 @@ impl EventSource for DatEvents<'_> {
                             _ => None,
                         };
                     }
-                    Some(Event {
+                    // The task of the record after the loss, as the text readers give it.
+                    self.fill(i)?;
+                    let pid = match &self.pending[i] {
+                        Some(Item::Record { data, .. }) => {
+                            let bytes = self.readers[i].backing().get(data.clone()).unwrap_or(&[]);
+                            self.decoder.pid(bytes).unwrap_or(-1)
+                        }
+                        _ => -1,
+                    };
+                    return Ok(Some(Event {
                         ts: self.shift(ts),
                         cpu,
-                        pid: -1,
+                        pid,
                         flags: Flags::default(),
                         preempt_count: 0,
                         kind: EventKind::Lost { count },
-                    })
+                    }));
                 }
                 Item::Record {
                     ts,
@@ -141,8 +149,7 @@ impl EventSource for DatEvents<'_> {
                     let bytes = self.readers[i].backing().get(data).unwrap_or(&[]);
                     match self.decoder.decode(cpu, self.shift(ts), bytes) {
                         Ok(ev) => Some(ev),
-                        Err(msg) if self.lenient => {
-                            let _ = msg;
+                        Err(_) if self.lenient => {
                             self.stats.skipped += 1;
                             None
                         }
@@ -167,12 +174,10 @@ impl EventSource for DatEvents<'_> {
 }
 
 fn record_error(name: &str, origin: Origin, at: usize, cpu: u32, msg: &str) -> Error {
-    let e = error_at(
+    error_at(
         name,
         origin,
         at,
         format!("CPU {cpu}: in the record here: {msg}"),
-    );
-    debug_assert!(matches!(e.location, Location::Offset(_)));
-    e
+    )
 }

@@ -11,6 +11,13 @@
 //! decompressed one chunk per CPU at a time. [`DatFile::count_events`] counts records per
 //! event and per CPU without decoding any field, in parallel over CPUs and chunks.
 //!
+//! [`DatWriter`] writes version 6 or version 7 files from the tracefs metadata and
+//! per-CPU page streams (as `trace_pipe_raw` hands them out); [`copy_to_v6`] and
+//! [`copy_to_v7`] copy an open file.
+//!
+//! trace-cmd files keep no tgid table (only saved cmdlines); the TSC2NSEC and TIME_SHIFT
+//! options (guest/host tracing) and latency-tracer text buffers are not applied or read.
+//!
 //! ```no_run
 //! use jitterlab_trace::dat::DatFile;
 //! use jitterlab_trace::EventSource;
@@ -29,8 +36,10 @@ mod cursor;
 mod events;
 mod header;
 mod pages;
+mod spool;
 mod v7;
 mod write;
+mod write_v7;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -39,7 +48,7 @@ use std::sync::{Arc, OnceLock};
 pub use compress::Compression;
 pub use count::{CpuCount, EventCount, EventCounts};
 pub use events::DatEvents;
-pub use write::{copy_to_v6, DatMeta, DatWriter, Spool};
+pub use write::{copy_to_v6, copy_to_v7, DatMeta, DatWriter, Spool};
 
 use crate::decode::{Decoder, Kallsyms, LazyKallsyms, PrintkFormats};
 use crate::format::{Endian, Formats};
@@ -427,6 +436,14 @@ impl<'a> DatFile<'a> {
         )
     }
 
+    /// The page layout of buffer `b` (its page size may differ from the file's).
+    fn layout_for(&self, b: &Buffer) -> PageLayout {
+        PageLayout {
+            page_size: b.page_size,
+            ..self.layout
+        }
+    }
+
     fn source<'s>(&'s self, b: &Buffer, seg: Segment) -> CpuSource<'s> {
         CpuSource::new(
             &self.name,
@@ -441,7 +458,13 @@ impl<'a> DatFile<'a> {
     /// Counts of records per event and per CPU, lost events and the time span of buffer
     /// `buffer`, without decoding any field. Runs in parallel over CPUs and chunks.
     pub fn count_events(&self, buffer: usize) -> Result<EventCounts> {
-        count::count(self, buffer)
+        count::count(self, buffer, count::SEGMENT)
+    }
+
+    /// [`DatFile::count_events`] with parallel tasks of about `segment` bytes of CPU data
+    /// (whole pages or compressed chunks) each.
+    pub fn count_events_in_segments(&self, buffer: usize, segment: usize) -> Result<EventCounts> {
+        count::count(self, buffer, segment)
     }
 
     /// Every page of one CPU's data in file order, decompressed (for copying a trace).

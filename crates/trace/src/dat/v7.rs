@@ -17,6 +17,8 @@ use crate::Result;
 
 /// Section flag: the section is compressed.
 const SEC_COMPRESSED: u16 = 1;
+/// CPU ids accepted (the kernel's NR_CPUS is at most 8192).
+const MAX_CPUS: u32 = 65536;
 /// Options sections followed at most (a loop in the chain is an error).
 const MAX_OPTION_SECTIONS: usize = 1024;
 
@@ -233,7 +235,14 @@ fn buffer_option(c: &Cursor, body: &[u8], at: u64) -> Result<Buffer> {
     let cpus = b.u32("the buffer CPU count")?;
     let mut table = Vec::new();
     for _ in 0..cpus {
+        let at = b.pos;
         let cpu = b.u32("a CPU id")?;
+        if cpu >= MAX_CPUS {
+            return Err(b.err_at(
+                at,
+                format!("expected a CPU id below {MAX_CPUS}, found {cpu}"),
+            ));
+        }
         let offset = b.u64("a CPU data offset")?;
         let size = b.u64("a CPU data size")?;
         table.push(CpuData { cpu, offset, size });

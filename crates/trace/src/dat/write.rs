@@ -1,19 +1,23 @@
-//! Writing trace-cmd `.dat` files, version 6 (uncompressed), that `trace-cmd report` and
-//! KernelShark open.
+//! Writing trace-cmd `.dat` files that `trace-cmd report` and KernelShark open: version 6
+//! (uncompressed), or version 7 (zstd, zlib or none; see `write_v7.rs`).
 //!
 //! A recorder streams ring-buffer pages (as `trace_pipe_raw` hands them out) per buffer
 //! and CPU into a [`DatWriter`]; the pages are spooled (in memory or in files of a spool
-//! directory) until [`DatWriter::finish`] knows every size and writes the file in one
-//! forward pass: header, header files, formats, kallsyms, printk formats, cmdlines,
-//! options, the flyrecord CPU table, then each CPU's pages at page-aligned offsets, then
-//! each instance's table and pages.
+//! directory; compressed in chunks of ten pages as they arrive for version 7) until
+//! [`DatWriter::finish`] knows every size and writes the file in one forward pass. Version
+//! 6: header, header files, formats, kallsyms, printk formats, cmdlines, options, the
+//! flyrecord CPU table, then each CPU's pages at page-aligned offsets, then each instance's
+//! table and pages.
 
 use std::fs::File;
-use std::io::{self, Read, Seek, SeekFrom, Write};
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::io::{self, Write};
+use std::path::Path;
 
+use super::compress::{Compression, Deflater};
 use super::header::{opt, MAGIC};
+pub use super::spool::Spool;
+pub(crate) use super::spool::CHUNK_PAGES;
+use super::spool::{BufferSpool, CpuSpool, SpoolFile};
 use super::DatFile;
 
 /// What a .dat file says besides the pages: the tracefs files and facts of the machine.
@@ -52,19 +56,23 @@ pub struct DatMeta {
 }
 
 impl DatMeta {
+    /// Add the format file of an event of `system` (`ftrace` for ftrace's own events).
+    pub fn add_format(&mut self, system: &str, text: Vec<u8>) {
+        if system == "ftrace" {
+            self.ftrace_formats.push(text);
+        } else if let Some(s) = self.event_formats.iter_mut().find(|(s, _)| s == system) {
+            s.1.push(text);
+        } else {
+            self.event_formats.push((system.to_string(), vec![text]));
+        }
+    }
+
     /// The metadata of an open file, to copy it.
     pub fn from_dat(dat: &DatFile<'_>) -> DatMeta {
         let info = dat.info();
-        let mut event_formats: Vec<(String, Vec<Vec<u8>>)> = Vec::new();
-        let mut ftrace_formats = Vec::new();
+        let mut formats = DatMeta::default();
         for (system, text) in dat.format_files() {
-            if system == "ftrace" {
-                ftrace_formats.push(text.clone());
-            } else if let Some(last) = event_formats.last_mut().filter(|(s, _)| s == system) {
-                last.1.push(text.clone());
-            } else {
-                event_formats.push((system.clone(), vec![text.clone()]));
-            }
+            formats.add_format(system, text.clone());
         }
         DatMeta {
             big_endian: info.big_endian,
@@ -73,8 +81,8 @@ impl DatMeta {
             cpus: info.cpus,
             header_page: dat.header_page().as_bytes().to_vec(),
             header_event: dat.header_event().as_bytes().to_vec(),
-            ftrace_formats,
-            event_formats,
+            ftrace_formats: formats.ftrace_formats,
+            event_formats: formats.event_formats,
             kallsyms: dat.kallsyms_text().to_vec(),
             printk: dat.printk_text().to_vec(),
             cmdlines: dat.cmdlines_text().to_vec(),
@@ -86,89 +94,8 @@ impl DatMeta {
     }
 }
 
-/// Where pages wait until the file is written.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Spool {
-    /// In memory.
-    Memory,
-    /// In files created (and removed again) in this directory.
-    Dir(PathBuf),
-}
-
-static SPOOL_SEQ: AtomicU64 = AtomicU64::new(0);
-
-enum SpoolFile {
-    Mem(Vec<u8>),
-    File { file: File, path: PathBuf, len: u64 },
-}
-
-impl SpoolFile {
-    fn new(spool: &Spool) -> io::Result<SpoolFile> {
-        match spool {
-            Spool::Memory => Ok(SpoolFile::Mem(Vec::new())),
-            Spool::Dir(dir) => {
-                let n = SPOOL_SEQ.fetch_add(1, Ordering::Relaxed);
-                let path = dir.join(format!("jitterlab-dat-{}-{n}.pages", std::process::id()));
-                let file = File::options()
-                    .read(true)
-                    .write(true)
-                    .create_new(true)
-                    .open(&path)?;
-                Ok(SpoolFile::File { file, path, len: 0 })
-            }
-        }
-    }
-
-    fn len(&self) -> u64 {
-        match self {
-            SpoolFile::Mem(v) => v.len() as u64,
-            SpoolFile::File { len, .. } => *len,
-        }
-    }
-
-    fn append(&mut self, data: &[u8]) -> io::Result<()> {
-        match self {
-            SpoolFile::Mem(v) => v.extend_from_slice(data),
-            SpoolFile::File { file, len, .. } => {
-                file.write_all(data)?;
-                *len += data.len() as u64;
-            }
-        }
-        Ok(())
-    }
-
-    fn copy_to(&mut self, out: &mut impl Write) -> io::Result<()> {
-        match self {
-            SpoolFile::Mem(v) => out.write_all(v),
-            SpoolFile::File { file, len, .. } => {
-                file.seek(SeekFrom::Start(0))?;
-                let n = io::copy(&mut file.take(*len), out)?;
-                if n != *len {
-                    return Err(io::Error::new(
-                        io::ErrorKind::UnexpectedEof,
-                        "spool file shrank",
-                    ));
-                }
-                Ok(())
-            }
-        }
-    }
-}
-
-impl Drop for SpoolFile {
-    fn drop(&mut self) {
-        if let SpoolFile::File { path, .. } = self {
-            let _ = std::fs::remove_file(path);
-        }
-    }
-}
-
-struct BufferSpool {
-    name: String,
-    cpus: Vec<SpoolFile>,
-}
-
-/// Writes a version 6 .dat file from metadata and per-CPU page streams.
+/// Writes a .dat file (version 6, or version 7 with [`DatWriter::new_v7`]) from metadata
+/// and per-CPU page streams.
 ///
 /// ```
 /// use jitterlab_trace::dat::{DatFile, DatMeta, DatWriter, Spool};
@@ -191,14 +118,27 @@ struct BufferSpool {
 /// }
 /// ```
 pub struct DatWriter {
-    meta: DatMeta,
+    pub(crate) meta: DatMeta,
     spool: Spool,
-    buffers: Vec<BufferSpool>,
+    pub(crate) buffers: Vec<BufferSpool>,
+    /// `None`: version 6; else version 7 with this compression.
+    pub(crate) v7: Option<Compression>,
+    pub(crate) deflater: Option<Deflater>,
 }
 
 impl DatWriter {
-    /// A writer with the top buffer (index 0) ready for pages.
+    /// A version 6 writer with the top buffer (index 0) ready for pages.
     pub fn new(meta: DatMeta, spool: Spool) -> io::Result<DatWriter> {
+        DatWriter::build(meta, spool, None)
+    }
+
+    /// A version 7 writer: sections compressed with `compression`, CPU data in chunks of
+    /// ten pages compressed as they arrive (so the spool holds compressed data).
+    pub fn new_v7(meta: DatMeta, spool: Spool, compression: Compression) -> io::Result<DatWriter> {
+        DatWriter::build(meta, spool, Some(compression))
+    }
+
+    fn build(meta: DatMeta, spool: Spool, v7: Option<Compression>) -> io::Result<DatWriter> {
         if meta.page_size == 0 || meta.cpus == 0 || !matches!(meta.long_size, 4 | 8) {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -208,10 +148,16 @@ impl DatWriter {
                 ),
             ));
         }
+        let deflater = match v7 {
+            Some(c) if c != Compression::None => Some(Deflater::new(c, meta.big_endian)),
+            _ => None,
+        };
         let mut w = DatWriter {
             meta,
             spool,
             buffers: Vec::new(),
+            v7,
+            deflater,
         };
         w.add_buffer("")?;
         Ok(w)
@@ -223,7 +169,13 @@ impl DatWriter {
             return Ok(i);
         }
         let cpus = (0..self.meta.cpus)
-            .map(|_| SpoolFile::new(&self.spool))
+            .map(|_| {
+                Ok(CpuSpool {
+                    file: SpoolFile::new(&self.spool)?,
+                    pending: Vec::new(),
+                    chunks: 0,
+                })
+            })
             .collect::<io::Result<_>>()?;
         self.buffers.push(BufferSpool {
             name: name.to_string(),
@@ -246,16 +198,24 @@ impl DatWriter {
                     format!("no buffer {buffer} CPU {cpu}"),
                 )
             })?;
-        spool.append(pages)?;
+        let chunk = ps * CHUNK_PAGES;
+        spool.append(pages, self.deflater.as_mut(), chunk)?;
         let rest = pages.len() % ps;
         if rest != 0 {
-            spool.append(&vec![0; ps - rest])?;
+            spool.append(&vec![0; ps - rest], self.deflater.as_mut(), chunk)?;
         }
         Ok(())
     }
 
     /// Write the file to `out`; returns its size.
-    pub fn finish(mut self, out: impl Write) -> io::Result<u64> {
+    pub fn finish(self, out: impl Write) -> io::Result<u64> {
+        if self.v7.is_some() {
+            return super::write_v7::finish(self, out);
+        }
+        self.finish_v6(out)
+    }
+
+    fn finish_v6(mut self, out: impl Write) -> io::Result<u64> {
         let mut out = Counter {
             inner: io::BufWriter::with_capacity(1 << 20, out),
             pos: 0,
@@ -288,7 +248,7 @@ impl DatWriter {
             for s in &b.cpus {
                 let at = align(pos);
                 cpus.push(at);
-                pos = at + s.len();
+                pos = at + s.file.len();
             }
             layout.push((table_at, cpus));
         }
@@ -306,7 +266,7 @@ impl DatWriter {
             out.write_all(b"flyrecord\0")?;
             for (s, &at) in b.cpus.iter().zip(cpus) {
                 out.write_all(&num(e, at))?;
-                out.write_all(&num(e, s.len()))?;
+                out.write_all(&num(e, s.file.len()))?;
             }
             if i == 0 {
                 if let Some(c) = &self.meta.trace_clock {
@@ -316,7 +276,7 @@ impl DatWriter {
             }
             for (s, &at) in b.cpus.iter_mut().zip(cpus) {
                 pad_to(&mut out, at)?;
-                s.copy_to(&mut out)?;
+                s.file.copy_to(&mut out)?;
             }
         }
         out.flush()?;
@@ -340,48 +300,15 @@ impl DatWriter {
         o.push(u8::from(e));
         o.push(m.long_size);
         o.extend_from_slice(&num(e, m.page_size));
-        o.extend_from_slice(b"header_page\0");
-        sized(&mut o, e, &m.header_page, true);
-        o.extend_from_slice(b"header_event\0");
-        sized(&mut o, e, &m.header_event, true);
-        o.extend_from_slice(&num(e, m.ftrace_formats.len() as u32));
-        for f in &m.ftrace_formats {
-            sized(&mut o, e, f, true);
-        }
-        o.extend_from_slice(&num(e, m.event_formats.len() as u32));
-        for (system, files) in &m.event_formats {
-            o.extend_from_slice(system.as_bytes());
-            o.push(0);
-            o.extend_from_slice(&num(e, files.len() as u32));
-            for f in files {
-                sized(&mut o, e, f, true);
-            }
-        }
+        o.extend_from_slice(&m.header_info());
+        o.extend_from_slice(&m.ftrace_part());
+        o.extend_from_slice(&m.events_part());
         sized(&mut o, e, &m.kallsyms, false);
         sized(&mut o, e, &m.printk, false);
         sized(&mut o, e, &m.cmdlines, true);
         o.extend_from_slice(&num(e, m.cpus));
         o.extend_from_slice(b"options  \0");
-        let text = |s: &str| {
-            let mut v = s.as_bytes().to_vec();
-            v.push(0);
-            v
-        };
-        let mut opts = Vec::new();
-        if let Some(c) = &m.trace_clock {
-            opts.push((opt::TRACECLOCK, text(c)));
-        }
-        if let Some(u) = &m.uname {
-            opts.push((opt::UNAME, text(u)));
-        }
-        if let Some(v) = &m.version {
-            opts.push((opt::VERSION, text(v)));
-        }
-        for s in &m.cpustats {
-            opts.push((opt::CPUSTAT, text(s)));
-        }
-        opts.push((opt::CPUCOUNT, num(e, m.cpus)));
-        for (id, body) in opts {
+        for (id, body) in m.options() {
             // Infallible into a Vec.
             let _ = option(&mut o, e, id, &body);
         }
@@ -389,9 +316,70 @@ impl DatWriter {
     }
 }
 
-struct Counter<W: Write> {
-    inner: io::BufWriter<W>,
-    pos: u64,
+impl DatMeta {
+    /// `header_page` and `header_event` with their tags and sizes.
+    pub(crate) fn header_info(&self) -> Vec<u8> {
+        let e = self.big_endian;
+        let mut o = b"header_page\0".to_vec();
+        sized(&mut o, e, &self.header_page, true);
+        o.extend_from_slice(b"header_event\0");
+        sized(&mut o, e, &self.header_event, true);
+        o
+    }
+
+    /// The ftrace formats: count, then each with its size.
+    pub(crate) fn ftrace_part(&self) -> Vec<u8> {
+        let e = self.big_endian;
+        let mut o = num(e, self.ftrace_formats.len() as u32);
+        for f in &self.ftrace_formats {
+            sized(&mut o, e, f, true);
+        }
+        o
+    }
+
+    /// The event formats: systems, each with its name, count and formats.
+    pub(crate) fn events_part(&self) -> Vec<u8> {
+        let e = self.big_endian;
+        let mut o = num(e, self.event_formats.len() as u32);
+        for (system, files) in &self.event_formats {
+            o.extend_from_slice(system.as_bytes());
+            o.push(0);
+            o.extend_from_slice(&num(e, files.len() as u32));
+            for f in files {
+                sized(&mut o, e, f, true);
+            }
+        }
+        o
+    }
+
+    /// The options both versions write (clock, uname, version, CPU stats and count).
+    pub(crate) fn options(&self) -> Vec<(u16, Vec<u8>)> {
+        let text = |s: &str| {
+            let mut v = s.as_bytes().to_vec();
+            v.push(0);
+            v
+        };
+        let mut opts = Vec::new();
+        if let Some(c) = &self.trace_clock {
+            opts.push((opt::TRACECLOCK, text(c)));
+        }
+        if let Some(u) = &self.uname {
+            opts.push((opt::UNAME, text(u)));
+        }
+        if let Some(v) = &self.version {
+            opts.push((opt::VERSION, text(v)));
+        }
+        for s in &self.cpustats {
+            opts.push((opt::CPUSTAT, text(s)));
+        }
+        opts.push((opt::CPUCOUNT, num(self.big_endian, self.cpus)));
+        opts
+    }
+}
+
+pub(crate) struct Counter<W: Write> {
+    pub(crate) inner: io::BufWriter<W>,
+    pub(crate) pos: u64,
 }
 
 impl<W: Write> Write for Counter<W> {
@@ -405,7 +393,7 @@ impl<W: Write> Write for Counter<W> {
     }
 }
 
-fn pad_to<W: Write>(out: &mut Counter<W>, at: u64) -> io::Result<()> {
+pub(crate) fn pad_to<W: Write>(out: &mut Counter<W>, at: u64) -> io::Result<()> {
     if at < out.pos {
         return Err(io::Error::other(format!(
             "layout error: at {} past {at}",
@@ -420,7 +408,7 @@ fn pad_to<W: Write>(out: &mut Counter<W>, at: u64) -> io::Result<()> {
     Ok(())
 }
 
-trait Num: Copy {
+pub(crate) trait Num: Copy {
     fn bytes(self, big: bool) -> Vec<u8>;
 }
 impl Num for u16 {
@@ -451,11 +439,11 @@ impl Num for u64 {
     }
 }
 
-fn num<N: Num>(big: bool, n: N) -> Vec<u8> {
+pub(crate) fn num<N: Num>(big: bool, n: N) -> Vec<u8> {
     n.bytes(big)
 }
 
-fn sized(o: &mut Vec<u8>, big: bool, data: &[u8], wide: bool) {
+pub(crate) fn sized(o: &mut Vec<u8>, big: bool, data: &[u8], wide: bool) {
     if wide {
         o.extend_from_slice(&num(big, data.len() as u64));
     } else {
@@ -464,7 +452,7 @@ fn sized(o: &mut Vec<u8>, big: bool, data: &[u8], wide: bool) {
     o.extend_from_slice(data);
 }
 
-fn option(out: &mut impl Write, big: bool, id: u16, body: &[u8]) -> io::Result<()> {
+pub(crate) fn option(out: &mut impl Write, big: bool, id: u16, body: &[u8]) -> io::Result<()> {
     out.write_all(&num(big, id))?;
     out.write_all(&num(big, body.len() as u32))?;
     out.write_all(body)
@@ -473,6 +461,26 @@ fn option(out: &mut impl Write, big: bool, id: u16, body: &[u8]) -> io::Result<(
 /// Copy `dat` (every buffer, CPU and page) into a version 6 file at `path`, spooling in
 /// `spool`.
 pub fn copy_to_v6(dat: &DatFile<'_>, path: &Path, spool: Spool) -> crate::Result<u64> {
+    copy(dat, path, spool, None)
+}
+
+/// Copy `dat` into a version 7 file whose sections and CPU data are compressed with
+/// `compression`.
+pub fn copy_to_v7(
+    dat: &DatFile<'_>,
+    path: &Path,
+    spool: Spool,
+    compression: Compression,
+) -> crate::Result<u64> {
+    copy(dat, path, spool, Some(compression))
+}
+
+fn copy(
+    dat: &DatFile<'_>,
+    path: &Path,
+    spool: Spool,
+    v7: Option<Compression>,
+) -> crate::Result<u64> {
     let io = |e: io::Error| {
         crate::Error::new(
             path.display().to_string(),
@@ -480,7 +488,12 @@ pub fn copy_to_v6(dat: &DatFile<'_>, path: &Path, spool: Spool) -> crate::Result
             e.to_string(),
         )
     };
-    let mut w = DatWriter::new(DatMeta::from_dat(dat), spool).map_err(io)?;
+    let meta = DatMeta::from_dat(dat);
+    let mut w = match v7 {
+        None => DatWriter::new(meta, spool),
+        Some(c) => DatWriter::new_v7(meta, spool, c),
+    }
+    .map_err(io)?;
     for (b, buffer) in dat.buffers().iter().enumerate() {
         let id = w.add_buffer(&buffer.name).map_err(io)?;
         for (i, cpu) in buffer.cpus.iter().enumerate() {

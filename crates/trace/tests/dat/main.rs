@@ -245,3 +245,29 @@ fn sampled_events_have_the_fields_the_report_prints() {
         Some("Linux vm 6.18.44-fc-v669 x86_64")
     );
 }
+
+#[test]
+fn counting_in_small_parallel_segments_gives_the_same_counts() {
+    for f in [
+        "cyclictest-idle.v7.dat",
+        "cyclictest-idle.v6.dat",
+        "instances.v7zlib.dat",
+    ] {
+        let dat = open(f);
+        for b in 0..dat.buffers().len() {
+            let whole = dat.count_events_in_segments(b, usize::MAX).unwrap();
+            // One page (v6) or one chunk (v7) per task.
+            let split = dat.count_events_in_segments(b, 1).unwrap();
+            assert_eq!(split, whole, "{f} buffer {b}");
+            assert_eq!(dat.count_events(b).unwrap(), whole);
+            let events = all_events(&dat, b);
+            let lost = events
+                .iter()
+                .filter(|e| matches!(e.kind, EventKind::Lost { .. }))
+                .count() as u64;
+            assert_eq!(whole.total + lost, events.len() as u64, "{f} buffer {b}");
+            let markers: u64 = whole.per_cpu.iter().map(|c| c.lost_markers).sum();
+            assert_eq!(markers, lost);
+        }
+    }
+}

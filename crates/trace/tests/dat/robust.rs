@@ -233,3 +233,44 @@ fn random_corruption_never_panics() {
         }
     }
 }
+
+/// Inputs the fuzzers (fuzz/fuzz_targets/dat.rs, ringbuf.rs) found, run the way the
+/// fuzzers run them.
+#[test]
+fn fuzz_regressions_stay_fixed() {
+    use jitterlab_trace::format::Endian;
+    use jitterlab_trace::ringbuf::{PageLayout, PageReader};
+    let dir = data_dir().join("fuzz-regressions");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        let data = std::fs::read(&path).unwrap();
+        n += 1;
+        if name.starts_with("dat-") {
+            for opts in [DatOptions::default(), LENIENT] {
+                let Ok(dat) = DatFile::parse_with(&name, &data, opts) else {
+                    continue;
+                };
+                let _ = dat.cmdlines();
+                let _ = dat.kallsyms();
+                let drained = drain(&dat);
+                assert!(!opts.lenient || drained.is_ok(), "{name}: {drained:?}");
+                for b in 0..dat.buffers().len() {
+                    let _ = dat.count_events(b);
+                }
+            }
+        } else if let Some((&sel, page)) = data.split_first() {
+            let endian = if sel & 1 == 0 {
+                Endian::Little
+            } else {
+                Endian::Big
+            };
+            let layout = PageLayout::new(endian, if sel & 2 == 0 { 8 } else { 4 }, page.len());
+            if let Ok(mut r) = PageReader::new(&layout, page) {
+                while let Ok(Some(_)) = r.next_record() {}
+            }
+        }
+    }
+    assert!(n >= 1);
+}

@@ -4,7 +4,9 @@
 use std::path::Path;
 use std::process::Command;
 
-use jitterlab_trace::dat::{copy_to_v6, DatFile, DatMeta, DatOptions, DatWriter, Spool};
+use jitterlab_trace::dat::{
+    copy_to_v6, copy_to_v7, Compression, DatFile, DatMeta, DatOptions, DatWriter, Spool,
+};
 
 use crate::util::*;
 
@@ -114,4 +116,50 @@ fn writer_streams_pages_incrementally_and_checks_its_input() {
     let cb = copy.buffer_index("jlab_big").unwrap();
     assert_eq!(all_events(&copy, cb), all_events(&dat, b));
     assert!(all_events(&copy, 0).is_empty());
+}
+
+#[test]
+fn v7_copies_read_back_and_report_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["cyclictest-idle.v7.dat", "instances.v7.dat"] {
+        let src = dir.path().join("in.dat");
+        std::fs::write(&src, fixture(name)).unwrap();
+        let dat = DatFile::open(&src).unwrap();
+        let report = trace_cmd_report(&src);
+        for (i, c) in [Compression::Zstd, Compression::None, Compression::Zlib]
+            .into_iter()
+            .enumerate()
+        {
+            let dst = dir.path().join(format!("out{i}.dat"));
+            let spool = if i == 1 {
+                Spool::Dir(dir.path().to_path_buf())
+            } else {
+                Spool::Memory
+            };
+            copy_to_v7(&dat, &dst, spool, c).unwrap();
+            let copy = DatFile::open(&dst).unwrap();
+            assert_eq!(
+                copy.meta().format,
+                format!("trace-cmd .dat v7 ({})", c.name())
+            );
+            for b in 0..dat.buffers().len() {
+                assert_eq!(copy.buffers()[b].name, dat.buffers()[b].name);
+                assert_eq!(
+                    all_events(&copy, b),
+                    all_events(&dat, b),
+                    "{name} {c:?} buffer {b}"
+                );
+            }
+            assert_eq!(copy.kallsyms_text(), dat.kallsyms_text());
+            if c == Compression::Zlib {
+                continue; // this trace-cmd cannot read zlib files
+            }
+            match (&report, trace_cmd_report(&dst)) {
+                (Some(a), Some(b)) => {
+                    assert_eq!(a, &b, "trace-cmd report of the {c:?} copy of {name}")
+                }
+                _ => eprintln!("skipped: trace-cmd is not installed"),
+            }
+        }
+    }
 }
