@@ -269,7 +269,14 @@ struct Instance {
 impl Drop for Instance {
     fn drop(&mut self) {
         let _ = std::fs::write("/sys/kernel/tracing/tracing_on", &self.top_on);
-        let _ = std::fs::remove_dir(&self.dir);
+        // rmdir answers EBUSY while any process (a trace-cmd extract elsewhere) has a
+        // file of the instance open: retry for a while.
+        for _ in 0..100 {
+            if std::fs::remove_dir(&self.dir).is_ok() || !self.dir.exists() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
     }
 }
 
@@ -282,7 +289,7 @@ fn break_marks_the_trace_and_turns_tracing_off() {
     let _lock = crate::util::host_lock();
     let top_on = std::fs::read_to_string("/sys/kernel/tracing/tracing_on").unwrap();
     let dir = std::path::PathBuf::from(format!(
-        "/sys/kernel/tracing/instances/jitterlab-test-{}",
+        "/sys/kernel/tracing/instances/jl-break-test-{}",
         std::process::id()
     ));
     std::fs::create_dir(&dir).unwrap();

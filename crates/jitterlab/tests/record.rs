@@ -40,7 +40,11 @@ fn our_instances() -> Vec<String> {
         .map(|d| {
             d.filter_map(|e| e.ok())
                 .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|n| n.starts_with("jitterlab-"))
+                // Sessions name their instance jitterlab-PID.
+                .filter(|n| {
+                    n.strip_prefix("jitterlab-")
+                        .is_some_and(|pid| pid.parse::<u32>().is_ok())
+                })
                 .collect()
         })
         .unwrap_or_default()
