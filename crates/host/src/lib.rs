@@ -35,6 +35,7 @@ mod error;
 pub mod filter;
 pub mod irqs;
 pub mod overview;
+pub mod partition;
 pub mod pin;
 mod root;
 pub mod sched;

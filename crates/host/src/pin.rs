@@ -107,12 +107,7 @@ pub fn pin_process(root: &Root, pid: u32, tid: Option<u32>, cpus: &CpuSet) -> Re
 /// Whether the thread listed as `task` is still that thread: same process,
 /// same start time (a tid can be reused by another process after an exit).
 fn same_thread(root: &Root, task: &Task) -> bool {
-    let dir = format!("/proc/{}/task/{}", task.pid, task.tid);
-    let Ok(text) = root.read(format!("{dir}/stat")) else {
-        return false;
-    };
-    tasks::parse_stat(&root.path(format!("{dir}/stat")), &text)
-        .is_ok_and(|s| s.start_ticks == task.start_ticks)
+    tasks::read_start_ticks(root, task.pid, task.tid) == Some(task.start_ticks)
 }
 
 fn pin_thread(root: &Root, task: &Task, cpus: &CpuSet) -> ThreadChange {
@@ -170,7 +165,7 @@ fn pin_thread(root: &Root, task: &Task, cpus: &CpuSet) -> ThreadChange {
     change
 }
 
-fn explain_setaffinity(e: &io::Error, kind: TaskKind, cpus: &CpuSet) -> String {
+pub(crate) fn explain_setaffinity(e: &io::Error, kind: TaskKind, cpus: &CpuSet) -> String {
     match (e.raw_os_error(), kind) {
         (Some(libc::EINVAL), TaskKind::KthreadPerCpu) => {
             "EINVAL: a per-CPU kernel thread; the kernel fixes its CPU (PF_NO_SETAFFINITY)".into()

@@ -123,7 +123,7 @@ impl Policy {
 }
 
 /// What kind of task, as far as moving it goes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TaskKind {
     /// A user-space task: movable.
@@ -409,6 +409,16 @@ pub fn cpuset_of(cgroup: &str) -> Option<String> {
         }
     }
     v2
+}
+
+/// The start time (clock ticks after boot) of thread `tid` of process `pid`, `None`
+/// when it is gone: with the tid, who a thread is, since tids are reused.
+pub fn read_start_ticks(root: &Root, pid: u32, tid: u32) -> Option<u64> {
+    let path = format!("/proc/{pid}/task/{tid}/stat");
+    let text = root.read(&path).ok()?;
+    parse_stat(&root.path(&path), &text)
+        .ok()
+        .map(|s| s.start_ticks)
 }
 
 /// The pid of a running `irqbalance`, which rewrites IRQ affinities every few seconds.

@@ -5,6 +5,7 @@
 mod fake;
 mod live;
 mod malformed;
+mod partition;
 mod tracefs;
 mod vm2;
 mod wide;

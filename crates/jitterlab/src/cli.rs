@@ -47,6 +47,16 @@ pub enum Command {
     Irq(Irq),
     /// Measure wake-up latency per CPU, as cyclictest does, with exact histograms.
     Latency(Latency),
+    /// Isolate CPUs: plan, then apply with a crash-safe journal (cpusets, workqueues, IRQs, tasks).
+    Isolate(crate::cmd::isolate::IsolateArgs),
+    /// Undo the partition journalled by isolate, also after a crash, and compare with before.
+    Revert(crate::cmd::revert::RevertArgs),
+    /// Sample the isolated CPUs and say, per CPU, what still disturbs them.
+    Verify(crate::cmd::verify::VerifyArgs),
+    /// Start a command inside the partition (on isolated CPUs), like `cset proc -e`.
+    Run(crate::cmd::run::RunArgs),
+    /// Print the kernel command line for a boot-time partition, and what each option does.
+    Advise(crate::cmd::advise::AdviseArgs),
     /// Record kernel events through tracefs into a trace-cmd .dat file.
     Record(crate::cmd::record::Record),
     /// Print a trace's events one per line (any format), or its counts with --stats.

@@ -5,6 +5,7 @@
 mod errors;
 mod latency;
 mod live;
+mod partition;
 mod record;
 mod report;
 mod show;

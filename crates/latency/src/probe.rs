@@ -239,8 +239,7 @@ pub fn run(config: &Config, cancel: &Arc<AtomicBool>, live: &[Arc<Live>]) -> Res
             .stack_size(256 * 1024)
             .spawn(move || -> Result<CpuStats, Error> {
                 let setup = (|| {
-                    sched::set_affinity(0, &CpuSet::from_iter([cpu]))
-                        .map_err(|e| format!("sched_setaffinity(CPU {cpu}): {e}"))?;
+                    pin_to(cpu)?;
                     sched::set_scheduler(0, cfg.policy, cfg.priority).map_err(|e| {
                         format!(
                             "sched_setscheduler({:?}, {}): {e}",
@@ -386,6 +385,25 @@ pub fn live_for(config: &Config) -> Vec<Arc<Live>> {
             })
         })
         .collect()
+}
+
+/// Pins the calling thread to `cpu`. When the process's cpuset keeps it off the CPU
+/// (EINVAL: `jitterlab isolate` put everything else on the housekeeping CPUs), the
+/// thread first joins the partition's isolated cpuset — one thread, so the load
+/// generators and the spike watcher stay on the housekeeping CPUs.
+fn pin_to(cpu: u32) -> Result<(), String> {
+    let one = CpuSet::from_iter([cpu]);
+    let pinned = match sched::set_affinity(0, &one) {
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+            match jitterlab_host::partition::enter_cpu(cpu) {
+                Ok(true) => sched::set_affinity(0, &one),
+                Ok(false) => Err(e),
+                Err(pe) => return Err(format!("sched_setaffinity(CPU {cpu}): {e}; {pe}")),
+            }
+        }
+        r => r,
+    };
+    pinned.map_err(|e| format!("sched_setaffinity(CPU {cpu}): {e}"))
 }
 
 /// Touches 64 KiB of stack so the measuring loop never faults on it.

@@ -27,6 +27,7 @@
 
 mod change;
 mod latency;
+mod partition;
 mod record;
 mod show;
 mod svg;

@@ -1,12 +1,17 @@
 //! One file per command: each turns parsed arguments into library calls and
 //! hands the result model to the renderer.
 
+pub mod advise;
 mod irq;
+pub mod isolate;
 mod latency;
 mod pin;
 pub mod record;
 pub mod report;
+pub mod revert;
+pub mod run;
 mod show;
+pub mod verify;
 
 use jitterlab_cpuset::CpuSet;
 use jitterlab_host::{Error, Root};
@@ -24,6 +29,11 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Pin(args) => pin::run(&root, args, cli.color),
         Command::Irq(args) => irq::run(&root, args, cli.color),
         Command::Latency(args) => latency::run(&root, args, cli.color),
+        Command::Isolate(args) => isolate::run(&root, args, cli.color),
+        Command::Revert(args) => revert::run(&root, args, cli.color),
+        Command::Verify(args) => verify::run(&root, args, cli.color),
+        Command::Run(args) => run::run(&root, args),
+        Command::Advise(args) => advise::run(&root, args, cli.color),
         Command::Record(args) => record::run(&root, args, cli.color),
         Command::Report(args) => report::run(args, cli.color),
     }

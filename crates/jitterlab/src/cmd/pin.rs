@@ -26,7 +26,19 @@ pub fn run(root: &Root, args: Pin, color: Color) -> anyhow::Result<u8> {
         )
         .into());
     }
-    let sched = match (args.policy, args.priority) {
+    exec(&args.command, &cpus, args.policy, args.priority)
+}
+
+/// Replaces this process with `argv` on `cpus`, with the policy and priority if
+/// given (priority 50 for fifo and rr by default); returns only on failure, with
+/// a shell's status: 127 when the command is not found, 126 when it cannot run.
+pub(super) fn exec(
+    argv: &[std::ffi::OsString],
+    cpus: &jitterlab_cpuset::CpuSet,
+    policy: Option<PolicyArg>,
+    priority: Option<u32>,
+) -> anyhow::Result<u8> {
+    let sched = match (policy, priority) {
         (None, None) => None,
         (policy, priority) => {
             let policy = policy.map_or(Policy::Fifo, PolicyArg::policy);
@@ -34,12 +46,11 @@ pub fn run(root: &Root, args: Pin, color: Color) -> anyhow::Result<u8> {
             Some(Sched { policy, priority })
         }
     };
-    let err = exec_pinned(&args.command, &cpus, sched);
+    let err = exec_pinned(argv, cpus, sched);
     if matches!(err, Error::Invalid(_)) {
         return Err(err.into());
     }
     eprintln!("jitterlab: {err}");
-    // As a shell does: 127 when the command is not found, 126 when it cannot run.
     Ok(match err.raw_os_error() {
         Some(libc::ENOENT) => 127,
         Some(libc::EACCES) | Some(libc::ENOEXEC) => 126,

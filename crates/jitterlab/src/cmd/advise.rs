@@ -1,0 +1,26 @@
+//! `jitterlab advise`.
+
+use clap::Args;
+use jitterlab_host::partition::advise;
+use jitterlab_host::Root;
+
+use crate::cli::Color;
+use crate::output::{emit, format};
+use crate::EXIT_OK;
+
+/// `jitterlab advise`.
+#[derive(Args, Debug)]
+pub struct AdviseArgs {
+    /// The CPUs to isolate at boot.
+    #[arg(value_name = "CPUS")]
+    pub cpus: String,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(root: &Root, args: AdviseArgs, color: Color) -> anyhow::Result<u8> {
+    let cpus = super::online_cpus(root, &args.cpus)?;
+    emit(&advise(root, &cpus)?, format(args.json, color))?;
+    Ok(EXIT_OK)
+}

@@ -1,0 +1,134 @@
+//! `jitterlab isolate`.
+
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use clap::{Args, ValueEnum};
+use jitterlab_cpuset::CpuSet;
+use jitterlab_host::partition::{
+    apply, build_plan, Exclude, Flow, Header, Journal, LiveSystem, Method, MethodChoice, Request,
+    DEFAULT_STATE_DIR,
+};
+use jitterlab_host::{Error, Root};
+
+use crate::cli::Color;
+use crate::output::{cancel_on_signals, emit, format};
+use crate::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
+
+/// Set by the tests: stop for good after this many steps, so that the test can
+/// kill the isolating process halfway.
+const PAUSE_ENV: &str = "JITTERLAB_TEST_PAUSE_AFTER_STEPS";
+
+/// `jitterlab isolate`.
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Examples:\n  jitterlab isolate 1 --dry-run        show the plan, change nothing\n  jitterlab isolate 2-3 --exclude 'qemu*' --stop-irqbalance --sysctl\n  jitterlab run --cpus 1 -- ./rt-app   then start the application inside\n  jitterlab revert                     undo it all"
+)]
+pub struct IsolateArgs {
+    /// The CPUs to isolate (list form: 1, 2-3).
+    #[arg(value_name = "CPUS")]
+    pub cpus: String,
+    /// Show the plan and change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// How to keep tasks off the CPUs (auto: the cpuset partition of the hierarchy
+    /// that has the cpuset controller, else affinity).
+    #[arg(long, value_enum, default_value_t = MethodArg::Auto)]
+    pub method: MethodArg,
+    /// Where the journal goes.
+    #[arg(long, value_name = "DIR", default_value = DEFAULT_STATE_DIR)]
+    pub state_dir: PathBuf,
+    /// Leave this process (PID) or these tasks (a glob over thread or process
+    /// names) where they are. Repeatable. PID 1 is always left alone.
+    #[arg(long, value_name = "PID|COMM-GLOB")]
+    pub exclude: Vec<String>,
+    /// Stop irqbalance, which would move IRQs back (revert starts it again).
+    #[arg(long)]
+    pub stop_irqbalance: bool,
+    /// Also set kernel.timer_migration=0, vm.stat_interval=10 and the lockup
+    /// watchdog's CPUs (kernel.watchdog_cpumask) to the housekeeping CPUs.
+    #[arg(long)]
+    pub sysctl: bool,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `--method`.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum MethodArg {
+    /// cgroup2 or cgroup1, where the cpuset controller is; else affinity.
+    Auto,
+    /// A cgroup v2 isolated partition.
+    Cgroup2,
+    /// cgroup v1 cpusets (housekeeping and isolated sets).
+    Cgroup1,
+    /// sched_setaffinity only.
+    Affinity,
+}
+
+pub fn run(root: &Root, args: IsolateArgs, color: Color) -> anyhow::Result<u8> {
+    let cpus = CpuSet::parse_list(&args.cpus).map_err(|e| Error::Invalid(e.to_string()))?;
+    let excludes = args
+        .exclude
+        .iter()
+        .map(|e| Exclude::parse(e))
+        .collect::<Result<Vec<_>, _>>()?;
+    let req = Request {
+        cpus,
+        method: match args.method {
+            MethodArg::Auto => MethodChoice::Auto,
+            MethodArg::Cgroup2 => MethodChoice::Only(Method::Cgroup2),
+            MethodArg::Cgroup1 => MethodChoice::Only(Method::Cgroup1),
+            MethodArg::Affinity => MethodChoice::Only(Method::Affinity),
+        },
+        excludes,
+        stop_irqbalance: args.stop_irqbalance,
+        sysctl: args.sysctl,
+        state_dir: args.state_dir.clone(),
+        privileged: jitterlab_host::testing::is_root(),
+    };
+    if !args.dry_run && !root.is_live() {
+        return Err(Error::Invalid(
+            "isolate changes the live machine; with --root only --dry-run is possible".into(),
+        )
+        .into());
+    }
+    // Ctrl-C from here on cancels, and a cancel rolls back what was done.
+    let cancel = (!args.dry_run).then(cancel_on_signals);
+    let plan = build_plan(root, &req)?;
+    let out = format(args.json, color);
+    if args.dry_run || !plan.ok() {
+        emit(&plan, out)?;
+        return Ok(if plan.ok() { EXIT_OK } else { EXIT_USAGE });
+    }
+    if cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed)) {
+        eprintln!("jitterlab: cancelled before any change");
+        return Ok(EXIT_FAILED);
+    }
+    let mut journal = Journal::create(&args.state_dir, &Header::for_plan(root, &plan)?)?;
+    let pause: Option<usize> = std::env::var(PAUSE_ENV).ok().and_then(|v| v.parse().ok());
+    let mut on_step = |done: usize| {
+        let cancelled = || cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed));
+        if pause == Some(done) {
+            // Until killed, or cancelled with Ctrl-C (SIGINT, SIGTERM).
+            eprintln!("jitterlab: paused after {done} steps ({PAUSE_ENV})");
+            while !cancelled() {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        if cancelled() {
+            Flow::Cancel
+        } else {
+            Flow::Continue
+        }
+    };
+    let report = apply(&mut LiveSystem::new(), &plan, &mut journal, &mut on_step);
+    emit(&report, out)?;
+    Ok(if report.applied && report.failures() == 0 {
+        EXIT_OK
+    } else {
+        EXIT_FAILED
+    })
+}

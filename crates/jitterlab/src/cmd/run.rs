@@ -1,0 +1,57 @@
+//! `jitterlab run`: a command started inside the partition.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::Args;
+use jitterlab_host::partition::{enter_partition, register_run, DEFAULT_STATE_DIR};
+use jitterlab_host::{Error, Root};
+use jitterlab_report::{render, Format};
+
+use crate::cli::PolicyArg;
+
+/// `jitterlab run`.
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Examples:\n  jitterlab run --cpus 1 --policy fifo --priority 80 -- ./rt-app\n  jitterlab run --cpus 1 -- cyclictest -m -p98 -i300 -a1"
+)]
+pub struct RunArgs {
+    /// The isolated CPUs to run on.
+    #[arg(long, value_name = "LIST")]
+    pub cpus: String,
+    /// Scheduling policy.
+    #[arg(long, value_enum)]
+    pub policy: Option<PolicyArg>,
+    /// Priority for the policy: 1-99 for fifo and rr (default 50), 0 for the others.
+    #[arg(long)]
+    pub priority: Option<u32>,
+    /// Where the partition's journal is.
+    #[arg(long, value_name = "DIR", default_value = DEFAULT_STATE_DIR)]
+    pub state_dir: PathBuf,
+    /// Print where the command is put, as JSON on stderr (stdout is the command's).
+    #[arg(long)]
+    pub json: bool,
+    /// The command.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub command: Vec<OsString>,
+}
+
+pub fn run(root: &Root, args: RunArgs) -> anyhow::Result<u8> {
+    if !root.is_live() {
+        return Err(
+            Error::Invalid("run starts a command here; it cannot take --root".into()).into(),
+        );
+    }
+    let cpus = super::online_cpus(root, &args.cpus)?;
+    let placement = enter_partition(root, &args.state_dir, &cpus)?;
+    let argv: Vec<String> = args
+        .command
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    register_run(&args.state_dir, &cpus, &argv)?;
+    if args.json {
+        render(&placement, Format::Json, &mut std::io::stderr())?;
+    }
+    super::pin::exec(&args.command, &cpus, args.policy, args.priority)
+}

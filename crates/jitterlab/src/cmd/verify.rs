@@ -1,0 +1,65 @@
+//! `jitterlab verify`.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+use jitterlab_cpuset::CpuSet;
+use jitterlab_host::partition::{verify, VerifyRequest, DEFAULT_STATE_DIR};
+use jitterlab_host::{Error, Root};
+
+use crate::cli::Color;
+use crate::output::{emit, format};
+use crate::{EXIT_LIMIT, EXIT_OK};
+
+/// `jitterlab verify`.
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Exit status 3 when a CPU is not isolated (with --strict also when it is noisy).\n\nExamples:\n  jitterlab verify                  the CPUs of the partition, over 1 s\n  jitterlab verify 2-3 --interval 10 --json"
+)]
+pub struct VerifyArgs {
+    /// The CPUs (default: the partition's, else those isolated at boot).
+    #[arg(value_name = "CPUS")]
+    pub cpus: Option<String>,
+    /// Sample for this long (0: one reading, no counts).
+    #[arg(long, value_name = "SECONDS", default_value_t = 1.0)]
+    pub interval: f64,
+    /// Where a partition's journal is.
+    #[arg(long, value_name = "DIR", default_value = DEFAULT_STATE_DIR)]
+    pub state_dir: PathBuf,
+    /// Noise (the tick, IPIs, softirqs, kernel threads, missing boot options) fails too.
+    #[arg(long)]
+    pub strict: bool,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(root: &Root, args: VerifyArgs, color: Color) -> anyhow::Result<u8> {
+    let cpus = args
+        .cpus
+        .as_deref()
+        .map(|c| CpuSet::parse_list(c).map_err(|e| Error::Invalid(e.to_string())))
+        .transpose()?;
+    if !(args.interval.is_finite() && args.interval >= 0.0) {
+        return Err(Error::Invalid(format!(
+            "--interval {}: expected seconds >= 0",
+            args.interval
+        ))
+        .into());
+    }
+    let report = verify(
+        root,
+        &VerifyRequest {
+            cpus,
+            interval: Duration::from_secs_f64(args.interval),
+            state_dir: args.state_dir,
+        },
+    )?;
+    emit(&report, format(args.json, color))?;
+    Ok(if report.failed(args.strict) {
+        EXIT_LIMIT
+    } else {
+        EXIT_OK
+    })
+}

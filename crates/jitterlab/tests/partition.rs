@@ -1,0 +1,501 @@
+//! Core partitioning on this machine, end to end: isolate CPU 1, check that no
+//! movable thread or IRQ may still run there (but the command started with
+//! `run`), verify, revert, compare with the state before; the same with the
+//! isolating process killed halfway (SIGKILL) and cancelled (SIGINT). A test
+//! that fails still leaves the machine as it found it: a guard reverts the
+//! journal and, failing that, writes the snapshot back. The plan and the views
+//! on the fixture tree need no root.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use jitterlab_cpuset::CpuSet;
+use jitterlab_host::partition::{Journal, Snapshot};
+use jitterlab_host::tasks::TaskKind;
+use jitterlab_host::{read_tasks, Root, TaskQuery};
+
+use crate::util::{host_lock, is_root, json_data, json_envelope, run, run_vm2, stderr, stdout};
+
+const CPUSET: &str = "/sys/fs/cgroup/cpuset";
+
+/// Puts the machine back however the test ends: `jitterlab revert` of the
+/// test's journal, then, for whatever still differs from the snapshot, the old
+/// values written back and the test's cpusets removed.
+struct Restore {
+    state: tempfile::TempDir,
+    before: Snapshot,
+    children: Vec<Child>,
+}
+
+impl Restore {
+    fn new() -> Restore {
+        Restore {
+            state: tempfile::tempdir().expect("state dir"),
+            before: Snapshot::read(&Root::live()).expect("snapshot"),
+            children: Vec::new(),
+        }
+    }
+
+    fn dir(&self) -> PathBuf {
+        self.state.path().join("jitterlab")
+    }
+
+    fn arg(&self) -> String {
+        self.dir().display().to_string()
+    }
+}
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        for c in &mut self.children {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        if Journal::exists(&self.dir()) {
+            let _ = run(&["revert", "--state-dir", &self.arg()]);
+        }
+        let root = Root::live();
+        // Last resort: tasks out of our cpusets, the cpusets gone, files as they were.
+        for set in ["jitterlab.isolated", "jitterlab.housekeeping"] {
+            let dir = format!("{CPUSET}/{set}");
+            if Path::new(&dir).exists() {
+                for tid in std::fs::read_to_string(format!("{dir}/tasks"))
+                    .unwrap_or_default()
+                    .lines()
+                {
+                    let _ = root.write(format!("{CPUSET}/tasks"), tid);
+                }
+                let _ = std::fs::remove_dir(&dir);
+            }
+        }
+        for (path, value) in &self.before.files {
+            if root.read_line(path).ok().as_deref() != Some(value) {
+                let _ = root.write(path, value);
+            }
+        }
+        for irq in &self.before.irqs {
+            if let Some(a) = &irq.affinity {
+                let _ = root.write(
+                    format!("/proc/irq/{}/smp_affinity_list", irq.irq),
+                    &a.to_string(),
+                );
+            }
+        }
+        for t in self
+            .before
+            .tasks
+            .iter()
+            .filter(|t| t.kind.is_movable() && t.pid != 1)
+        {
+            if jitterlab_host::sched::get_affinity(t.tid).is_ok_and(|now| now != t.allowed) {
+                let _ = jitterlab_host::sched::set_affinity(t.tid, &t.allowed);
+            }
+        }
+    }
+}
+
+/// Whether this machine can run the live tests: root, two CPUs at least, a v1 cpuset.
+fn live_ok(name: &str) -> bool {
+    if !is_root() {
+        eprintln!("skipped {name}: needs root (it isolates CPU 1 of this machine)");
+        return false;
+    }
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
+    if !CpuSet::parse_list(&online).is_ok_and(|s| s.contains(0) && s.contains(1)) {
+        eprintln!("skipped {name}: needs CPUs 0 and 1 online");
+        return false;
+    }
+    true
+}
+
+fn list(s: &str) -> CpuSet {
+    CpuSet::parse_list(s).unwrap()
+}
+
+/// The threads that may still run on CPU 1 and should not: movable, not PID 1,
+/// not in the isolated cpuset (started with `run`), and not a process started
+/// after isolate by PID 1 (which isolate never touches).
+fn movable_on_cpu1(since_ticks: u64) -> Vec<String> {
+    let tasks = read_tasks(&Root::live(), TaskQuery::all_threads()).unwrap();
+    let procs: HashMap<u32, (u32, u64)> = tasks
+        .iter()
+        .filter(|t| t.tid == t.pid)
+        .map(|t| (t.pid, (t.ppid, t.start_ticks)))
+        .collect();
+    // Started after isolate, and so were all its ancestors up to PID 1.
+    let new_under_init = |pid: u32| {
+        let mut p = pid;
+        for _ in 0..64 {
+            match procs.get(&p) {
+                Some(&(ppid, start)) if start >= since_ticks => {
+                    if ppid == 1 {
+                        return true;
+                    }
+                    p = ppid;
+                }
+                _ => return false,
+            }
+        }
+        false
+    };
+    tasks
+        .iter()
+        .filter(|t| t.allowed.contains(1) && t.pid != 1)
+        .filter(|t| matches!(t.kind, TaskKind::User | TaskKind::KthreadMovable))
+        .filter(|t| t.cpuset.as_deref() != Some("/jitterlab.isolated"))
+        .filter(|t| !new_under_init(t.pid))
+        .map(|t| format!("{} pid {} tid {} CPUs {}", t.comm, t.pid, t.tid, t.allowed))
+        .collect()
+}
+
+fn irqs_on_cpu1(refused: &[u64]) -> Vec<String> {
+    let root = Root::live();
+    root.list_numeric("/proc/irq")
+        .unwrap()
+        .into_iter()
+        .filter(|n| !refused.contains(&u64::from(*n)))
+        .filter_map(|n| {
+            let a = root
+                .read_cpu_list_opt(format!("/proc/irq/{n}/smp_affinity_list"))
+                .ok()??;
+            a.contains(1).then(|| format!("IRQ {n}: {a}"))
+        })
+        .collect()
+}
+
+fn refused_irqs(data: &serde_json::Value) -> Vec<u64> {
+    data["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["outcome"] == "refused")
+        .filter_map(|r| r["irq"]["irq"].as_u64())
+        .collect()
+}
+
+fn assert_as_before(guard: &Restore, what: &str) {
+    let now = Snapshot::read(&Root::live()).unwrap();
+    let diff = guard.before.diff(&now);
+    assert!(diff.is_empty(), "{what}: {diff:?}");
+    assert!(!Path::new(&format!("{CPUSET}/jitterlab.isolated")).exists());
+    assert!(!Path::new(&format!("{CPUSET}/jitterlab.housekeeping")).exists());
+    assert!(!Journal::exists(&guard.dir()), "{what}: journal left");
+}
+
+#[test]
+fn isolate_verify_run_revert() {
+    if !live_ok("isolate_verify_run_revert") {
+        return;
+    }
+    let _lock = host_lock();
+    let mut guard = Restore::new();
+    // A process of ours from before: it must move, and come back.
+    let sleeper = Command::new("sleep").arg("120").spawn().unwrap();
+    let sleeper_pid = sleeper.id();
+    guard.children.push(sleeper);
+
+    let o = run(&["isolate", "1", "--state-dir", &guard.arg(), "--json"]);
+    let data = json_data(&o, "jitterlab.isolate");
+    assert_eq!(data["applied"], true, "{}", stderr(&o));
+    assert_eq!(data["plan"]["cpus"], "1");
+    assert!(data["plan"]["excluded"][0]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("PID 1 is never touched"));
+    // Managed IRQs (the virtio block queue on the CI VM) refuse, with the remedy.
+    let refused = refused_irqs(&data);
+    for r in data["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["outcome"] == "refused")
+    {
+        assert!(
+            r["remedy"]
+                .as_str()
+                .unwrap()
+                .contains("isolcpus=managed_irq,domain,1"),
+            "{r}"
+        );
+    }
+    let rec = Journal::read(&guard.dir()).unwrap().expect("journal");
+    assert!(rec.complete);
+    let since = rec.header.start_ticks;
+
+    let root = Root::live();
+    assert_eq!(
+        root.read_cpu_mask("/proc/irq/default_smp_affinity")
+            .unwrap(),
+        list("0")
+    );
+    assert_eq!(
+        root.read_cpu_mask("/sys/devices/virtual/workqueue/cpumask")
+            .unwrap(),
+        list("0")
+    );
+    assert_eq!(
+        root.read_line(format!("{CPUSET}/jitterlab.isolated/cpuset.cpus"))
+            .unwrap(),
+        "1"
+    );
+    assert_eq!(
+        root.read_line(format!("{CPUSET}/cpuset.sched_load_balance"))
+            .unwrap(),
+        "0"
+    );
+    assert_eq!(
+        jitterlab_host::sched::get_affinity(sleeper_pid).unwrap(),
+        list("0")
+    );
+    let stray = movable_on_cpu1(since);
+    assert!(
+        stray.is_empty(),
+        "movable threads may still run on CPU 1: {stray:?}"
+    );
+    let stray = irqs_on_cpu1(&refused);
+    assert!(stray.is_empty(), "IRQs may still go to CPU 1: {stray:?}");
+
+    // The application, started inside the partition.
+    let app = Command::new(env!("CARGO_BIN_EXE_jitterlab"))
+        .args([
+            "run",
+            "--cpus",
+            "1",
+            "--state-dir",
+            &guard.arg(),
+            "--",
+            "sleep",
+            "60",
+        ])
+        .spawn()
+        .unwrap();
+    let app_pid = app.id();
+    guard.children.push(app);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::fs::read_to_string(format!("/proc/{app_pid}/comm"))
+        .unwrap_or_default()
+        .trim()
+        != "sleep"
+    {
+        assert!(Instant::now() < deadline, "run never exec'd its command");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(
+        jitterlab_host::sched::get_affinity(app_pid).unwrap(),
+        list("1")
+    );
+    let cg = std::fs::read_to_string(format!("/proc/{app_pid}/cgroup")).unwrap();
+    assert!(cg.contains(":cpuset:/jitterlab.isolated"), "{cg}");
+    let stray = movable_on_cpu1(since);
+    assert!(stray.is_empty(), "{stray:?}");
+
+    let o = run(&[
+        "verify",
+        "--state-dir",
+        &guard.arg(),
+        "--interval",
+        "0.5",
+        "--json",
+    ]);
+    let v = json_envelope(&o, "jitterlab.verify");
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert_eq!(v["cpus"], "1");
+    let cpu1 = &v["verdicts"][0];
+    assert_ne!(cpu1["verdict"], "not_isolated", "{cpu1:#}");
+    let app_seen = cpu1["allowed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["pid"] == app_pid)
+        .unwrap();
+    assert_eq!(app_seen["class"], "user");
+    assert_eq!(v["partition"]["runs"][0]["pid"], app_pid);
+    for irq in &refused {
+        let f = cpu1["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["what"].as_str().unwrap().contains(&format!("IRQ {irq} ")))
+            .unwrap();
+        assert!(
+            f["what"].as_str().unwrap().contains("managed") || f["level"] == "info",
+            "{f}"
+        );
+    }
+    // A second isolate is refused while this one stands.
+    let o = run(&["isolate", "1", "--state-dir", &guard.arg()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stdout(&o).contains("run `jitterlab revert` first"),
+        "{}",
+        stdout(&o)
+    );
+
+    let o = run(&["revert", "--state-dir", &guard.arg(), "--json"]);
+    let r = json_data(&o, "jitterlab.revert");
+    assert_eq!(r["apply_complete"], true);
+    assert_eq!(r["differences"].as_array().unwrap().len(), 0, "{r:#}");
+    assert_eq!(
+        jitterlab_host::sched::get_affinity(sleeper_pid).unwrap(),
+        list("0-1")
+    );
+    // The command started inside went back to the root cpuset with the rest.
+    let cg = std::fs::read_to_string(format!("/proc/{app_pid}/cgroup")).unwrap();
+    assert!(cg.contains(":cpuset:/\n"), "{cg}");
+    assert_as_before(&guard, "after revert");
+    let o = run(&["revert", "--state-dir", &guard.arg()]);
+    assert!(o.status.success());
+    assert!(stdout(&o).contains("nothing to revert"), "{}", stdout(&o));
+}
+
+/// Starts `isolate 1` that pauses after `steps` steps; returns when it has.
+fn paused_isolate(guard: &Restore, steps: usize) -> Child {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_jitterlab"))
+        .args(["isolate", "1", "--state-dir", &guard.arg()])
+        .env("JITTERLAB_TEST_PAUSE_AFTER_STEPS", steps.to_string())
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    err.read_line(&mut line).unwrap();
+    assert!(
+        line.contains(&format!("paused after {steps} steps")),
+        "{line:?}"
+    );
+    child
+}
+
+#[test]
+fn killed_halfway_then_reverted() {
+    if !live_ok("killed_halfway_then_reverted") {
+        return;
+    }
+    let _lock = host_lock();
+    // In the cpuset set-up, among the IRQs, and among the threads.
+    for steps in [6, 20, 60] {
+        let guard = Restore::new();
+        let mut child = paused_isolate(&guard, steps);
+        child.kill().unwrap(); // SIGKILL
+        let _ = child.wait();
+        let rec = Journal::read(&guard.dir()).unwrap().expect("journal");
+        assert!(!rec.complete);
+        let done = rec.steps.iter().filter(|(_, o)| o.is_some()).count();
+        assert_eq!(done, steps);
+        assert!(Path::new(&format!("{CPUSET}/jitterlab.housekeeping")).exists());
+
+        let o = run(&["revert", "--state-dir", &guard.arg(), "--json"]);
+        let r = json_data(&o, "jitterlab.revert");
+        assert_eq!(r["apply_complete"], false);
+        assert_eq!(
+            r["differences"].as_array().unwrap().len(),
+            0,
+            "after {steps}: {r:#}"
+        );
+        assert_as_before(&guard, &format!("killed after {steps} steps"));
+    }
+}
+
+#[test]
+fn ctrl_c_rolls_back() {
+    if !live_ok("ctrl_c_rolls_back") {
+        return;
+    }
+    let _lock = host_lock();
+    let guard = Restore::new();
+    let child = paused_isolate(&guard, 40);
+    // SAFETY: kill(2) on our own child.
+    assert_eq!(
+        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) },
+        0
+    );
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("ROLLED BACK: cancelled"), "{text}");
+    assert!(text.contains("no difference"), "{text}");
+    assert_as_before(&guard, "after Ctrl-C");
+}
+
+#[test]
+fn plan_and_advice_on_the_fixture_tree() {
+    // No root needed: a dry run reads, and the fixture is another machine.
+    let state = tempfile::tempdir().unwrap();
+    let dir = state.path().display().to_string();
+    let o = run_vm2(&[
+        "isolate",
+        "1",
+        "--dry-run",
+        "--state-dir",
+        &dir,
+        "--exclude",
+        "python*",
+    ]);
+    let text = stdout(&o);
+    assert!(text.contains("method cgroup1"), "{text}");
+    assert!(
+        text.contains("/sys/fs/cgroup/cpuset/jitterlab.isolated/cpuset.sched_load_balance  (new)"),
+        "{text}"
+    );
+    assert!(text.contains("/proc/irq/default_smp_affinity"), "{text}");
+    assert!(text.contains("3 (CPU 0-1)  1 (CPU 0)"), "{text}");
+    assert!(
+        text.contains("python3 (pid 8113, 4 threads, CPUs 0-1): --exclude 'python*'"),
+        "{text}"
+    );
+    assert!(text.contains("dry run: nothing changed"), "{text}");
+    let o = run_vm2(&["isolate", "1", "--dry-run", "--state-dir", &dir, "--json"]);
+    let plan = json_envelope(&o, "jitterlab.isolate.plan");
+    assert!(plan["steps"].as_array().unwrap().len() > 30);
+    assert_eq!(plan["steps"][0]["action"], "mkdir");
+    // Applying needs the live machine.
+    let o = run_vm2(&["isolate", "1", "--state-dir", &dir]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("only --dry-run"), "{}", stderr(&o));
+    // Bad requests: nothing planned.
+    let o = run_vm2(&["isolate", "0-1", "--dry-run", "--state-dir", &dir]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stdout(&o).contains("leaves no online CPU"),
+        "{}",
+        stdout(&o)
+    );
+    let o = run_vm2(&["isolate", "1-x", "--dry-run"]);
+    assert_eq!(o.status.code(), Some(2));
+
+    let o = run_vm2(&["advise", "1"]);
+    let text = stdout(&o);
+    assert!(o.status.success());
+    assert!(
+        text.contains("isolcpus=managed_irq,domain,1 nohz_full=1 rcu_nocbs=1 irqaffinity=0"),
+        "{text}"
+    );
+    let a = json_data(&run_vm2(&["advise", "1", "--json"]), "jitterlab.advise");
+    assert_eq!(a["housekeeping"], "0");
+    assert_eq!(a["params"][1]["param"], "nohz_full=1");
+
+    let v = json_envelope(
+        &run_vm2(&[
+            "verify",
+            "1",
+            "--interval",
+            "0",
+            "--state-dir",
+            &dir,
+            "--json",
+        ]),
+        "jitterlab.verify",
+    );
+    assert_eq!(
+        v["verdict"], "not_isolated",
+        "the fixture machine is not partitioned"
+    );
+    let o = run_vm2(&["verify", "1", "--interval", "0", "--state-dir", &dir]);
+    assert_eq!(o.status.code(), Some(3));
+    assert!(stdout(&o).contains("CPU 1: NOT ISOLATED"), "{}", stdout(&o));
+}
