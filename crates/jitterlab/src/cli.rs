@@ -61,6 +61,8 @@ pub enum Command {
     Record(crate::cmd::record::Record),
     /// Print a trace's events one per line (any format), or its counts with --stats.
     Report(crate::cmd::report::Report),
+    /// Analyze a trace: CPU load, per-task wake-up latency, IRQ -> task chains, IRQ times.
+    Analyze(crate::cmd::analyze::Analyze),
 }
 
 /// `jitterlab latency`.

@@ -2,6 +2,7 @@
 //! captured from a 2-CPU VM, exit codes, and live pin and irq runs that restore
 //! what they change.
 
+mod analyze;
 mod errors;
 mod latency;
 mod live;

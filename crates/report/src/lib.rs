@@ -25,6 +25,7 @@
 
 #![deny(missing_docs)]
 
+mod analyze;
 mod change;
 mod latency;
 mod partition;

@@ -2,6 +2,7 @@
 //! hands the result model to the renderer.
 
 pub mod advise;
+pub mod analyze;
 mod irq;
 pub mod isolate;
 mod latency;
@@ -36,6 +37,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Advise(args) => advise::run(&root, args, cli.color),
         Command::Record(args) => record::run(&root, args, cli.color),
         Command::Report(args) => report::run(args, cli.color),
+        Command::Analyze(args) => analyze::run(args, cli.color),
     }
 }
 

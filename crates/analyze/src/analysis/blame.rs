@@ -1,0 +1,523 @@
+//! The blame section: for the worst wake-ups, and for every `jitterlab:` trace_marker that
+//! `jitterlab latency --break` leaves, what the woken task's CPU did from the waking to the
+//! switch-in: which tasks ran (priority, how long), which IRQs and softirqs, and stretches
+//! with no event at all; then one verdict line.
+//!
+//! Each CPU keeps a short history of what ended on it (slices, IRQ and softirq spans, gaps):
+//! the last [`HISTORY_NS`] and at most [`HISTORY_ITEMS`] items. A window older than that is
+//! reported as truncated. Memory stays bounded whatever the trace's length.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+use jitterlab_trace::Comm;
+use serde::Serialize;
+
+use super::{Ctx, Names};
+use crate::hash::FxMap;
+use crate::model::{Gap, IrqSpan, Marker, RunSlice, SoftirqSpan, Wake, Waker};
+use crate::sink::Sink;
+use crate::softirq_name;
+
+/// History kept per CPU, ns.
+pub const HISTORY_NS: u64 = 50_000_000;
+/// History kept per CPU, items.
+pub const HISTORY_ITEMS: usize = 8192;
+/// Timeline steps kept per spike; the rest are counted.
+const STEPS_KEPT: usize = 40;
+/// The prefix of the markers `jitterlab latency --break` writes.
+const MARKER_PREFIX: &str = "jitterlab:";
+
+/// What one step of a timeline was.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum StepKind {
+    /// A task was current (tid 0: idle).
+    Task {
+        /// Its tid.
+        tid: i32,
+        /// Its kernel priority.
+        prio: Option<i32>,
+    },
+    /// A hard IRQ handler ran.
+    Irq {
+        /// The IRQ.
+        irq: u32,
+    },
+    /// A softirq ran.
+    Softirq {
+        /// The vector.
+        vec: u32,
+    },
+    /// No event at all on the CPU: hypervisor, SMI or IRQs-off suspected.
+    Gap,
+    /// No event at all on the CPU, ended by this task showing up current without a
+    /// recorded switch-in: it probably ran during the stretch (this kernel omits idle ->
+    /// task switches).
+    Unrecorded {
+        /// Its tid.
+        tid: i32,
+        /// Its kernel priority.
+        prio: Option<i32>,
+    },
+}
+
+/// One step of a spike's timeline, clipped to the window.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Step {
+    /// What.
+    #[serde(flatten)]
+    pub kind: StepKind,
+    /// For people: the task's name, the IRQ's, the softirq's.
+    pub name: String,
+    /// Start (clipped to the waking), ns.
+    pub start_ns: u64,
+    /// End (clipped to the switch-in), ns.
+    pub end_ns: u64,
+}
+
+/// Where the window's time went (the categories overlap: an IRQ runs within a slice).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Breakdown {
+    /// Other tasks current, ns.
+    pub tasks_ns: u64,
+    /// The idle task current, ns.
+    pub idle_ns: u64,
+    /// In hard IRQ handlers, ns.
+    pub hardirq_ns: u64,
+    /// In softirqs, ns.
+    pub softirq_ns: u64,
+    /// With no event at all, ns.
+    pub gaps_ns: u64,
+}
+
+/// Why a spike is in the section.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reason {
+    /// One of the worst wake-up latencies.
+    Worst,
+    /// A `jitterlab:` trace_marker follows it.
+    Marker,
+}
+
+/// One blamed wake-up.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Spike {
+    /// Why it is here.
+    pub reason: Reason,
+    /// The marker's text, for [`Reason::Marker`].
+    pub marker: Option<String>,
+    /// The woken task.
+    pub tid: i32,
+    /// Its name.
+    pub comm: String,
+    /// Its priority.
+    pub prio: i32,
+    /// The CPU it was switched in on (the timeline's).
+    pub cpu: u32,
+    /// Who woke it, for people.
+    pub waker: String,
+    /// The waking, ns.
+    pub waking_ns: u64,
+    /// The switch-in, ns.
+    pub switch_in_ns: u64,
+    /// The latency, ns.
+    pub latency_ns: u64,
+    /// The switch-in was inferred from common_pid: the latency is an upper bound.
+    pub inferred: bool,
+    /// With an inferred switch-in, the lower bound: the CPU's last event before it, minus
+    /// the waking, ns. The breakdown covers only this known part.
+    pub latency_min_ns: Option<u64>,
+    /// The history did not reach back to the waking: the timeline starts later.
+    pub truncated: bool,
+    /// What the CPU did, in time order.
+    pub timeline: Vec<Step>,
+    /// Steps left out of `timeline` (the longest are kept).
+    pub elided: u64,
+    /// Time by category.
+    pub breakdown: Breakdown,
+    /// One line for people.
+    pub verdict: String,
+}
+
+/// The blame section.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct BlameSection {
+    /// The worst wake-ups (worst first), then the marked ones (in time order).
+    pub spikes: Vec<Spike>,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Item {
+    Slice {
+        tid: i32,
+        comm: Comm,
+        prio: Option<i32>,
+        inferred: bool,
+    },
+    Unrecorded {
+        tid: i32,
+        comm: Comm,
+        prio: Option<i32>,
+    },
+    Irq(u32),
+    Softirq(u32),
+    Gap,
+}
+
+#[derive(Default)]
+struct History {
+    items: VecDeque<(u64, u64, Item)>,
+    /// The latest end of an item dropped from the front.
+    pruned_until: u64,
+}
+
+/// A spike built at its switch-in, named at report time.
+struct Raw {
+    wake: Wake,
+    truncated: bool,
+    steps: Vec<(u64, u64, Item)>,
+    elided: u64,
+    breakdown: Breakdown,
+}
+
+/// Folds per-CPU history into the timelines of the worst and the marked wake-ups.
+pub struct BlameFold {
+    n: usize,
+    cpus: Vec<History>,
+    seq: u64,
+    worst: BinaryHeap<Reverse<(u64, u64)>>,
+    built: FxMap<u64, Raw>,
+    last_wake: FxMap<i32, Wake>,
+    marked: Vec<(String, Raw)>,
+}
+
+impl BlameFold {
+    /// Blames the `n` worst wake-ups, and every marked one.
+    pub fn new(n: usize) -> BlameFold {
+        BlameFold {
+            n,
+            cpus: Vec::new(),
+            seq: 0,
+            worst: BinaryHeap::new(),
+            built: FxMap::default(),
+            last_wake: FxMap::default(),
+            marked: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, cpu: u32, start: u64, end: u64, item: Item) {
+        let c = cpu as usize;
+        if self.cpus.len() <= c {
+            self.cpus.resize_with(c + 1, History::default);
+        }
+        let h = &mut self.cpus[c];
+        h.items.push_back((start, end, item));
+        while let Some(&(_, e, _)) = h.items.front() {
+            if h.items.len() <= HISTORY_ITEMS && e + HISTORY_NS >= end {
+                break;
+            }
+            h.pruned_until = h.pruned_until.max(e);
+            h.items.pop_front();
+        }
+    }
+
+    fn build(&self, w: &Wake) -> Raw {
+        let (from, to) = (w.waking_ts, w.switch_in_ts);
+        // With an inferred switch-in, only up to the CPU's last event before it is known.
+        let known = match (w.inferred, w.inferred_after) {
+            (true, Some(after)) => after.clamp(from, to),
+            _ => to,
+        };
+        let mut steps = Vec::new();
+        let mut b = Breakdown::default();
+        let mut truncated = true;
+        let mut unrecorded = 0;
+        if let Some(h) = self.cpus.get(w.cpu as usize) {
+            truncated = from < h.pruned_until;
+            let in_window = |&&(s, e, _): &&(u64, u64, Item)| e > from && s < to;
+            // Tasks that showed up current with no switch-in, within the window.
+            let unswitched: Vec<(u64, Item)> = h
+                .items
+                .iter()
+                .filter(|&&(s, _, _)| s > from && s <= to)
+                .filter_map(|&(s, _, it)| match it {
+                    Item::Slice {
+                        tid,
+                        comm,
+                        prio,
+                        inferred: true,
+                    } if tid != 0 && tid != w.tid => {
+                        Some((s, Item::Unrecorded { tid, comm, prio }))
+                    }
+                    _ => None,
+                })
+                .collect();
+            for &(s, e, item) in h.items.iter().filter(in_window) {
+                // A gap ended by a task that nothing switched in: that task likely ran.
+                let item = match item {
+                    Item::Gap => unswitched
+                        .iter()
+                        .find(|u| u.0 == e)
+                        .map_or(Item::Gap, |u| u.1),
+                    other => other,
+                };
+                let (s, e) = (s.max(from), e.min(to));
+                let d = e.min(known).saturating_sub(s);
+                match item {
+                    Item::Slice { tid: 0, .. } => b.idle_ns += d,
+                    Item::Slice { .. } => b.tasks_ns += d,
+                    Item::Unrecorded { .. } => {
+                        b.tasks_ns += d;
+                        unrecorded += d;
+                    }
+                    Item::Irq(_) => b.hardirq_ns += d,
+                    Item::Softirq(_) => b.softirq_ns += d,
+                    Item::Gap => b.gaps_ns += d,
+                }
+                steps.push((s, e, item));
+            }
+        }
+        // The idle slice under an unrecorded task's stretch was not really idle.
+        b.idle_ns = b.idle_ns.saturating_sub(unrecorded);
+        let mut elided = 0;
+        if steps.len() > STEPS_KEPT {
+            elided = (steps.len() - STEPS_KEPT) as u64;
+            steps.sort_by_key(|&(s, e, _)| Reverse(e - s));
+            steps.truncate(STEPS_KEPT);
+        }
+        steps.sort_by_key(|&(s, e, _)| (s, e));
+        Raw {
+            wake: w.clone(),
+            truncated,
+            steps,
+            elided,
+            breakdown: b,
+        }
+    }
+
+    /// Builds the section.
+    pub fn report(mut self, ctx: &Ctx<'_>) -> BlameSection {
+        let names = Names::new(ctx.machine);
+        let mut worst: Vec<Raw> = self.built.drain().map(|(_, r)| r).collect();
+        worst.sort_by_key(|r| (Reverse(r.wake.latency()), r.wake.waking_ts));
+        let mut spikes: Vec<Spike> = worst
+            .into_iter()
+            .map(|r| spike(&names, Reason::Worst, None, r))
+            .collect();
+        for (text, r) in self.marked {
+            spikes.push(spike(&names, Reason::Marker, Some(text), r));
+        }
+        BlameSection { spikes }
+    }
+}
+
+fn spike(names: &Names<'_>, reason: Reason, marker: Option<String>, r: Raw) -> Spike {
+    let w = &r.wake;
+    let timeline: Vec<Step> = r
+        .steps
+        .iter()
+        .map(|&(s, e, item)| {
+            let (kind, name) = match item {
+                Item::Slice {
+                    tid, comm, prio, ..
+                } => (StepKind::Task { tid, prio }, comm.to_string()),
+                Item::Unrecorded { tid, comm, prio } => {
+                    (StepKind::Unrecorded { tid, prio }, comm.to_string())
+                }
+                Item::Irq(irq) => (StepKind::Irq { irq }, names.irq(irq)),
+                Item::Softirq(vec) => (StepKind::Softirq { vec }, softirq_name(vec)),
+                Item::Gap => (StepKind::Gap, "no events".to_string()),
+            };
+            Step {
+                kind,
+                name,
+                start_ns: s,
+                end_ns: e,
+            }
+        })
+        .collect();
+    let verdict = verdict(w, &r.breakdown, &timeline, r.truncated);
+    Spike {
+        reason,
+        marker,
+        tid: w.tid,
+        comm: w.comm.to_string(),
+        prio: w.prio,
+        cpu: w.cpu,
+        waker: names.waker(w.waker),
+        waking_ns: w.waking_ts,
+        switch_in_ns: w.switch_in_ts,
+        latency_ns: w.latency(),
+        inferred: w.inferred,
+        latency_min_ns: known_latency(w).filter(|_| w.inferred),
+        truncated: r.truncated,
+        timeline,
+        elided: r.elided,
+        breakdown: r.breakdown,
+        verdict,
+    }
+}
+
+/// The part of the latency the events account for: to the switch-in, or for an inferred
+/// one to the CPU's last event before it.
+fn known_latency(w: &Wake) -> Option<u64> {
+    match (w.inferred, w.inferred_after) {
+        (true, Some(after)) => Some(after.clamp(w.waking_ts, w.switch_in_ts) - w.waking_ts),
+        (true, None) => None,
+        (false, _) => Some(w.latency()),
+    }
+}
+
+/// The largest contributor, in one line.
+fn verdict(w: &Wake, b: &Breakdown, steps: &[Step], truncated: bool) -> String {
+    let known = known_latency(w).unwrap_or_else(|| w.latency());
+    let lat = known.max(1);
+    let known_end = w.waking_ts + known;
+    let steps: Vec<&Step> = steps.iter().filter(|s| s.start_ns < known_end).collect();
+    let share = |ns: u64| ns * 100 / lat;
+    let mut tasks: Vec<(&str, i32, Option<i32>, u64)> = Vec::new();
+    for s in &steps {
+        if let StepKind::Task { tid, prio } | StepKind::Unrecorded { tid, prio } = s.kind {
+            if tid == 0 {
+                continue;
+            }
+            match tasks.iter_mut().find(|t| t.1 == tid) {
+                Some(t) => t.3 += s.end_ns.min(known_end) - s.start_ns,
+                None => tasks.push((&s.name, tid, prio, s.end_ns.min(known_end) - s.start_ns)),
+            }
+        }
+    }
+    tasks.sort_by_key(|t| Reverse(t.3));
+    let irqs = b.hardirq_ns + b.softirq_ns;
+    let mut line = if let Some(&(name, tid, prio, ns)) = tasks.first().filter(|t| t.3 * 2 >= lat) {
+        let rank = match prio {
+            Some(p) if p < w.prio => "higher priority",
+            Some(p) if p == w.prio => "same priority: it waited for its turn",
+            Some(_) => "lower priority: not preemptible there?",
+            None => "priority unknown",
+        };
+        format!("{name}-{tid} ({rank}) ran for {}% of the window", share(ns))
+    } else if irqs * 2 >= lat {
+        let mut by: Vec<(&str, u64)> = Vec::new();
+        for s in steps
+            .iter()
+            .filter(|s| matches!(s.kind, StepKind::Irq { .. } | StepKind::Softirq { .. }))
+        {
+            let d = s.end_ns.min(known_end) - s.start_ns;
+            match by.iter_mut().find(|x| x.0 == s.name) {
+                Some(x) => x.1 += d,
+                None => by.push((&s.name, d)),
+            }
+        }
+        by.sort_by_key(|x| Reverse(x.1));
+        let top: Vec<&str> = by.iter().take(2).map(|x| x.0).collect();
+        format!(
+            "interrupt work for {}% of the window: {}",
+            share(irqs),
+            top.join(", ")
+        )
+    } else if b.gaps_ns * 2 >= lat {
+        format!(
+            "no events for {}% of the window: hypervisor, SMI or IRQs-off suspected",
+            share(b.gaps_ns)
+        )
+    } else if b.idle_ns * 2 >= lat {
+        format!(
+            "the CPU stayed idle for {}% of the window: wake-up IPI, idle-state exit or switch path",
+            share(b.idle_ns)
+        )
+    } else {
+        let top = tasks.first().map_or_else(String::new, |t| {
+            format!("; most: {}-{} {}%", t.0, t.1, share(t.3))
+        });
+        format!(
+            "spread: tasks {}%, interrupts {}%, idle {}%, no events {}%{top}",
+            share(b.tasks_ns),
+            share(irqs),
+            share(b.idle_ns),
+            share(b.gaps_ns)
+        )
+    };
+    if matches!(w.waker, Waker::Task { .. }) && w.waker_cpu != w.cpu && b.idle_ns * 2 >= lat {
+        line.push_str(" (woken from another CPU)");
+    }
+    if w.inferred {
+        line = format!(
+            "switch-in not recorded: between {} and {} after the waking; before: {line}",
+            fmt_ns(known),
+            fmt_ns(w.latency())
+        );
+    }
+    if truncated {
+        line.push_str("; history shorter than the window");
+    }
+    line
+}
+
+/// `12.3 us`, for the verdict line.
+fn fmt_ns(ns: u64) -> String {
+    match ns {
+        0..=999 => format!("{ns} ns"),
+        1_000..=999_999 => format!("{:.1} us", ns as f64 / 1e3),
+        _ => format!("{:.2} ms", ns as f64 / 1e6),
+    }
+}
+
+impl Sink for BlameFold {
+    fn slice(&mut self, s: &RunSlice) {
+        let item = Item::Slice {
+            tid: s.tid,
+            comm: s.comm,
+            prio: s.prio,
+            inferred: s.start_kind == crate::model::SliceStart::Inferred,
+        };
+        self.push(s.cpu, s.start, s.end, item);
+    }
+    fn irq(&mut self, s: &IrqSpan) {
+        if s.depth == 0 {
+            self.push(s.cpu, s.start, s.end, Item::Irq(s.irq));
+        }
+    }
+    fn softirq(&mut self, s: &SoftirqSpan) {
+        self.push(s.cpu, s.start, s.end, Item::Softirq(s.vec));
+    }
+    fn gap(&mut self, g: &Gap) {
+        self.push(g.cpu, g.start, g.end, Item::Gap);
+    }
+    fn wake(&mut self, w: &Wake) {
+        self.last_wake.insert(w.tid, w.clone());
+        if self.n == 0 {
+            return;
+        }
+        let lat = w.latency();
+        if self.worst.len() >= self.n
+            && self
+                .worst
+                .peek()
+                .is_some_and(|Reverse((min, _))| lat <= *min)
+        {
+            return;
+        }
+        self.seq += 1;
+        let raw = self.build(w);
+        self.built.insert(self.seq, raw);
+        self.worst.push(Reverse((lat, self.seq)));
+        if self.worst.len() > self.n {
+            if let Some(Reverse((_, seq))) = self.worst.pop() {
+                self.built.remove(&seq);
+            }
+        }
+    }
+    fn marker(&mut self, m: &Marker) {
+        if !m.text.trim_start().starts_with(MARKER_PREFIX) {
+            return;
+        }
+        // The writer is the measuring thread, right after its late wake-up.
+        if let Some(w) = self.last_wake.get(&m.tid) {
+            let raw = self.build(w);
+            self.marked.push((m.text.trim().to_string(), raw));
+        }
+    }
+}

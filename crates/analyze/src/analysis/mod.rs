@@ -1,0 +1,227 @@
+//! The analyses: folds over the machine's derived intervals, one per report section.
+//!
+//! Each analysis is a [`Sink`] with a `report` method that builds its section once the pass
+//! is over, from what it folded and what the [`Machine`] knows (task and IRQ names, counts).
+
+pub mod blame;
+pub mod cpus;
+pub mod functions;
+pub mod irqs;
+pub mod summary;
+pub mod tasks;
+
+use jitterlab_trace::{ReadStats, TraceMeta};
+
+use crate::model::{
+    Anomaly, Blind, FuncCall, Gap, IrqSpan, Marker, Migration, RunSlice, SoftirqSpan, Wake,
+};
+use crate::report::{Options, Report, Section, Source};
+use crate::sink::Sink;
+use crate::state::Machine;
+
+/// What a section's builder may read once the pass is over.
+pub struct Ctx<'a> {
+    /// The machine, with its tasks, IRQ names and counts.
+    pub machine: &'a Machine,
+    /// The source's meta data.
+    pub meta: &'a TraceMeta,
+    /// The reader's counters.
+    pub stats: &'a ReadStats,
+    /// The options.
+    pub options: &'a Options,
+}
+
+/// Every analysis the options ask for, behind one [`Sink`].
+pub struct Analyses {
+    summary: Option<summary::SummaryFold>,
+    cpus: Option<cpus::CpuFold>,
+    tasks: Option<tasks::TaskFold>,
+    irqs: Option<irqs::IrqFold>,
+    blame: Option<blame::BlameFold>,
+    functions: Option<functions::FunctionFold>,
+}
+
+impl Analyses {
+    /// The analyses of the sections `options` asks for.
+    pub fn new(options: &Options) -> Analyses {
+        Analyses {
+            summary: options
+                .wants(Section::Summary)
+                .then(summary::SummaryFold::default),
+            cpus: options
+                .wants(Section::Cpus)
+                .then(|| cpus::CpuFold::new(options.load_buckets)),
+            tasks: options.wants(Section::Tasks).then(tasks::TaskFold::default),
+            irqs: options.wants(Section::Irqs).then(irqs::IrqFold::default),
+            blame: options
+                .wants(Section::Blame)
+                .then(|| blame::BlameFold::new(options.blame)),
+            functions: options
+                .wants(Section::Functions)
+                .then(functions::FunctionFold::default),
+        }
+    }
+
+    /// Builds the report.
+    pub fn report(
+        self,
+        machine: &Machine,
+        meta: &TraceMeta,
+        stats: &ReadStats,
+        options: &Options,
+    ) -> Report {
+        let ctx = Ctx {
+            machine,
+            meta,
+            stats,
+            options,
+        };
+        Report {
+            source: Source {
+                format: meta.format.clone(),
+                cpus: meta.cpus,
+            },
+            top: options.top,
+            summary: self.summary.map(|a| a.report(&ctx)),
+            cpus: self.cpus.map(|a| a.report(&ctx)),
+            tasks: self.tasks.map(|a| a.report(&ctx)),
+            irqs: self.irqs.map(|a| a.report(&ctx)),
+            blame: self.blame.map(|a| a.report(&ctx)),
+            functions: self.functions.map(|a| a.report(&ctx)).filter(|f| {
+                !f.functions.is_empty() || options.sections.contains(&Section::Functions)
+            }),
+        }
+    }
+}
+
+impl Sink for Analyses {
+    fn begin(&mut self, ts: u64) {
+        if let Some(a) = &mut self.cpus {
+            a.begin(ts);
+        }
+    }
+    fn slice(&mut self, s: &RunSlice) {
+        if let Some(a) = &mut self.cpus {
+            a.slice(s);
+        }
+        if let Some(a) = &mut self.tasks {
+            a.slice(s);
+        }
+        if let Some(a) = &mut self.blame {
+            a.slice(s);
+        }
+    }
+    fn wake(&mut self, w: &Wake) {
+        if let Some(a) = &mut self.summary {
+            a.wake(w);
+        }
+        if let Some(a) = &mut self.tasks {
+            a.wake(w);
+        }
+        if let Some(a) = &mut self.irqs {
+            a.wake(w);
+        }
+        if let Some(a) = &mut self.blame {
+            a.wake(w);
+        }
+    }
+    fn irq(&mut self, s: &IrqSpan) {
+        if let Some(a) = &mut self.cpus {
+            a.irq(s);
+        }
+        if let Some(a) = &mut self.irqs {
+            a.irq(s);
+        }
+        if let Some(a) = &mut self.blame {
+            a.irq(s);
+        }
+    }
+    fn softirq(&mut self, s: &SoftirqSpan) {
+        if let Some(a) = &mut self.cpus {
+            a.softirq(s);
+        }
+        if let Some(a) = &mut self.irqs {
+            a.softirq(s);
+        }
+        if let Some(a) = &mut self.blame {
+            a.softirq(s);
+        }
+    }
+    fn migration(&mut self, m: &Migration) {
+        if let Some(a) = &mut self.tasks {
+            a.migration(m);
+        }
+    }
+    fn anomaly(&mut self, _a: &Anomaly) {}
+    fn func(&mut self, f: &FuncCall) {
+        if let Some(a) = &mut self.functions {
+            a.func(f);
+        }
+    }
+    fn gap(&mut self, g: &Gap) {
+        if let Some(a) = &mut self.blame {
+            a.gap(g);
+        }
+    }
+    fn marker(&mut self, m: &Marker) {
+        if let Some(a) = &mut self.blame {
+            a.marker(m);
+        }
+    }
+    fn blind(&mut self, b: &Blind) {
+        if let Some(a) = &mut self.cpus {
+            a.blind(b);
+        }
+    }
+}
+
+/// Names for people: tasks by tid (their latest incarnation) and IRQs by number.
+pub(crate) struct Names<'a> {
+    machine: &'a Machine,
+    tids: crate::hash::FxMap<i32, jitterlab_trace::Comm>,
+}
+
+impl<'a> Names<'a> {
+    pub(crate) fn new(machine: &'a Machine) -> Names<'a> {
+        let tids = machine.tasks().iter().map(|t| (t.tid, t.comm)).collect();
+        Names { machine, tids }
+    }
+
+    /// `virtio1-req.0`, or `irq 36` when the name was never seen.
+    pub(crate) fn irq(&self, irq: u32) -> String {
+        self.machine
+            .irq_names()
+            .get(&irq)
+            .map_or_else(|| format!("irq {irq}"), |n| n.to_string())
+    }
+
+    /// A waker for people: `task bash-11382`, `irq 36 virtio1-req.0`,
+    /// `softirq BLOCK (irq 36 virtio1-req.0)`, `hardirq (timer/IPI)`, `idle`.
+    pub(crate) fn waker(&self, w: crate::model::Waker) -> String {
+        use crate::model::Waker;
+        let irq = |n: u32| match self.machine.irq_names().get(&n) {
+            Some(name) => format!("irq {n} {name}"),
+            None => format!("irq {n}"),
+        };
+        match w {
+            Waker::Task { tid: 0 } => "idle".to_string(),
+            Waker::Task { tid } => {
+                let comm = self
+                    .tids
+                    .get(&tid)
+                    .map(|c| c.to_string())
+                    .unwrap_or_default();
+                format!("task {comm}-{tid}")
+            }
+            Waker::Hardirq { irq: Some(n) } => irq(n),
+            Waker::Hardirq { irq: None } => "hardirq (timer/IPI)".to_string(),
+            Waker::Softirq { vec, raised_by } => {
+                let v = vec.map_or_else(|| "?".to_string(), crate::softirq_name);
+                match raised_by {
+                    Some(n) => format!("softirq {v} ({})", irq(n)),
+                    None => format!("softirq {v}"),
+                }
+            }
+        }
+    }
+}

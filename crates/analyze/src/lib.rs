@@ -1,0 +1,71 @@
+//! Streaming analyses of kernel traces, Tracealyzer-style.
+//!
+//! The data flow is one pass:
+//!
+//! ```text
+//! EventSource ──▶ Machine (scheduler/IRQ state) ──▶ derived intervals ──▶ analyses (folds) ──▶ Report
+//! ```
+//!
+//! - [`Machine`] is the one state machine: per CPU the current task, the IRQ stack, the
+//!   softirq in progress and who raised each pending softirq; per task its state and pending
+//!   wake-up with the waker's context. It emits [`RunSlice`]s, [`Wake`]s, [`IrqSpan`]s,
+//!   [`SoftirqSpan`]s, [`Migration`]s, [`Anomaly`]s ... to a [`Sink`].
+//! - The analyses ([`analysis`]) are sinks that fold those intervals into the sections of a
+//!   serde [`Report`]: summary, CPUs, tasks, IRQs and IRQ -> task chains, and the blame of
+//!   the worst and the marked wake-ups. Every figure is an integer in ns; renderers convert
+//!   units.
+//! - [`analyze`] runs the whole pass over an [`jitterlab_trace::EventSource`].
+//!
+//! This crate does **not** read files, parse text or touch the host: it takes events from
+//! any [`jitterlab_trace::EventSource`] and returns models. Memory grows with the number of
+//! CPUs, tasks and IRQs, never with the number of events.
+//!
+//! ```
+//! use jitterlab_analyze::{Collect, Machine, MachineOptions};
+//! use jitterlab_trace::{Comm, Event, EventKind, Flags, TaskState, Wakeup};
+//!
+//! let ev = |ts, pid, kind| Event { ts, cpu: 0, pid, flags: Flags(0), preempt_count: 0, kind };
+//! let wake = Wakeup { comm: Comm::new("rt"), pid: 7, prio: 9, target_cpu: 0 };
+//! let switch = EventKind::SchedSwitch {
+//!     prev_comm: Comm::new("swapper/0"), prev_pid: 0, prev_prio: 120, prev_state: TaskState(0),
+//!     next_comm: Comm::new("rt"), next_pid: 7, next_prio: 9,
+//! };
+//! let mut m = Machine::new(MachineOptions::default());
+//! let mut out = Collect::default();
+//! m.feed(&ev(1_000, 0, EventKind::SchedWaking(wake)), &mut out);
+//! m.feed(&ev(6_000, 0, switch), &mut out);
+//! m.finish(&mut out);
+//! assert_eq!(out.wakes[0].latency(), 5_000);
+//! ```
+#![deny(missing_docs)]
+
+pub mod analysis;
+mod hash;
+mod model;
+mod pattern;
+mod report;
+mod sink;
+mod state;
+mod stats;
+
+pub use model::{
+    Anomaly, AnomalyKind, Blind, FuncCall, Gap, IrqSpan, Marker, Migration, RunSlice, SliceEnd,
+    SliceStart, SoftirqSpan, TaskId, Wake, Waker,
+};
+pub use pattern::Pattern;
+pub use report::{analyze, Options, Report, Section, Source};
+pub use sink::{Collect, Sink};
+pub use state::{AnomalyCount, Counts, CpuInfo, Machine, MachineOptions, TaskInfo};
+pub use stats::{Bucket, Buckets, DurationStats, Stats, BUCKET_BOUNDS};
+
+/// The softirq vector names of the kernel (`softirq_to_name`), by vector.
+pub const SOFTIRQ_NAMES: [&str; 10] = [
+    "HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU",
+];
+
+/// The name of softirq vector `vec`, or its number.
+pub fn softirq_name(vec: u32) -> String {
+    SOFTIRQ_NAMES
+        .get(vec as usize)
+        .map_or_else(|| format!("vec{vec}"), |s| s.to_string())
+}

@@ -1,0 +1,175 @@
+//! The report model and the one-pass driver.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::str::FromStr;
+
+use jitterlab_trace::{EventSource, ReadStats};
+use serde::Serialize;
+
+use crate::analysis::{
+    blame::BlameSection, cpus::CpuSection, functions::FunctionSection, irqs::IrqSection,
+    summary::Summary, tasks::TaskSection, Analyses,
+};
+use crate::pattern::Pattern;
+use crate::state::{Machine, MachineOptions};
+
+/// A section of the report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Section {
+    /// Time span, events by type, CPUs, lost events, anomalies, tasks, IRQs.
+    Summary,
+    /// Busy / idle / hardirq / softirq time per CPU and load over time.
+    Cpus,
+    /// Per task (grouped by process): run time, instances, CPUs, wake-up latency.
+    Tasks,
+    /// IRQs, softirqs and IRQ -> task chains.
+    Irqs,
+    /// The timelines of the worst and the marked wake-ups, with a verdict each.
+    Blame,
+    /// function_graph calls: per function the calls, inclusive and self time, callees.
+    Functions,
+}
+
+impl Section {
+    /// Every section, in report order.
+    pub const ALL: [Section; 6] = [
+        Section::Summary,
+        Section::Cpus,
+        Section::Tasks,
+        Section::Irqs,
+        Section::Blame,
+        Section::Functions,
+    ];
+
+    /// The name on the command line and in the JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Section::Summary => "summary",
+            Section::Cpus => "cpus",
+            Section::Tasks => "tasks",
+            Section::Irqs => "irqs",
+            Section::Blame => "blame",
+            Section::Functions => "functions",
+        }
+    }
+}
+
+impl fmt::Display for Section {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Section {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Section, String> {
+        Section::ALL
+            .into_iter()
+            .find(|x| x.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Section::ALL.iter().map(|x| x.name()).collect();
+                format!(
+                    "unknown section {s:?}; expected one of {}",
+                    names.join(", ")
+                )
+            })
+    }
+}
+
+/// What to compute.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The sections; empty = all.
+    pub sections: Vec<Section>,
+    /// Focus of the IRQ -> task chains: the IRQ (number, name or glob).
+    pub irq: Option<Pattern>,
+    /// Focus of the chains, and filter of the task rows: a tid, a name or a glob.
+    pub task: Option<Pattern>,
+    /// Rows the text shows per table (the JSON has every row).
+    pub top: usize,
+    /// Worst wake-ups blamed (marked ones are blamed too).
+    pub blame: usize,
+    /// Thread group ids by tid, when the source knows them (groups threads by process).
+    pub tgids: HashMap<i32, i32>,
+    /// A stretch longer than this with no event on a CPU is a gap, ns.
+    pub gap_ns: u64,
+    /// Load-over-time buckets per CPU, at most.
+    pub load_buckets: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            sections: Vec::new(),
+            irq: None,
+            task: None,
+            top: 20,
+            blame: 5,
+            tgids: HashMap::new(),
+            gap_ns: 100_000,
+            load_buckets: 60,
+        }
+    }
+}
+
+impl Options {
+    /// Whether `s` is to be computed.
+    pub fn wants(&self, s: Section) -> bool {
+        self.sections.is_empty() || self.sections.contains(&s)
+    }
+}
+
+/// Where the events came from.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Source {
+    /// The reader's description of the format.
+    pub format: String,
+    /// CPUs, when the source says.
+    pub cpus: Option<u32>,
+}
+
+/// The result of `jitterlab analyze`: the sections asked for. Every time is in ns.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    /// The source.
+    pub source: Source,
+    /// Rows the text shows per table.
+    pub top: usize,
+    /// Summary.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary: Option<Summary>,
+    /// Per CPU.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<CpuSection>,
+    /// Per task.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tasks: Option<TaskSection>,
+    /// IRQs, softirqs, chains.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub irqs: Option<IrqSection>,
+    /// Blamed wake-ups.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blame: Option<BlameSection>,
+    /// function_graph statistics (left out when all sections are asked for and the trace
+    /// has no function_graph calls).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub functions: Option<FunctionSection>,
+}
+
+/// Runs the state machine and the analyses over every event of `source`, in one pass.
+pub fn analyze(source: &mut dyn EventSource, options: &Options) -> jitterlab_trace::Result<Report> {
+    let mut machine = Machine::new(MachineOptions {
+        gap_ns: options.gap_ns,
+        tgids: options.tgids.clone(),
+    });
+    let mut analyses = Analyses::new(options);
+    while let Some(ev) = source.next_event()? {
+        machine.feed(&ev, &mut analyses);
+    }
+    machine.finish(&mut analyses);
+    let meta = source.meta().clone();
+    let stats: ReadStats = source.stats().clone();
+    Ok(analyses.report(&machine, &meta, &stats, options))
+}

@@ -1,0 +1,135 @@
+//! The consumer of derived intervals.
+
+use crate::model::{
+    Anomaly, Blind, FuncCall, Gap, IrqSpan, Marker, Migration, RunSlice, SoftirqSpan, Wake,
+};
+
+/// Receives the derived intervals of the [`crate::Machine`], as ripgrep's searcher pushes
+/// matches into a `Sink`. Every method has an empty default, so an analysis implements only
+/// what it folds. The machine calls them in the order the intervals end.
+///
+/// Analyses never fail, so the methods return nothing.
+pub trait Sink {
+    /// The first event's timestamp, before any interval.
+    fn begin(&mut self, _ts: u64) {}
+    /// A task's (or the idle task's) time on a CPU.
+    fn slice(&mut self, _s: &RunSlice) {}
+    /// A wake-up, at its switch-in.
+    fn wake(&mut self, _w: &Wake) {}
+    /// A hard interrupt handler's run.
+    fn irq(&mut self, _s: &IrqSpan) {}
+    /// A softirq's run.
+    fn softirq(&mut self, _s: &SoftirqSpan) {}
+    /// A task moved between CPUs.
+    fn migration(&mut self, _m: &Migration) {}
+    /// A correction or an unexplained event.
+    fn anomaly(&mut self, _a: &Anomaly) {}
+    /// A trace_marker write.
+    fn marker(&mut self, _m: &Marker) {}
+    /// A stretch with no events on a CPU.
+    fn gap(&mut self, _g: &Gap) {}
+    /// A stretch where a CPU's state is unknown (lost events).
+    fn blind(&mut self, _b: &Blind) {}
+    /// A completed function_graph call.
+    fn func(&mut self, _f: &FuncCall) {}
+    /// The last event's timestamp, after every interval.
+    fn end(&mut self, _ts: u64) {}
+}
+
+impl<S: Sink + ?Sized> Sink for &mut S {
+    fn begin(&mut self, ts: u64) {
+        (**self).begin(ts)
+    }
+    fn slice(&mut self, s: &RunSlice) {
+        (**self).slice(s)
+    }
+    fn wake(&mut self, w: &Wake) {
+        (**self).wake(w)
+    }
+    fn irq(&mut self, s: &IrqSpan) {
+        (**self).irq(s)
+    }
+    fn softirq(&mut self, s: &SoftirqSpan) {
+        (**self).softirq(s)
+    }
+    fn migration(&mut self, m: &Migration) {
+        (**self).migration(m)
+    }
+    fn anomaly(&mut self, a: &Anomaly) {
+        (**self).anomaly(a)
+    }
+    fn marker(&mut self, m: &Marker) {
+        (**self).marker(m)
+    }
+    fn gap(&mut self, g: &Gap) {
+        (**self).gap(g)
+    }
+    fn blind(&mut self, b: &Blind) {
+        (**self).blind(b)
+    }
+    fn func(&mut self, f: &FuncCall) {
+        (**self).func(f)
+    }
+    fn end(&mut self, ts: u64) {
+        (**self).end(ts)
+    }
+}
+
+/// Collects every interval in vectors: for tests and small traces (memory grows with the
+/// trace).
+#[derive(Clone, Debug, Default)]
+pub struct Collect {
+    /// Run slices.
+    pub slices: Vec<RunSlice>,
+    /// Wake-ups.
+    pub wakes: Vec<Wake>,
+    /// IRQ spans.
+    pub irqs: Vec<IrqSpan>,
+    /// Softirq spans.
+    pub softirqs: Vec<SoftirqSpan>,
+    /// Migrations.
+    pub migrations: Vec<Migration>,
+    /// Anomalies.
+    pub anomalies: Vec<Anomaly>,
+    /// Markers.
+    pub markers: Vec<Marker>,
+    /// Gaps.
+    pub gaps: Vec<Gap>,
+    /// Blind stretches.
+    pub blinds: Vec<Blind>,
+    /// Function calls.
+    pub funcs: Vec<FuncCall>,
+}
+
+impl Sink for Collect {
+    fn slice(&mut self, s: &RunSlice) {
+        self.slices.push(s.clone())
+    }
+    fn wake(&mut self, w: &Wake) {
+        self.wakes.push(w.clone())
+    }
+    fn irq(&mut self, s: &IrqSpan) {
+        self.irqs.push(s.clone())
+    }
+    fn softirq(&mut self, s: &SoftirqSpan) {
+        self.softirqs.push(s.clone())
+    }
+    fn migration(&mut self, m: &Migration) {
+        self.migrations.push(m.clone())
+    }
+    fn anomaly(&mut self, a: &Anomaly) {
+        self.anomalies.push(a.clone())
+    }
+    fn marker(&mut self, m: &Marker) {
+        self.markers.push(m.clone())
+    }
+    fn gap(&mut self, g: &Gap) {
+        self.gaps.push(g.clone())
+    }
+    fn blind(&mut self, b: &Blind) {
+        self.blinds.push(b.clone())
+    }
+    fn func(&mut self, f: &FuncCall) {
+        self.funcs.push(f.clone())
+    }
+}

@@ -1,0 +1,155 @@
+//! Helpers: event constructors, an in-memory event source, the real traces.
+
+use std::path::PathBuf;
+
+use jitterlab_analyze::{analyze, Collect, Machine, MachineOptions, Options, Report};
+use jitterlab_trace::dat::DatFile;
+use jitterlab_trace::{
+    text, Comm, Event, EventKind, EventSource, Flags, ReadStats, TaskState, TraceMeta, Wakeup,
+};
+
+/// Events in memory.
+pub struct VecSource {
+    events: std::vec::IntoIter<Event>,
+    meta: TraceMeta,
+    stats: ReadStats,
+}
+
+impl VecSource {
+    pub fn new(events: Vec<Event>) -> VecSource {
+        VecSource {
+            events: events.into_iter(),
+            meta: TraceMeta {
+                format: "test events".into(),
+                cpus: None,
+            },
+            stats: ReadStats::default(),
+        }
+    }
+}
+
+impl EventSource for VecSource {
+    fn next_event(&mut self) -> jitterlab_trace::Result<Option<Event>> {
+        Ok(self.events.next())
+    }
+    fn meta(&self) -> &TraceMeta {
+        &self.meta
+    }
+    fn stats(&self) -> &ReadStats {
+        &self.stats
+    }
+}
+
+/// An event at `ts` ns on `cpu`, current task `pid`, no flags.
+pub fn ev(ts: u64, cpu: u32, pid: i32, kind: EventKind) -> Event {
+    Event {
+        ts,
+        cpu,
+        pid,
+        flags: Flags(0),
+        preempt_count: 0,
+        kind,
+    }
+}
+
+/// The same with flags.
+pub fn evf(ts: u64, cpu: u32, pid: i32, flags: u8, kind: EventKind) -> Event {
+    Event {
+        flags: Flags(flags),
+        ..ev(ts, cpu, pid, kind)
+    }
+}
+
+pub fn comm(pid: i32) -> Comm {
+    if pid == 0 {
+        Comm::new("swapper")
+    } else {
+        Comm::new(&format!("t{pid}"))
+    }
+}
+
+/// sched_switch prev -> next with prev's state letters (`R+`, `S`, `D`, `X`).
+pub fn switch(prev: i32, state: &str, next: i32) -> EventKind {
+    EventKind::SchedSwitch {
+        prev_comm: comm(prev),
+        prev_pid: prev,
+        prev_prio: 120,
+        prev_state: TaskState::from_letters(state).expect("state letters"),
+        next_comm: comm(next),
+        next_pid: next,
+        next_prio: 120,
+    }
+}
+
+fn wakeup(pid: i32, cpu: u32) -> Wakeup {
+    Wakeup {
+        comm: comm(pid),
+        pid,
+        prio: 120,
+        target_cpu: cpu,
+    }
+}
+
+pub fn waking(pid: i32, cpu: u32) -> EventKind {
+    EventKind::SchedWaking(wakeup(pid, cpu))
+}
+
+pub fn wakeup_ev(pid: i32, cpu: u32) -> EventKind {
+    EventKind::SchedWakeup(wakeup(pid, cpu))
+}
+
+pub fn irq_entry(irq: u32) -> EventKind {
+    EventKind::IrqHandlerEntry {
+        irq,
+        name: format!("dev{irq}").as_str().into(),
+    }
+}
+
+pub fn irq_exit(irq: u32) -> EventKind {
+    EventKind::IrqHandlerExit { irq, ret: 1 }
+}
+
+/// Runs the machine over `events`, collecting every interval.
+pub fn run(events: &[Event]) -> (Machine, Collect) {
+    let mut m = Machine::new(MachineOptions::default());
+    let mut out = Collect::default();
+    for e in events {
+        m.feed(e, &mut out);
+    }
+    m.finish(&mut out);
+    (m, out)
+}
+
+/// Runs the whole analysis over `events`.
+pub fn report(events: Vec<Event>, options: &Options) -> Report {
+    analyze(&mut VecSource::new(events), options).expect("in-memory events never fail")
+}
+
+/// `../shared/traces/NAME` (the real captures of this machine).
+pub fn trace(name: &str) -> PathBuf {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/traces")
+        .join(name);
+    assert!(
+        p.exists(),
+        "missing real trace {} (see ../shared/traces/README.md)",
+        p.display()
+    );
+    p
+}
+
+/// The report of a real trace file, .dat or text, chosen by content.
+pub fn report_of(name: &str, options: &Options) -> Report {
+    let path = trace(name);
+    let bytes = std::fs::read(&path).expect("read trace");
+    if bytes.starts_with(b"\x17\x08\x44tracing") {
+        let dat = DatFile::open(&path).expect("open .dat");
+        let mut events = dat.events(0).expect("events");
+        analyze(&mut events, options).expect("analyze .dat")
+    } else {
+        let kind = text::detect(&bytes).expect("a text trace");
+        let mut src =
+            text::open(&bytes[..], kind, text::TextOptions::named(name)).expect("open text");
+        analyze(&mut *src, options).expect("analyze text")
+    }
+}

@@ -1,0 +1,118 @@
+//! `jitterlab analyze`: the report of a trace, one file per section.
+
+mod blame;
+mod cpus;
+mod functions;
+mod irqs;
+mod summary;
+mod tasks;
+
+use std::io::{self, Write};
+
+use jitterlab_analyze::Report;
+
+use crate::units::duration_ns;
+use crate::{Render, Style};
+
+impl Render for Report {
+    const SCHEMA: &'static str = "jitterlab.analyze";
+
+    fn text(&self, out: &mut dyn Write, style: &Style) -> io::Result<()> {
+        let cpus = self
+            .source
+            .cpus
+            .map_or_else(String::new, |n| format!(", {n} CPUs"));
+        writeln!(out, "{}{cpus}", self.source.format)?;
+        if let Some(s) = &self.summary {
+            summary::write(s, out, style)?;
+        }
+        if let Some(c) = &self.cpus {
+            cpus::write(c, out, style)?;
+        }
+        if let Some(t) = &self.tasks {
+            tasks::write(t, self.top, out, style)?;
+        }
+        if let Some(i) = &self.irqs {
+            irqs::write(i, self.top, out, style)?;
+        }
+        if let Some(b) = &self.blame {
+            blame::write(b, out, style)?;
+        }
+        if let Some(f) = &self.functions {
+            functions::write(f, self.top, out, style)?;
+        }
+        Ok(())
+    }
+}
+
+/// A section heading.
+fn heading(out: &mut dyn Write, style: &Style, title: &str) -> io::Result<()> {
+    writeln!(out)?;
+    writeln!(out, "{}", style.bold(&format!("== {title} ==")))
+}
+
+/// A trace timestamp as the kernel prints it: seconds with microseconds.
+fn ts(ns: u64) -> String {
+    format!("{}.{:06}", ns / 1_000_000_000, (ns % 1_000_000_000) / 1_000)
+}
+
+/// A duration, or `-`.
+fn dur(ns: Option<u64>) -> String {
+    ns.map_or_else(|| "-".to_string(), duration_ns)
+}
+
+/// `part` as a percentage of `whole`, one decimal.
+fn pct(part: u64, whole: u64) -> String {
+    if whole == 0 {
+        "-".to_string()
+    } else {
+        format!("{:.1}%", part as f64 * 100.0 / whole as f64)
+    }
+}
+
+/// A kernel priority for people: `rt 90` (0..=99 are real-time: 99 - prio), `nice 0`
+/// (100..=139: prio - 120), `dl` (-1: deadline).
+fn prio(p: Option<i32>) -> String {
+    match p {
+        None => "-".to_string(),
+        Some(p) if p < 0 => "dl".to_string(),
+        Some(p) if p < 100 => format!("rt {}", 99 - p),
+        Some(p) => format!("nice {}", p - 120),
+    }
+}
+
+/// Omitted-rows note under a table shown truncated.
+fn more(
+    out: &mut dyn Write,
+    style: &Style,
+    shown: usize,
+    total: usize,
+    what: &str,
+) -> io::Result<()> {
+    if total > shown {
+        writeln!(
+            out,
+            "{}",
+            style.dim(&format!(
+                "({} more {what}; all in --json, or raise --top)",
+                total - shown
+            ))
+        )?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn units() {
+        assert_eq!(ts(976_348_312_873), "976.348312");
+        assert_eq!(prio(Some(9)), "rt 90");
+        assert_eq!(prio(Some(120)), "nice 0");
+        assert_eq!(prio(Some(100)), "nice -20");
+        assert_eq!(pct(1, 3), "33.3%");
+        assert_eq!(dur(None), "-");
+    }
+}
