@@ -58,10 +58,7 @@ pub use sink::{Collect, Sink};
 pub use state::{AnomalyCount, Counts, CpuInfo, Machine, MachineOptions, TaskInfo};
 pub use stats::{Bucket, Buckets, DurationStats, Stats, BUCKET_BOUNDS};
 
-/// The softirq vector names of the kernel (`softirq_to_name`), by vector.
-pub const SOFTIRQ_NAMES: [&str; 10] = [
-    "HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU",
-];
+pub use jitterlab_trace::SOFTIRQ_NAMES;
 
 /// The name of softirq vector `vec`, or its number.
 pub fn softirq_name(vec: u32) -> String {

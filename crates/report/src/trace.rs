@@ -141,13 +141,12 @@ pub fn write_event_line(out: &mut dyn Write, ev: &Event, comm: &str) -> io::Resu
     writeln!(out)
 }
 
-/// The kernel's softirq vector names.
+/// The kernel's name of a softirq vector.
 fn softirq_name(vec: u32) -> &'static str {
-    const NAMES: [&str; 10] = [
-        "HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER",
-        "RCU",
-    ];
-    NAMES.get(vec as usize).copied().unwrap_or("?")
+    jitterlab_trace::SOFTIRQ_NAMES
+        .get(vec as usize)
+        .copied()
+        .unwrap_or("?")
 }
 
 impl Render for TraceStats {

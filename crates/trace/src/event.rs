@@ -238,6 +238,11 @@ pub struct Sym {
     pub name: Option<Text>,
 }
 
+/// The softirq vector names of the kernel (`softirq_to_name`), by vector number.
+pub const SOFTIRQ_NAMES: [&str; 10] = [
+    "HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU",
+];
+
 /// The payload shared by sched_waking, sched_wakeup and sched_wakeup_new.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Wakeup {

@@ -29,7 +29,9 @@ pub mod stats;
 pub mod text;
 
 pub use error::{Error, Location, Result};
-pub use event::{Comm, Event, EventKind, Flags, Sym, TaskState, Text, Value, Wakeup};
+pub use event::{
+    Comm, Event, EventKind, Flags, Sym, TaskState, Text, Value, Wakeup, SOFTIRQ_NAMES,
+};
 pub use open::Trace;
 
 /// Facts about a trace as a whole, known once its headers are read.
