@@ -56,6 +56,8 @@ pub struct Headers {
     pub page_size: usize,
     /// `trace_clock`'s selected clock (`local`, `mono`, ...).
     pub clock: String,
+    /// `uname -srvm` of this machine.
+    pub uname: String,
 }
 
 /// One CPU's `per_cpu/cpuN/stats`.
@@ -77,6 +79,8 @@ pub struct BufferStats {
 #[derive(Debug)]
 pub struct Session {
     root: Root,
+    /// Host path of the tracefs mount.
+    mount: String,
     /// Host path of the instance directory.
     dir: String,
     /// The events enabled, as enable-file host paths.
@@ -127,6 +131,7 @@ impl Session {
         let cpus = config.cpus.clone().unwrap_or_else(|| online.clone());
         let mut session = Session {
             root: root.clone(),
+            mount: mount.clone(),
             dir,
             enabled: Vec::new(),
             restore: Vec::new(),
@@ -277,10 +282,7 @@ impl Session {
                 None => event_formats.push((system.to_string(), list)),
             }
         }
-        let mount = self
-            .dir
-            .rsplit_once("/instances/")
-            .map_or(self.dir.as_str(), |(m, _)| m);
+        let mount = &self.mount;
         let page_size = root
             .read_num_opt::<usize>(format!("{}/buffer_subbuf_size_kb", self.dir))?
             .map(|kb| kb * 1024)
@@ -301,15 +303,13 @@ impl Session {
             printk_formats: read_bytes(&format!("{mount}/printk_formats")).unwrap_or_default(),
             page_size,
             clock,
+            uname: uname(),
         })
     }
 
     /// `saved_cmdlines` and `saved_tgids` as they are now (read them at the end).
     pub fn task_names(&self) -> Result<(Vec<u8>, Vec<u8>)> {
-        let mount = self
-            .dir
-            .rsplit_once("/instances/")
-            .map_or(self.dir.as_str(), |(m, _)| m);
+        let mount = &self.mount;
         let read = |f: &str| -> Vec<u8> {
             read_whole(&self.root.path(format!("{mount}/{f}"))).unwrap_or_default()
         };
@@ -353,6 +353,31 @@ impl Drop for Session {
     fn drop(&mut self) {
         let _ = self.undo();
     }
+}
+
+/// `uname -srvm`-like text, as a .dat header records the machine.
+fn uname() -> String {
+    // SAFETY: utsname is plain data; uname fills it.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: u is a valid utsname.
+    if unsafe { libc::uname(&mut u) } != 0 {
+        return String::new();
+    }
+    let field = |f: &[libc::c_char]| -> String {
+        let bytes: Vec<u8> = f
+            .iter()
+            .take_while(|&&c| c != 0)
+            .map(|&c| c as u8)
+            .collect();
+        String::from_utf8_lossy(&bytes).into_owned()
+    };
+    format!(
+        "{} {} {} {}",
+        field(&u.sysname),
+        field(&u.release),
+        field(&u.version),
+        field(&u.machine)
+    )
 }
 
 /// Reads a tracefs file in 64 KiB reads. `events/header_page` and `header_event` answer

@@ -1,7 +1,6 @@
 //! `jitterlab record`: tracefs events into a trace-cmd .dat file.
 
 use std::fs::File;
-use std::io::Read;
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::atomic::Ordering;
@@ -199,10 +198,9 @@ pub fn run(root: &Root, args: Record, color: Color) -> anyhow::Result<u8> {
         });
     }
     let (cmdlines, _tgids) = session.task_names()?;
+    let ncpus = session.online().last().map_or(1, |c| c + 1);
     session.close()?;
 
-    let online = root.read_cpu_list("/sys/devices/system/cpu/online")?;
-    let ncpus = online.last().map_or(1, |c| c + 1);
     let meta = DatMeta {
         big_endian: cfg!(target_endian = "big"),
         long_size: std::mem::size_of::<libc::c_long>() as u8,
@@ -220,22 +218,14 @@ pub fn run(root: &Root, args: Record, color: Color) -> anyhow::Result<u8> {
         printk: headers.printk_formats,
         cmdlines,
         trace_clock: Some(format!("[{}]", headers.clock)),
-        uname: Some(uname()),
+        uname: Some(headers.uname),
         version: Some(format!("jitterlab {}", env!("CARGO_PKG_VERSION"))),
         cpustats: Vec::new(),
     };
-    let mut writer = DatWriter::new(meta, Spool::Dir(spool_dir.path().to_path_buf()))?;
-    let mut chunk = vec![0u8; headers.page_size * 64];
+    // The recorder's spool files become the file's CPU data as they are: no copy.
+    let mut writer = DatWriter::new(meta, Spool::Memory)?;
     for spool in &spools {
-        let mut f = File::open(&spool.path)?;
-        loop {
-            let n = read_full(&mut f, &mut chunk)?;
-            if n == 0 {
-                break;
-            }
-            writer.write_pages(0, spool.cpu, &chunk[..n])?;
-        }
-        std::fs::remove_file(&spool.path)?;
+        writer.adopt_pages(0, spool.cpu, spool.path.clone())?;
     }
     let out = File::create(&args.output)
         .map_err(|e| anyhow::anyhow!("{}: {e}", args.output.display()))?;
@@ -253,41 +243,4 @@ pub fn run(root: &Root, args: Record, color: Color) -> anyhow::Result<u8> {
     };
     emit(&summary, format(args.json, color))?;
     Ok(EXIT_OK)
-}
-
-/// Reads until `buf` is full or the end of the file; returns the bytes read.
-fn read_full(f: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match f.read(&mut buf[n..])? {
-            0 => break,
-            k => n += k,
-        }
-    }
-    Ok(n)
-}
-
-/// `uname -srvm`-like text for the file's header.
-fn uname() -> String {
-    // SAFETY: utsname is plain data; uname fills it.
-    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
-    // SAFETY: u is a valid utsname.
-    if unsafe { libc::uname(&mut u) } != 0 {
-        return String::new();
-    }
-    let field = |f: &[libc::c_char]| -> String {
-        let bytes: Vec<u8> = f
-            .iter()
-            .take_while(|&&c| c != 0)
-            .map(|&c| c as u8)
-            .collect();
-        String::from_utf8_lossy(&bytes).into_owned()
-    };
-    format!(
-        "{} {} {} {}",
-        field(&u.sysname),
-        field(&u.release),
-        field(&u.version),
-        field(&u.machine)
-    )
 }

@@ -11,7 +11,7 @@
 
 use std::fs::File;
 use std::io::{self, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::compress::{Compression, Deflater};
 use super::header::{opt, MAGIC};
@@ -182,6 +182,40 @@ impl DatWriter {
             cpus,
         });
         Ok(self.buffers.len() - 1)
+    }
+
+    /// Takes a file of whole pages — as a recorder spooled them — as all of `cpu`'s data
+    /// in buffer `buffer`, without copying it; the file is removed when the writer is
+    /// dropped. Only for uncompressed output (version 6, or 7 without compression), and
+    /// only before any page of that CPU was written.
+    pub fn adopt_pages(&mut self, buffer: usize, cpu: u32, path: PathBuf) -> io::Result<()> {
+        let invalid = |m: String| io::Error::new(io::ErrorKind::InvalidInput, m);
+        if self.deflater.is_some() {
+            return Err(invalid(
+                "compressed output takes its pages through write_pages".into(),
+            ));
+        }
+        let ps = u64::from(self.meta.page_size);
+        let spool = self
+            .buffers
+            .get_mut(buffer)
+            .and_then(|b| b.cpus.get_mut(cpu as usize))
+            .ok_or_else(|| invalid(format!("no buffer {buffer} CPU {cpu}")))?;
+        if spool.file.len() != 0 {
+            return Err(invalid(format!(
+                "buffer {buffer} CPU {cpu} already has pages"
+            )));
+        }
+        let file = File::options().read(true).append(true).open(&path)?;
+        let len = file.metadata()?.len();
+        if len % ps != 0 {
+            return Err(invalid(format!(
+                "{}: {len} bytes is not a whole number of {ps}-byte pages",
+                path.display()
+            )));
+        }
+        spool.file = SpoolFile::File { file, path, len };
+        Ok(())
     }
 
     /// Append whole pages of `cpu` to buffer `buffer`; a short last page is padded with

@@ -163,3 +163,51 @@ fn v7_copies_read_back_and_report_the_same() {
         }
     }
 }
+
+#[test]
+fn adopted_page_files_write_the_same_file_as_written_pages() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("in.dat");
+    std::fs::write(&src, fixture("cyclictest-idle.v7.dat")).unwrap();
+    let dat = DatFile::open(&src).unwrap();
+    let mut written = DatWriter::new(DatMeta::from_dat(&dat), Spool::Memory).unwrap();
+    let mut adopted = DatWriter::new(DatMeta::from_dat(&dat), Spool::Memory).unwrap();
+    for (i, cpu) in dat.buffers()[0].cpus.iter().enumerate() {
+        let mut pages = Vec::new();
+        dat.cpu_pages(0, i, |p| {
+            pages.extend_from_slice(p);
+            Ok(())
+        })
+        .unwrap();
+        written.write_pages(0, cpu.cpu, &pages).unwrap();
+        let path = dir.path().join(format!("cpu{}.pages", cpu.cpu));
+        std::fs::write(&path, &pages).unwrap();
+        adopted.adopt_pages(0, cpu.cpu, path.clone()).unwrap();
+        assert!(
+            adopted.adopt_pages(0, cpu.cpu, path).is_err(),
+            "a CPU's pages are adopted once"
+        );
+    }
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    written.finish(&mut a).unwrap();
+    adopted.finish(&mut b).unwrap();
+    assert_eq!(a, b);
+    let leftover: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".pages"))
+        .collect();
+    assert!(
+        leftover.is_empty(),
+        "adopted files are removed: {leftover:?}"
+    );
+
+    let mut v7 =
+        DatWriter::new_v7(DatMeta::from_dat(&dat), Spool::Memory, Compression::Zstd).unwrap();
+    let path = dir.path().join("whole.pages");
+    std::fs::write(&path, vec![0u8; 4096]).unwrap();
+    assert!(
+        v7.adopt_pages(0, 0, path).is_err(),
+        "compressed output copies"
+    );
+}
