@@ -81,22 +81,26 @@ fn live_tracefs() -> Option<jitterlab_host::testing::HostLock> {
     Some(jitterlab_host::testing::host_lock().expect("host lock"))
 }
 
-#[test]
-fn a_session_records_in_its_own_instance_and_leaves_nothing_behind() {
-    use jitterlab_host::tracefs::{Session, SessionConfig};
-    use std::io::Read;
-    let Some(_lock) = live_tracefs() else { return };
-    let root = jitterlab_host::Root::live();
-    let top = "/sys/kernel/tracing";
-    let before: Vec<String> = [
+/// The top-level tracefs files a session must leave as they were.
+fn top_state() -> Vec<String> {
+    [
         "tracing_on",
         "buffer_size_kb",
         "set_event",
         "saved_cmdlines_size",
     ]
     .iter()
-    .map(|f| fs::read_to_string(format!("{top}/{f}")).unwrap())
-    .collect();
+    .map(|f| fs::read_to_string(format!("/sys/kernel/tracing/{f}")).unwrap())
+    .collect()
+}
+
+#[test]
+fn a_session_records_in_its_own_instance_and_leaves_nothing_behind() {
+    use jitterlab_host::tracefs::{Session, SessionConfig};
+    use std::io::Read;
+    let Some(_lock) = live_tracefs() else { return };
+    let root = jitterlab_host::Root::live();
+    let before = top_state();
     let config = SessionConfig {
         events: vec!["sched:sched_switch".into(), "irq".into()],
         buffer_kb: Some(64),
@@ -155,16 +159,7 @@ fn a_session_records_in_its_own_instance_and_leaves_nothing_behind() {
         !std::path::Path::new(&dir).exists(),
         "the instance is removed"
     );
-    let after: Vec<String> = [
-        "tracing_on",
-        "buffer_size_kb",
-        "set_event",
-        "saved_cmdlines_size",
-    ]
-    .iter()
-    .map(|f| fs::read_to_string(format!("{top}/{f}")).unwrap())
-    .collect();
-    assert_eq!(before, after, "the top level is as it was");
+    assert_eq!(before, top_state(), "the top level is as it was");
 }
 
 #[test]

@@ -1,16 +1,6 @@
 //! `jitterlab analyze`: sections in text and JSON, focus, errors.
 
-use std::path::PathBuf;
-
-use crate::util::{json_data, run, stderr, stdout};
-
-fn data(name: &str) -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../trace/tests/data")
-        .join(name)
-        .display()
-        .to_string()
-}
+use crate::util::{data, json_data, run, stderr, stdout};
 
 #[test]
 fn analyze_text_has_every_section_with_units() {

@@ -1,17 +1,7 @@
 //! `jitterlab report`: the same capture as .dat and as the kernel's text gives the same
 //! counts; filters, JSON lines, errors and a closed pipe.
 
-use std::path::PathBuf;
-
-use crate::util::{json_data, run, stderr, stdout};
-
-fn data(name: &str) -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../trace/tests/data")
-        .join(name)
-        .display()
-        .to_string()
-}
+use crate::util::{data, json_data, run, stderr, stdout};
 
 /// `report --stats --json` of a file: (counts by short event name, total, per-CPU events).
 fn stats(file: &str) -> (std::collections::BTreeMap<String, u64>, u64, Vec<u64>) {

@@ -8,6 +8,15 @@ pub fn vm2() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../host/tests/fixtures/vm2")
 }
 
+/// A trace in the trace crate's test data (crates/trace/tests/data, see its README).
+pub fn data(name: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../trace/tests/data")
+        .join(name)
+        .display()
+        .to_string()
+}
+
 /// Runs jitterlab with `args`.
 pub fn run(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_jitterlab"))
@@ -53,8 +62,4 @@ pub fn host_lock() -> jitterlab_host::testing::HostLock {
     jitterlab_host::testing::host_lock().expect("the host lock")
 }
 
-/// Whether we run as root (tests that write /proc/irq skip otherwise).
-pub fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
+pub use jitterlab_host::testing::is_root;

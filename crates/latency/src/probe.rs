@@ -329,8 +329,8 @@ fn hooks_for(
         ..Hooks::default()
     };
     let mut watcher = None;
+    let root = jitterlab_host::Root::live();
     if let Some(threshold) = config.spike_threshold_ns {
-        let root = jitterlab_host::Root::live();
         let others = root
             .read_cpu_list("/sys/devices/system/cpu/online")
             .ok()
@@ -356,7 +356,6 @@ fn hooks_for(
         watcher = Some(w);
     }
     if let Some(limit) = config.break_ns {
-        let root = jitterlab_host::Root::live();
         match jitterlab_host::tracefs::find(&root) {
             Ok(Some(mount)) => {
                 let breaker = jitterlab_host::tracefs::Breaker::arm(&root, &mount, limit / 1000)

@@ -7,13 +7,9 @@ use std::time::{Duration, Instant};
 use jitterlab_cpuset::CpuSet;
 use jitterlab_host::sched;
 use jitterlab_host::tasks::Policy;
+use jitterlab_host::testing::is_root;
 use jitterlab_latency::probe::live_for;
 use jitterlab_latency::{run, Config, Stop};
-
-fn is_root() -> bool {
-    // SAFETY: no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
 
 fn config(cpu: u32, policy: Policy, priority: u32, stop: Stop) -> Config {
     Config {
