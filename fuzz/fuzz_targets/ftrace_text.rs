@@ -2,44 +2,10 @@
 //! in time order; an error names a line of the input.
 #![no_main]
 
-use jitterlab_trace::text::{detect, FtraceReader, TextOptions};
-use jitterlab_trace::{EventSource, Location};
+#[path = "common/text.rs"]
+mod text;
+
+use jitterlab_trace::text::TextKind;
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| {
-    let _ = detect(data);
-    let lines = data.split(|b| *b == b'\n').count() as u64;
-    for lenient in [false, true] {
-        let opts = TextOptions {
-            lenient,
-            reorder_window: data.first().map_or(0, |b| *b as usize % 8),
-            ..TextOptions::named("fuzz")
-        };
-        let mut r = match FtraceReader::new(data, opts) {
-            Ok(r) => r,
-            Err(e) => {
-                assert!(!lenient, "lenient mode failed: {e}");
-                assert!(matches!(e.location, Location::Line(n) if n >= 1 && n <= lines));
-                continue;
-            }
-        };
-        let mut last = 0;
-        let mut errors = 0;
-        loop {
-            match r.next_event() {
-                Ok(Some(e)) => {
-                    assert!(e.ts >= last, "out of order");
-                    last = e.ts;
-                }
-                Ok(None) => break,
-                Err(e) => {
-                    assert!(!lenient, "lenient mode failed: {e}");
-                    assert!(matches!(e.location, Location::Line(n) if n >= 1 && n <= lines));
-                    errors += 1;
-                    assert!(errors <= lines, "errors without end");
-                }
-            }
-        }
-        let _ = (r.meta(), r.stats());
-    }
-});
+fuzz_target!(|data: &[u8]| text::check(data, TextKind::Ftrace));
