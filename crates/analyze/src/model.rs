@@ -174,6 +174,8 @@ pub struct IrqSpan {
     pub cpu: u32,
     /// The IRQ number.
     pub irq: u32,
+    /// The handler's name from irq_handler_entry (`virtio1-req.0`).
+    pub name: Text,
     /// Entry, ns.
     pub start: u64,
     /// Exit, ns.

@@ -34,9 +34,10 @@ pub(crate) enum Cur {
 }
 
 /// A hard IRQ handler in progress.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct IrqFrame {
     pub irq: u32,
+    pub name: Text,
     pub start: u64,
     /// Softirq vectors this handler raised (bit per vector).
     pub raised: u16,

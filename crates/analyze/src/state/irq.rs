@@ -58,6 +58,7 @@ impl Machine {
         }
         self.cpus[cpu as usize].irqs.push(IrqFrame {
             irq,
+            name: name.clone(),
             start: ts,
             raised: 0,
         });
@@ -115,6 +116,7 @@ impl Machine {
         sink.irq(&IrqSpan {
             cpu,
             irq,
+            name: frame.name,
             start: frame.start,
             end: ts,
             depth: pos as u32,

@@ -19,7 +19,7 @@ mod tasks;
 
 use std::collections::{BTreeMap, HashMap};
 
-use jitterlab_trace::{Comm, Event, EventKind, Text};
+use jitterlab_trace::{Comm, Event, EventKind, EventSource, Text};
 
 use crate::hash::FxMap;
 use crate::model::{Anomaly, AnomalyKind, Blind, Gap, Marker, Migration, SliceEnd, TaskId};
@@ -312,6 +312,20 @@ impl Machine {
             } => self.func_return(cpu, ts, ev.pid, func, *depth, *duration, sink),
             _ => {}
         }
+    }
+
+    /// Feeds every event of `source` and finishes: one whole pass, the intervals going to
+    /// `sink` (for consumers other than [`crate::analyze`], e.g. a converter).
+    pub fn replay<S: Sink + ?Sized>(
+        &mut self,
+        source: &mut dyn EventSource,
+        sink: &mut S,
+    ) -> jitterlab_trace::Result<()> {
+        while let Some(ev) = source.next_event()? {
+            self.feed(&ev, sink);
+        }
+        self.finish(sink);
+        Ok(())
     }
 
     /// Ends the pass: every current task's slice ends at the last event, unknown stretches
