@@ -63,6 +63,8 @@ pub enum Command {
     Report(crate::cmd::report::Report),
     /// Analyze a trace: CPU load, per-task wake-up latency, IRQ -> task chains, IRQ times.
     Analyze(crate::cmd::analyze::Analyze),
+    /// Convert a trace: .dat v6 <-> v7, or to Perfetto / chrome://tracing JSON.
+    Convert(crate::cmd::convert::Convert),
 }
 
 /// `jitterlab latency`.

@@ -3,6 +3,7 @@
 //! what they change.
 
 mod analyze;
+mod convert;
 mod errors;
 mod latency;
 mod live;

@@ -27,8 +27,10 @@
 
 mod analyze;
 mod change;
+mod convert;
 mod latency;
 mod partition;
+mod perfetto;
 mod record;
 mod show;
 mod svg;
@@ -40,7 +42,9 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
+pub use convert::Conversion;
 pub use latency::write_cyclictest_histogram;
+pub use perfetto::{PerfettoCounts, PerfettoWriter};
 pub use svg::write_latency_plot;
 pub use table::{Align, Table};
 pub use trace::write_event_line;

@@ -3,6 +3,7 @@
 
 pub mod advise;
 pub mod analyze;
+pub mod convert;
 mod irq;
 pub mod isolate;
 mod latency;
@@ -38,6 +39,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Record(args) => record::run(&root, args, cli.color),
         Command::Report(args) => report::run(args, cli.color),
         Command::Analyze(args) => analyze::run(args, cli.color),
+        Command::Convert(args) => convert::run(args, cli.color),
     }
 }
 
