@@ -205,3 +205,127 @@ fn a_flight_recorder_ends_at_the_latency_break() {
         assert!(theirs.get("print").copied().unwrap_or(0) >= 1, "{theirs:?}");
     }
 }
+
+/// A tracefs instance made by a test, removed (with its events off) when dropped, also
+/// when the test fails.
+struct TestInstance {
+    dir: std::path::PathBuf,
+    reader: Option<std::process::Child>,
+}
+
+impl Drop for TestInstance {
+    fn drop(&mut self) {
+        if let Some(mut r) = self.reader.take() {
+            let _ = r.kill();
+            let _ = r.wait();
+        }
+        let _ = std::fs::write(self.dir.join("tracing_on"), "0");
+        let _ = std::fs::write(self.dir.join("events/enable"), "0");
+        // rmdir can answer EBUSY while the reader's file is being closed.
+        for _ in 0..50 {
+            if std::fs::remove_dir(&self.dir).is_ok() || !self.dir.exists() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+}
+
+/// The overrun counts of an instance's per-CPU stats.
+fn overruns(dir: &Path) -> u64 {
+    (0..64)
+        .map_while(|c| std::fs::read_to_string(dir.join(format!("per_cpu/cpu{c}/stats"))).ok())
+        .map(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("overrun: "))
+                .and_then(|n| n.trim().parse::<u64>().ok())
+                .unwrap_or(0)
+        })
+        .sum()
+}
+
+/// Seed 003's first mistake, measured: `cat trace_pipe` (text formatted in the kernel, by
+/// a reader at normal priority) and `jitterlab record` trace the same events with the
+/// same ring-buffer size, at the same time, during a context-switch storm. cat loses
+/// events to overruns; record loses none and holds more events than cat could read.
+#[test]
+fn record_loses_no_events_where_cat_trace_pipe_does() {
+    if !can_trace() {
+        return;
+    }
+    if Command::new("stress-ng").arg("--version").output().is_err() {
+        eprintln!("skipped: stress-ng is not installed");
+        return;
+    }
+    let _lock = host_lock();
+    let events = ["sched_switch", "sched_waking", "sched_wakeup"];
+    let buffer_kb = "2048";
+    let dir = Path::new(TOP)
+        .join("instances")
+        .join(format!("jltest-cat-{}", std::process::id()));
+    std::fs::create_dir(&dir).expect("create a tracefs instance");
+    let mut cat = TestInstance {
+        dir: dir.clone(),
+        reader: None,
+    };
+    std::fs::write(dir.join("buffer_size_kb"), buffer_kb).unwrap();
+    for e in events {
+        std::fs::write(dir.join(format!("events/sched/{e}/enable")), "1").unwrap();
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let text = tmp.path().join("cat.txt");
+    cat.reader = Some(
+        Command::new("cat")
+            .arg(dir.join("trace_pipe"))
+            .stdout(std::fs::File::create(&text).unwrap())
+            .spawn()
+            .expect("cat"),
+    );
+    let dat = tmp.path().join("rec.dat");
+    let mut args = vec!["record", "--json", "--buffer-kb", buffer_kb, "-o"];
+    args.push(dat.to_str().unwrap());
+    let names: Vec<String> = events.iter().map(|e| format!("sched:{e}")).collect();
+    for n in &names {
+        args.extend(["-e", n.as_str()]);
+    }
+    args.extend(["--", "stress-ng", "--switch", "2", "--timeout", "1", "--quiet"]);
+    let summary = json_data(&run(&args), "jitterlab.record");
+    std::fs::write(dir.join("tracing_on"), "0").unwrap();
+    // Let cat drain what is left, then stop it.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let cat_lost = overruns(&dir);
+    drop(cat);
+    let cat_read = std::fs::read_to_string(&text)
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains("sched_"))
+        .count() as u64;
+
+    let lost: u64 = summary["cpus"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            ["overrun", "dropped", "commit_overrun"]
+                .iter()
+                .map(|k| c[k].as_u64().unwrap())
+                .sum::<u64>()
+        })
+        .sum();
+    let file = DatFile::open(&dat).unwrap();
+    let counts = file.count_events(0).unwrap();
+    let recorded = counts.total;
+    eprintln!(
+        "cat trace_pipe: {cat_read} read, {cat_lost} overrun; record: {recorded} events, {lost} lost"
+    );
+    assert!(
+        cat_lost * 100 > (cat_read + cat_lost),
+        "the workload did not outrun cat (it lost {cat_lost} of {}): the comparison says nothing",
+        cat_read + cat_lost
+    );
+    assert_eq!(lost, 0, "record lost events: {summary}");
+    for c in &counts.per_cpu {
+        assert_eq!(c.lost_markers, 0, "cpu {}: pages with missed events", c.cpu);
+    }
+    assert!(recorded > cat_read, "record {recorded} <= cat {cat_read}");
+}
