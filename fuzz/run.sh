@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 secs=${1:-60}
-for t in cpuset proc_interrupts proc_task cmdline_mountinfo dat ringbuf ftrace_text fgraph_text; do
+for t in cpuset proc_interrupts proc_task cmdline_mountinfo dat ringbuf ftrace_text fgraph_text perf_text; do
   mkdir -p "corpus/$t"
   RUSTC_BOOTSTRAP=1 cargo fuzz run -s address "$t" "corpus/$t" "seeds/$t" -- \
     -max_total_time="$secs" -max_len=4096

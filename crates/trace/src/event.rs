@@ -45,6 +45,16 @@ impl Comm {
             Some(n) => &raw[..n],
             None => raw,
         };
+        // Hot path (2 comms per sched_switch): ASCII needs no UTF-8 validation and no
+        // char-boundary search.
+        if raw.is_ascii() {
+            let mut bytes = [0u8; 16];
+            bytes[..raw.len()].copy_from_slice(raw);
+            return Comm {
+                bytes,
+                len: raw.len() as u8,
+            };
+        }
         match std::str::from_utf8(raw) {
             Ok(s) => Comm::new(s),
             Err(_) => Comm::new(&String::from_utf8_lossy(raw)),

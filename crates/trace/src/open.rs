@@ -1,5 +1,6 @@
 //! Opening a trace file by its content, whatever its name: a trace-cmd .dat (v6 or v7),
-//! the kernel's ftrace text, `trace-cmd report` text or function_graph text.
+//! the kernel's ftrace text, `trace-cmd report` text, function_graph text or `perf script`
+//! text.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -66,7 +67,7 @@ impl Trace {
                 name,
                 Location::Offset(0),
                 "expected a trace-cmd .dat file (magic 17 08 44 'tracing'), ftrace text, \
-                 trace-cmd report text or function_graph text",
+                 trace-cmd report text, function_graph text or perf script text",
             )),
         }
     }
@@ -79,6 +80,7 @@ impl Trace {
                 TextKind::Ftrace => "ftrace text".into(),
                 TextKind::TraceCmdReport => "trace-cmd report text".into(),
                 TextKind::FunctionGraph => "function_graph text".into(),
+                TextKind::PerfScript => "perf script text".into(),
             },
         }
     }
@@ -100,6 +102,20 @@ impl Trace {
                     ..TextOptions::named(name.clone())
                 },
             ),
+        }
+    }
+
+    /// Thread group ids by tid, when the file records them: the TGID column of ftrace text
+    /// (the `record-tgid` trace option). Empty for .dat files (trace-cmd keeps no tgid
+    /// table) and the other text formats.
+    pub fn tgids(&self) -> HashMap<i32, i32> {
+        match self {
+            Trace::Text {
+                bytes,
+                kind: TextKind::Ftrace,
+                ..
+            } => text::scan_tgids(bytes),
+            _ => HashMap::new(),
         }
     }
 

@@ -125,11 +125,17 @@ impl TraceStats {
             s.total += 1;
             s.first_ts = Some(s.first_ts.map_or(ev.ts, |f| f.min(ev.ts)));
             s.last_ts = Some(s.last_ts.map_or(ev.ts, |l| l.max(ev.ts)));
-            let name = match &ev.kind {
-                EventKind::Other { name, .. } => name.to_string(),
-                k => k.name().to_string(),
+            let name: &str = match &ev.kind {
+                EventKind::Other { name, .. } => name,
+                k => k.name(),
             };
-            *by_name.entry(name).or_insert(0) += 1;
+            // Look up by &str: a String is made once per event type, not per event.
+            match by_name.get_mut(name) {
+                Some(n) => *n += 1,
+                None => {
+                    by_name.insert(name.to_string(), 1);
+                }
+            }
         }
         // Losses the reader knows of without a marker event.
         for (i, lost) in source.stats().lost.iter().enumerate() {

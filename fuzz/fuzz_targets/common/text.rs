@@ -1,4 +1,4 @@
-//! The checks both text fuzz targets make on one reader: never panic, strict or lenient;
+//! The checks the text fuzz targets make on one reader: never panic, strict or lenient;
 //! events come out in time order; an error names a line of the input.
 
 use jitterlab_trace::text::{detect, open, TextKind, TextOptions};

@@ -445,14 +445,19 @@ impl<'a> DatFile<'a> {
     }
 
     fn source<'s>(&'s self, b: &Buffer, seg: Segment) -> CpuSource<'s> {
-        CpuSource::new(
+        let src = CpuSource::new(
             &self.name,
             self.bytes(),
             self.endian,
             b.page_size,
             self.info.compression,
             seg,
-        )
+        );
+        match &self.data {
+            // Memory stays at the pages in flight, not the file's size.
+            Storage::Mapped(map) => src.release_behind(map),
+            _ => src,
+        }
     }
 
     /// Counts of records per event and per CPU, lost events and the time span of buffer

@@ -13,6 +13,9 @@ use crate::{Error, Result};
 /// Largest decompressed chunk accepted (trace-cmd writes 10 pages per chunk).
 const MAX_CHUNK: usize = 256 << 20;
 
+/// Bytes of a memory-mapped file read before they are given back (see [`Release`]).
+const RELEASE_STEP: usize = 1 << 20;
+
 /// A page in the reader's backing bytes, and where errors in it point.
 #[derive(Clone, Debug)]
 pub(crate) struct PageRef {
@@ -43,6 +46,36 @@ pub(crate) struct CpuSource<'f> {
     endian: Endian,
     page_size: usize,
     kind: Kind,
+    release: Option<Release<'f>>,
+}
+
+/// The mapping that `CpuSource::file` is, and how far its pages have been given back:
+/// pages behind the reader are dropped from the process (`MADV_DONTNEED`), so that the
+/// resident memory stays at the pages in flight, not the file's size. The map is
+/// read-only and file-backed: a page touched again is read again from the page cache.
+struct Release<'f> {
+    map: &'f memmap2::Mmap,
+    done: usize,
+}
+
+impl Release<'_> {
+    /// Gives back the pages of `self.done..upto` once they add up to a step, or at the
+    /// `end` of the data.
+    fn upto(&mut self, upto: usize, end: bool) {
+        if upto >= self.done.saturating_add(RELEASE_STEP) || (end && upto > self.done) {
+            // SAFETY: the map is a read-only file mapping (memmap2 maps it shared) and nothing writes to
+            // it, so DONTNEED only unmaps pages that read back unchanged from the file.
+            // The range is inside the map (memmap2 checks and page-aligns it).
+            let _ = unsafe {
+                self.map.unchecked_advise_range(
+                    memmap2::UncheckedAdvice::DontNeed,
+                    self.done,
+                    upto - self.done,
+                )
+            };
+            self.done = upto;
+        }
+    }
 }
 
 /// One part of a CPU's data that can be read on its own (for parallel counting).
@@ -156,7 +189,20 @@ impl<'f> CpuSource<'f> {
             endian,
             page_size,
             kind,
+            release: None,
         }
+    }
+
+    /// Gives the pages read back to the system as the reader passes them: `file` must
+    /// be `map`'s bytes.
+    pub(crate) fn release_behind(mut self, map: &'f memmap2::Mmap) -> CpuSource<'f> {
+        let done = match &self.kind {
+            Kind::Flat { pos, .. } | Kind::Chunked { pos, .. } => *pos,
+        };
+        if std::ptr::eq(map.as_ptr(), self.file.as_ptr()) && map.len() == self.file.len() {
+            self.release = Some(Release { map, done });
+        }
+        self
     }
 
     /// The bytes pages point into.
@@ -178,10 +224,16 @@ impl<'f> CpuSource<'f> {
         match &mut self.kind {
             Kind::Flat { pos, end } => {
                 if *pos >= *end {
+                    if let Some(rel) = &mut self.release {
+                        rel.upto(*end, true);
+                    }
                     return Ok(None);
                 }
                 let r = *pos..(*pos).saturating_add(ps).min(*end);
                 *pos = r.end;
+                if let Some(rel) = &mut self.release {
+                    rel.upto(r.start, false);
+                }
                 Ok(Some(PageRef {
                     range: r,
                     origin: Origin::File(0),
@@ -205,6 +257,9 @@ impl<'f> CpuSource<'f> {
                     }));
                 }
                 if *left == 0 {
+                    if let Some(rel) = &mut self.release {
+                        rel.upto(*pos, true);
+                    }
                     return Ok(None);
                 }
                 *left -= 1;
@@ -230,6 +285,9 @@ impl<'f> CpuSource<'f> {
                     return give_up(lenient, skipped, left, e);
                 }
                 *pos = data.end;
+                if let Some(rel) = &mut self.release {
+                    rel.upto(at, false);
+                }
                 *chunk_at = at as u64;
                 *buf_pos = 0;
                 if let Err(msg) = inflater.inflate(&self.file[data], u, buf) {

@@ -86,7 +86,7 @@ fn strip_size(s: &str) -> &str {
 }
 
 /// The subsystem of well-known events, by name prefix.
-fn system_of(name: &str) -> Option<&'static str> {
+pub(crate) fn system_of(name: &str) -> Option<&'static str> {
     const EXACT: &[(&str, &str)] = &[
         ("sys_enter", "raw_syscalls"),
         ("sys_exit", "raw_syscalls"),
@@ -344,6 +344,17 @@ pub(crate) fn is_typed(name: &str) -> bool {
 /// that is not a `key=value` list is kept whole in a field named `text`.
 pub(crate) fn other(ctx: &mut Ctx, name: &str, body: &str) -> EventKind {
     let name = ctx.event_name(name);
+    other_fields(ctx, name, body)
+}
+
+/// [`other`] for an event whose text names its system (`perf script`'s
+/// `sched:sched_stat_runtime`).
+pub(crate) fn other_named(ctx: &mut Ctx, full_name: &str, body: &str) -> EventKind {
+    let name = ctx.text(full_name);
+    other_fields(ctx, name, body)
+}
+
+fn other_fields(ctx: &mut Ctx, name: Text, body: &str) -> EventKind {
     let mut fields = Vec::new();
     if is_key_values(body) {
         for (k, v) in Fields::new(body) {

@@ -1,6 +1,7 @@
 //! The reader of the kernel's ftrace text and of `trace-cmd report` output:
 //! `TASK-PID [CPU] [FLAGS] SECONDS.USECS: EVENT: FIELDS`.
 
+use std::collections::HashMap;
 use std::io::BufRead;
 
 use super::events::{self, Ctx};
@@ -321,6 +322,8 @@ impl State {
 
 /// The columns before an event's name.
 struct Prefix<'a> {
+    /// `TASK-PID [(TGID)]`, before the CPU column.
+    head: &'a str,
     pid: i32,
     cpu: u32,
     flags: Flags,
@@ -378,6 +381,7 @@ fn parse_prefix(line: &str) -> Result<Prefix<'_>, String> {
     let ts = parse_ts(ts_tok)
         .ok_or_else(|| format!("expected a timestamp `SECONDS.USECS:`, found `{ts_tok}:`"))?;
     Ok(Prefix {
+        head: &line[..open],
         pid,
         cpu,
         flags,
@@ -385,6 +389,35 @@ fn parse_prefix(line: &str) -> Result<Prefix<'_>, String> {
         ts,
         rest,
     })
+}
+
+/// Thread group ids by tid from the TGID column (`comm-pid (  tgid) [cpu]`, the
+/// `record-tgid` trace option) of ftrace text. The column is on every event line or on
+/// none, so the scan stops at the first event line without it: text without the column
+/// costs one line. Unknown tgids (`(-------)`) are left out.
+pub(crate) fn scan_tgids(text: &[u8]) -> HashMap<i32, i32> {
+    let mut tgids = HashMap::new();
+    for line in text.split(|&b| b == b'\n') {
+        let Ok(line) = std::str::from_utf8(line) else {
+            continue;
+        };
+        if line.trim_start().starts_with('#') {
+            continue;
+        }
+        let Ok(p) = parse_prefix(line) else {
+            continue;
+        };
+        let Some(col) = p.head.trim_end().strip_suffix(')') else {
+            return tgids;
+        };
+        let tgid = col
+            .rfind('(')
+            .and_then(|i| col[i + 1..].trim().parse::<i32>().ok());
+        if let Some(tgid) = tgid.filter(|t| *t > 0) {
+            tgids.insert(p.pid, tgid);
+        }
+    }
+    tgids
 }
 
 /// The next space-separated token of `s` and what follows it.
@@ -405,4 +438,24 @@ fn task_pid(head: &str) -> Option<i32> {
         return None;
     }
     pid.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tgids_from_the_tgid_column() {
+        let text = b"# tracer: nop\n\
+            #           TASK-PID     TGID     CPU#  ||||   TIMESTAMP  FUNCTION\n\
+            \x20         <idle>-0       (-------) [001] d.h1.   976.348312: irq_handler_entry: irq=36 name=x\n\
+            \x20          iperf-4411    (   4410) [000] .....   976.348313: sched_waking: comm=a pid=1 prio=120 target_cpu=000\n\
+            \x20  Web Content-4412    (   4410) [001] .....   976.348314: sched_waking: comm=a pid=1 prio=120 target_cpu=000\n";
+        let t = scan_tgids(text);
+        assert_eq!(t.len(), 2, "{t:?}");
+        assert_eq!((t[&4411], t[&4412]), (4410, 4410));
+        let plain = b"  iperf-4411 [000] .....   976.348313: sched_waking: comm=a pid=1 prio=120 target_cpu=000\n\
+            \x20 iperf-4412    (   4410) [001] .....   976.348314: sched_waking: comm=a pid=1 prio=120 target_cpu=000\n";
+        assert!(scan_tgids(plain).is_empty());
+    }
 }

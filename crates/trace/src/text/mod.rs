@@ -1,7 +1,7 @@
-//! Text trace readers: the kernel's ftrace text, `trace-cmd report` output and
-//! function_graph text.
+//! Text trace readers: the kernel's ftrace text, `trace-cmd report` output, function_graph
+//! text and `perf script` output.
 //!
-//! Three shapes of text are read:
+//! Four shapes of text are read:
 //!
 //! - **ftrace text**, what the kernel writes to the tracefs `trace` and `trace_pipe` files:
 //!   `TASK-PID [CPU] FLAGS TIMESTAMP: EVENT: FIELDS`, with or without the `#` header, with or
@@ -13,10 +13,14 @@
 //! - **function_graph text**, what the kernel writes when `current_tracer` is
 //!   `function_graph`: `CPU) DURATION | FUNCTION CALLS` with nested `{ }`, leaves `;`,
 //!   overhead markers, irq `==========>` lines, task-switch blocks, optional abstime, proc
-//!   and latency columns, and events printed as `/* comments */`.
+//!   and latency columns, and events printed as `/* comments */`;
+//! - **`perf script`** output of tracepoint samples (`perf sched record`, `perf record -e
+//!   sched:*`): `COMM TID [CPU] TIME: SYSTEM:EVENT: FIELDS`, the comm right-aligned and
+//!   possibly holding spaces, with or without `PID/TID`, µs or ns times, callchain lines.
 //!
-//! [`detect`] tells them apart by content; [`FtraceReader`] reads the first two and
-//! [`FgraphReader`] the third; [`open`] picks the reader for a [`TextKind`].
+//! [`detect`] tells them apart by content; [`FtraceReader`] reads the first two,
+//! [`FgraphReader`] the third and [`PerfReader`] the fourth; [`open`] picks the reader for a
+//! [`TextKind`].
 //!
 //! ```
 //! use jitterlab_trace::text::{detect, open, TextKind, TextOptions};
@@ -90,6 +94,7 @@ mod fgraph;
 mod ftrace;
 mod graph;
 mod lines;
+mod perf;
 mod reorder;
 mod syntax;
 
@@ -98,7 +103,9 @@ use std::io::BufRead;
 use crate::{EventSource, Result};
 
 pub use fgraph::FgraphReader;
+pub(crate) use ftrace::scan_tgids;
 pub use ftrace::FtraceReader;
+pub use perf::PerfReader;
 
 /// [`crate::EventKind::Other`] name of a function_graph `==========>` line: an interrupt
 /// was entered on this CPU (the functions up to the matching exit ran in hard-irq context).
@@ -129,6 +136,8 @@ pub enum TextKind {
     TraceCmdReport,
     /// The kernel's function_graph tracer text.
     FunctionGraph,
+    /// `perf script` output of tracepoint samples.
+    PerfScript,
 }
 
 /// How a text reader reads.
@@ -206,6 +215,9 @@ pub fn detect(bytes: &[u8]) -> Option<TextKind> {
                 TextKind::Ftrace
             });
         }
+        if perf::looks_like_perf_line(line) {
+            return Some(TextKind::PerfScript);
+        }
         if fgraph::looks_like_graph_line(line) {
             return Some(TextKind::FunctionGraph);
         }
@@ -224,6 +236,7 @@ pub fn open<'a, R: BufRead + 'a>(
     Ok(match kind {
         TextKind::Ftrace | TextKind::TraceCmdReport => Box::new(FtraceReader::new(input, options)?),
         TextKind::FunctionGraph => Box::new(FgraphReader::new(input, options)?),
+        TextKind::PerfScript => Box::new(PerfReader::new(input, options)?),
     })
 }
 
