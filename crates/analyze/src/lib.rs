@@ -14,6 +14,8 @@
 //!   serde [`Report`]: summary, CPUs, tasks, IRQs and IRQ -> task chains, and the blame of
 //!   the worst and the marked wake-ups. Every figure is an integer in ns; renderers convert
 //!   units.
+//! - A [`Filter`] (time window, CPUs, process) chooses what the analyses fold, behind the
+//!   machine: the state is always computed from every event.
 //! - [`analyze`] runs the whole pass over an [`jitterlab_trace::EventSource`].
 //!
 //! This crate does **not** read files, parse text or touch the host: it takes events from
@@ -40,6 +42,7 @@
 #![deny(missing_docs)]
 
 pub mod analysis;
+mod filter;
 mod hash;
 mod model;
 mod pattern;
@@ -48,6 +51,7 @@ mod sink;
 mod state;
 mod stats;
 
+pub use filter::{Filter, Filtered};
 pub use model::{
     Anomaly, AnomalyKind, Blind, FuncCall, Gap, IrqSpan, Marker, Migration, RunSlice, SliceEnd,
     SliceStart, SoftirqSpan, TaskId, Wake, Waker,

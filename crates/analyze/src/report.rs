@@ -11,6 +11,7 @@ use crate::analysis::{
     blame::BlameSection, cpus::CpuSection, functions::FunctionSection, irqs::IrqSection,
     summary::Summary, tasks::TaskSection, Analyses,
 };
+use crate::filter::{task_selected, Filter};
 use crate::pattern::Pattern;
 use crate::state::{Machine, MachineOptions};
 
@@ -87,6 +88,9 @@ pub struct Options {
     pub irq: Option<Pattern>,
     /// Focus of the chains, and filter of the task rows: a tid, a name or a glob.
     pub task: Option<Pattern>,
+    /// The time window, CPUs and process folded (see [`Filter`]); the state machine sees
+    /// every event whatever it says.
+    pub filter: Filter,
     /// Rows the text shows per table (the JSON has every row).
     pub top: usize,
     /// Worst wake-ups blamed (marked ones are blamed too).
@@ -105,6 +109,7 @@ impl Default for Options {
             sections: Vec::new(),
             irq: None,
             task: None,
+            filter: Filter::default(),
             top: 20,
             blame: 5,
             tgids: HashMap::new(),
@@ -118,6 +123,12 @@ impl Options {
     /// Whether `s` is to be computed.
     pub fn wants(&self, s: Section) -> bool {
         self.sections.is_empty() || self.sections.contains(&s)
+    }
+
+    /// Whether the task `tid` (of process `tgid`, named `comm`) gets a row: `--task` and
+    /// the process filter.
+    pub fn wants_task(&self, tid: i32, tgid: Option<i32>, comm: &str) -> bool {
+        task_selected(self.task.as_ref(), &self.filter, tid, tgid, comm)
     }
 }
 
@@ -137,7 +148,10 @@ pub struct Report {
     pub source: Source,
     /// Rows the text shows per table.
     pub top: usize,
-    /// Summary.
+    /// The filter the sections after the summary were folded with (absent: none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub filter: Option<Filter>,
+    /// Summary (always of the whole trace).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub summary: Option<Summary>,
     /// Per CPU.

@@ -6,6 +6,10 @@
 //! Each CPU keeps a short history of what ended on it (slices, IRQ and softirq spans, gaps):
 //! the last [`HISTORY_NS`] and at most [`HISTORY_ITEMS`] items. A window older than that is
 //! reported as truncated. Memory stays bounded whatever the trace's length.
+//!
+//! The history is of every interval; the filters (window, CPUs, `--task`, `--pid`) choose
+//! which wake-ups are blamed: those switched in inside the window on a selected CPU, of
+//! the selected tasks.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -14,6 +18,7 @@ use jitterlab_trace::Comm;
 use serde::Serialize;
 
 use super::{Ctx, Names};
+use crate::filter::WakeSelect;
 use crate::hash::FxMap;
 use crate::model::{Gap, IrqSpan, Marker, RunSlice, SoftirqSpan, Wake, Waker};
 use crate::sink::Sink;
@@ -191,11 +196,12 @@ pub struct BlameFold {
     built: FxMap<u64, Raw>,
     last_wake: FxMap<i32, Wake>,
     marked: Vec<(String, Raw)>,
+    select: WakeSelect,
 }
 
 impl BlameFold {
-    /// Blames the `n` worst wake-ups, and every marked one.
-    pub fn new(n: usize) -> BlameFold {
+    /// Blames the `n` worst wake-ups, and every marked one, of those `select` keeps.
+    pub(crate) fn new(n: usize, select: WakeSelect) -> BlameFold {
         BlameFold {
             n,
             cpus: Vec::new(),
@@ -204,6 +210,7 @@ impl BlameFold {
             built: FxMap::default(),
             last_wake: FxMap::default(),
             marked: Vec::new(),
+            select,
         }
     }
 
@@ -488,7 +495,7 @@ impl Sink for BlameFold {
     }
     fn wake(&mut self, w: &Wake) {
         self.last_wake.insert(w.tid, w.clone());
-        if self.n == 0 {
+        if self.n == 0 || !self.select.wants(w) {
             return;
         }
         let lat = w.latency();
@@ -515,7 +522,7 @@ impl Sink for BlameFold {
             return;
         }
         // The writer is the measuring thread, right after its late wake-up.
-        if let Some(w) = self.last_wake.get(&m.tid) {
+        if let Some(w) = self.last_wake.get(&m.tid).filter(|w| self.select.wants(w)) {
             let raw = self.build(w);
             self.marked.push((m.text.trim().to_string(), raw));
         }

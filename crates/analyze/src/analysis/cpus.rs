@@ -4,7 +4,8 @@
 //! buffers of busy CPUs may start later than others). Busy = a task other than idle was
 //! current; idle = the idle task was; unknown = the state was lost (lost events) until the
 //! CPU's next event; busy + idle + unknown = span. Hardirq and softirq time are the time in
-//! handlers (nested handlers counted once) and overlap busy and idle.
+//! handlers (nested handlers counted once) and overlap busy and idle. With a time window,
+//! the span is the CPU's part of the window and every time is cut to it.
 
 use serde::Serialize;
 
@@ -126,7 +127,10 @@ impl CpuFold {
 
     /// Builds the section.
     pub fn report(mut self, ctx: &Ctx<'_>) -> CpuSection {
+        let filter = &ctx.options.filter;
         let end = ctx.machine.counts().span.map_or(0, |s| s.1);
+        let end = end.min(filter.to_ns.unwrap_or(u64::MAX));
+        let from = filter.from_ns.unwrap_or(0);
         let n = ctx.meta.cpus.unwrap_or(0) as usize;
         let infos = ctx.machine.cpus();
         let n = n.max(infos.len()).max(self.rows.len());
@@ -142,11 +146,12 @@ impl CpuFold {
         for r in &mut self.rows {
             if let Some(info) = infos.get(r.cpu as usize) {
                 r.first_ns = info.first_ts;
-                r.span_ns = info.first_ts.map_or(0, |f| end.saturating_sub(f));
+                r.span_ns = info.first_ts.map_or(0, |f| end.saturating_sub(f.max(from)));
                 r.events = info.events;
             }
             r.load.resize(buckets, 0);
         }
+        self.rows.retain(|r| filter.wants_cpu(r.cpu));
         CpuSection {
             origin_ns: self.origin,
             bucket_ns: self.width,

@@ -250,9 +250,9 @@ impl IrqFold {
                 if fi
                     .as_ref()
                     .is_some_and(|p| !p.matches(irq.into(), &irq_name))
-                    || ft
-                        .as_ref()
-                        .is_some_and(|p| !p.matches(info.tid.into(), info.comm.as_str()))
+                    || !ctx
+                        .options
+                        .wants_task(info.tid, info.tgid, info.comm.as_str())
                 {
                     return None;
                 }

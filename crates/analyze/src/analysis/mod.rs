@@ -12,6 +12,7 @@ pub mod tasks;
 
 use jitterlab_trace::{ReadStats, TraceMeta};
 
+use crate::filter::{Filtered, WakeSelect};
 use crate::model::{
     Anomaly, Blind, FuncCall, Gap, IrqSpan, Marker, Migration, RunSlice, SoftirqSpan, Wake,
 };
@@ -31,34 +32,47 @@ pub struct Ctx<'a> {
     pub options: &'a Options,
 }
 
-/// Every analysis the options ask for, behind one [`Sink`].
+/// Every analysis the options ask for, behind one [`Sink`]. The summary and the blame's
+/// per-CPU history see every interval; the other sections see what the options' [`Filter`]
+/// keeps (the blame section uses it to choose the wake-ups it blames).
 pub struct Analyses {
     summary: Option<summary::SummaryFold>,
+    blame: Option<blame::BlameFold>,
+    folds: Filtered<Folds>,
+}
+
+/// The sections folded behind the filter.
+struct Folds {
     cpus: Option<cpus::CpuFold>,
     tasks: Option<tasks::TaskFold>,
     irqs: Option<irqs::IrqFold>,
-    blame: Option<blame::BlameFold>,
     functions: Option<functions::FunctionFold>,
 }
 
 impl Analyses {
     /// The analyses of the sections `options` asks for.
     pub fn new(options: &Options) -> Analyses {
-        Analyses {
-            summary: options
-                .wants(Section::Summary)
-                .then(summary::SummaryFold::default),
+        let folds = Folds {
             cpus: options
                 .wants(Section::Cpus)
                 .then(|| cpus::CpuFold::new(options.load_buckets)),
             tasks: options.wants(Section::Tasks).then(tasks::TaskFold::default),
             irqs: options.wants(Section::Irqs).then(irqs::IrqFold::default),
-            blame: options
-                .wants(Section::Blame)
-                .then(|| blame::BlameFold::new(options.blame)),
             functions: options
                 .wants(Section::Functions)
                 .then(functions::FunctionFold::default),
+        };
+        Analyses {
+            summary: options
+                .wants(Section::Summary)
+                .then(summary::SummaryFold::default),
+            blame: options.wants(Section::Blame).then(|| {
+                blame::BlameFold::new(
+                    options.blame,
+                    WakeSelect::new(&options.filter, options.task.as_ref(), &options.tgids),
+                )
+            }),
+            folds: Filtered::new(options.filter.clone(), folds),
         }
     }
 
@@ -76,18 +90,20 @@ impl Analyses {
             stats,
             options,
         };
+        let f = self.folds.inner;
         Report {
             source: Source {
                 format: meta.format.clone(),
                 cpus: meta.cpus,
             },
             top: options.top,
+            filter: (!options.filter.is_empty()).then(|| options.filter.clone()),
             summary: self.summary.map(|a| a.report(&ctx)),
-            cpus: self.cpus.map(|a| a.report(&ctx)),
-            tasks: self.tasks.map(|a| a.report(&ctx)),
-            irqs: self.irqs.map(|a| a.report(&ctx)),
+            cpus: f.cpus.map(|a| a.report(&ctx)),
+            tasks: f.tasks.map(|a| a.report(&ctx)),
+            irqs: f.irqs.map(|a| a.report(&ctx)),
             blame: self.blame.map(|a| a.report(&ctx)),
-            functions: self.functions.map(|a| a.report(&ctx)).filter(|f| {
+            functions: f.functions.map(|a| a.report(&ctx)).filter(|f| {
                 !f.functions.is_empty() || options.sections.contains(&Section::Functions)
             }),
         }
@@ -95,6 +111,59 @@ impl Analyses {
 }
 
 impl Sink for Analyses {
+    fn begin(&mut self, ts: u64) {
+        self.folds.begin(ts);
+    }
+    fn slice(&mut self, s: &RunSlice) {
+        if let Some(a) = &mut self.blame {
+            a.slice(s);
+        }
+        self.folds.slice(s);
+    }
+    fn wake(&mut self, w: &Wake) {
+        if let Some(a) = &mut self.summary {
+            a.wake(w);
+        }
+        if let Some(a) = &mut self.blame {
+            a.wake(w);
+        }
+        self.folds.wake(w);
+    }
+    fn irq(&mut self, s: &IrqSpan) {
+        if let Some(a) = &mut self.blame {
+            a.irq(s);
+        }
+        self.folds.irq(s);
+    }
+    fn softirq(&mut self, s: &SoftirqSpan) {
+        if let Some(a) = &mut self.blame {
+            a.softirq(s);
+        }
+        self.folds.softirq(s);
+    }
+    fn migration(&mut self, m: &Migration) {
+        self.folds.migration(m);
+    }
+    fn anomaly(&mut self, _a: &Anomaly) {}
+    fn func(&mut self, f: &FuncCall) {
+        self.folds.func(f);
+    }
+    fn gap(&mut self, g: &Gap) {
+        if let Some(a) = &mut self.blame {
+            a.gap(g);
+        }
+    }
+    fn marker(&mut self, m: &Marker) {
+        if let Some(a) = &mut self.blame {
+            a.marker(m);
+        }
+    }
+    fn blind(&mut self, b: &Blind) {
+        self.folds.blind(b);
+    }
+}
+
+impl Sink for Folds {
     fn begin(&mut self, ts: u64) {
         if let Some(a) = &mut self.cpus {
             a.begin(ts);
@@ -107,21 +176,12 @@ impl Sink for Analyses {
         if let Some(a) = &mut self.tasks {
             a.slice(s);
         }
-        if let Some(a) = &mut self.blame {
-            a.slice(s);
-        }
     }
     fn wake(&mut self, w: &Wake) {
-        if let Some(a) = &mut self.summary {
-            a.wake(w);
-        }
         if let Some(a) = &mut self.tasks {
             a.wake(w);
         }
         if let Some(a) = &mut self.irqs {
-            a.wake(w);
-        }
-        if let Some(a) = &mut self.blame {
             a.wake(w);
         }
     }
@@ -132,9 +192,6 @@ impl Sink for Analyses {
         if let Some(a) = &mut self.irqs {
             a.irq(s);
         }
-        if let Some(a) = &mut self.blame {
-            a.irq(s);
-        }
     }
     fn softirq(&mut self, s: &SoftirqSpan) {
         if let Some(a) = &mut self.cpus {
@@ -143,29 +200,15 @@ impl Sink for Analyses {
         if let Some(a) = &mut self.irqs {
             a.softirq(s);
         }
-        if let Some(a) = &mut self.blame {
-            a.softirq(s);
-        }
     }
     fn migration(&mut self, m: &Migration) {
         if let Some(a) = &mut self.tasks {
             a.migration(m);
         }
     }
-    fn anomaly(&mut self, _a: &Anomaly) {}
     fn func(&mut self, f: &FuncCall) {
         if let Some(a) = &mut self.functions {
             a.func(f);
-        }
-    }
-    fn gap(&mut self, g: &Gap) {
-        if let Some(a) = &mut self.blame {
-            a.gap(g);
-        }
-    }
-    fn marker(&mut self, m: &Marker) {
-        if let Some(a) = &mut self.blame {
-            a.marker(m);
         }
     }
     fn blind(&mut self, b: &Blind) {

@@ -111,7 +111,8 @@ pub struct TaskSection {
     pub groups: Vec<GroupRow>,
     /// Tasks, most run time first (the idle tasks are in the CPU section).
     pub tasks: Vec<TaskRow>,
-    /// Wake-up latency over every task.
+    /// Wake-up latency over every task (whatever `--task` and `--pid` say; in the window and
+    /// on the CPUs the filter keeps).
     pub wakeups: Option<Stats>,
 }
 
@@ -162,10 +163,11 @@ impl TaskFold {
             let Some(info) = m.tasks().get(id) else {
                 continue;
             };
-            if let Some(p) = &ctx.options.task {
-                if !p.matches(info.tid.into(), info.comm.as_str()) {
-                    continue;
-                }
+            if !ctx
+                .options
+                .wants_task(info.tid, info.tgid, info.comm.as_str())
+            {
+                continue;
             }
             let mut cpus: Vec<CpuTime> = a
                 .cpus

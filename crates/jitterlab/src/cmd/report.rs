@@ -36,11 +36,11 @@ pub struct Report {
     #[arg(long, value_name = "NAME")]
     pub event: Vec<String>,
     /// Only events at or after this time, in seconds as printed (`976.3483`).
-    #[arg(long, value_name = "SECONDS")]
-    pub from: Option<f64>,
+    #[arg(long, value_name = "SECONDS", value_parser = seconds_ns)]
+    pub from: Option<u64>,
     /// Only events at or before this time, in seconds as printed.
-    #[arg(long, value_name = "SECONDS")]
-    pub to: Option<f64>,
+    #[arg(long, value_name = "SECONDS", value_parser = seconds_ns)]
+    pub to: Option<u64>,
     /// One JSON object per event (with an `event` field naming it); with --stats, the
     /// counts as one JSON document.
     #[arg(long)]
@@ -70,8 +70,7 @@ pub fn run(args: Report, color: Color) -> anyhow::Result<u8> {
         .iter()
         .map(|p| glob::Pattern::new(p).map_err(|e| Error::Invalid(format!("--event {p:?}: {e}"))))
         .collect::<Result<Vec<_>, _>>()?;
-    let secs = |s: f64| (s * 1e9).round().max(0.0) as u64;
-    let (from, to) = (args.from.map(secs), args.to.map(secs));
+    let (from, to) = (args.from, args.to);
     let mut names = TaskNames::new(trace.cmdlines());
     let mut source = trace.events()?;
     let stdout = io::stdout();
@@ -115,4 +114,48 @@ pub fn run(args: Report, color: Color) -> anyhow::Result<u8> {
         eprintln!("jitterlab: {skipped} undecodable records or lines skipped (--lenient)");
     }
     Ok(EXIT_OK)
+}
+
+/// `--from`/`--to` of `report` and `analyze`: a time on the trace clock in seconds as the
+/// traces print it (`976.3483`, `976.348312`, `976`), to ns, exactly (up to 9 decimals).
+pub(crate) fn seconds_ns(s: &str) -> Result<u64, String> {
+    let expected =
+        || format!("expected seconds as the trace prints them (976.348312), found {s:?}");
+    let (secs, frac) = s.trim().split_once('.').unwrap_or((s.trim(), ""));
+    let digits = |t: &str| t.bytes().all(|b| b.is_ascii_digit());
+    if secs.is_empty() || !digits(secs) || frac.len() > 9 || !digits(frac) {
+        return Err(expected());
+    }
+    let secs: u64 = secs.parse().map_err(|_| expected())?;
+    let ns: u64 = format!("{frac:0<9}").parse().map_err(|_| expected())?;
+    secs.checked_mul(1_000_000_000)
+        .and_then(|n| n.checked_add(ns))
+        .ok_or_else(expected)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::seconds_ns;
+
+    #[test]
+    fn seconds() {
+        assert_eq!(seconds_ns("976.3483"), Ok(976_348_300_000));
+        assert_eq!(seconds_ns("976.348312123"), Ok(976_348_312_123));
+        assert_eq!(seconds_ns("976"), Ok(976_000_000_000));
+        assert_eq!(seconds_ns("976."), Ok(976_000_000_000));
+        for bad in [
+            "",
+            "-1",
+            "1e3",
+            "976.1234567891",
+            "x",
+            ".5",
+            "99999999999999999999",
+        ] {
+            assert!(
+                seconds_ns(bad).unwrap_err().contains("expected seconds"),
+                "{bad}"
+            );
+        }
+    }
 }

@@ -9,7 +9,7 @@ mod tasks;
 
 use std::io::{self, Write};
 
-use jitterlab_analyze::Report;
+use jitterlab_analyze::{Filter, Report};
 
 use crate::units::duration_ns;
 use crate::{Render, Style};
@@ -23,6 +23,9 @@ impl Render for Report {
             .cpus
             .map_or_else(String::new, |n| format!(", {n} CPUs"));
         writeln!(out, "{}{cpus}", self.source.format)?;
+        if let Some(f) = &self.filter {
+            filter(f, out, style)?;
+        }
         if let Some(s) = &self.summary {
             summary::write(s, out, style)?;
         }
@@ -43,6 +46,31 @@ impl Render for Report {
         }
         Ok(())
     }
+}
+
+/// What the sections after the summary were folded with.
+fn filter(f: &Filter, out: &mut dyn Write, style: &Style) -> io::Result<()> {
+    let mut parts = Vec::new();
+    match (f.from_ns, f.to_ns) {
+        (Some(a), Some(b)) => parts.push(format!("{} s .. {} s", ts(a), ts(b))),
+        (Some(a), None) => parts.push(format!("from {} s", ts(a))),
+        (None, Some(b)) => parts.push(format!("to {} s", ts(b))),
+        (None, None) => {}
+    }
+    if let Some(c) = &f.cpus {
+        parts.push(format!("CPUs {c}"));
+    }
+    if let Some(p) = f.pid {
+        parts.push(format!("pid {p}"));
+    }
+    writeln!(
+        out,
+        "{}",
+        style.warn(&format!(
+            "filtered: {} (the summary is of the whole trace)",
+            parts.join(", ")
+        ))
+    )
 }
 
 /// A section heading.
