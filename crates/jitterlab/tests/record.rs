@@ -288,7 +288,15 @@ fn record_loses_no_events_where_cat_trace_pipe_does() {
     for n in &names {
         args.extend(["-e", n.as_str()]);
     }
-    args.extend(["--", "stress-ng", "--switch", "2", "--timeout", "1", "--quiet"]);
+    args.extend([
+        "--",
+        "stress-ng",
+        "--switch",
+        "2",
+        "--timeout",
+        "1",
+        "--quiet",
+    ]);
     let summary = json_data(&run(&args), "jitterlab.record");
     std::fs::write(dir.join("tracing_on"), "0").unwrap();
     // Let cat drain what is left, then stop it.
