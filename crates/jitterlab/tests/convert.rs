@@ -292,7 +292,7 @@ fn round_trip(src: &Path, dir: &Path) {
         "convert",
         src.to_str().unwrap(),
         v6.to_str().unwrap(),
-        "--to",
+        "--format",
         "v6",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -311,7 +311,7 @@ fn round_trip(src: &Path, dir: &Path) {
         "convert",
         v7.to_str().unwrap(),
         zlib.to_str().unwrap(),
-        "--to",
+        "--format",
         "v7",
         "--compression",
         "zlib",
@@ -360,7 +360,7 @@ fn bad_conversions_fail_cleanly_and_leave_no_file() {
     let dir = tmpdir("bad");
     let text = data("text/disk-irq-stress-6000.ftrace.txt");
     let out = dir.path().join("x.dat");
-    let o = run(&["convert", &text, out.to_str().unwrap(), "--to", "v6"]);
+    let o = run(&["convert", &text, out.to_str().unwrap(), "--format", "v6"]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(
         stderr(&o).contains("text trace has no ring-buffer pages"),
@@ -416,4 +416,72 @@ fn a_recording_survives_conversion_both_ways() {
     assert!(events
         .iter()
         .any(|e| e["ph"] == "X" && e["name"] == "sleep"));
+}
+
+/// `--cpu` and `--from`/`--to` keep a part of the trace, cut as analyze cuts it.
+#[test]
+fn perfetto_json_of_a_window_holds_only_that_window() {
+    let dir = tmpdir("window");
+    let input = data("text/disk-irq-stress-6000.ftrace.txt");
+    let out = dir.path().join("w.json");
+    let (from, to) = ("995.170000", "995.180000");
+    let o = run(&[
+        "convert",
+        &input,
+        out.to_str().unwrap(),
+        "--cpu",
+        "1",
+        "--from",
+        from,
+        "--to",
+        to,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let events = check_chrome_json(&out);
+    let (lo, hi) = (995_170_000_000i64, 995_180_000_000i64);
+    let mut slices = 0;
+    // An arrow into the window starts where its waking was, maybe before or elsewhere.
+    for e in events.iter().filter(|e| e["ph"] != "M" && e["ph"] != "s") {
+        // CPU 1's tracks only: pid = CPU + 1.
+        assert_eq!(e["pid"], 2, "{e}");
+        let ts = ns(&e["ts"]);
+        assert!(ts >= lo && ts <= hi, "{e}");
+        if e["ph"] == "X" {
+            assert!(ts + ns(&e["dur"]) <= hi, "{e}");
+            slices += 1;
+        }
+    }
+    assert!(slices > 10, "{slices} slices in the window");
+    // Busy time of the window = analyze's for the same window.
+    let busy: i64 = events
+        .iter()
+        .filter(|e| e["ph"] == "X" && e["cat"] == "task")
+        .map(|e| ns(&e["dur"]))
+        .sum();
+    let report = json_data(
+        &run(&[
+            "analyze",
+            &input,
+            "--json",
+            "--section",
+            "cpus",
+            "--cpu",
+            "1",
+            "--from",
+            from,
+            "--to",
+            to,
+        ]),
+        "jitterlab.analyze",
+    );
+    assert_eq!(busy, report["cpus"]["cpus"][0]["busy_ns"].as_i64().unwrap());
+    // A .dat copy is whole: the window is refused.
+    let o = run(&[
+        "convert",
+        &data("cyclictest-idle.v7.dat"),
+        "x.dat",
+        "--cpu",
+        "1",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }

@@ -35,16 +35,8 @@ pub struct Analyze {
     /// trace has thread group ids; else of the task with this tid).
     #[arg(long, value_name = "PID")]
     pub pid: Option<i32>,
-    /// Only the time, IRQs and wake-ups of these CPUs (a list: 0,2-3).
-    #[arg(long, value_name = "LIST")]
-    pub cpu: Option<String>,
-    /// Only from this time on, in seconds as printed (`976.3483`): intervals are cut to the
-    /// window; the state is still followed from the start of the trace.
-    #[arg(long, value_name = "SECONDS", value_parser = seconds_ns)]
-    pub from: Option<u64>,
-    /// Only up to this time, in seconds as printed.
-    #[arg(long, value_name = "SECONDS", value_parser = seconds_ns)]
-    pub to: Option<u64>,
+    #[command(flatten)]
+    pub window: Window,
     /// Rows per table in the text output (the JSON has every row).
     #[arg(long, default_value_t = 20, value_name = "N")]
     pub top: usize,
@@ -63,27 +55,54 @@ pub struct Analyze {
     pub lenient: bool,
 }
 
-pub fn run(args: Analyze, color: Color) -> anyhow::Result<u8> {
-    let cpus = match &args.cpu {
-        Some(l) => Some(CpuSet::parse_list(l).map_err(|e| Error::Invalid(format!("--cpu: {e}")))?),
-        None => None,
-    };
-    if let (Some(from), Some(to)) = (args.from, args.to) {
-        if to < from {
-            return Err(Error::Invalid("--to: expected a time at or after --from".into()).into());
+/// The CPUs and the time window of a trace to look at (`analyze`, `convert`).
+#[derive(Args, Debug, Default)]
+pub struct Window {
+    /// Only the time, IRQs and wake-ups of these CPUs (a list: 0,2-3).
+    #[arg(long, value_name = "LIST")]
+    pub cpu: Option<String>,
+    /// Only from this time on, in seconds as printed (`976.3483`): intervals are cut to the
+    /// window; the state is still followed from the start of the trace.
+    #[arg(long, value_name = "SECONDS", value_parser = seconds_ns)]
+    pub from: Option<u64>,
+    /// Only up to this time, in seconds as printed.
+    #[arg(long, value_name = "SECONDS", value_parser = seconds_ns)]
+    pub to: Option<u64>,
+}
+
+impl Window {
+    /// The filter, checked (exit 2 on a bad CPU list or an empty window).
+    pub fn filter(&self, pid: Option<i32>) -> Result<Filter, Error> {
+        let cpus = match &self.cpu {
+            Some(l) => {
+                Some(CpuSet::parse_list(l).map_err(|e| Error::Invalid(format!("--cpu: {e}")))?)
+            }
+            None => None,
+        };
+        if let (Some(from), Some(to)) = (self.from, self.to) {
+            if to < from {
+                return Err(Error::Invalid(
+                    "--to: expected a time at or after --from".into(),
+                ));
+            }
         }
+        Ok(Filter {
+            from_ns: self.from,
+            to_ns: self.to,
+            cpus,
+            pid,
+        })
     }
+}
+
+pub fn run(args: Analyze, color: Color) -> anyhow::Result<u8> {
+    let filter = args.window.filter(args.pid)?;
     let trace = Trace::open(&args.file, args.lenient)?;
     let options = Options {
         sections: args.sections,
         irq: args.irq.map(Pattern::new),
         task: args.task.map(Pattern::new),
-        filter: Filter {
-            from_ns: args.from,
-            to_ns: args.to,
-            cpus,
-            pid: args.pid,
-        },
+        filter,
         tgids: trace.tgids(),
         top: args.top,
         blame: args.worst,

@@ -6,11 +6,12 @@ use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
-use jitterlab_analyze::{Machine, MachineOptions};
+use jitterlab_analyze::{Filter, Filtered, Machine, MachineOptions};
 use jitterlab_report::{Conversion, PerfettoWriter};
 use jitterlab_trace::dat::{copy_to_v6, copy_to_v7, Compression, Spool};
 use jitterlab_trace::Trace;
 
+use super::analyze::Window;
 use crate::cli::Color;
 use crate::output::{emit, format};
 use crate::EXIT_OK;
@@ -40,7 +41,7 @@ pub enum Compress {
 /// `jitterlab convert`.
 #[derive(Args, Debug)]
 #[command(
-    after_help = "Without --to, the output format follows OUT: *.json is Perfetto JSON; *.dat is the other .dat version than IN's (v6 -> v7, v7 -> v6).\n\nExamples:\n  jitterlab convert trace.dat trace.json      # then open it in ui.perfetto.dev\n  jitterlab convert trace.v7.dat trace.v6.dat  # for an older trace-cmd or KernelShark\n  jitterlab convert trace.dat small.dat --to v7 --compression zstd"
+    after_help = "Without --format, the output format follows OUT: *.json is Perfetto JSON; *.dat is the other .dat version than IN's (v6 -> v7, v7 -> v6).\n\nExamples:\n  jitterlab convert trace.dat trace.json      # then open it in ui.perfetto.dev\n  jitterlab convert trace.v7.dat trace.v6.dat  # for an older trace-cmd or KernelShark\n  jitterlab convert trace.dat small.dat --format v7 --compression zstd\n  jitterlab convert trace.dat spike.json --cpu 1 --from 976.30 --to 976.35"
 )]
 pub struct Convert {
     /// The trace: a .dat (v6, v7), or for Perfetto output any text trace jitterlab reads.
@@ -49,10 +50,13 @@ pub struct Convert {
     pub output: PathBuf,
     /// The output format (default: from OUT's name, see below).
     #[arg(long, value_enum, value_name = "FORMAT")]
-    pub to: Option<To>,
+    pub format: Option<To>,
     /// Compression of a version 7 output.
     #[arg(long, value_enum, default_value = "zstd", value_name = "ALGO")]
     pub compression: Compress,
+    /// For Perfetto output: only these CPUs and this window (intervals cut to it).
+    #[command(flatten)]
+    pub window: Window,
     /// Print the summary as JSON.
     #[arg(long)]
     pub json: bool,
@@ -62,13 +66,20 @@ pub struct Convert {
 }
 
 pub fn run(args: Convert, color: Color) -> anyhow::Result<u8> {
+    let filter = args.window.filter(None)?;
     let trace = Trace::open(&args.input, args.lenient)?;
-    let to = match args.to {
+    let to = match args.format {
         Some(to) => to,
         None => default_format(&args.output, &trace)?,
     };
+    if to != To::Perfetto && !filter.is_empty() {
+        return Err(jitterlab_host::Error::Invalid(
+            "--cpu, --from and --to apply to Perfetto output only; a .dat copy is whole".into(),
+        )
+        .into());
+    }
     let tmp = temporary(&args.output);
-    let result = write(&args, &trace, to, &tmp);
+    let result = write(&args, &trace, to, &filter, &tmp);
     let (output_format, perfetto) = match result {
         Ok(r) => r,
         Err(e) => {
@@ -110,7 +121,7 @@ fn default_format(out: &Path, trace: &Trace) -> anyhow::Result<To> {
             To::V6
         }),
         _ => anyhow::bail!(
-            "{}: cannot tell the output format from the name; give --to v6, v7 or perfetto",
+            "{}: cannot tell the output format from the name; give --format v6, v7 or perfetto",
             out.display()
         ),
     }
@@ -127,16 +138,19 @@ fn write(
     args: &Convert,
     trace: &Trace,
     to: To,
+    filter: &Filter,
     tmp: &Path,
 ) -> anyhow::Result<(String, Option<jitterlab_report::PerfettoCounts>)> {
     match (to, trace) {
         (To::Perfetto, _) => {
             let file = File::create(tmp)
                 .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", tmp.display()))?;
-            let mut writer = PerfettoWriter::new(BufWriter::with_capacity(1 << 20, file))?;
+            let writer = PerfettoWriter::new(BufWriter::with_capacity(1 << 20, file))?;
+            let mut sink = Filtered::new(filter.clone(), writer);
             let mut machine = Machine::new(MachineOptions::default());
-            machine.replay(&mut *trace.events()?, &mut writer)?;
-            let (_, counts) = writer
+            machine.replay(&mut *trace.events()?, &mut sink)?;
+            let (_, counts) = sink
+                .inner
                 .finish()
                 .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", tmp.display()))?;
             Ok(("Chrome trace-event JSON (Perfetto)".into(), Some(counts)))
@@ -162,7 +176,7 @@ fn write(
             }
         }
         (_, Trace::Text { .. }) => anyhow::bail!(
-            "{}: a text trace has no ring-buffer pages to write a .dat from; convert it --to perfetto, or record a .dat with `jitterlab record`",
+            "{}: a text trace has no ring-buffer pages to write a .dat from; convert it --format perfetto, or record a .dat with `jitterlab record`",
             args.input.display()
         ),
     }
