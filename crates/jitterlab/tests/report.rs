@@ -131,3 +131,52 @@ fn bad_files_are_named_with_their_offset_and_a_closed_pipe_is_fine() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// A text trace is streamed from its file; one that cannot be read twice (a pipe) is read
+/// once, whole: both give the same counts, and analyze (two passes: tgids, then events)
+/// works on a pipe too.
+#[test]
+fn a_text_trace_from_a_pipe_reads_like_the_file() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let file = data("text/disk-irq-stress-6000.ftrace.txt");
+    let bytes = std::fs::read(&file).unwrap();
+    let piped = |args: &[&str]| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_jitterlab"))
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let feed = bytes.clone();
+        let writer = std::thread::spawn(move || {
+            let _ = stdin.write_all(&feed);
+        });
+        let out = child.wait_with_output().unwrap();
+        writer.join().unwrap();
+        out
+    };
+    let direct = json_data(
+        &run(&["report", &file, "--stats", "--json"]),
+        "jitterlab.report.stats",
+    );
+    let from_pipe = json_data(
+        &piped(&["report", "/dev/stdin", "--stats", "--json"]),
+        "jitterlab.report.stats",
+    );
+    assert!(direct["total"].as_u64().unwrap() > 1000);
+    for k in ["total", "by_event", "per_cpu", "first_ts", "last_ts"] {
+        assert_eq!(direct[k], from_pipe[k], "{k}");
+    }
+    let a = json_data(
+        &run(&["analyze", &file, "--json", "--section", "summary"]),
+        "jitterlab.analyze",
+    );
+    let b = json_data(
+        &piped(&["analyze", "/dev/stdin", "--json", "--section", "summary"]),
+        "jitterlab.analyze",
+    );
+    assert_eq!(a["summary"], b["summary"]);
+}

@@ -3,7 +3,9 @@
 //! text.
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
 
 use crate::dat::{DatFile, DatOptions};
 use crate::text::{self, TextKind, TextOptions};
@@ -12,16 +14,31 @@ use crate::{Comm, Error, EventSource, Location, Result};
 /// The first bytes of every trace-cmd .dat file.
 const DAT_MAGIC: &[u8] = b"\x17\x08\x44tracing";
 
+/// Where a text trace's lines come from.
+pub enum TextSource {
+    /// A regular file, read again from its start for each pass.
+    File(PathBuf),
+    /// The whole text, for what cannot be read twice or has no size (a pipe, tracefs
+    /// `trace`, a /proc-like file).
+    Bytes(Vec<u8>),
+}
+
+/// Text read per system call when streaming a file.
+const TEXT_BUFFER: usize = 256 * 1024;
+
+/// How much of a text file tells its format.
+const DETECT_BYTES: usize = 64 * 1024;
+
 /// A trace file, open.
 pub enum Trace {
     /// A trace-cmd .dat file.
     Dat(Box<DatFile<'static>>),
-    /// A text trace, read into memory (the readers stream it, the bytes stay).
+    /// A text trace, streamed from its file (memory does not grow with its size).
     Text {
         /// The file name, for errors.
         name: String,
-        /// Its bytes.
-        bytes: Vec<u8>,
+        /// Where its lines come from.
+        source: TextSource,
         /// Which text format.
         kind: TextKind,
         /// Skip undecodable lines instead of failing.
@@ -37,39 +54,62 @@ impl Trace {
         let name = path.display().to_string();
         let cannot =
             |e: std::io::Error| Error::new(&name, Location::Whole, format!("cannot read: {e}"));
-        let mut head = [0u8; 10];
-        let n = {
-            use std::io::Read;
-            let mut f = std::fs::File::open(path).map_err(cannot)?;
-            let mut n = 0;
-            while n < head.len() {
-                match f.read(&mut head[n..]).map_err(cannot)? {
-                    0 => break,
-                    k => n += k,
-                }
-            }
-            n
-        };
-        if head[..n].starts_with(DAT_MAGIC) {
+        let mut file = File::open(path).map_err(cannot)?;
+        let mut head = Vec::with_capacity(DETECT_BYTES);
+        (&mut file)
+            .take(DETECT_BYTES as u64)
+            .read_to_end(&mut head)
+            .map_err(cannot)?;
+        if head.starts_with(DAT_MAGIC) {
             // Memory-mapped: memory stays bounded by the pages in flight.
             let dat = DatFile::open_with(path, DatOptions { lenient })?;
             return Ok(Trace::Dat(Box::new(dat)));
         }
-        let bytes = std::fs::read(path).map_err(cannot)?;
-        match text::detect(&bytes) {
-            Some(kind) => Ok(Trace::Text {
-                name,
-                bytes,
-                kind,
-                lenient,
-            }),
-            None => Err(Error::new(
+        let Some(kind) = text::detect(&head) else {
+            return Err(Error::new(
                 name,
                 Location::Offset(0),
                 "expected a trace-cmd .dat file (magic 17 08 44 'tracing'), ftrace text, \
                  trace-cmd report text, function_graph text or perf script text",
-            )),
-        }
+            ));
+        };
+        // A regular file with a size is read again for each pass; anything else (a pipe,
+        // tracefs `trace`, which reports size 0) once, whole.
+        let regular = file
+            .metadata()
+            .is_ok_and(|m| m.is_file() && m.len() > head.len() as u64);
+        let source = if regular || head.len() < DETECT_BYTES {
+            if regular {
+                TextSource::File(path.to_path_buf())
+            } else {
+                TextSource::Bytes(head)
+            }
+        } else {
+            let mut bytes = head;
+            file.read_to_end(&mut bytes).map_err(cannot)?;
+            TextSource::Bytes(bytes)
+        };
+        Ok(Trace::Text {
+            name,
+            source,
+            kind,
+            lenient,
+        })
+    }
+
+    /// The text's lines from the start, buffered.
+    fn text_lines(&self) -> Result<Box<dyn BufRead + '_>> {
+        let Trace::Text { name, source, .. } = self else {
+            return Err(Error::new("", Location::Whole, "not a text trace"));
+        };
+        Ok(match source {
+            TextSource::File(path) => {
+                let f = File::open(path)
+                    .map_err(|e| Error::new(name, Location::Whole, format!("cannot read: {e}")))?;
+                Box::new(BufReader::with_capacity(TEXT_BUFFER, f))
+            }
+            TextSource::Bytes(b) => Box::new(&b[..]),
+        })
     }
 
     /// The format, for people.
@@ -91,11 +131,11 @@ impl Trace {
             Trace::Dat(d) => Ok(Box::new(d.events(0)?)),
             Trace::Text {
                 name,
-                bytes,
                 kind,
                 lenient,
+                ..
             } => text::open(
-                &bytes[..],
+                self.text_lines()?,
                 *kind,
                 TextOptions {
                     lenient: *lenient,
@@ -111,10 +151,9 @@ impl Trace {
     pub fn tgids(&self) -> HashMap<i32, i32> {
         match self {
             Trace::Text {
-                bytes,
                 kind: TextKind::Ftrace,
                 ..
-            } => text::scan_tgids(bytes),
+            } => self.text_lines().map(text::scan_tgids).unwrap_or_default(),
             _ => HashMap::new(),
         }
     }

@@ -395,10 +395,16 @@ fn parse_prefix(line: &str) -> Result<Prefix<'_>, String> {
 /// `record-tgid` trace option) of ftrace text. The column is on every event line or on
 /// none, so the scan stops at the first event line without it: text without the column
 /// costs one line. Unknown tgids (`(-------)`) are left out.
-pub(crate) fn scan_tgids(text: &[u8]) -> HashMap<i32, i32> {
+pub(crate) fn scan_tgids(mut text: impl BufRead) -> HashMap<i32, i32> {
     let mut tgids = HashMap::new();
-    for line in text.split(|&b| b == b'\n') {
-        let Ok(line) = std::str::from_utf8(line) else {
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        match text.read_until(b'\n', &mut buf) {
+            Ok(0) | Err(_) => return tgids,
+            Ok(_) => {}
+        }
+        let Ok(line) = std::str::from_utf8(&buf) else {
             continue;
         };
         if line.trim_start().starts_with('#') {
@@ -417,7 +423,6 @@ pub(crate) fn scan_tgids(text: &[u8]) -> HashMap<i32, i32> {
             tgids.insert(p.pid, tgid);
         }
     }
-    tgids
 }
 
 /// The next space-separated token of `s` and what follows it.
@@ -451,11 +456,11 @@ mod tests {
             \x20         <idle>-0       (-------) [001] d.h1.   976.348312: irq_handler_entry: irq=36 name=x\n\
             \x20          iperf-4411    (   4410) [000] .....   976.348313: sched_waking: comm=a pid=1 prio=120 target_cpu=000\n\
             \x20  Web Content-4412    (   4410) [001] .....   976.348314: sched_waking: comm=a pid=1 prio=120 target_cpu=000\n";
-        let t = scan_tgids(text);
+        let t = scan_tgids(&text[..]);
         assert_eq!(t.len(), 2, "{t:?}");
         assert_eq!((t[&4411], t[&4412]), (4410, 4410));
         let plain = b"  iperf-4411 [000] .....   976.348313: sched_waking: comm=a pid=1 prio=120 target_cpu=000\n\
             \x20 iperf-4412    (   4410) [001] .....   976.348314: sched_waking: comm=a pid=1 prio=120 target_cpu=000\n";
-        assert!(scan_tgids(plain).is_empty());
+        assert!(scan_tgids(&plain[..]).is_empty());
     }
 }
