@@ -40,6 +40,31 @@ impl Comm {
 
     /// A comm from a NUL-padded kernel field (`char comm[16]`); invalid UTF-8 is replaced.
     pub fn from_bytes(raw: &[u8]) -> Comm {
+        // Hot path (two comms per sched_switch): the kernel's 16-byte field as one word,
+        // the first NUL found with the has-zero-byte trick (the lowest flagged byte is
+        // exactly the first zero byte), ASCII checked on the bytes before it.
+        if let Some(word) = raw.first_chunk::<16>() {
+            const ONES: u128 = u128::from_le_bytes([0x01; 16]);
+            const HIGHS: u128 = u128::from_le_bytes([0x80; 16]);
+            let v = u128::from_le_bytes(*word);
+            let zero = v.wrapping_sub(ONES) & !v & HIGHS;
+            let len = if zero == 0 {
+                16
+            } else {
+                zero.trailing_zeros() as usize / 8
+            };
+            let keep = if len == 16 {
+                u128::MAX
+            } else {
+                (1u128 << (len * 8)) - 1
+            };
+            if v & keep & HIGHS == 0 {
+                return Comm {
+                    bytes: (v & keep).to_le_bytes(),
+                    len: len as u8,
+                };
+            }
+        }
         let raw = &raw[..raw.len().min(Self::MAX)];
         let raw = match raw.iter().position(|&b| b == 0) {
             Some(n) => &raw[..n],
@@ -569,6 +594,47 @@ impl serde::Serialize for Event {
                 kind,
             }
             .serialize(s),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Comm;
+
+    /// The definition: cut at the first NUL (at most 16 bytes), invalid UTF-8 replaced.
+    fn reference(raw: &[u8]) -> Comm {
+        let raw = &raw[..raw.len().min(Comm::MAX)];
+        let raw = &raw[..raw.iter().position(|&b| b == 0).unwrap_or(raw.len())];
+        Comm::new(&String::from_utf8_lossy(raw))
+    }
+
+    #[test]
+    fn from_bytes_matches_its_definition() {
+        let mut cases: Vec<Vec<u8>> = Vec::new();
+        for nul in 0..=17 {
+            let mut v = b"stress-ng-switch\x01\x7f".to_vec();
+            if nul < v.len() {
+                v[nul] = 0;
+            }
+            cases.push(v.clone());
+            cases.push(v[..v.len().min(16)].to_vec());
+            cases.push(v[..nul.min(v.len())].to_vec());
+            let mut hi = v.clone();
+            hi[nul.saturating_sub(1).min(15)] = 0xc3;
+            cases.push(hi);
+        }
+        cases.push("kworker/u4:é\0\0\0\0".as_bytes().to_vec());
+        cases.push("ééééééééé".as_bytes().to_vec());
+        cases.push(vec![0xff; 16]);
+        cases.push(vec![0x80, 0, 0x41]);
+        for raw in &cases {
+            let (got, want) = (Comm::from_bytes(raw), reference(raw));
+            assert_eq!(
+                (got.as_str(), got.bytes, got.len),
+                (want.as_str(), want.bytes, want.len),
+                "{raw:?}"
+            );
         }
     }
 }

@@ -14,9 +14,11 @@
 //! source, the byte offset or line, and what was expected; it never panics.
 //!
 //! Every reader implements [`EventSource`]: `next_event()` returns the next event in
-//! timestamp order (per-CPU streams merged), `Ok(None)` at the end.
+//! timestamp order (per-CPU streams merged), `Ok(None)` at the end; [`read_ahead`] reads
+//! one in a second thread while its consumer works.
 #![deny(missing_docs)]
 
+mod ahead;
 mod error;
 mod event;
 
@@ -28,6 +30,7 @@ pub mod ringbuf;
 pub mod stats;
 pub mod text;
 
+pub use ahead::read_ahead;
 pub use error::{Error, Location, Result};
 pub use event::{
     Comm, Event, EventKind, Flags, Sym, TaskState, Text, Value, Wakeup, SOFTIRQ_NAMES,

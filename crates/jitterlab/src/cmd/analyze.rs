@@ -6,7 +6,7 @@ use clap::Args;
 use jitterlab_analyze::{analyze, Filter, Options, Pattern, Section};
 use jitterlab_cpuset::CpuSet;
 use jitterlab_host::Error;
-use jitterlab_trace::Trace;
+use jitterlab_trace::{read_ahead, Trace};
 
 use super::report::seconds_ns;
 use crate::cli::Color;
@@ -108,7 +108,11 @@ pub fn run(args: Analyze, color: Color) -> anyhow::Result<u8> {
         blame: args.worst,
         ..Options::default()
     };
-    let mut report = analyze(&mut *trace.events()?, &options)?;
+    let mut report = match &trace {
+        // Decoding the .dat in a second thread overlaps it with the analyses.
+        Trace::Dat(d) => read_ahead(d.events(0)?, |s| analyze(s, &options))?,
+        _ => analyze(&mut *trace.events()?, &options)?,
+    };
     if let Some(other) = &args.compare {
         let other_trace = Trace::open(other, args.lenient)?;
         let only = Options {

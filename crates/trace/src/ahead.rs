@@ -1,0 +1,190 @@
+//! Reading ahead: an event source read and decoded in a second thread and handed over in
+//! batches, so that reading a trace overlaps what the consumer does with its events (the
+//! analyses). The consumer sees the same events in the same order, and an error after the
+//! same events.
+
+use std::sync::mpsc::{sync_channel, Receiver};
+
+use crate::{Event, EventSource, ReadStats, Result, TraceMeta};
+
+/// Events per batch handed over.
+const BATCH: usize = 4096;
+/// Batches read ahead at most.
+const DEPTH: usize = 4;
+
+/// A batch, with the reader's counters once it was read.
+type Batch = Result<(Vec<Event>, ReadStats)>;
+
+/// Runs `consume` on the events of `source`, which is read in a second thread meanwhile;
+/// returns what `consume` returns. [`EventSource::stats`] of the source given to
+/// `consume` is the reader's as of the last batch handed over (at the end: the reader's
+/// final counts). With one CPU to run on (`taskset -c 0`), `source` is read in this
+/// thread: a second one would only add switches (measured: 20 % slower).
+pub fn read_ahead<S, R>(mut source: S, consume: impl FnOnce(&mut dyn EventSource) -> R) -> R
+where
+    S: EventSource + Send,
+{
+    if !std::thread::available_parallelism().is_ok_and(|n| n.get() > 1) {
+        return consume(&mut source);
+    }
+    let meta = source.meta().clone();
+    let stats = source.stats().clone();
+    std::thread::scope(|scope| {
+        let (tx, rx) = sync_channel::<Batch>(DEPTH);
+        scope.spawn(move || {
+            loop {
+                let mut events = Vec::with_capacity(BATCH);
+                let mut end = false;
+                while events.len() < BATCH {
+                    match source.next_event() {
+                        Ok(Some(ev)) => events.push(ev),
+                        Ok(None) => {
+                            end = true;
+                            break;
+                        }
+                        Err(e) => {
+                            // The events before the error first, as the reader gives them.
+                            let _ = tx.send(Ok((events, source.stats().clone())));
+                            let _ = tx.send(Err(e));
+                            return;
+                        }
+                    }
+                }
+                // A closed channel: the consumer stopped early.
+                if tx.send(Ok((events, source.stats().clone()))).is_err() || end {
+                    return;
+                }
+            }
+        });
+        let mut ahead = Ahead {
+            rx,
+            batch: Vec::new().into_iter(),
+            meta,
+            stats,
+        };
+        consume(&mut ahead)
+        // Dropping `ahead` closes the channel: a reader still going stops at its next batch.
+    })
+}
+
+/// The consumer's side.
+struct Ahead {
+    rx: Receiver<Batch>,
+    batch: std::vec::IntoIter<Event>,
+    meta: TraceMeta,
+    stats: ReadStats,
+}
+
+impl EventSource for Ahead {
+    fn next_event(&mut self) -> Result<Option<Event>> {
+        loop {
+            if let Some(ev) = self.batch.next() {
+                return Ok(Some(ev));
+            }
+            // A closed channel is the end: the reader sent its last batch and stopped.
+            let Ok(batch) = self.rx.recv() else {
+                return Ok(None);
+            };
+            let (events, stats) = batch?;
+            self.stats = stats;
+            self.batch = events.into_iter();
+        }
+    }
+
+    fn meta(&self) -> &TraceMeta {
+        &self.meta
+    }
+
+    fn stats(&self) -> &ReadStats {
+        &self.stats
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Error, EventKind, Location};
+
+    /// `n` events, then an error when `fail`.
+    struct Numbers {
+        next: u64,
+        n: u64,
+        fail: bool,
+        meta: TraceMeta,
+        stats: ReadStats,
+    }
+
+    impl EventSource for Numbers {
+        fn next_event(&mut self) -> Result<Option<Event>> {
+            if self.next == self.n {
+                if self.fail {
+                    return Err(Error::new("numbers", Location::Offset(self.n), "a test"));
+                }
+                self.stats.skipped = 7;
+                return Ok(None);
+            }
+            self.next += 1;
+            Ok(Some(Event {
+                ts: self.next,
+                cpu: 0,
+                pid: 1,
+                flags: Default::default(),
+                preempt_count: 0,
+                kind: EventKind::Lost { count: None },
+            }))
+        }
+        fn meta(&self) -> &TraceMeta {
+            &self.meta
+        }
+        fn stats(&self) -> &ReadStats {
+            &self.stats
+        }
+    }
+
+    fn numbers(n: u64, fail: bool) -> Numbers {
+        Numbers {
+            next: 0,
+            n,
+            fail,
+            meta: TraceMeta::default(),
+            stats: ReadStats::default(),
+        }
+    }
+
+    #[test]
+    fn same_events_in_order_then_the_final_stats() {
+        let n = BATCH as u64 * 3 + 5;
+        let (ts, skipped) = read_ahead(numbers(n, false), |s| {
+            let mut ts = Vec::new();
+            while let Some(ev) = s.next_event().unwrap() {
+                ts.push(ev.ts);
+            }
+            (ts, s.stats().skipped)
+        });
+        assert_eq!(ts, (1..=n).collect::<Vec<_>>());
+        assert_eq!(skipped, 7);
+    }
+
+    #[test]
+    fn an_error_comes_after_the_events_before_it() {
+        let n = BATCH as u64 + 10;
+        let (seen, err) = read_ahead(numbers(n, true), |s| {
+            let mut seen = 0;
+            loop {
+                match s.next_event() {
+                    Ok(Some(_)) => seen += 1,
+                    Ok(None) => return (seen, None),
+                    Err(e) => return (seen, Some(e)),
+                }
+            }
+        });
+        assert_eq!(seen, n);
+        assert!(err.is_some());
+    }
+
+    #[test]
+    fn a_consumer_may_stop_early() {
+        let first = read_ahead(numbers(1 << 20, false), |s| s.next_event().unwrap());
+        assert_eq!(first.map(|e| e.ts), Some(1));
+    }
+}
