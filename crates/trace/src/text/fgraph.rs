@@ -43,11 +43,11 @@ use std::io::BufRead;
 
 use super::events::{self, Ctx};
 use super::graph::{parse_duration, parse_graph, Content, GraphState};
-use super::lines::{Line, Lines};
+use super::lines::{self, LineState, Lines};
 use super::reorder::{Output, MAX_CPU};
 use super::syntax::{is_ident, is_key_values, parse_flags, parse_lost, parse_ts};
-use super::{excerpt, TextOptions, GRAPH_IRQ_ENTRY, GRAPH_IRQ_EXIT, GRAPH_TASK_SWITCH};
-use crate::{Error, Event, EventKind, EventSource, Flags, Location, ReadStats, Result};
+use super::{TextOptions, GRAPH_IRQ_ENTRY, GRAPH_IRQ_EXIT, GRAPH_TASK_SWITCH};
+use crate::{Event, EventKind, EventSource, Flags, ReadStats, Result};
 use crate::{TraceMeta, Value};
 
 /// Reads function_graph text into events, in time order.
@@ -110,33 +110,7 @@ impl<R: BufRead> FgraphReader<R> {
 
     /// Reads and decodes one line; true if it was a data line.
     fn step(&mut self) -> Result<bool> {
-        let st = &mut self.st;
-        let (no, res) = match self.lines.next_line(&st.opts.source_name)? {
-            None => {
-                st.eof = true;
-                return Ok(false);
-            }
-            Some(Line::TooLong(no)) => (
-                no,
-                Err(format!(
-                    "expected a line of at most {} bytes",
-                    super::lines::MAX_LINE
-                )),
-            ),
-            Some(Line::Text(no, line)) => (
-                no,
-                st.line(line)
-                    .map_err(|m| format!("{m}, in {}", excerpt(line))),
-            ),
-        };
-        match res {
-            Ok(data) => Ok(data),
-            Err(_) if st.opts.lenient => {
-                st.out.stats.skipped += 1;
-                Ok(true)
-            }
-            Err(m) => Err(Error::new(&st.opts.source_name, Location::Line(no), m)),
-        }
+        lines::step(&mut self.lines, &mut self.st)
     }
 }
 
@@ -402,4 +376,22 @@ fn task(s: &str) -> Option<(&str, i32)> {
         return None;
     }
     Some((comm, pid.parse().ok()?))
+}
+
+impl LineState for State {
+    fn line(&mut self, line: &str) -> Result<bool, String> {
+        State::line(self, line)
+    }
+    fn finish(&mut self) {
+        self.eof = true
+    }
+    fn source_name(&self) -> &str {
+        &self.opts.source_name
+    }
+    fn lenient(&self) -> bool {
+        self.opts.lenient
+    }
+    fn skipped(&mut self) {
+        self.out.stats.skipped += 1;
+    }
 }

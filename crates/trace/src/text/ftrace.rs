@@ -6,11 +6,11 @@ use std::io::BufRead;
 
 use super::events::{self, Ctx};
 use super::graph::{parse_graph, GraphState};
-use super::lines::{Line, Lines};
+use super::lines::{self, LineState, Lines};
 use super::reorder::{Output, MAX_CPU};
 use super::syntax::{parse_flags, parse_lost, parse_ts};
-use super::{excerpt, TextOptions, KERNEL_STACK, USER_STACK};
-use crate::{Error, Event, EventKind, EventSource, Flags, Location, ReadStats, Result};
+use super::{TextOptions, KERNEL_STACK, USER_STACK};
+use crate::{Event, EventKind, EventSource, Flags, ReadStats, Result};
 use crate::{TraceMeta, Value};
 
 /// Reads ftrace text (the tracefs `trace` and `trace_pipe` files) and `trace-cmd report`
@@ -81,37 +81,10 @@ impl<R: BufRead> FtraceReader<R> {
         self.st.tracer.as_deref()
     }
 
-    /// Reads and decodes one line; true if it was a data line (not a header).
+    /// Reads and decodes one line; true if it was a data line.
     fn step(&mut self) -> Result<bool> {
-        let st = &mut self.st;
-        let (no, res) = match self.lines.next_line(&st.opts.source_name)? {
-            None => {
-                st.finish();
-                return Ok(false);
-            }
-            Some(Line::TooLong(no)) => (no, Err(too_long())),
-            Some(Line::Text(no, line)) => (
-                no,
-                st.line(line)
-                    .map_err(|m| format!("{m}, in {}", excerpt(line))),
-            ),
-        };
-        match res {
-            Ok(data) => Ok(data),
-            Err(_) if st.opts.lenient => {
-                st.out.stats.skipped += 1;
-                Ok(true)
-            }
-            Err(m) => Err(Error::new(&st.opts.source_name, Location::Line(no), m)),
-        }
+        lines::step(&mut self.lines, &mut self.st)
     }
-}
-
-fn too_long() -> String {
-    format!(
-        "expected a line of at most {} bytes",
-        super::lines::MAX_LINE
-    )
 }
 
 impl<R: BufRead> EventSource for FtraceReader<R> {
@@ -443,6 +416,24 @@ fn task_pid(head: &str) -> Option<i32> {
         return None;
     }
     pid.parse().ok()
+}
+
+impl LineState for State {
+    fn line(&mut self, line: &str) -> Result<bool, String> {
+        State::line(self, line)
+    }
+    fn finish(&mut self) {
+        State::finish(self)
+    }
+    fn source_name(&self) -> &str {
+        &self.opts.source_name
+    }
+    fn lenient(&self) -> bool {
+        self.opts.lenient
+    }
+    fn skipped(&mut self) {
+        self.out.stats.skipped += 1;
+    }
 }
 
 #[cfg(test)]

@@ -82,3 +82,46 @@ impl<R: BufRead> Lines<R> {
 fn read_capped<R: BufRead>(input: &mut R, buf: &mut Vec<u8>, cap: usize) -> std::io::Result<usize> {
     input.by_ref().take(cap as u64).read_until(b'\n', buf)
 }
+
+/// What the line-oriented readers' states offer to [`step`].
+pub(crate) trait LineState {
+    /// Decodes one line; true if it is a data line (not a header or a comment).
+    fn line(&mut self, line: &str) -> std::result::Result<bool, String>;
+    /// The input has ended.
+    fn finish(&mut self);
+    /// The name of the input, for errors.
+    fn source_name(&self) -> &str;
+    /// Whether an undecodable line is skipped and counted instead of failing the read.
+    fn lenient(&self) -> bool;
+    /// Counts a skipped line.
+    fn skipped(&mut self);
+}
+
+/// Reads and decodes one line of `lines` into `st`; true if it was a data line. A line that
+/// cannot be decoded (or is longer than [`MAX_LINE`]) is an error naming the input, the
+/// line number and what was expected, or with `lenient` is skipped and counted.
+pub(crate) fn step<R: BufRead, S: LineState>(lines: &mut Lines<R>, st: &mut S) -> Result<bool> {
+    let (no, res) = match lines.next_line(st.source_name())? {
+        None => {
+            st.finish();
+            return Ok(false);
+        }
+        Some(Line::TooLong(no)) => (
+            no,
+            Err(format!("expected a line of at most {MAX_LINE} bytes")),
+        ),
+        Some(Line::Text(no, line)) => (
+            no,
+            st.line(line)
+                .map_err(|m| format!("{m}, in {}", super::excerpt(line))),
+        ),
+    };
+    match res {
+        Ok(data) => Ok(data),
+        Err(_) if st.lenient() => {
+            st.skipped();
+            Ok(true)
+        }
+        Err(m) => Err(Error::new(st.source_name(), Location::Line(no), m)),
+    }
+}

@@ -4,11 +4,11 @@
 use std::io::BufRead;
 
 use super::events::{self, Ctx};
-use super::lines::{Line, Lines};
+use super::lines::{self, LineState, Lines};
 use super::reorder::{Output, MAX_CPU};
 use super::syntax::parse_ts;
-use super::{excerpt, TextOptions};
-use crate::{Error, Event, EventSource, Flags, Location, ReadStats, Result, TraceMeta};
+use super::TextOptions;
+use crate::{Event, EventSource, Flags, ReadStats, Result, TraceMeta};
 
 /// Reads `perf script` output of tracepoint samples (`perf sched record`, `perf record -e
 /// sched:* -e irq:*`) into events, in time order.
@@ -69,33 +69,7 @@ impl<R: BufRead> PerfReader<R> {
 
     /// Reads and decodes one line; true if it was a data line.
     fn step(&mut self) -> Result<bool> {
-        let st = &mut self.st;
-        let (no, res) = match self.lines.next_line(&st.opts.source_name)? {
-            None => {
-                st.eof = true;
-                return Ok(false);
-            }
-            Some(Line::TooLong(no)) => (
-                no,
-                Err(format!(
-                    "expected a line of at most {} bytes",
-                    super::lines::MAX_LINE
-                )),
-            ),
-            Some(Line::Text(no, line)) => (
-                no,
-                st.line(line)
-                    .map_err(|m| format!("{m}, in {}", excerpt(line))),
-            ),
-        };
-        match res {
-            Ok(data) => Ok(data),
-            Err(_) if st.opts.lenient => {
-                st.out.stats.skipped += 1;
-                Ok(true)
-            }
-            Err(m) => Err(Error::new(&st.opts.source_name, Location::Line(no), m)),
-        }
+        lines::step(&mut self.lines, &mut self.st)
     }
 }
 
@@ -278,4 +252,22 @@ fn tid_column(tok: &str) -> Option<i32> {
         return None;
     }
     tid.parse().ok()
+}
+
+impl LineState for State {
+    fn line(&mut self, line: &str) -> Result<bool, String> {
+        State::line(self, line)
+    }
+    fn finish(&mut self) {
+        self.eof = true
+    }
+    fn source_name(&self) -> &str {
+        &self.opts.source_name
+    }
+    fn lenient(&self) -> bool {
+        self.opts.lenient
+    }
+    fn skipped(&mut self) {
+        self.out.stats.skipped += 1;
+    }
 }
