@@ -60,11 +60,7 @@ impl<R: BufRead> FtraceReader<R> {
                 eof: false,
             },
         };
-        while !r.st.eof {
-            if r.step()? {
-                break;
-            }
-        }
+        lines::skip_to_data(&mut r.lines, &mut r.st)?;
         r.st.set_meta();
         Ok(r)
     }
@@ -80,26 +76,11 @@ impl<R: BufRead> FtraceReader<R> {
     pub fn tracer(&self) -> Option<&str> {
         self.st.tracer.as_deref()
     }
-
-    /// Reads and decodes one line; true if it was a data line.
-    fn step(&mut self) -> Result<bool> {
-        lines::step(&mut self.lines, &mut self.st)
-    }
 }
 
 impl<R: BufRead> EventSource for FtraceReader<R> {
     fn next_event(&mut self) -> Result<Option<Event>> {
-        loop {
-            if self.st.stack.is_none() {
-                if let Some(ev) = self.st.out.pop_ready() {
-                    return Ok(Some(ev));
-                }
-            }
-            if self.st.eof {
-                return Ok(self.st.out.pop_final());
-            }
-            self.step()?;
-        }
+        lines::next_event(&mut self.lines, &mut self.st)
     }
 
     fn meta(&self) -> &TraceMeta {
@@ -425,14 +406,22 @@ impl LineState for State {
     fn finish(&mut self) {
         State::finish(self)
     }
-    fn source_name(&self) -> &str {
-        &self.opts.source_name
+    fn at_eof(&self) -> bool {
+        self.eof
     }
-    fn lenient(&self) -> bool {
-        self.opts.lenient
+    fn opts(&self) -> &TextOptions {
+        &self.opts
     }
-    fn skipped(&mut self) {
-        self.out.stats.skipped += 1;
+    fn out(&mut self) -> &mut Output {
+        &mut self.out
+    }
+    fn pop_ready(&mut self) -> Option<Event> {
+        // An event whose kernel stack lines may follow waits for them.
+        if self.stack.is_none() {
+            self.out.pop_ready()
+        } else {
+            None
+        }
     }
 }
 

@@ -3,7 +3,9 @@
 
 use std::io::{BufRead, Read};
 
-use crate::{Error, Location, Result};
+use super::reorder::Output;
+use super::TextOptions;
+use crate::{Error, Event, Location, Result};
 
 /// The longest line read; a longer one is an error (and is skipped whole in lenient mode).
 pub(crate) const MAX_LINE: usize = 1 << 20;
@@ -83,25 +85,30 @@ fn read_capped<R: BufRead>(input: &mut R, buf: &mut Vec<u8>, cap: usize) -> std:
     input.by_ref().take(cap as u64).read_until(b'\n', buf)
 }
 
-/// What the line-oriented readers' states offer to [`step`].
+/// What the line-oriented readers' states offer to the shared driver ([`step`],
+/// [`skip_to_data`], [`next_event`]).
 pub(crate) trait LineState {
     /// Decodes one line; true if it is a data line (not a header or a comment).
     fn line(&mut self, line: &str) -> std::result::Result<bool, String>;
     /// The input has ended.
     fn finish(&mut self);
-    /// The name of the input, for errors.
-    fn source_name(&self) -> &str;
-    /// Whether an undecodable line is skipped and counted instead of failing the read.
-    fn lenient(&self) -> bool;
-    /// Counts a skipped line.
-    fn skipped(&mut self);
+    /// Whether the input has ended.
+    fn at_eof(&self) -> bool;
+    /// The reader's options (the input's name, lenient or not).
+    fn opts(&self) -> &TextOptions;
+    /// Where decoded events wait to be handed out in time order.
+    fn out(&mut self) -> &mut Output;
+    /// An event that can be handed out now.
+    fn pop_ready(&mut self) -> Option<Event> {
+        self.out().pop_ready()
+    }
 }
 
 /// Reads and decodes one line of `lines` into `st`; true if it was a data line. A line that
 /// cannot be decoded (or is longer than [`MAX_LINE`]) is an error naming the input, the
 /// line number and what was expected, or with `lenient` is skipped and counted.
 pub(crate) fn step<R: BufRead, S: LineState>(lines: &mut Lines<R>, st: &mut S) -> Result<bool> {
-    let (no, res) = match lines.next_line(st.source_name())? {
+    let (no, res) = match lines.next_line(&st.opts().source_name)? {
         None => {
             st.finish();
             return Ok(false);
@@ -118,10 +125,42 @@ pub(crate) fn step<R: BufRead, S: LineState>(lines: &mut Lines<R>, st: &mut S) -
     };
     match res {
         Ok(data) => Ok(data),
-        Err(_) if st.lenient() => {
-            st.skipped();
+        Err(_) if st.opts().lenient => {
+            st.out().stats.skipped += 1;
             Ok(true)
         }
-        Err(m) => Err(Error::new(st.source_name(), Location::Line(no), m)),
+        Err(m) => Err(Error::new(&st.opts().source_name, Location::Line(no), m)),
+    }
+}
+
+/// Reads up to and including the first data line (headers before it), or to the end.
+pub(crate) fn skip_to_data<R: BufRead, S: LineState>(
+    lines: &mut Lines<R>,
+    st: &mut S,
+) -> Result<()> {
+    while !st.at_eof() {
+        if step(lines, st)? {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// The next event in time order, reading lines as needed: [`EventSource::next_event`] of
+/// the line-oriented readers.
+///
+/// [`EventSource::next_event`]: crate::EventSource::next_event
+pub(crate) fn next_event<R: BufRead, S: LineState>(
+    lines: &mut Lines<R>,
+    st: &mut S,
+) -> Result<Option<Event>> {
+    loop {
+        if let Some(ev) = st.pop_ready() {
+            return Ok(Some(ev));
+        }
+        if st.at_eof() {
+            return Ok(st.out().pop_final());
+        }
+        step(lines, st)?;
     }
 }

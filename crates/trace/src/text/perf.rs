@@ -59,31 +59,14 @@ impl<R: BufRead> PerfReader<R> {
                 eof: false,
             },
         };
-        while !r.st.eof {
-            if r.step()? {
-                break;
-            }
-        }
+        lines::skip_to_data(&mut r.lines, &mut r.st)?;
         Ok(r)
-    }
-
-    /// Reads and decodes one line; true if it was a data line.
-    fn step(&mut self) -> Result<bool> {
-        lines::step(&mut self.lines, &mut self.st)
     }
 }
 
 impl<R: BufRead> EventSource for PerfReader<R> {
     fn next_event(&mut self) -> Result<Option<Event>> {
-        loop {
-            if let Some(ev) = self.st.out.pop_ready() {
-                return Ok(Some(ev));
-            }
-            if self.st.eof {
-                return Ok(self.st.out.pop_final());
-            }
-            self.step()?;
-        }
+        lines::next_event(&mut self.lines, &mut self.st)
     }
 
     fn meta(&self) -> &TraceMeta {
@@ -261,13 +244,13 @@ impl LineState for State {
     fn finish(&mut self) {
         self.eof = true
     }
-    fn source_name(&self) -> &str {
-        &self.opts.source_name
+    fn at_eof(&self) -> bool {
+        self.eof
     }
-    fn lenient(&self) -> bool {
-        self.opts.lenient
+    fn opts(&self) -> &TextOptions {
+        &self.opts
     }
-    fn skipped(&mut self) {
-        self.out.stats.skipped += 1;
+    fn out(&mut self) -> &mut Output {
+        &mut self.out
     }
 }
