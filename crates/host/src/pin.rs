@@ -225,6 +225,31 @@ impl Sched {
     }
 }
 
+/// A command for `program` whose process starts with no signal blocked, whatever
+/// the caller blocked: the CLI blocks SIGINT and SIGTERM in itself to end its runs
+/// cleanly, and a child would keep that mask across `exec` and ignore Ctrl-C.
+pub fn child_command(program: impl AsRef<std::ffi::OsStr>) -> Command {
+    let mut cmd = Command::new(program);
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        cmd.pre_exec(unblock_signals);
+    }
+    cmd
+}
+
+/// Unblocks every signal in the calling thread; async-signal-safe, for `pre_exec`.
+pub fn unblock_signals() -> io::Result<()> {
+    // SAFETY: an emptied sigset_t, passed by pointer to sigprocmask.
+    unsafe {
+        let mut none: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut none);
+        if libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut()) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
 /// Replaces this process with `argv`, its affinity set to `cpus` and, if
 /// given, its scheduling policy, as `taskset` and `chrt` do: the command never
 /// runs elsewhere or otherwise, signals reach it directly, and its exit status

@@ -47,6 +47,8 @@ pub enum Command {
     Irq(Irq),
     /// Measure wake-up latency per CPU, as cyclictest does, with exact histograms.
     Latency(Latency),
+    /// Run load generators on some CPUs, for a while or around a command (seed 004's stress).
+    Load(crate::cmd::load::LoadArgs),
     /// Isolate CPUs: plan, then apply with a crash-safe journal (cpusets, workqueues, IRQs, tasks).
     Isolate(crate::cmd::isolate::IsolateArgs),
     /// Undo the partition journalled by isolate, also after a crash, and compare with before.

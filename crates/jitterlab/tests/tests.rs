@@ -7,6 +7,7 @@ mod convert;
 mod errors;
 mod latency;
 mod live;
+mod load;
 mod partition;
 mod record;
 mod report;

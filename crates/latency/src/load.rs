@@ -91,6 +91,63 @@ pub struct LoadResult {
     pub exit: Option<String>,
 }
 
+/// `jitterlab load`: the generators alone, for a while or around a command.
+#[derive(Clone, Debug, Serialize)]
+pub struct LoadRun {
+    /// The CPUs the generators ran on.
+    pub cpus: CpuSet,
+    /// How long they ran.
+    pub wall_ns: u64,
+    /// What ended the run: `duration`, `signal` or `command`.
+    pub stopped_by: String,
+    /// The command they ran around, if any.
+    pub command: Vec<String>,
+    /// How it ended.
+    pub command_exit: Option<String>,
+    /// What each generator did.
+    pub loads: Vec<LoadRate>,
+}
+
+/// One generator's work and its rate.
+#[derive(Clone, Debug, Serialize)]
+pub struct LoadRate {
+    /// What it did.
+    #[serde(flatten)]
+    pub result: LoadResult,
+    /// Operations per second over the run; none for a command.
+    pub ops_per_s: Option<f64>,
+}
+
+impl LoadRun {
+    /// The run's model, with each generator's rate over `wall_ns`.
+    pub fn build(
+        cpus: CpuSet,
+        wall_ns: u64,
+        stopped_by: &str,
+        command: Vec<String>,
+        command_exit: Option<String>,
+        results: Vec<LoadResult>,
+    ) -> LoadRun {
+        let secs = wall_ns as f64 / 1e9;
+        let loads = results
+            .into_iter()
+            .map(|result| LoadRate {
+                ops_per_s: (!matches!(result.spec, LoadSpec::Cmd(_)) && secs > 0.0)
+                    .then(|| result.ops as f64 / secs),
+                result,
+            })
+            .collect();
+        LoadRun {
+            cpus,
+            wall_ns,
+            stopped_by: stopped_by.into(),
+            command,
+            command_exit,
+            loads,
+        }
+    }
+}
+
 /// The running generators; [`Loads::stop`] ends them (dropping does too).
 pub struct Loads {
     stop: Arc<AtomicBool>,
@@ -191,6 +248,7 @@ pub fn start(specs: &[LoadSpec], cpus: &CpuSet) -> Result<Loads, Error> {
                         if libc::setpgid(0, 0) != 0 {
                             return Err(io::Error::last_os_error());
                         }
+                        jitterlab_host::pin::unblock_signals()?;
                         sched::set_affinity_words(0, &mask)
                     });
                 }

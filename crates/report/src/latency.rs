@@ -3,7 +3,7 @@
 use std::io::{self, Write};
 
 use jitterlab_latency::config::format_ns;
-use jitterlab_latency::load::LoadSpec;
+use jitterlab_latency::load::{LoadResult, LoadRun, LoadSpec};
 use jitterlab_latency::spikes::{Ledger, Spike};
 use jitterlab_latency::{CyclictestHistogram, LatencyReport, Stop};
 
@@ -13,6 +13,55 @@ use crate::{Render, Style, Table};
 /// Latency in microseconds with one decimal, the unit of the table.
 fn us(ns: f64) -> String {
     format!("{:.1}", ns / 1000.0)
+}
+
+/// What a generator did: `1234 sleeps`, `exit status: 0`.
+fn load_ops(l: &LoadResult) -> String {
+    match &l.spec {
+        LoadSpec::Cpu(_) => format!("{} sleeps", l.ops),
+        LoadSpec::Io(_) => format!("{} 4 KiB O_SYNC writes", l.ops),
+        LoadSpec::Mem(_) => format!("{} 64 MiB passes", l.ops),
+        LoadSpec::Cmd(_) => l.exit.as_deref().unwrap_or("-").to_string(),
+    }
+}
+
+/// A generator and what it did: `cpu:150 (1234 sleeps)`, `cmd:'stress-ng' (exit status: 0)`.
+fn load_done(l: &LoadResult) -> String {
+    match &l.spec {
+        LoadSpec::Cmd(c) => format!("cmd:'{c}' ({})", load_ops(l)),
+        spec => format!("{spec} ({})", load_ops(l)),
+    }
+}
+
+impl Render for LoadRun {
+    const SCHEMA: &'static str = "jitterlab.load";
+
+    fn text(&self, out: &mut dyn Write, style: &Style) -> io::Result<()> {
+        writeln!(
+            out,
+            "load on CPUs {} for {} (ended by {})",
+            self.cpus,
+            duration_ns(self.wall_ns),
+            self.stopped_by
+        )?;
+        if !self.command.is_empty() {
+            writeln!(
+                out,
+                "around: {} ({})",
+                self.command.join(" "),
+                self.command_exit.as_deref().unwrap_or("-")
+            )?;
+        }
+        let mut t = Table::new(["LOAD", "DONE", "PER SECOND"]).right(&[2]);
+        for l in &self.loads {
+            t.row([
+                l.result.spec.to_string(),
+                load_ops(&l.result),
+                l.ops_per_s.map_or("-".into(), |r| format!("{r:.0}")),
+            ]);
+        }
+        t.write(out, style)
+    }
 }
 
 impl Render for LatencyReport {
@@ -44,16 +93,7 @@ impl Render for LatencyReport {
             self.environment.cpuidle_driver.as_deref().unwrap_or("-"),
         )?;
         if let Some(cpus) = &self.load_cpus {
-            let loads: Vec<String> = self
-                .loads
-                .iter()
-                .map(|l| match &l.spec {
-                    LoadSpec::Cpu(n) => format!("cpu:{n} ({} sleeps)", l.ops),
-                    LoadSpec::Io(n) => format!("io:{n} ({} 4 KiB O_SYNC writes)", l.ops),
-                    LoadSpec::Mem(n) => format!("mem:{n} ({} 64 MiB passes)", l.ops),
-                    LoadSpec::Cmd(c) => format!("cmd:'{c}' ({})", l.exit.as_deref().unwrap_or("-")),
-                })
-                .collect();
+            let loads: Vec<String> = self.loads.iter().map(load_done).collect();
             writeln!(out, "load on CPUs {cpus}: {}", loads.join(", "))?;
         }
         writeln!(out, "latencies in us")?;

@@ -136,7 +136,7 @@ impl System for LiveSystem {
             ));
         };
         // Detached: a session of its own, no terminal, not our child for long.
-        let mut cmd = Command::new(program);
+        let mut cmd = crate::pin::child_command(program);
         cmd.args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())

@@ -7,6 +7,7 @@ pub mod convert;
 mod irq;
 pub mod isolate;
 mod latency;
+pub mod load;
 mod pin;
 pub mod record;
 pub mod report;
@@ -31,6 +32,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Pin(args) => pin::run(&root, args, cli.color),
         Command::Irq(args) => irq::run(&root, args, cli.color),
         Command::Latency(args) => latency::run(&root, args, cli.color),
+        Command::Load(args) => load::run(&root, args, cli.color),
         Command::Isolate(args) => isolate::run(&root, args, cli.color),
         Command::Revert(args) => revert::run(&root, args, cli.color),
         Command::Verify(args) => verify::run(&root, args, cli.color),

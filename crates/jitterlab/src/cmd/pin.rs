@@ -51,9 +51,19 @@ pub(super) fn exec(
         return Err(err.into());
     }
     eprintln!("jitterlab: {err}");
-    Ok(match err.raw_os_error() {
+    Ok(status_of(err.raw_os_error()))
+}
+
+/// A shell's status for a command that could not be started: 127 not found,
+/// 126 not runnable.
+pub(super) fn spawn_status(err: &std::io::Error) -> u8 {
+    status_of(err.raw_os_error())
+}
+
+fn status_of(errno: Option<i32>) -> u8 {
+    match errno {
         Some(libc::ENOENT) => 127,
         Some(libc::EACCES) | Some(libc::ENOEXEC) => 126,
         _ => EXIT_FAILED,
-    })
+    }
 }

@@ -2,7 +2,6 @@
 
 use std::fs::File;
 use std::path::PathBuf;
-use std::process::Command;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -149,7 +148,7 @@ pub fn run(root: &Root, args: Record, color: Color) -> anyhow::Result<u8> {
     let deadline = args.duration.map(|d| start + Duration::from_nanos(d));
     let mut child = match args.command.split_first() {
         Some((prog, rest)) => Some(
-            Command::new(prog)
+            jitterlab_host::pin::child_command(prog)
                 .args(rest)
                 .spawn()
                 .map_err(|e| Error::Invalid(format!("cannot run {prog:?}: {e}")))?,

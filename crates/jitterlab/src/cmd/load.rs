@@ -1,0 +1,136 @@
+//! `jitterlab load`: the latency probe's load generators on their own, for a
+//! while or around a command (seed 004's stress-cpu and stress-io under cyclictest).
+
+use std::ffi::OsString;
+use std::io;
+use std::process::{Child, ExitStatus};
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use clap::Args;
+use jitterlab_host::{Error, Root};
+use jitterlab_latency::load::{LoadRun, LoadSpec};
+use jitterlab_report::render;
+
+use crate::cli::Color;
+use crate::output::{cancel_on_signals, emit, format};
+use crate::EXIT_OK;
+
+/// `jitterlab load`.
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Examples:\n  jitterlab load cpu:150 --cpus 0 --duration 1m\n  jitterlab load io:150 --cpus 0 -- cyclictest -m -p98 -i300 -a1 -t1 -l100000 -q\n  jitterlab load cpu:2 'cmd:stress-ng --vm 1' --cpus 0-1 --duration 30s"
+)]
+pub struct LoadArgs {
+    /// The loads: cpu:N (threads looping usleep(1)), io:N (4 KiB O_SYNC writes),
+    /// mem:N (memory streaming), cmd:'COMMAND'.
+    #[arg(required = true, value_name = "SPEC")]
+    pub loads: Vec<LoadSpec>,
+    /// CPUs the loads run on (default: all online).
+    #[arg(long, value_name = "LIST")]
+    pub cpus: Option<String>,
+    /// Stop after this long: 10s, 5m (default: when the command ends, or Ctrl-C).
+    #[arg(long, value_parser = jitterlab_latency::parse_duration_ns)]
+    pub duration: Option<u64>,
+    /// Print JSON (a versioned envelope).
+    #[arg(long)]
+    pub json: bool,
+    /// A command to run under the load; the load ends with it, and its status
+    /// is the status. The summary then goes to stderr.
+    #[arg(last = true, value_name = "CMD")]
+    pub command: Vec<OsString>,
+}
+
+pub fn run(root: &Root, args: LoadArgs, color: Color) -> anyhow::Result<u8> {
+    if !root.is_live() {
+        return Err(
+            Error::Invalid("load runs on this machine; it cannot take --root".into()).into(),
+        );
+    }
+    let cpus = match &args.cpus {
+        Some(list) => super::online_cpus(root, list)?,
+        None => root.read_cpu_list("/sys/devices/system/cpu/online")?,
+    };
+    // Block the signals before any thread starts, so Ctrl-C ends the load cleanly.
+    let cancel = cancel_on_signals();
+    let loads = jitterlab_latency::load::start(&args.loads, &cpus)?;
+    let start = Instant::now();
+    let deadline = args.duration.map(|d| start + Duration::from_nanos(d));
+    let mut child = match args.command.split_first() {
+        Some((prog, rest)) => match jitterlab_host::pin::child_command(prog).args(rest).spawn() {
+            Ok(c) => Some(c),
+            Err(e) => {
+                drop(loads);
+                eprintln!("jitterlab: cannot run {}: {e}", prog.to_string_lossy());
+                return Ok(super::pin::spawn_status(&e));
+            }
+        },
+        None => None,
+    };
+    let mut exit: Option<ExitStatus> = None;
+    let stopped_by = loop {
+        if cancel.load(Ordering::Relaxed) {
+            break "signal";
+        }
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            break "duration";
+        }
+        if let Some(c) = child.as_mut() {
+            if let Some(status) = c.try_wait()? {
+                exit = Some(status);
+                break "command";
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let wall_ns = start.elapsed().as_nanos() as u64;
+    let ended = match (&mut child, exit) {
+        (Some(c), None) => Some(end(c)?),
+        _ => None,
+    };
+    let results = loads.stop();
+    let run = LoadRun::build(
+        cpus,
+        wall_ns,
+        stopped_by,
+        args.command
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect(),
+        exit.or(ended).map(|s| s.to_string()),
+        results,
+    );
+    if child.is_some() {
+        // stdout is the command's.
+        render(&run, format(args.json, Color::Never), &mut io::stderr())?;
+    } else {
+        emit(&run, format(args.json, color))?;
+    }
+    // The command's status when it ended by itself; ended by us, the load did its job.
+    Ok(exit.map_or(EXIT_OK, shell_status))
+}
+
+/// Ends a command the duration or a signal cut short: SIGTERM, SIGKILL after 1 s.
+fn end(child: &mut Child) -> io::Result<ExitStatus> {
+    // SAFETY: signalling our own child, which has not been reaped yet.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+    let deadline = Instant::now() + Duration::from_secs(1);
+    while Instant::now() < deadline {
+        if let Some(status) = child.try_wait()? {
+            return Ok(status);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child.kill()?;
+    child.wait()
+}
+
+/// A status as a shell gives it: the exit code, or 128 + the signal.
+fn shell_status(status: ExitStatus) -> u8 {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => code as u8,
+        (None, Some(sig)) => (128 + sig) as u8,
+        _ => crate::EXIT_FAILED,
+    }
+}
