@@ -27,3 +27,49 @@ pub fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
     unsafe { libc::geteuid() == 0 }
 }
+
+/// The last resort of a test or benchmark that changed the host: the tasks of the
+/// cgroup v1 cpusets `sets` (names under `/sys/fs/cgroup/cpuset`) moved to the root
+/// set and the sets removed, then every control file and IRQ mask that differs
+/// from `before` written back, and every movable thread but PID 1's given its CPUs
+/// back (an IRQ thread's CPUs follow its IRQ, and a cpuset move resets them).
+pub fn restore(before: &crate::partition::Snapshot, sets: &[&str]) {
+    const CPUSET: &str = "/sys/fs/cgroup/cpuset";
+    let root = crate::Root::live();
+    for set in sets {
+        let dir = format!("{CPUSET}/{set}");
+        if std::path::Path::new(&dir).exists() {
+            for tid in std::fs::read_to_string(format!("{dir}/tasks"))
+                .unwrap_or_default()
+                .lines()
+            {
+                let _ = root.write(format!("{CPUSET}/tasks"), tid);
+            }
+            let _ = std::fs::remove_dir(&dir);
+        }
+    }
+    for (path, value) in &before.files {
+        if root.read_line(path).ok().as_deref() != Some(value) {
+            let _ = root.write(path, value);
+        }
+    }
+    for irq in &before.irqs {
+        if let Some(a) = &irq.affinity {
+            let path = format!("/proc/irq/{}/smp_affinity_list", irq.irq);
+            if root.read_cpu_list(&path).ok().as_ref() != Some(a) {
+                let _ = root.write(&path, &a.to_string());
+            }
+        }
+    }
+    for t in before
+        .tasks
+        .iter()
+        .filter(|t| t.kind.is_movable() && t.pid != 1)
+    {
+        if crate::sched::get_affinity(t.tid).is_ok_and(|now| now != t.allowed)
+            && crate::tasks::read_start_ticks(&root, t.pid, t.tid) == Some(t.start_ticks)
+        {
+            let _ = crate::sched::set_affinity(t.tid, &t.allowed);
+        }
+    }
+}

@@ -57,43 +57,11 @@ impl Drop for Restore {
         if Journal::exists(&self.dir()) {
             let _ = run(&["revert", "--state-dir", &self.arg()]);
         }
-        let root = Root::live();
         // Last resort: tasks out of our cpusets, the cpusets gone, files as they were.
-        for set in ["jitterlab.isolated", "jitterlab.housekeeping"] {
-            let dir = format!("{CPUSET}/{set}");
-            if Path::new(&dir).exists() {
-                for tid in std::fs::read_to_string(format!("{dir}/tasks"))
-                    .unwrap_or_default()
-                    .lines()
-                {
-                    let _ = root.write(format!("{CPUSET}/tasks"), tid);
-                }
-                let _ = std::fs::remove_dir(&dir);
-            }
-        }
-        for (path, value) in &self.before.files {
-            if root.read_line(path).ok().as_deref() != Some(value) {
-                let _ = root.write(path, value);
-            }
-        }
-        for irq in &self.before.irqs {
-            if let Some(a) = &irq.affinity {
-                let _ = root.write(
-                    format!("/proc/irq/{}/smp_affinity_list", irq.irq),
-                    &a.to_string(),
-                );
-            }
-        }
-        for t in self
-            .before
-            .tasks
-            .iter()
-            .filter(|t| t.kind.is_movable() && t.pid != 1)
-        {
-            if jitterlab_host::sched::get_affinity(t.tid).is_ok_and(|now| now != t.allowed) {
-                let _ = jitterlab_host::sched::set_affinity(t.tid, &t.allowed);
-            }
-        }
+        jitterlab_host::testing::restore(
+            &self.before,
+            &["jitterlab.isolated", "jitterlab.housekeeping"],
+        );
     }
 }
 
