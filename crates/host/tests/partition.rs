@@ -229,8 +229,10 @@ fn request(cpus: &str, state: &Path) -> Request {
         cpus: list(cpus),
         method: MethodChoice::Auto,
         excludes: vec![Exclude::parse("qemu*").unwrap()],
+        move_init: false,
         stop_irqbalance: false,
         sysctl: false,
+        idle_latency_us: None,
         state_dir: state.to_path_buf(),
         privileged: true,
     }
@@ -393,6 +395,49 @@ fn sysctls_and_irqbalance_are_planned_on_request() {
         "0-1".into(),
         "0".into()
     )));
+}
+
+#[test]
+fn idle_latency_limits_the_isolated_cpus_only_and_reverts() {
+    let t = partitioned(2, Layout::V1);
+    let qos = |cpu: u32| format!("/sys/devices/system/cpu/cpu{cpu}/power/pm_qos_resume_latency_us");
+    t.file(&qos(0), "0\n").file(&qos(1), "0\n");
+    let root = t.root();
+    let before = Snapshot::read(&root).unwrap();
+    let mut req = request("1", &state_dir(&t));
+    req.idle_latency_us = Some(0);
+    let plan = build_plan(&root, &req).unwrap();
+    let w = writes(&plan);
+    // The file says n/a for a 0 us limit (poll) and 0 for none.
+    assert!(w.contains(&(qos(1), "0".into(), "n/a".into())), "{w:?}");
+    assert!(
+        !w.iter().any(|(p, ..)| *p == qos(0)),
+        "housekeeping CPU untouched"
+    );
+    req.idle_latency_us = Some(20);
+    let w = writes(&build_plan(&root, &req).unwrap());
+    assert!(w.contains(&(qos(1), "0".into(), "20".into())));
+
+    let mut fake = FakeSystem::new(root.clone()).unwrap();
+    let mut journal =
+        Journal::create(&state_dir(&t), &Header::for_plan(&root, &plan).unwrap()).unwrap();
+    assert!(apply(&mut fake, &plan, &mut journal, &mut |_| Flow::Continue).applied);
+    drop(journal);
+    assert_eq!(root.read_line(qos(1)).unwrap(), "n/a");
+    let r = revert(&mut fake, &state_dir(&t)).unwrap().unwrap();
+    assert_eq!(r.failures(), 0, "{:?}", r.undone);
+    assert_eq!(root.read_line(qos(1)).unwrap(), "0");
+    assert!(before.diff(&Snapshot::read(&root).unwrap()).is_empty());
+
+    // A kernel without CPU PM QoS: a warning, no step.
+    let t = partitioned(2, Layout::V1);
+    let mut req = request("1", &state_dir(&t));
+    req.idle_latency_us = Some(0);
+    let plan = build_plan(&t.root(), &req).unwrap();
+    assert!(plan
+        .warnings
+        .iter()
+        .any(|w| w.contains("--idle-latency: CPU 1 has no")));
 }
 
 #[test]
@@ -620,6 +665,40 @@ fn apply_then_revert_leaves_the_machine_as_it_was() {
     assert!(!root.exists("/sys/fs/cgroup/cpuset/jitterlab.isolated"));
     // Reverting again finds nothing to do.
     assert!(revert(&mut fake, &state_dir(&t)).unwrap().is_none());
+}
+
+#[test]
+fn move_init_moves_pid_1_by_affinity_and_keeps_its_cgroup() {
+    let t = partitioned(2, Layout::V1);
+    let root = t.root();
+    let mut req = request("1", &state_dir(&t));
+    req.move_init = true;
+    let plan = build_plan(&root, &req).unwrap();
+    assert!(plan.ok(), "{:?}", plan.checks);
+    assert!(plan.move_init);
+    assert!(
+        !plan.excluded.iter().any(|e| e.pid == 1),
+        "{:?}",
+        plan.excluded
+    );
+    // PID 1 moves off CPU 1 by affinity and stays in the root cpuset.
+    assert!(moves(&plan).contains(&(1, "0-1".into(), "0".into(), false)));
+
+    let mut fake = FakeSystem::new(root.clone()).unwrap();
+    let affinity_before = fake.affinity.clone();
+    let mut journal =
+        Journal::create(&state_dir(&t), &Header::for_plan(&root, &plan).unwrap()).unwrap();
+    let report = apply(&mut fake, &plan, &mut journal, &mut |_| Flow::Continue);
+    drop(journal);
+    assert!(report.applied, "{:?}", report.rolled_back);
+    assert_eq!(fake.affinity[&1], list("0"));
+    assert!(!fake.member.contains_key(&1), "PID 1 keeps its cgroup");
+    // verify no longer counts PID 1 as excluded: the journal names no excluded PID 1.
+    let rec = Journal::read(&state_dir(&t)).unwrap().unwrap();
+    assert!(!rec.header.excluded_pids.contains(&1));
+    let r = revert(&mut fake, &state_dir(&t)).unwrap().unwrap();
+    assert_eq!(r.failures(), 0, "{:?}", r.undone);
+    assert_eq!(fake.affinity, affinity_before);
 }
 
 #[test]

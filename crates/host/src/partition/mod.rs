@@ -19,9 +19,10 @@
 //! - [`enter_partition`] and [`enter_cpu`] place a process or thread inside the
 //!   partition (`jitterlab run`, the latency probe).
 //!
-//! PID 1 is never touched: it is excluded from every plan like the entries of
-//! tuned's `ps_blacklist` (on a container host or a sandbox it is the
-//! controller, and moving init's cgroup breaks container tools — seed 004).
+//! PID 1 is left alone unless the request says `move_init`: it is excluded from
+//! the plan like the entries of tuned's `ps_blacklist` (on a container host or a
+//! sandbox it is the controller). With `move_init` its threads move by affinity
+//! only, never its cgroup (moving init's cgroup breaks container tools — seed 004).
 
 mod advise;
 mod apply;

@@ -26,13 +26,20 @@ pub struct Request {
     pub cpus: CpuSet,
     /// `--method`.
     pub method: MethodChoice,
-    /// `--exclude`: processes and names left where they are (PID 1 always is).
+    /// `--exclude`: processes and names left where they are (PID 1 too, unless
+    /// `move_init`).
     pub excludes: Vec<Exclude>,
+    /// `--move-init`: PID 1's threads move too, by affinity only (it stays in its
+    /// cgroup), as seed 004's `taskset -p 1 1` does.
+    pub move_init: bool,
     /// `--stop-irqbalance`.
     pub stop_irqbalance: bool,
     /// `--sysctl`: timer migration off, a longer vmstat interval, the lockup
     /// watchdog on the housekeeping CPUs.
     pub sysctl: bool,
+    /// `--idle-latency US`: the isolated CPUs' PM QoS resume latency limit, so
+    /// they skip idle states slower to leave (0: poll, as `idle=poll` on them alone).
+    pub idle_latency_us: Option<u32>,
     /// Where the journal goes.
     pub state_dir: PathBuf,
     /// Whether the caller may apply the plan (root); a failed check otherwise.
@@ -68,6 +75,8 @@ pub struct Plan {
     pub isolated_cgroup: Option<String>,
     /// cgroup v1: how user tasks of the root cpuset move to the housekeeping set.
     pub cpuset_move: Option<CpusetMove>,
+    /// Whether PID 1's threads move (`--move-init`).
+    pub move_init: bool,
     /// The `--exclude` patterns, for threads that appear while applying.
     #[serde(skip)]
     pub excludes: Vec<Exclude>,
@@ -128,6 +137,7 @@ impl Plan {
             isolated: &self.cpus,
             housekeeping: &self.housekeeping,
             excludes: &self.excludes,
+            move_init: self.move_init,
             cpuset: self.cpuset_move.clone(),
         }
     }
@@ -242,6 +252,9 @@ pub fn build_plan(root: &Root, req: &Request) -> Result<Plan> {
     if req.sysctl {
         sysctl_steps(root, cpus, &housekeeping, &mut steps)?;
     }
+    if let Some(us) = req.idle_latency_us {
+        idle_steps(root, cpus, us, &mut steps, &mut warnings)?;
+    }
     workqueue_steps(root, cpus, &housekeeping, &mut steps)?;
     irq_steps(root, cpus, &housekeeping, &mut steps)?;
 
@@ -250,6 +263,7 @@ pub fn build_plan(root: &Root, req: &Request) -> Result<Plan> {
         isolated: cpus,
         housekeeping: &housekeeping,
         excludes: &req.excludes,
+        move_init: req.move_init,
         cpuset: cpuset_move.clone(),
     };
     let sorted = rules.sort(&tasks);
@@ -274,6 +288,7 @@ pub fn build_plan(root: &Root, req: &Request) -> Result<Plan> {
         isolated_dir,
         isolated_cgroup,
         cpuset_move,
+        move_init: req.move_init,
         excludes: req.excludes.clone(),
     })
 }
@@ -386,6 +401,49 @@ fn sysctl_steps(
                 },
                 Undo::Restore,
             ));
+        }
+    }
+    Ok(())
+}
+
+/// The file of a CPU's PM QoS resume latency limit.
+pub(crate) fn idle_latency_path(cpu: u32) -> String {
+    format!("/sys/devices/system/cpu/cpu{cpu}/power/pm_qos_resume_latency_us")
+}
+
+/// `--idle-latency US`: each isolated CPU's resume latency limit. The cpuidle
+/// governors (menu, teo, haltpoll) then pick no state slower to leave; at 0 the
+/// CPU polls. Unlike `/dev/cpu_dma_latency` it is per CPU and needs no process
+/// holding a file open, and unlike a state's `disable` the haltpoll governor of
+/// KVM guests honours it.
+fn idle_steps(
+    root: &Root,
+    cpus: &CpuSet,
+    us: u32,
+    steps: &mut Vec<Action>,
+    warnings: &mut Vec<String>,
+) -> Result<()> {
+    // The file's language: "n/a" is a 0 us limit, "0" no limit.
+    let new = if us == 0 {
+        "n/a".to_string()
+    } else {
+        us.to_string()
+    };
+    for cpu in cpus.iter() {
+        let path = idle_latency_path(cpu);
+        match root.read_line_opt(&path)? {
+            Some(old) if old == new => {}
+            Some(old) => steps.push(write(
+                path,
+                old,
+                new.clone(),
+                Target::IdleLatency { cpu },
+                Undo::Restore,
+            )),
+            None => warnings.push(format!(
+                "--idle-latency: CPU {cpu} has no {path} (a kernel without CPU PM QoS); \
+                 its idle states are left as they are"
+            )),
         }
     }
     Ok(())

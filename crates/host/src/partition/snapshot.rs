@@ -81,6 +81,9 @@ pub(crate) fn watched_files(root: &Root, cgroups: &Cgroups) -> Result<Vec<String
         paths.push(format!("{WQ_DIR}/{name}/cpumask"));
     }
     paths.extend(SYSCTLS.iter().map(|(_, p)| p.to_string()));
+    if let Some(online) = root.read_cpu_list_opt("/sys/devices/system/cpu/online")? {
+        paths.extend(online.iter().map(crate::partition::plan::idle_latency_path));
+    }
     if let Some(mount) = &cgroups.cpuset_mount {
         let prefix = if cgroups.cpuset_noprefix {
             ""

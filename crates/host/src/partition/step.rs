@@ -76,6 +76,13 @@ pub enum Target {
         /// Its dotted name (`kernel.timer_migration`).
         name: String,
     },
+    /// A CPU's PM QoS resume latency limit (`power/pm_qos_resume_latency_us`):
+    /// the idle states slower to leave are not used. The file's own language:
+    /// `0` is no limit, `n/a` a limit of 0 us (poll, never halt).
+    IdleLatency {
+        /// The CPU.
+        cpu: u32,
+    },
 }
 
 /// How revert undoes a write.

@@ -46,6 +46,8 @@ pub(crate) struct Rules<'a> {
     pub isolated: &'a CpuSet,
     pub housekeeping: &'a CpuSet,
     pub excludes: &'a [Exclude],
+    /// Whether PID 1's threads move (by affinity only).
+    pub move_init: bool,
     /// cgroup v1: user tasks of the root cpuset go to this set.
     pub cpuset: Option<CpusetMove>,
 }
@@ -61,9 +63,11 @@ pub(crate) struct Sorted {
 impl Rules<'_> {
     /// Why a thread is left alone, if it is.
     fn exclusion(&self, t: &Task, process_comm: &str) -> Option<String> {
-        if t.pid == 1 {
+        if t.pid == 1 && !self.move_init {
             return Some(
-                "PID 1 is never touched (safety exclusion, as tuned's ps_blacklist)".into(),
+                "PID 1 is left alone unless --move-init (safety exclusion, as tuned's \
+                 ps_blacklist)"
+                    .into(),
             );
         }
         self.excludes
@@ -116,7 +120,9 @@ impl Rules<'_> {
                     let cpuset = self
                         .cpuset
                         .as_ref()
-                        .filter(|_| t.kind == TaskKind::User)
+                        // PID 1 stays in its cgroup (seed 004: moving init's
+                        // cgroup breaks container tools); only its CPUs change.
+                        .filter(|_| t.kind == TaskKind::User && t.pid != 1)
                         .filter(|m| t.cpuset.as_deref() == Some(m.from.as_str()))
                         .cloned();
                     if on_isolated || cpuset.is_some() {

@@ -40,9 +40,13 @@ pub struct IsolateArgs {
     #[arg(long, value_name = "DIR", default_value = DEFAULT_STATE_DIR)]
     pub state_dir: PathBuf,
     /// Leave this process (PID) or these tasks (a glob over thread or process
-    /// names) where they are. Repeatable. PID 1 is always left alone.
+    /// names) where they are. Repeatable. PID 1 is left alone too, unless --move-init.
     #[arg(long, value_name = "PID|COMM-GLOB")]
     pub exclude: Vec<String>,
+    /// Move PID 1's threads off the CPUs too, by affinity only (it stays in its
+    /// cgroup), as seed 004's `taskset -p 1 1`; revert gives them their CPUs back.
+    #[arg(long)]
+    pub move_init: bool,
     /// Stop irqbalance, which would move IRQs back (revert starts it again).
     #[arg(long)]
     pub stop_irqbalance: bool,
@@ -50,6 +54,11 @@ pub struct IsolateArgs {
     /// watchdog's CPUs (kernel.watchdog_cpumask) to the housekeeping CPUs.
     #[arg(long)]
     pub sysctl: bool,
+    /// Keep the isolated CPUs out of idle states slower to leave than US
+    /// microseconds (per-CPU PM QoS, power/pm_qos_resume_latency_us); 0: poll,
+    /// never halt, as idle=poll on those CPUs alone, at the price of a busy CPU.
+    #[arg(long, value_name = "US")]
+    pub idle_latency: Option<u32>,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
@@ -84,8 +93,10 @@ pub fn run(root: &Root, args: IsolateArgs, color: Color) -> anyhow::Result<u8> {
             MethodArg::Affinity => MethodChoice::Only(Method::Affinity),
         },
         excludes,
+        move_init: args.move_init,
         stop_irqbalance: args.stop_irqbalance,
         sysctl: args.sysctl,
+        idle_latency_us: args.idle_latency,
         state_dir: args.state_dir.clone(),
         privileged: jitterlab_host::testing::is_root(),
     };

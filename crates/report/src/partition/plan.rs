@@ -206,8 +206,15 @@ fn write_plan(
                         }
                         Target::Sysctl { name } => (name.clone(), false),
                         Target::Cpuset => (path.clone(), false),
+                        Target::IdleLatency { cpu } => {
+                            (format!("CPU {cpu} idle exit latency limit ({path})"), false)
+                        }
                     };
-                    let show = |v: &str| if masked { mask(v) } else { v.to_string() };
+                    let show = |v: &str| match target {
+                        Target::IdleLatency { .. } => idle_limit(v),
+                        _ if masked => mask(v),
+                        _ => v.to_string(),
+                    };
                     (
                         what,
                         if old.is_empty() {
@@ -306,4 +313,14 @@ fn write_plan(
         }
     }
     writeln!(out)
+}
+
+/// A PM QoS resume latency limit in words: the file says `0` for none and `n/a`
+/// for 0 us.
+fn idle_limit(v: &str) -> String {
+    match v {
+        "0" => "0 (no limit)".into(),
+        "n/a" => "n/a (0 us: poll)".into(),
+        us => format!("{us} us"),
+    }
 }
