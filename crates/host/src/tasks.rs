@@ -421,16 +421,29 @@ pub fn read_start_ticks(root: &Root, pid: u32, tid: u32) -> Option<u64> {
         .map(|s| s.start_ticks)
 }
 
-/// The pid of a running `irqbalance`, which rewrites IRQ affinities every few seconds.
+/// The pid of a running `irqbalance`, which rewrites IRQ affinities every few
+/// seconds (an exited one not yet reaped, a zombie, does not count).
 pub fn find_irqbalance(root: &Root) -> Result<Option<u32>> {
     for pid in root.list_numeric("/proc")? {
         if let Ok(Some(comm)) = root.read_opt(format!("/proc/{pid}/comm")) {
-            if comm.trim() == "irqbalance" {
+            if comm.trim() == "irqbalance" && !is_zombie(root, pid) {
                 return Ok(Some(pid));
             }
         }
     }
     Ok(None)
+}
+
+/// Whether a process has exited and waits to be reaped (state `Z` or `X`); one
+/// whose `stat` cannot be read is not taken for one.
+pub fn is_zombie(root: &Root, pid: u32) -> bool {
+    match root.read_opt(format!("/proc/{pid}/stat")) {
+        Ok(Some(stat)) => stat
+            .rfind(')')
+            .and_then(|i| stat[i + 1..].split_whitespace().next())
+            .is_some_and(|s| s == "Z" || s == "X"),
+        _ => false,
+    }
 }
 
 /// Groups of threads that share one affinity mask, largest group first.

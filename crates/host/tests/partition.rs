@@ -668,6 +668,28 @@ fn apply_then_revert_leaves_the_machine_as_it_was() {
 }
 
 #[test]
+fn a_thread_that_exits_while_isolated_is_no_difference() {
+    let t = partitioned(2, Layout::V1);
+    let root = t.root();
+    let before = Snapshot::read(&root).unwrap();
+    assert!(before.tasks.iter().any(|s| s.tid == 500));
+    // Thread 500 exited on CPU 0 and waits to be reaped (state Z): no placement to
+    // compare, none for revert to restore.
+    for path in ["/proc/500/stat", "/proc/500/task/500/stat"] {
+        let stat = root.read_line(path).unwrap();
+        let stat = stat.replacen(") S ", ") Z ", 1);
+        t.file(path, &format!("{stat}\n"));
+        t.file(
+            &path.replace("/stat", "/status"),
+            "Name:\tbash\nTgid:\t500\nPid:\t500\nPPid:\t1\nCpus_allowed_list:\t0\n",
+        );
+    }
+    let now = Snapshot::read(&root).unwrap();
+    assert!(!now.tasks.iter().any(|s| s.tid == 500));
+    assert!(before.diff(&now).is_empty(), "{:?}", before.diff(&now));
+}
+
+#[test]
 fn move_init_moves_pid_1_by_affinity_and_keeps_its_cgroup() {
     let t = partitioned(2, Layout::V1);
     let root = t.root();

@@ -116,6 +116,9 @@ impl Snapshot {
         }
         let tasks = read_tasks(root, TaskQuery::all_threads())?
             .into_iter()
+            // An exited thread waiting to be reaped keeps the CPUs it died with;
+            // it is not a placement to compare (nor can revert move it).
+            .filter(|t| t.state != 'Z' && t.state != 'X')
             .map(|t| TaskState {
                 pid: t.pid,
                 tid: t.tid,

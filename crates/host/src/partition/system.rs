@@ -2,7 +2,7 @@
 //! fake in tests (`testing::FakeSystem`) that records them on a fixture tree.
 
 use std::io;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use jitterlab_cpuset::CpuSet;
 
@@ -123,6 +123,20 @@ impl System for LiveSystem {
                 cause: io::Error::last_os_error(),
             });
         }
+        // A balancing pass under way could still write masks: the IRQ steps wait
+        // until it has ended.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while read_start_ticks(&self.root, ib.pid, ib.pid) == Some(ib.start_ticks)
+            && !crate::tasks::is_zombie(&self.root, ib.pid)
+        {
+            if std::time::Instant::now() >= deadline {
+                return Err(Error::Invalid(format!(
+                    "irqbalance (pid {}) still runs 5 s after SIGTERM",
+                    ib.pid
+                )));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
         Ok(())
     }
 
@@ -156,7 +170,7 @@ impl System for LiveSystem {
 }
 
 fn systemctl(verb: &str, unit: &str) -> Result<()> {
-    let status = Command::new("systemctl")
+    let status = crate::pin::child_command("systemctl")
         .args([verb, unit])
         .stdin(Stdio::null())
         .status()
