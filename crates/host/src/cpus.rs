@@ -252,27 +252,10 @@ fn read_nodes(root: &Root) -> Result<Vec<(u32, CpuSet)>> {
     Ok(nodes)
 }
 
-fn read_cpu(root: &Root, cpu: u32, online: bool) -> Result<Cpu> {
+/// A CPU's cpuidle states, shallowest first (none without cpuidle).
+pub fn read_idle_states(root: &Root, cpu: u32) -> Result<Vec<IdleState>> {
     let dir = format!("{CPU_DIR}/cpu{cpu}");
-    // Printed with %d: -1 (ARM32 uniprocessor MPIDR) means unknown.
-    let topo = |f: &str| -> Result<Option<u32>> {
-        Ok(root
-            .read_num_opt::<i64>(format!("{dir}/topology/{f}"))?
-            .and_then(|v| u32::try_from(v).ok()))
-    };
     let text = |f: &str| root.read_line_opt(format!("{dir}/{f}"));
-    let freq = if root.exists(format!("{dir}/cpufreq")) {
-        let khz = |f: &str| root.read_num_opt::<u64>(format!("{dir}/cpufreq/{f}"));
-        Some(CpuFreq {
-            driver: text("cpufreq/scaling_driver")?,
-            governor: text("cpufreq/scaling_governor")?,
-            cur_khz: khz("scaling_cur_freq")?,
-            min_khz: khz("scaling_min_freq")?,
-            max_khz: khz("scaling_max_freq")?,
-        })
-    } else {
-        None
-    };
     let mut idle_states = Vec::new();
     for state in root.list_dir(format!("{dir}/cpuidle"))? {
         if !state.starts_with("state") {
@@ -296,6 +279,31 @@ fn read_cpu(root: &Root, cpu: u32, online: bool) -> Result<Cpu> {
         });
     }
     idle_states.sort_by_key(|s| s.state[5..].parse::<u32>().unwrap_or(u32::MAX));
+    Ok(idle_states)
+}
+
+fn read_cpu(root: &Root, cpu: u32, online: bool) -> Result<Cpu> {
+    let dir = format!("{CPU_DIR}/cpu{cpu}");
+    // Printed with %d: -1 (ARM32 uniprocessor MPIDR) means unknown.
+    let topo = |f: &str| -> Result<Option<u32>> {
+        Ok(root
+            .read_num_opt::<i64>(format!("{dir}/topology/{f}"))?
+            .and_then(|v| u32::try_from(v).ok()))
+    };
+    let text = |f: &str| root.read_line_opt(format!("{dir}/{f}"));
+    let freq = if root.exists(format!("{dir}/cpufreq")) {
+        let khz = |f: &str| root.read_num_opt::<u64>(format!("{dir}/cpufreq/{f}"));
+        Some(CpuFreq {
+            driver: text("cpufreq/scaling_driver")?,
+            governor: text("cpufreq/scaling_governor")?,
+            cur_khz: khz("scaling_cur_freq")?,
+            min_khz: khz("scaling_min_freq")?,
+            max_khz: khz("scaling_max_freq")?,
+        })
+    } else {
+        None
+    };
+    let idle_states = read_idle_states(root, cpu)?;
     Ok(Cpu {
         cpu,
         online,

@@ -479,3 +479,143 @@ pub(super) fn machine_findings(
     }
     Ok(out)
 }
+
+/// A CPU's PM QoS resume latency limit in microseconds, from the file's language
+/// (`0`: none, `n/a`: 0 us).
+pub(super) fn idle_limit_us(text: Option<&str>) -> Option<u64> {
+    match text.map(str::trim) {
+        Some("n/a") => Some(0),
+        Some(t) => t.parse().ok().filter(|&us| us > 0),
+        None => None,
+    }
+}
+
+/// The idle states the CPU entered during the window that take longer to leave
+/// than its resume latency limit allows (without one: any above 0 us, a halt,
+/// whose wake-up in a VM also waits for the host): each adds latency to the
+/// wake-up of whatever runs here next.
+pub(super) fn judge_idle(
+    v: &mut CpuVerdict,
+    before: &[crate::cpus::IdleState],
+    after: &[crate::cpus::IdleState],
+    limit_us: Option<u64>,
+    partition: bool,
+) {
+    let allowed = limit_us.unwrap_or(0);
+    let entered: Vec<String> = after
+        .iter()
+        .filter(|s| s.latency_us > allowed)
+        .filter_map(|s| {
+            let was = before.iter().find(|b| b.state == s.state)?.usage;
+            let n = s.usage.saturating_sub(was);
+            (n > 0).then(|| format!("{} x{n}, exit latency {} us", s.name, s.latency_us))
+        })
+        .collect();
+    if entered.is_empty() {
+        return;
+    }
+    let cpu = v.cpu;
+    v.findings.push(finding(
+        Level::Info,
+        format!(
+            "idle: the CPU went into idle states slow to leave ({}){}; a wake-up from them comes later",
+            entered.join("; "),
+            limit_us.map_or(String::new(), |us| format!(" despite its resume latency limit of {us} us")),
+        ),
+        Some(format!(
+            "keep it polling: {}--idle-latency 0 (jitterlab isolate {cpu} --idle-latency 0), or an \
+             application that holds /dev/cpu_dma_latency at 0 (cyclictest and jitterlab latency do)",
+            if partition { "revert, then isolate again with " } else { "isolate with " }
+        )),
+    ));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cpus::IdleState;
+    use crate::partition::verify::Verdict;
+
+    fn state(n: u32, name: &str, latency_us: u64, usage: u64) -> IdleState {
+        IdleState {
+            state: format!("state{n}"),
+            name: name.into(),
+            desc: String::new(),
+            latency_us,
+            residency_us: 0,
+            disabled: false,
+            usage,
+            time_us: 0,
+        }
+    }
+
+    fn verdict() -> CpuVerdict {
+        CpuVerdict {
+            cpu: 1,
+            verdict: Verdict::Isolated,
+            findings: Vec::new(),
+            irqs: Vec::new(),
+            interrupts: Vec::new(),
+            softirqs: Vec::new(),
+            allowed: Vec::new(),
+            ran: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn idle_limits_in_the_files_language() {
+        assert_eq!(idle_limit_us(Some("0")), None);
+        assert_eq!(idle_limit_us(Some("n/a")), Some(0));
+        assert_eq!(idle_limit_us(Some("20\n")), Some(20));
+        assert_eq!(idle_limit_us(None), None);
+        assert_eq!(idle_limit_us(Some("junk")), None);
+    }
+
+    #[test]
+    fn only_slow_states_entered_in_the_window_count() {
+        let before = [
+            state(0, "POLL", 0, 100),
+            state(1, "C1", 2, 50),
+            state(2, "C6", 90, 7),
+        ];
+        // Polled a lot, halted in C1 ten times, never went to C6.
+        let after = [
+            state(0, "POLL", 0, 900),
+            state(1, "C1", 2, 60),
+            state(2, "C6", 90, 7),
+        ];
+        let mut v = verdict();
+        judge_idle(&mut v, &before, &after, None, true);
+        assert_eq!(v.findings.len(), 1);
+        let f = &v.findings[0];
+        assert_eq!(f.level, Level::Info);
+        assert!(f.what.contains("C1 x10, exit latency 2 us"), "{}", f.what);
+        assert!(
+            !f.what.contains("POLL") && !f.what.contains("C6"),
+            "{}",
+            f.what
+        );
+        assert!(f
+            .fix
+            .as_deref()
+            .unwrap()
+            .contains("revert, then isolate again"));
+
+        // Within a 5 us limit C1 is allowed; C6 entered despite it is reported.
+        let after = [
+            state(0, "POLL", 0, 900),
+            state(1, "C1", 2, 60),
+            state(2, "C6", 90, 9),
+        ];
+        let mut v = verdict();
+        judge_idle(&mut v, &before, &after, Some(5), false);
+        let what = &v.findings[0].what;
+        assert!(what.contains("C6 x2") && !what.contains("C1"), "{what}");
+        assert!(what.contains("limit of 5 us"), "{what}");
+
+        // Nothing slow entered: nothing to say.
+        let mut v = verdict();
+        judge_idle(&mut v, &before, &before, None, false);
+        assert!(v.findings.is_empty());
+    }
+}

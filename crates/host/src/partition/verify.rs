@@ -17,8 +17,8 @@ use crate::error::{Error, Result};
 use crate::irqs::IrqMap;
 use crate::partition::journal::{Journal, RunRecord};
 use crate::partition::judge::{
-    finding, judge_counters, judge_irqs, judge_tasks, machine_findings, sample_threads, Context,
-    Ran,
+    finding, idle_limit_us, judge_counters, judge_idle, judge_irqs, judge_tasks, machine_findings,
+    sample_threads, Context, Ran,
 };
 use crate::partition::step::{Action, Outcome, Target};
 use crate::partition::Method;
@@ -230,7 +230,13 @@ pub fn verify(root: &Root, req: &VerifyRequest) -> Result<VerifyReport> {
     }
 
     // The window.
+    let idle = |root: &Root| -> Result<Vec<Vec<crate::cpus::IdleState>>> {
+        cpus.iter()
+            .map(|c| crate::cpus::read_idle_states(root, c))
+            .collect()
+    };
     let start = Instant::now();
+    let idle0 = idle(root)?;
     let irq0 = IrqMap::read(root)?;
     let mut ran = Ran::new();
     let mut last = sample_threads(root);
@@ -256,6 +262,7 @@ pub fn verify(root: &Root, req: &VerifyRequest) -> Result<VerifyReport> {
     }
     let elapsed = start.elapsed();
     let irq1 = IrqMap::read(root)?;
+    let idle1 = idle(root)?;
     let window = irq1.since(&irq0, elapsed.as_nanos() as u64);
     let tasks = read_tasks(root, TaskQuery::all_threads())?;
     let wq = Workqueues::read(root)?;
@@ -283,7 +290,7 @@ pub fn verify(root: &Root, req: &VerifyRequest) -> Result<VerifyReport> {
         .unwrap_or_default();
 
     let mut verdicts = Vec::new();
-    for cpu in cpus.iter() {
+    for (i, cpu) in cpus.iter().enumerate() {
         let mut v = CpuVerdict {
             cpu,
             verdict: Verdict::Isolated,
@@ -297,6 +304,14 @@ pub fn verify(root: &Root, req: &VerifyRequest) -> Result<VerifyReport> {
         judge_irqs(&mut v, &window, &refused, &cpus, &housekeeping);
         judge_counters(&mut v, &window, &boot.nohz_full);
         judge_tasks(&mut v, &ctx, &tasks, &ran);
+        let limit = root.read_line_opt(crate::partition::plan::idle_latency_path(cpu))?;
+        judge_idle(
+            &mut v,
+            &idle0[i],
+            &idle1[i],
+            idle_limit_us(limit.as_deref()),
+            rec.is_some(),
+        );
         if wq.cpumask.as_ref().is_some_and(|m| m.contains(cpu)) {
             v.findings.push(finding(
                 Level::Fail,
