@@ -237,6 +237,42 @@ pub fn child_command(program: impl AsRef<std::ffi::OsStr>) -> Command {
     cmd
 }
 
+/// Ends a child: SIGTERM (to its process group when `group`, as for a child put in
+/// a group of its own), then SIGKILL after 1 s; returns how it ended. A child that
+/// has ended already is only reaped.
+pub fn end_child(
+    child: &mut std::process::Child,
+    group: bool,
+) -> io::Result<std::process::ExitStatus> {
+    if let Some(status) = child.try_wait()? {
+        return Ok(status);
+    }
+    let target = if group {
+        -(child.id() as libc::pid_t)
+    } else {
+        child.id() as libc::pid_t
+    };
+    // SAFETY: signalling our own child (or its group), not reaped yet.
+    unsafe { libc::kill(target, libc::SIGTERM) };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        if std::time::Instant::now() >= deadline {
+            // SAFETY: as above.
+            unsafe { libc::kill(target, libc::SIGKILL) };
+            break child.wait()?;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    if group {
+        // SAFETY: as above; ends any member of the group still running.
+        unsafe { libc::kill(target, libc::SIGKILL) };
+    }
+    Ok(status)
+}
+
 /// Unblocks every signal in the calling thread; async-signal-safe, for `pre_exec`.
 pub fn unblock_signals() -> io::Result<()> {
     // SAFETY: an emptied sigset_t, passed by pointer to sigprocmask.

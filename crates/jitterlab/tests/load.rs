@@ -90,7 +90,16 @@ fn the_duration_ends_a_longer_command() {
 #[test]
 fn the_generators_run_on_the_cpus_asked_and_stop_on_sigint() {
     let child = Command::new(env!("CARGO_BIN_EXE_jitterlab"))
-        .args(["load", "cpu:3", "--cpus", "0", "--json"])
+        // The duration only ends a test that failed before its SIGINT.
+        .args([
+            "load",
+            "cpu:3",
+            "--cpus",
+            "0",
+            "--duration",
+            "60s",
+            "--json",
+        ])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

@@ -19,7 +19,6 @@ use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
 
 use jitterlab_cpuset::CpuSet;
 use jitterlab_host::sched;
@@ -334,28 +333,13 @@ impl Drop for Loads {
 
 /// Ends a command's process group: SIGTERM, then SIGKILL after 1 s.
 fn end_group(child: &mut Child) -> String {
-    let pgid = child.id() as libc::pid_t;
     if let Ok(Some(status)) = child.try_wait() {
         return format!("exited by itself before the end: {status}");
     }
-    // SAFETY: signalling our own child's process group.
-    unsafe { libc::kill(-pgid, libc::SIGTERM) };
-    let deadline = Instant::now() + Duration::from_secs(1);
-    while Instant::now() < deadline {
-        if let Ok(Some(status)) = child.try_wait() {
-            // SAFETY: as above; ends any member of the group still running.
-            unsafe { libc::kill(-pgid, libc::SIGKILL) };
-            return format!("ended at the end of the run: {status}");
-        }
-        std::thread::sleep(Duration::from_millis(10));
+    match jitterlab_host::pin::end_child(child, true) {
+        Ok(status) => format!("ended at the end of the run: {status}"),
+        Err(e) => e.to_string(),
     }
-    // SAFETY: as above.
-    unsafe { libc::kill(-pgid, libc::SIGKILL) };
-    let status = child
-        .wait()
-        .map(|s| s.to_string())
-        .unwrap_or_else(|e| e.to_string());
-    format!("killed after 1 s: {status}")
 }
 
 #[cfg(test)]

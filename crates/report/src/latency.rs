@@ -25,12 +25,17 @@ fn load_ops(l: &LoadResult) -> String {
     }
 }
 
+/// A generator as the user wrote it, a command quoted: `cpu:150`, `cmd:'stress-ng --cpu 2'`.
+fn load_name(spec: &LoadSpec) -> String {
+    match spec {
+        LoadSpec::Cmd(c) => format!("cmd:'{c}'"),
+        spec => spec.to_string(),
+    }
+}
+
 /// A generator and what it did: `cpu:150 (1234 sleeps)`, `cmd:'stress-ng' (exit status: 0)`.
 fn load_done(l: &LoadResult) -> String {
-    match &l.spec {
-        LoadSpec::Cmd(c) => format!("cmd:'{c}' ({})", load_ops(l)),
-        spec => format!("{spec} ({})", load_ops(l)),
-    }
+    format!("{} ({})", load_name(&l.spec), load_ops(l))
 }
 
 impl Render for LoadRun {
@@ -55,7 +60,7 @@ impl Render for LoadRun {
         let mut t = Table::new(["LOAD", "DONE", "PER SECOND"]).right(&[2]);
         for l in &self.loads {
             t.row([
-                l.result.spec.to_string(),
+                load_name(&l.result.spec),
                 load_ops(&l.result),
                 l.ops_per_s.map_or("-".into(), |r| format!("{r:.0}")),
             ]);

@@ -3,7 +3,7 @@
 
 use std::ffi::OsString;
 use std::io;
-use std::process::{Child, ExitStatus};
+use std::process::ExitStatus;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -84,11 +84,13 @@ pub fn run(root: &Root, args: LoadArgs, color: Color) -> anyhow::Result<u8> {
         std::thread::sleep(Duration::from_millis(20));
     };
     let wall_ns = start.elapsed().as_nanos() as u64;
-    let ended = match (&mut child, exit) {
-        (Some(c), None) => Some(end(c)?),
-        _ => None,
-    };
+    // The rates are over the run: the generators stop first.
     let results = loads.stop();
+    if let (Some(c), None) = (&mut child, exit) {
+        // Cut short by the duration or a signal. After Ctrl-C the command has its
+        // own SIGINT (same process group) and may have ended already.
+        exit = Some(jitterlab_host::pin::end_child(c, false)?);
+    }
     let run = LoadRun::build(
         cpus,
         wall_ns,
@@ -97,7 +99,7 @@ pub fn run(root: &Root, args: LoadArgs, color: Color) -> anyhow::Result<u8> {
             .iter()
             .map(|a| a.to_string_lossy().into_owned())
             .collect(),
-        exit.or(ended).map(|s| s.to_string()),
+        exit.map(|s| s.to_string()),
         results,
     );
     if child.is_some() {
@@ -106,23 +108,11 @@ pub fn run(root: &Root, args: LoadArgs, color: Color) -> anyhow::Result<u8> {
     } else {
         emit(&run, format(args.json, color))?;
     }
-    // The command's status when it ended by itself; ended by us, the load did its job.
-    Ok(exit.map_or(EXIT_OK, shell_status))
-}
-
-/// Ends a command the duration or a signal cut short: SIGTERM, SIGKILL after 1 s.
-fn end(child: &mut Child) -> io::Result<ExitStatus> {
-    // SAFETY: signalling our own child, which has not been reaped yet.
-    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
-    let deadline = Instant::now() + Duration::from_secs(1);
-    while Instant::now() < deadline {
-        if let Some(status) = child.try_wait()? {
-            return Ok(status);
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    child.kill()?;
-    child.wait()
+    // The command's status, unless the duration ended it: then the load did its job.
+    Ok(match exit {
+        Some(status) if stopped_by != "duration" => shell_status(status),
+        _ => EXIT_OK,
+    })
 }
 
 /// A status as a shell gives it: the exit code, or 128 + the signal.
