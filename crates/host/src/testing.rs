@@ -28,24 +28,46 @@ pub fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
-/// The last resort of a test or benchmark that changed the host: the tasks of the
-/// cgroup v1 cpusets `sets` (names under `/sys/fs/cgroup/cpuset`) moved to the root
-/// set and the sets removed, then every control file and IRQ mask that differs
-/// from `before` written back, and every movable thread but PID 1's given its CPUs
-/// back (an IRQ thread's CPUs follow its IRQ, and a cpuset move resets them).
-pub fn restore(before: &crate::partition::Snapshot, sets: &[&str]) {
+/// The last resort of a test or benchmark that changed the host: the partition
+/// journalled in `state_dir` (if any) reverted, the tasks of the cgroup v1 cpusets
+/// `sets` (names under `/sys/fs/cgroup/cpuset`) moved to the root set and the sets
+/// removed, then every control file and IRQ mask that differs from `before`
+/// written back, and every movable thread whose CPUs differ given them back (an
+/// IRQ thread's CPUs follow its IRQ, a cpuset move resets them, and `isolate
+/// --move-init` moves PID 1's). What could not be put back is printed.
+pub fn restore(
+    before: &crate::partition::Snapshot,
+    state_dir: Option<&std::path::Path>,
+    sets: &[&str],
+) {
     const CPUSET: &str = "/sys/fs/cgroup/cpuset";
+    if let Some(dir) = state_dir.filter(|d| crate::partition::Journal::exists(d)) {
+        let mut sys = crate::partition::LiveSystem::new();
+        if let Err(e) = crate::partition::revert(&mut sys, dir) {
+            eprintln!("restore: revert of {}: {e}", dir.display());
+        }
+    }
     let root = crate::Root::live();
     for set in sets {
         let dir = format!("{CPUSET}/{set}");
-        if std::path::Path::new(&dir).exists() {
+        // Tasks forked meanwhile keep a set busy: move until it is empty.
+        for _ in 0..20 {
+            if !std::path::Path::new(&dir).exists() {
+                break;
+            }
             for tid in std::fs::read_to_string(format!("{dir}/tasks"))
                 .unwrap_or_default()
                 .lines()
             {
                 let _ = root.write(format!("{CPUSET}/tasks"), tid);
             }
-            let _ = std::fs::remove_dir(&dir);
+            if std::fs::remove_dir(&dir).is_ok() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        if std::path::Path::new(&dir).exists() {
+            eprintln!("restore: could not remove the cpuset {dir}");
         }
     }
     for (path, value) in &before.files {
@@ -61,11 +83,7 @@ pub fn restore(before: &crate::partition::Snapshot, sets: &[&str]) {
             }
         }
     }
-    for t in before
-        .tasks
-        .iter()
-        .filter(|t| t.kind.is_movable() && t.pid != 1)
-    {
+    for t in before.tasks.iter().filter(|t| t.kind.is_movable()) {
         if crate::sched::get_affinity(t.tid).is_ok_and(|now| now != t.allowed)
             && crate::tasks::read_start_ticks(&root, t.pid, t.tid) == Some(t.start_ticks)
         {

@@ -22,7 +22,11 @@
 //!
 //! Needs root, two CPUs, the cpuset controller on cgroup v1 and `cset` (Debian
 //! package cpuset). `JITTERLAB_BENCH_ROUNDS` (default 3) and
-//! `JITTERLAB_BENCH_SECONDS` (default 20) size it. It holds the tests' host lock,
+//! `JITTERLAB_BENCH_SECONDS` (default 20) size it; `JITTERLAB_BENCH_LOADS` (loads
+//! separated by `;`, default `cpu:150;io:150`) and `JITTERLAB_BENCH_SETUPS` (of
+//! `off,hand,isolate,isolate-move-init`, default the first three) choose the cases.
+//! Anything else that starts processes on the machine while it runs disturbs it,
+//! and with `isolate-move-init` a process PID 1 starts meanwhile begins on CPU 0. It holds the tests' host lock,
 //! and whatever happens puts back every IRQ mask, the workqueue mask and the
 //! cpusets as it found them, then compares the machine with its snapshot.
 
@@ -34,22 +38,32 @@ use jitterlab_host::partition::Snapshot;
 use jitterlab_host::Root;
 
 const CPUSET: &str = "/sys/fs/cgroup/cpuset";
-const LOADS: [&str; 2] = ["cpu:150", "io:150"];
-const SETUPS: [Setup; 3] = [Setup::Off, Setup::Hand, Setup::Isolate];
+const LOADS: &str = "cpu:150;io:150";
+const SETUPS: &str = "off,hand,isolate";
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 enum Setup {
     Off,
     Hand,
     Isolate,
+    /// `isolate --move-init`: PID 1's threads off CPU 1 too.
+    IsolateMoveInit,
 }
 
 impl Setup {
+    const ALL: [Setup; 4] = [
+        Setup::Off,
+        Setup::Hand,
+        Setup::Isolate,
+        Setup::IsolateMoveInit,
+    ];
+
     fn name(self) -> &'static str {
         match self {
             Setup::Off => "off",
             Setup::Hand => "hand",
             Setup::Isolate => "isolate",
+            Setup::IsolateMoveInit => "isolate-move-init",
         }
     }
 }
@@ -76,8 +90,9 @@ fn sh(cmd: &mut Command) -> String {
         .unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
     assert!(
         out.status.success(),
-        "{cmd:?}: {}\n{}",
+        "{cmd:?}: {}\n{}{}",
         out.status,
+        String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
@@ -150,10 +165,12 @@ impl Bench {
                 );
                 hand_revert(&self.before);
             }
-            Setup::Isolate => {
+            Setup::Isolate | Setup::IsolateMoveInit => {
                 let dir = self.state_dir();
                 let t = Instant::now();
-                sh(Command::new(&self.exe).args(["isolate", "1", "--state-dir", &dir]));
+                sh(Command::new(&self.exe)
+                    .args(["isolate", "1", "--state-dir", &dir])
+                    .args((setup == Setup::IsolateMoveInit).then_some("--move-init")));
                 times.isolate.push(t.elapsed().as_secs_f64());
                 let mut inner: Vec<String> =
                     [&self.exe, "run", "--cpus", "1", "--state-dir", &dir, "--"]
@@ -228,18 +245,16 @@ fn hand_apply() {
 /// the files, IRQ masks and thread CPUs as in `before`. Also the last resort of a
 /// failed round.
 fn hand_revert(before: &Snapshot) {
-    jitterlab_host::testing::restore(before, &["cpu0", "cpu1"]);
+    jitterlab_host::testing::restore(before, None, &["cpu0", "cpu1"]);
 }
 
 impl Drop for Bench {
     fn drop(&mut self) {
-        let dir = self.state_dir();
-        if Path::new(&dir).join("journal.jsonl").exists() {
-            let _ = Command::new(&self.exe)
-                .args(["revert", "--state-dir", &dir])
-                .status();
-        }
-        hand_revert(&self.before);
+        jitterlab_host::testing::restore(
+            &self.before,
+            Some(Path::new(&self.state_dir())),
+            &["cpu0", "cpu1"],
+        );
         match Snapshot::read(&Root::live()) {
             Ok(now) => {
                 let diff = self.before.diff(&now);
@@ -297,7 +312,19 @@ fn main() {
             return;
         }
     }
-    let rounds = env_num("JITTERLAB_BENCH_ROUNDS", 3) as usize;
+    let rounds = env_num("JITTERLAB_BENCH_ROUNDS", 3).max(1) as usize;
+    let loads_env = std::env::var("JITTERLAB_BENCH_LOADS").unwrap_or_else(|_| LOADS.into());
+    let loads: Vec<&str> = loads_env.split(';').collect();
+    let setups: Vec<Setup> = std::env::var("JITTERLAB_BENCH_SETUPS")
+        .unwrap_or_else(|_| SETUPS.into())
+        .split(',')
+        .map(|n| {
+            *Setup::ALL
+                .iter()
+                .find(|s| s.name() == n)
+                .unwrap_or_else(|| panic!("JITTERLAB_BENCH_SETUPS: unknown {n:?}"))
+        })
+        .collect();
     let seconds = env_num("JITTERLAB_BENCH_SECONDS", 20);
     let _lock = jitterlab_host::testing::host_lock().expect("the host lock");
     let bench = Bench {
@@ -311,12 +338,12 @@ fn main() {
         "seed 004 on CPU 1: {rounds} rounds of {seconds} s runs, load average {}",
         load_avg().trim()
     );
-    let mut results: Vec<(String, Setup, Figures)> = Vec::new();
+    let mut results: Vec<(usize, String, Setup, Figures)> = Vec::new();
     let mut times = Times::default();
     for round in 0..rounds {
-        for (li, load) in LOADS.iter().enumerate() {
-            for k in 0..SETUPS.len() {
-                let setup = SETUPS[(k + round) % SETUPS.len()];
+        for (li, load) in loads.iter().enumerate() {
+            for k in 0..setups.len() {
+                let setup = setups[(k + round) % setups.len()];
                 let tag = format!("r{round}-l{li}-{}", setup.name());
                 let f = bench.run(setup, load, &tag, &mut times);
                 println!(
@@ -326,7 +353,7 @@ fn main() {
                     f.p99,
                     f.max
                 );
-                results.push((load.to_string(), setup, f));
+                results.push((round, load.to_string(), setup, f));
             }
         }
     }
@@ -363,12 +390,12 @@ fn main() {
         "load", "setup", "avg", "p99", "max"
     );
     let mut med = std::collections::HashMap::new();
-    for load in LOADS {
-        for setup in SETUPS {
+    for &load in &loads {
+        for &setup in &setups {
             let runs: Vec<Figures> = results
                 .iter()
-                .filter(|(l, s, _)| l == load && *s == setup)
-                .map(|r| r.2)
+                .filter(|(_, l, s, _)| l == load && *s == setup)
+                .map(|r| r.3)
                 .collect();
             let col = |f: fn(&Figures) -> f64| {
                 let v: Vec<f64> = runs.iter().map(f).collect();
@@ -379,26 +406,48 @@ fn main() {
             let (m, mr) = col(|f| f.max);
             med.insert((load, setup), (a, p));
             println!(
-                "{load:8} {:8} {a:7.1} {ar:>12} {p:7.1} {pr:>12} {m:9.1} {mr:>14}",
+                "{load:8} {:18} {a:7.1} {ar:>12} {p:7.1} {pr:>12} {m:9.1} {mr:>14}",
                 setup.name()
             );
         }
     }
+    // Per round, the ratio of two set-ups run minutes apart; the median of those
+    // is steadier against the host's slow spells than the ratio of medians.
+    let round_ratio = |load: &str, a: Setup, b: Setup, f: fn(&Figures) -> f64| -> Option<f64> {
+        let of = |r: usize, s: Setup| {
+            results
+                .iter()
+                .find(|(rr, l, ss, _)| *rr == r && l == load && *ss == s)
+                .map(|x| f(&x.3))
+        };
+        let v: Vec<f64> = (0..rounds)
+            .filter_map(|r| Some(of(r, a)? / of(r, b)?))
+            .collect();
+        (!v.is_empty()).then(|| median(v))
+    };
     println!(
-        "\nisolate / hand (issue 6: at least as good; within 5 % counts as equal on this VM):"
+        "\nratios to hand: of the medians, and [the median of the per-round ratios] \
+         (issue 6: at least as good; within 5 % counts as equal on this VM):"
     );
-    for load in LOADS {
+    for &load in loads.iter().filter(|_| setups.contains(&Setup::Hand)) {
         let (ha, hp) = med[&(load, Setup::Hand)];
-        let (ia, ip) = med[&(load, Setup::Isolate)];
-        let (oa, op) = med[&(load, Setup::Off)];
-        let verdict = |r: f64| if r <= 1.05 { "met" } else { "MISSED" };
-        println!(
-            "  {load:8} avg {:.3} ({}), p99 {:.3} ({});  off -> isolate: avg {oa:.1} -> {ia:.1} us, p99 {op:.1} -> {ip:.1} us",
-            ia / ha,
-            verdict(ia / ha),
-            ip / hp,
-            verdict(ip / hp)
-        );
+        for &setup in setups.iter().filter(|s| !matches!(s, Setup::Hand)) {
+            let (a, p) = med[&(load, setup)];
+            let verdict = |r: f64| if r <= 1.05 { "met" } else { "MISSED" };
+            let per_round = |f: fn(&Figures) -> f64| {
+                round_ratio(load, setup, Setup::Hand, f).map_or("-".into(), |r| format!("{r:.3}"))
+            };
+            println!(
+                "  {load:8} {:18} avg {:.3} [{}] ({}), p99 {:.3} [{}] ({})",
+                setup.name(),
+                a / ha,
+                per_round(|f| f.avg),
+                verdict(a / ha),
+                p / hp,
+                per_round(|f| f.p99),
+                verdict(p / hp),
+            );
+        }
     }
     let secs = |v: &[f64]| format!("median {:.3} s {}", median(v.to_vec()), range(v, 3));
     println!(

@@ -54,12 +54,11 @@ impl Drop for Restore {
             let _ = c.kill();
             let _ = c.wait();
         }
-        if Journal::exists(&self.dir()) {
-            let _ = run(&["revert", "--state-dir", &self.arg()]);
-        }
-        // Last resort: tasks out of our cpusets, the cpusets gone, files as they were.
+        // The journal reverted; last resort: tasks out of our cpusets, the cpusets
+        // gone, files as they were.
         jitterlab_host::testing::restore(
             &self.before,
+            Some(&self.dir()),
             &["jitterlab.isolated", "jitterlab.housekeeping"],
         );
     }
@@ -172,7 +171,7 @@ fn isolate_verify_run_revert() {
     assert!(data["plan"]["excluded"][0]["reason"]
         .as_str()
         .unwrap()
-        .contains("PID 1 is never touched"));
+        .contains("PID 1 is left alone unless --move-init"));
     // Managed IRQs (the virtio block queue on the CI VM) refuse, with the remedy.
     let refused = refused_irqs(&data);
     for r in data["results"]
@@ -466,4 +465,213 @@ fn plan_and_advice_on_the_fixture_tree() {
     let o = run_vm2(&["verify", "1", "--interval", "0", "--state-dir", &dir]);
     assert_eq!(o.status.code(), Some(3));
     assert!(stdout(&o).contains("CPU 1: NOT ISOLATED"), "{}", stdout(&o));
+}
+
+/// Ends the irqbalance processes started since `since_ticks` (ours, and the one
+/// revert starts again), however the test ends; dropped before [`Restore`] puts
+/// the IRQ masks back.
+struct EndIrqbalance {
+    since_ticks: u64,
+}
+
+impl EndIrqbalance {
+    /// Those still running (an exited one waits to be reaped by its parent).
+    fn ours(&self) -> Vec<u32> {
+        read_tasks(&Root::live(), TaskQuery::default())
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|t| t.comm == "irqbalance" && t.start_ticks >= self.since_ticks)
+            .filter(|t| t.state != 'Z' && t.state != 'X')
+            .map(|t| t.pid)
+            .collect()
+    }
+}
+
+impl Drop for EndIrqbalance {
+    fn drop(&mut self) {
+        for pid in self.ours() {
+            // SAFETY: kill(2) on an irqbalance this test started.
+            unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+        }
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !self.ours().is_empty() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// Now, in the clock ticks since boot that start times are counted in.
+fn ticks_now() -> u64 {
+    let uptime = std::fs::read_to_string("/proc/uptime").unwrap();
+    let secs: f64 = uptime.split_whitespace().next().unwrap().parse().unwrap();
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    (secs * hz) as u64
+}
+
+#[test]
+fn irqbalance_is_stopped_and_started_again() {
+    if !live_ok("irqbalance_is_stopped_and_started_again") {
+        return;
+    }
+    if Command::new("irqbalance")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped irqbalance_is_stopped_and_started_again: needs irqbalance (apt-get install irqbalance)");
+        return;
+    }
+    let _lock = host_lock();
+    if jitterlab_host::tasks::find_irqbalance(&Root::live())
+        .unwrap()
+        .is_some()
+    {
+        eprintln!("skipped irqbalance_is_stopped_and_started_again: an irqbalance runs already");
+        return;
+    }
+    let mut guard = Restore::new();
+    let end = EndIrqbalance {
+        since_ticks: ticks_now().saturating_sub(1),
+    };
+    let ib = Command::new("irqbalance")
+        .arg("--foreground")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let ib_pid = ib.id();
+    guard.children.push(ib);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while jitterlab_host::tasks::find_irqbalance(&Root::live()).unwrap() != Some(ib_pid) {
+        assert!(Instant::now() < deadline, "irqbalance did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+
+    // Without --stop-irqbalance, the plan warns that it will undo the IRQ moves.
+    let o = run(&["isolate", "1", "--dry-run", "--state-dir", &guard.arg()]);
+    assert!(
+        stdout(&o).contains(&format!("irqbalance is running (pid {ib_pid})")),
+        "{}",
+        stdout(&o)
+    );
+    let o = run(&[
+        "isolate",
+        "1",
+        "--stop-irqbalance",
+        "--state-dir",
+        &guard.arg(),
+        "--json",
+    ]);
+    let data = json_data(&o, "jitterlab.isolate");
+    assert_eq!(data["applied"], true, "{}", stderr(&o));
+    assert_eq!(data["plan"]["steps"][0]["action"], "stop_irqbalance");
+    assert_eq!(data["results"][0]["outcome"], "done");
+    // Stopped (and waited for) before any IRQ moved: our child ended by SIGTERM.
+    let status = guard.children.last_mut().unwrap().wait().unwrap();
+    {
+        use std::os::unix::process::ExitStatusExt;
+        assert!(
+            status.signal() == Some(libc::SIGTERM) || status.success(),
+            "{status}"
+        );
+    }
+    assert_eq!(
+        jitterlab_host::tasks::find_irqbalance(&Root::live()).unwrap(),
+        None
+    );
+    // Nothing moves the IRQs back while the partition stands.
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(irqs_on_cpu1(&refused_irqs(&data)).is_empty());
+
+    let o = run(&["revert", "--state-dir", &guard.arg(), "--json"]);
+    let r = json_data(&o, "jitterlab.revert");
+    let undo = r["undone"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|u| u["seq"] == 0)
+        .expect("the irqbalance step undone");
+    assert_eq!(undo["outcome"], "restored", "{undo}");
+    // Started again with its command line, detached, and with no signal blocked
+    // (revert runs with SIGINT and SIGTERM blocked for itself).
+    let again = jitterlab_host::tasks::find_irqbalance(&Root::live())
+        .unwrap()
+        .expect("irqbalance started again");
+    assert_ne!(again, ib_pid);
+    let cmdline = std::fs::read(format!("/proc/{again}/cmdline")).unwrap();
+    assert_eq!(cmdline, b"irqbalance\0--foreground\0");
+    let status = std::fs::read_to_string(format!("/proc/{again}/status")).unwrap();
+    assert!(status.contains("SigBlk:\t0000000000000000"), "{status}");
+    let stat = std::fs::read_to_string(format!("/proc/{again}/stat")).unwrap();
+    let after_comm = &stat[stat.rfind(')').unwrap() + 2..];
+    let session: u32 = after_comm.split(' ').nth(3).unwrap().parse().unwrap();
+    assert_eq!(session, again, "a session of its own");
+    drop(end);
+}
+
+#[test]
+fn move_init_and_idle_latency_are_applied_and_reverted() {
+    if !live_ok("move_init_and_idle_latency_are_applied_and_reverted") {
+        return;
+    }
+    let qos = "/sys/devices/system/cpu/cpu1/power/pm_qos_resume_latency_us";
+    if !Path::new(qos).exists() {
+        eprintln!("skipped move_init_and_idle_latency_are_applied_and_reverted: no {qos}");
+        return;
+    }
+    let _lock = host_lock();
+    let guard = Restore::new();
+    let init_threads = || -> Vec<(u32, CpuSet)> {
+        read_tasks(&Root::live(), TaskQuery::all_threads())
+            .unwrap()
+            .into_iter()
+            .filter(|t| t.pid == 1)
+            .map(|t| (t.tid, t.allowed))
+            .collect()
+    };
+    let init_before = init_threads();
+    let init_cgroup = std::fs::read_to_string("/proc/1/cgroup").unwrap();
+    let qos_before = std::fs::read_to_string(qos).unwrap();
+
+    let o = run(&[
+        "isolate",
+        "1",
+        "--move-init",
+        "--idle-latency",
+        "0",
+        "--state-dir",
+        &guard.arg(),
+        "--json",
+    ]);
+    let data = json_data(&o, "jitterlab.isolate");
+    assert_eq!(data["applied"], true, "{}", stderr(&o));
+    assert_eq!(data["plan"]["move_init"], true);
+    assert!(!data["plan"]["excluded"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|e| e["pid"] == 1));
+    // PID 1's threads off CPU 1 (by affinity: it keeps its cgroup); CPU 1 polls.
+    for (tid, allowed) in init_threads() {
+        assert!(!allowed.contains(1), "PID 1 thread {tid}: {allowed}");
+    }
+    assert_eq!(
+        std::fs::read_to_string("/proc/1/cgroup").unwrap(),
+        init_cgroup,
+        "PID 1 keeps its cgroups"
+    );
+    assert_eq!(std::fs::read_to_string(qos).unwrap().trim(), "n/a");
+
+    let o = run(&["revert", "--state-dir", &guard.arg(), "--json"]);
+    let r = json_data(&o, "jitterlab.revert");
+    assert_eq!(r["differences"].as_array().unwrap().len(), 0, "{r:#}");
+    assert_eq!(std::fs::read_to_string(qos).unwrap(), qos_before);
+    let now = init_threads();
+    for (tid, allowed) in &init_before {
+        if let Some((_, a)) = now.iter().find(|(t, _)| t == tid) {
+            assert_eq!(a, allowed, "PID 1 thread {tid}");
+        }
+    }
+    assert_as_before(&guard, "after revert of --move-init --idle-latency 0");
 }

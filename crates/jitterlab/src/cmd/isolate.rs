@@ -57,7 +57,7 @@ pub struct IsolateArgs {
     /// Keep the isolated CPUs out of idle states slower to leave than US
     /// microseconds (per-CPU PM QoS, power/pm_qos_resume_latency_us); 0: poll,
     /// never halt, as idle=poll on those CPUs alone, at the price of a busy CPU.
-    #[arg(long, value_name = "US")]
+    #[arg(long, value_name = "US", value_parser = clap::value_parser!(u32).range(0..i32::MAX as i64))]
     pub idle_latency: Option<u32>,
     /// Print JSON.
     #[arg(long)]
