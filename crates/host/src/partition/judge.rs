@@ -534,7 +534,6 @@ pub(super) fn judge_idle(
 mod tests {
     use super::*;
     use crate::cpus::IdleState;
-    use crate::partition::verify::Verdict;
 
     fn state(n: u32, name: &str, latency_us: u64, usage: u64) -> IdleState {
         IdleState {
@@ -550,16 +549,7 @@ mod tests {
     }
 
     fn verdict() -> CpuVerdict {
-        CpuVerdict {
-            cpu: 1,
-            verdict: Verdict::Isolated,
-            findings: Vec::new(),
-            irqs: Vec::new(),
-            interrupts: Vec::new(),
-            softirqs: Vec::new(),
-            allowed: Vec::new(),
-            ran: Vec::new(),
-        }
+        CpuVerdict::new(1)
     }
 
     #[test]

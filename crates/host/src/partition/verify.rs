@@ -144,6 +144,22 @@ pub struct CpuVerdict {
     pub ran: Vec<TaskSeen>,
 }
 
+impl CpuVerdict {
+    /// A CPU with nothing found yet.
+    pub fn new(cpu: u32) -> CpuVerdict {
+        CpuVerdict {
+            cpu,
+            verdict: Verdict::Isolated,
+            findings: Vec::new(),
+            irqs: Vec::new(),
+            interrupts: Vec::new(),
+            softirqs: Vec::new(),
+            allowed: Vec::new(),
+            ran: Vec::new(),
+        }
+    }
+}
+
 /// The partition verify found.
 #[derive(Clone, Debug, Serialize)]
 pub struct PartitionInfo {
@@ -291,16 +307,7 @@ pub fn verify(root: &Root, req: &VerifyRequest) -> Result<VerifyReport> {
 
     let mut verdicts = Vec::new();
     for (i, cpu) in cpus.iter().enumerate() {
-        let mut v = CpuVerdict {
-            cpu,
-            verdict: Verdict::Isolated,
-            findings: Vec::new(),
-            irqs: Vec::new(),
-            interrupts: Vec::new(),
-            softirqs: Vec::new(),
-            allowed: Vec::new(),
-            ran: Vec::new(),
-        };
+        let mut v = CpuVerdict::new(cpu);
         judge_irqs(&mut v, &window, &refused, &cpus, &housekeeping);
         judge_counters(&mut v, &window, &boot.nohz_full);
         judge_tasks(&mut v, &ctx, &tasks, &ran);

@@ -4,7 +4,6 @@
 use std::ffi::OsString;
 use std::io;
 use std::process::ExitStatus;
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use clap::Args;
@@ -67,22 +66,8 @@ pub fn run(root: &Root, args: LoadArgs, color: Color) -> anyhow::Result<u8> {
         },
         None => None,
     };
-    let mut exit: Option<ExitStatus> = None;
-    let stopped_by = loop {
-        if cancel.load(Ordering::Relaxed) {
-            break "signal";
-        }
-        if deadline.is_some_and(|d| Instant::now() >= d) {
-            break "duration";
-        }
-        if let Some(c) = child.as_mut() {
-            if let Some(status) = c.try_wait()? {
-                exit = Some(status);
-                break "command";
-            }
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let ended = super::wait_for_end(&cancel, deadline, child.as_mut(), || Ok(None))?;
+    let (stopped_by, mut exit) = (ended.by, ended.exit);
     let wall_ns = start.elapsed().as_nanos() as u64;
     // The rates are over the run: the generators stop first.
     let results = loads.stop();

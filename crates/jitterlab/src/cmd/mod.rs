@@ -51,3 +51,48 @@ fn online_cpus(root: &Root, arg: &str) -> anyhow::Result<CpuSet> {
     jitterlab_host::cpus::check_online(root, &set)?;
     Ok(set)
 }
+
+/// What ended a run that waits on a command (`record -- CMD`, `load -- CMD`).
+pub(crate) struct Ended {
+    /// `signal`, `duration`, `command`, or what `more` said.
+    pub by: &'static str,
+    /// The command's status when it ended by itself.
+    pub exit: Option<std::process::ExitStatus>,
+}
+
+/// Waits, polling every 20 ms, until a signal arrives (`cancel`), the deadline
+/// passes, the command ends, or `more` names another reason to stop.
+pub(crate) fn wait_for_end(
+    cancel: &std::sync::atomic::AtomicBool,
+    deadline: Option<std::time::Instant>,
+    child: Option<&mut std::process::Child>,
+    mut more: impl FnMut() -> anyhow::Result<Option<&'static str>>,
+) -> anyhow::Result<Ended> {
+    let mut child = child;
+    loop {
+        if cancel.load(std::sync::atomic::Ordering::Relaxed) {
+            return Ok(Ended {
+                by: "signal",
+                exit: None,
+            });
+        }
+        if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+            return Ok(Ended {
+                by: "duration",
+                exit: None,
+            });
+        }
+        if let Some(c) = child.as_deref_mut() {
+            if let Some(status) = c.try_wait()? {
+                return Ok(Ended {
+                    by: "command",
+                    exit: Some(status),
+                });
+            }
+        }
+        if let Some(by) = more()? {
+            return Ok(Ended { by, exit: None });
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}

@@ -2,7 +2,6 @@
 
 use std::fs::File;
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use clap::{Args, ValueEnum};
@@ -155,33 +154,18 @@ pub fn run(root: &Root, args: Record, color: Color) -> anyhow::Result<u8> {
         ),
         None => None,
     };
-    let mut command_exit = None;
-    let stopped_by = loop {
-        if cancel.load(Ordering::Relaxed) {
-            break "signal";
-        }
-        if deadline.is_some_and(|d| Instant::now() >= d) {
-            break "duration";
-        }
-        if let Some(c) = child.as_mut() {
-            if let Some(status) = c.try_wait()? {
-                command_exit = Some(status.to_string());
-                break "command";
-            }
-        }
-        if !session.tracing()? {
-            break "tracing off";
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let ended = super::wait_for_end(&cancel, deadline, child.as_mut(), || {
+        Ok((!session.tracing()?).then_some("tracing off"))
+    })?;
+    let stopped_by = ended.by;
+    let mut command_exit = ended.exit.map(|s| s.to_string());
     session.set_tracing(false)?;
     let wall_ns = start.elapsed().as_nanos() as u64;
     if let Some(mut c) = child {
         if command_exit.is_none() {
-            // Ended by the duration or a signal: the command's own Ctrl-C has reached it
-            // already in the latter case; end it in the former.
-            let _ = c.kill();
-            command_exit = Some(c.wait()?.to_string());
+            // Ended by the duration or a signal: the command's own Ctrl-C may have
+            // ended it already; else SIGTERM, then SIGKILL after 1 s.
+            command_exit = Some(jitterlab_host::pin::end_child(&mut c, false)?.to_string());
         }
     }
     let spools = recorder.finish()?;
