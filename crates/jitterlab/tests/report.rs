@@ -180,3 +180,37 @@ fn a_text_trace_from_a_pipe_reads_like_the_file() {
     );
     assert_eq!(a["summary"], b["summary"]);
 }
+
+#[test]
+fn lost_events_a_format_does_not_record_are_unknown_not_none() {
+    // perf script prints nothing where perf lost samples: no count is not zero.
+    let perf = data("perf/sleep-loop.perf.txt");
+    let o = run(&["report", &perf, "--stats"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("lost events: unknown"), "{text}");
+    let d = json_data(
+        &run(&["report", &perf, "--stats", "--json"]),
+        "jitterlab.report.stats",
+    );
+    assert_eq!(d["lost_recorded"], false);
+    let o = run(&["analyze", &perf]);
+    assert!(
+        stdout(&o).contains("lost events: unknown"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(!stdout(&o).contains("lost events: none"));
+    let d = json_data(&run(&["analyze", &perf, "--json"]), "jitterlab.analyze");
+    assert_eq!(d["summary"]["lost_recorded"], false);
+
+    // A .dat records them: none lost is none.
+    let dat = data("cyclictest-idle.v7.dat");
+    let d = json_data(
+        &run(&["report", &dat, "--stats", "--json"]),
+        "jitterlab.report.stats",
+    );
+    assert_eq!(d["lost_recorded"], true);
+    let o = run(&["analyze", &dat]);
+    assert!(stdout(&o).contains("lost events: none"), "{}", stdout(&o));
+}

@@ -187,6 +187,7 @@ impl Render for TraceStats {
         };
         for c in &self.per_cpu {
             let lost = match c.lost {
+                Some(0) if !self.lost_recorded => "?".to_string(),
                 Some(0) => "0".to_string(),
                 Some(n) => style.bad(&n.to_string()),
                 None => style.bad("some"),
@@ -199,6 +200,17 @@ impl Render for TraceStats {
                 ts(c.last_ts),
             ]);
         }
-        t.write(out, style)
+        t.write(out, style)?;
+        if !self.lost_recorded {
+            writeln!(
+                out,
+                "{}",
+                style.warn(&format!(
+                    "lost events: unknown ({} does not record them)",
+                    self.format
+                ))
+            )?;
+        }
+        Ok(())
     }
 }

@@ -54,6 +54,9 @@ pub struct ReadStats {
     pub lost: Vec<Option<u64>>,
     /// Records or lines skipped because they could not be decoded (only in lenient mode).
     pub skipped: u64,
+    /// The format does not record where events were lost (`perf script` text): an
+    /// empty `lost` then means unknown, not none.
+    pub lost_unrecorded: bool,
 }
 
 /// A source of events in timestamp order.

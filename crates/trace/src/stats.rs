@@ -49,6 +49,9 @@ pub struct TraceStats {
     pub last_ts: Option<u64>,
     /// Records or lines skipped as undecodable (lenient mode).
     pub skipped: u64,
+    /// Whether the format records lost events; when not (`perf script` text), a
+    /// CPU's `lost` of 0 means unknown.
+    pub lost_recorded: bool,
 }
 
 fn add_lost(slot: &mut Option<u64>, more: Option<u64>) {
@@ -87,6 +90,7 @@ impl TraceStats {
             first_ts: c.first_ts,
             last_ts: c.last_ts,
             skipped: c.skipped,
+            lost_recorded: true,
         }
     }
 
@@ -146,6 +150,7 @@ impl TraceStats {
             }
         }
         s.skipped = source.stats().skipped;
+        s.lost_recorded = !source.stats().lost_unrecorded;
         let mut by_event: Vec<NameCount> = by_name
             .into_iter()
             .map(|(name, count)| NameCount { name, count })

@@ -57,6 +57,9 @@ pub struct Summary {
     pub events_per_cpu: Vec<u64>,
     /// Events the kernel lost per CPU; `null` = some, count unknown.
     pub lost_per_cpu: Vec<Option<u64>>,
+    /// Whether the format records lost events; when not (`perf script` text), a 0 in
+    /// `lost_per_cpu` means unknown.
+    pub lost_recorded: bool,
     /// Records the reader skipped as undecodable (lenient reading only).
     pub skipped: u64,
     /// Anomalies by kind and CPU.
@@ -122,6 +125,7 @@ impl SummaryFold {
             cpus,
             events_per_cpu,
             lost_per_cpu,
+            lost_recorded: !ctx.stats.lost_unrecorded,
             skipped: ctx.stats.skipped,
             anomalies: c
                 .anomalies

@@ -46,7 +46,13 @@ pub(super) fn write(s: &Summary, out: &mut dyn Write, style: &Style) -> io::Resu
             )
         })
         .collect();
-    if lost.is_empty() {
+    if lost.is_empty() && !s.lost_recorded {
+        writeln!(
+            out,
+            "{}",
+            style.warn("lost events: unknown (this format does not record them)")
+        )?;
+    } else if lost.is_empty() {
         writeln!(out, "lost events: none")?;
     } else {
         writeln!(

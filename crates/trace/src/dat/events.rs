@@ -60,6 +60,7 @@ impl<'f> DatEvents<'f> {
         let stats = ReadStats {
             lost: vec![Some(0); cpus],
             skipped: skipped + dat.format_errors,
+            lost_unrecorded: false,
         };
         Ok(DatEvents {
             name: &dat.name,

@@ -28,7 +28,8 @@ use crate::{Event, EventSource, Flags, ReadStats, Result, TraceMeta};
 /// `timer:`, ...); every other event is an [`crate::EventKind::Other`] named
 /// `system:event`. perf prints no irq-info column: every event has flags 0 and a preempt
 /// count of 0. perf script prints nothing where perf lost samples (it says so on stderr),
-/// so [`ReadStats::lost`] stays empty: unknown, not zero.
+/// so [`ReadStats::lost`] stays empty and [`ReadStats::lost_unrecorded`] says so: unknown,
+/// not zero.
 pub struct PerfReader<R> {
     lines: Lines<R>,
     st: State,
@@ -59,6 +60,7 @@ impl<R: BufRead> PerfReader<R> {
                 eof: false,
             },
         };
+        r.st.out.stats.lost_unrecorded = true;
         lines::skip_to_data(&mut r.lines, &mut r.st)?;
         Ok(r)
     }

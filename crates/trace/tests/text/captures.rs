@@ -57,7 +57,8 @@ fn cyclictest_idle_both_printings_decode_to_the_same_events() {
         f.stats,
         ReadStats {
             lost: vec![Some(0), Some(0)],
-            skipped: 0
+            skipped: 0,
+            lost_unrecorded: false,
         }
     );
     assert_eq!(r.stats, f.stats);
