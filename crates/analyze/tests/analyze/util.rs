@@ -125,17 +125,33 @@ pub fn report(events: Vec<Event>, options: &Options) -> Report {
     analyze(&mut VecSource::new(events), options).expect("in-memory events never fail")
 }
 
-/// `../shared/traces/NAME` (the real captures of this machine).
+/// A real capture of this machine (the two captures of ../shared/traces, four files
+/// each), from the trace crate's test data: a file kept there as it is, or its `.zst`
+/// copy decompressed once into a temporary directory.
 pub fn trace(name: &str) -> PathBuf {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/traces")
-        .join(name);
+    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../trace/tests/data");
+    for p in [data.join(name), data.join("text").join(name)] {
+        if p.exists() {
+            return p;
+        }
+    }
+    let zst = data.join(format!("{name}.zst"));
     assert!(
-        p.exists(),
-        "missing real trace {} (see ../shared/traces/README.md)",
-        p.display()
+        zst.exists(),
+        "missing real trace {name} in {} (see its README)",
+        data.display()
     );
-    p
+    let dir = DIR.get_or_init(|| tempfile::tempdir().expect("temp dir"));
+    let out = dir.path().join(name);
+    if !out.exists() {
+        let bytes = zstd::decode_all(std::fs::File::open(&zst).expect("open .zst")).expect("zstd");
+        // Test threads may race here: each writes its own file, the rename is atomic.
+        let tmp = tempfile::NamedTempFile::new_in(dir.path()).expect("temp file");
+        std::fs::write(tmp.path(), bytes).expect("write trace");
+        tmp.persist(&out).expect("rename trace");
+    }
+    out
 }
 
 /// The report of a real trace file, .dat or text, chosen by content.

@@ -117,32 +117,13 @@ fn counts_and_time_span_match_the_report() {
     assert_eq!(by_cpu.values().sum::<u64>(), 8324);
 }
 
-/// The traces in ../shared/traces, when this checkout has them beside it.
-fn shared_trace(name: &str) -> Option<std::path::PathBuf> {
-    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/traces")
-        .join(name);
-    if p.exists() {
-        Some(p)
-    } else {
-        eprintln!("skipped: {} is not there", p.display());
-        None
-    }
-}
-
+/// The two captures of ../shared/traces, as committed in tests/data.
 #[test]
 fn shared_traces_match_their_reports() {
     for name in ["cyclictest-idle", "disk-irq-stress"] {
-        let (Some(v7), Some(v6), Some(rep)) = (
-            shared_trace(&format!("{name}.v7.dat")),
-            shared_trace(&format!("{name}.v6.dat")),
-            shared_trace(&format!("{name}.report.txt")),
-        ) else {
-            continue;
-        };
-        let report = std::fs::read_to_string(rep).unwrap();
-        let v7 = DatFile::open(v7).unwrap();
-        let v6 = DatFile::open(v6).unwrap();
+        let report = fixture_text(&format!("{name}.report.txt"));
+        let v7 = open(&format!("{name}.v7.dat"));
+        let v6 = open(&format!("{name}.v6.dat"));
         check_counts_against_report(&v7, &report);
         check_counts_against_report(&v6, &report);
         assert_eq!(all_events(&v6, 0), all_events(&v7, 0), "{name}");

@@ -123,17 +123,20 @@ fn disk_irq_stress_excerpt_both_printings_decode_to_the_same_events() {
     assert_eq!(assert_same_capture(&f, &r), 7);
 }
 
-/// The whole disk-irq-stress capture, when the shared traces are there.
+/// The whole disk-irq-stress capture (../shared/traces, committed as .zst copies).
 #[test]
-fn disk_irq_stress_whole_capture_when_present() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces");
-    let (Ok(fb), Ok(rb)) = (
-        std::fs::read(dir.join("disk-irq-stress.ftrace.txt")),
-        std::fs::read(dir.join("disk-irq-stress.report.txt")),
-    ) else {
-        eprintln!("skipped: ../shared/traces is not there");
-        return;
+fn disk_irq_stress_whole_capture() {
+    let unzst = |name: &str| {
+        let z = std::fs::read(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/data")
+                .join(name),
+        )
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+        zstd::decode_all(&z[..]).expect("decompresses")
     };
+    let fb = unzst("disk-irq-stress.ftrace.txt.zst");
+    let rb = unzst("disk-irq-stress.report.txt.zst");
     let f = read_with(&fb, TextKind::Ftrace, TextOptions::named("ftrace")).unwrap();
     let r = read_with(&rb, TextKind::TraceCmdReport, TextOptions::named("report")).unwrap();
     assert_eq!(f.events.len(), 41636);
