@@ -41,8 +41,8 @@ pub fn restore(
     sets: &[&str],
 ) {
     const CPUSET: &str = "/sys/fs/cgroup/cpuset";
+    let mut sys = crate::partition::LiveSystem::new();
     if let Some(dir) = state_dir.filter(|d| crate::partition::Journal::exists(d)) {
-        let mut sys = crate::partition::LiveSystem::new();
         if let Err(e) = crate::partition::revert(&mut sys, dir) {
             eprintln!("restore: revert of {}: {e}", dir.display());
         }
@@ -50,24 +50,17 @@ pub fn restore(
     let root = crate::Root::live();
     for set in sets {
         let dir = format!("{CPUSET}/{set}");
-        // Tasks forked meanwhile keep a set busy: move until it is empty.
-        for _ in 0..20 {
-            if !std::path::Path::new(&dir).exists() {
+        let to = format!("{CPUSET}/tasks");
+        // Tasks forked meanwhile keep a set busy: revert's evacuation, a few times over.
+        let mut outcome = crate::partition::UndoOutcome::Unchanged;
+        for _ in 0..4 {
+            outcome = crate::partition::revert::remove_cgroup(&mut sys, &dir, &to);
+            if !matches!(outcome, crate::partition::UndoOutcome::Failed { .. }) {
                 break;
             }
-            for tid in std::fs::read_to_string(format!("{dir}/tasks"))
-                .unwrap_or_default()
-                .lines()
-            {
-                let _ = root.write(format!("{CPUSET}/tasks"), tid);
-            }
-            if std::fs::remove_dir(&dir).is_ok() {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(20));
         }
-        if std::path::Path::new(&dir).exists() {
-            eprintln!("restore: could not remove the cpuset {dir}");
+        if let crate::partition::UndoOutcome::Failed { error } = outcome {
+            eprintln!("restore: could not remove the cpuset {dir}: {error}");
         }
     }
     for (path, value) in &before.files {

@@ -33,7 +33,7 @@ mod journal;
 mod judge;
 mod kconfig;
 mod plan;
-mod revert;
+pub(crate) mod revert;
 mod snapshot;
 mod step;
 mod system;

@@ -190,7 +190,7 @@ fn undo(sys: &mut dyn System, step: &Step, outcome: Option<&Outcome>) -> UndoOut
 }
 
 /// Moves the tasks still in a cgroup the plan made to its parent, then removes it.
-fn remove_cgroup(sys: &mut dyn System, path: &str, evacuate_to: &str) -> UndoOutcome {
+pub(crate) fn remove_cgroup(sys: &mut dyn System, path: &str, evacuate_to: &str) -> UndoOutcome {
     if !sys.root().exists(path) {
         return UndoOutcome::Unchanged;
     }
