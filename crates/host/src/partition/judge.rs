@@ -480,16 +480,6 @@ pub(super) fn machine_findings(
     Ok(out)
 }
 
-/// A CPU's PM QoS resume latency limit in microseconds, from the file's language
-/// (`0`: none, `n/a`: 0 us).
-pub(super) fn idle_limit_us(text: Option<&str>) -> Option<u64> {
-    match text.map(str::trim) {
-        Some("n/a") => Some(0),
-        Some(t) => t.parse().ok().filter(|&us| us > 0),
-        None => None,
-    }
-}
-
 /// The idle states the CPU entered during the window that take longer to leave
 /// than its resume latency limit allows (without one: any above 0 us, a halt,
 /// whose wake-up in a VM also waits for the host): each adds latency to the
@@ -554,11 +544,18 @@ mod tests {
 
     #[test]
     fn idle_limits_in_the_files_language() {
+        use crate::partition::plan::{idle_limit_text, idle_limit_us};
         assert_eq!(idle_limit_us(Some("0")), None);
         assert_eq!(idle_limit_us(Some("n/a")), Some(0));
         assert_eq!(idle_limit_us(Some("20\n")), Some(20));
         assert_eq!(idle_limit_us(None), None);
         assert_eq!(idle_limit_us(Some("junk")), None);
+        for us in [0, 1, 20] {
+            assert_eq!(
+                idle_limit_us(Some(&idle_limit_text(us))),
+                Some(u64::from(us))
+            );
+        }
     }
 
     #[test]

@@ -411,6 +411,25 @@ pub(crate) fn idle_latency_path(cpu: u32) -> String {
     format!("/sys/devices/system/cpu/cpu{cpu}/power/pm_qos_resume_latency_us")
 }
 
+/// A limit of `us` microseconds in that file's language: `n/a` is 0 us (`0` would be
+/// no limit).
+pub(crate) fn idle_limit_text(us: u32) -> String {
+    if us == 0 {
+        "n/a".to_string()
+    } else {
+        us.to_string()
+    }
+}
+
+/// The limit that file holds, in microseconds (`0`: none, `n/a`: 0 us).
+pub(crate) fn idle_limit_us(text: Option<&str>) -> Option<u64> {
+    match text.map(str::trim) {
+        Some("n/a") => Some(0),
+        Some(t) => t.parse().ok().filter(|&us| us > 0),
+        None => None,
+    }
+}
+
 /// `--idle-latency US`: each isolated CPU's resume latency limit. The cpuidle
 /// governors (menu, teo, haltpoll) then pick no state slower to leave; at 0 the
 /// CPU polls. Unlike `/dev/cpu_dma_latency` it is per CPU and needs no process
@@ -423,12 +442,7 @@ fn idle_steps(
     steps: &mut Vec<Action>,
     warnings: &mut Vec<String>,
 ) -> Result<()> {
-    // The file's language: "n/a" is a 0 us limit, "0" no limit.
-    let new = if us == 0 {
-        "n/a".to_string()
-    } else {
-        us.to_string()
-    };
+    let new = idle_limit_text(us);
     for cpu in cpus.iter() {
         let path = idle_latency_path(cpu);
         match root.read_line_opt(&path)? {

@@ -17,8 +17,8 @@ use crate::error::{Error, Result};
 use crate::irqs::IrqMap;
 use crate::partition::journal::{Journal, RunRecord};
 use crate::partition::judge::{
-    finding, idle_limit_us, judge_counters, judge_idle, judge_irqs, judge_tasks, machine_findings,
-    sample_threads, Context, Ran,
+    finding, judge_counters, judge_idle, judge_irqs, judge_tasks, machine_findings, sample_threads,
+    Context, Ran,
 };
 use crate::partition::step::{Action, Outcome, Target};
 use crate::partition::Method;
@@ -316,7 +316,7 @@ pub fn verify(root: &Root, req: &VerifyRequest) -> Result<VerifyReport> {
             &mut v,
             &idle0[i],
             &idle1[i],
-            idle_limit_us(limit.as_deref()),
+            crate::partition::plan::idle_limit_us(limit.as_deref()),
             rec.is_some(),
         );
         if wq.cpumask.as_ref().is_some_and(|m| m.contains(cpu)) {

@@ -3,7 +3,6 @@
 
 use std::ffi::OsString;
 use std::io;
-use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
 use clap::Args;
@@ -95,17 +94,7 @@ pub fn run(root: &Root, args: LoadArgs, color: Color) -> anyhow::Result<u8> {
     }
     // The command's status, unless the duration ended it: then the load did its job.
     Ok(match exit {
-        Some(status) if stopped_by != "duration" => shell_status(status),
+        Some(status) if stopped_by != "duration" => super::pin::shell_status(status),
         _ => EXIT_OK,
     })
-}
-
-/// A status as a shell gives it: the exit code, or 128 + the signal.
-fn shell_status(status: ExitStatus) -> u8 {
-    use std::os::unix::process::ExitStatusExt;
-    match (status.code(), status.signal()) {
-        (Some(code), _) => code as u8,
-        (None, Some(sig)) => (128 + sig) as u8,
-        _ => crate::EXIT_FAILED,
-    }
 }

@@ -60,6 +60,17 @@ pub(super) fn spawn_status(err: &std::io::Error) -> u8 {
     status_of(err.raw_os_error())
 }
 
+/// A status as a shell gives it for a command that ran: the exit code, or 128 +
+/// the signal.
+pub(super) fn shell_status(status: std::process::ExitStatus) -> u8 {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => code as u8,
+        (None, Some(sig)) => (128 + sig) as u8,
+        _ => EXIT_FAILED,
+    }
+}
+
 fn status_of(errno: Option<i32>) -> u8 {
     match errno {
         Some(libc::ENOENT) => 127,
