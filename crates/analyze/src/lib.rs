@@ -3,7 +3,7 @@
 //! The data flow is one pass:
 //!
 //! ```text
-//! EventSource ──▶ Machine (scheduler/IRQ state) ──▶ derived intervals ──▶ analyses (folds) ──▶ Report
+//! EventSource ──▶ Machine (scheduler/IRQ state) ──▶ derived intervals ──▶ analyses (folds) ──▶ AnalyzeReport
 //! ```
 //!
 //! - [`Machine`] is the one state machine: per CPU the current task, the IRQ stack, the
@@ -11,7 +11,7 @@
 //!   wake-up with the waker's context. It emits [`RunSlice`]s, [`Wake`]s, [`IrqSpan`]s,
 //!   [`SoftirqSpan`]s, [`Migration`]s, [`Anomaly`]s ... to a [`Sink`].
 //! - The analyses ([`analysis`]) are sinks that fold those intervals into the sections of a
-//!   serde [`Report`]: summary, CPUs, tasks, IRQs and IRQ -> task chains, and the blame of
+//!   serde [`AnalyzeReport`]: summary, CPUs, tasks, IRQs and IRQ -> task chains, and the blame of
 //!   the worst and the marked wake-ups. Every figure is an integer in ns; renderers convert
 //!   units.
 //! - A [`Filter`] (time window, CPUs, process) chooses what the analyses fold, behind the
@@ -42,22 +42,22 @@
 #![deny(missing_docs)]
 
 pub mod analysis;
+mod driver;
 mod filter;
 mod hash;
 mod model;
 mod pattern;
-mod report;
 mod sink;
 mod state;
 mod stats;
 
+pub use driver::{analyze, AnalyzeReport, Options, Section, Source};
 pub use filter::{Filter, Filtered};
 pub use model::{
     Anomaly, AnomalyKind, Blind, FuncCall, Gap, IrqSpan, Marker, Migration, RunSlice, SliceEnd,
     SliceStart, SoftirqSpan, TaskId, Wake, Waker,
 };
 pub use pattern::Pattern;
-pub use report::{analyze, Options, Report, Section, Source};
 pub use sink::{Collect, Sink};
 pub use state::{AnomalyCount, Counts, CpuInfo, Machine, MachineOptions, TaskInfo};
 pub use stats::{Bucket, Buckets, DurationStats, Stats, BUCKET_BOUNDS};

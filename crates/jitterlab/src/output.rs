@@ -4,7 +4,7 @@ use std::io::{self, IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use jitterlab_report::{render, Format, Render, Style};
+use jitterlab_render::{render, Format, Render, Style};
 
 use crate::cli::Color;
 

@@ -305,7 +305,7 @@ impl BlameFold {
     }
 
     /// Builds the section.
-    pub fn report(mut self, ctx: &Ctx<'_>) -> BlameSection {
+    pub fn finish(mut self, ctx: &Ctx<'_>) -> BlameSection {
         let names = Names::new(ctx.machine);
         let mut worst: Vec<Raw> = self.built.drain().map(|(_, r)| r).collect();
         worst.sort_by_key(|r| (Reverse(r.wake.latency()), r.wake.waking_ts));

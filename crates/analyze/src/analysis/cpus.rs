@@ -126,7 +126,7 @@ impl CpuFold {
     }
 
     /// Builds the section.
-    pub fn report(mut self, ctx: &Ctx<'_>) -> CpuSection {
+    pub fn finish(mut self, ctx: &Ctx<'_>) -> CpuSection {
         let filter = &ctx.options.filter;
         let end = ctx.machine.counts().span.map_or(0, |s| s.1);
         let end = end.min(filter.to_ns.unwrap_or(u64::MAX));

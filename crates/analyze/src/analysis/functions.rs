@@ -128,7 +128,7 @@ impl Sink for FunctionFold {
 
 impl FunctionFold {
     /// Builds the section.
-    pub fn report(self, _ctx: &Ctx<'_>) -> FunctionSection {
+    pub fn finish(self, _ctx: &Ctx<'_>) -> FunctionSection {
         let mut functions: Vec<FunctionRow> = self
             .acc
             .into_iter()

@@ -207,7 +207,7 @@ impl Sink for IrqFold {
 
 impl IrqFold {
     /// Builds the section.
-    pub fn report(self, ctx: &Ctx<'_>) -> IrqSection {
+    pub fn finish(self, ctx: &Ctx<'_>) -> IrqSection {
         let m = ctx.machine;
         let names = Names::new(m);
         let mut irqs: Vec<IrqRow> = self

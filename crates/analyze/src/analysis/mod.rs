@@ -12,11 +12,11 @@ pub mod tasks;
 
 use jitterlab_trace::{ReadStats, TraceMeta};
 
+use crate::driver::{AnalyzeReport, Options, Section, Source};
 use crate::filter::{Filtered, WakeSelect};
 use crate::model::{
     Anomaly, Blind, FuncCall, Gap, IrqSpan, Marker, Migration, RunSlice, SoftirqSpan, Wake,
 };
-use crate::report::{Options, Report, Section, Source};
 use crate::sink::Sink;
 use crate::state::Machine;
 
@@ -83,7 +83,7 @@ impl Analyses {
         meta: &TraceMeta,
         stats: &ReadStats,
         options: &Options,
-    ) -> Report {
+    ) -> AnalyzeReport {
         let ctx = Ctx {
             machine,
             meta,
@@ -91,19 +91,19 @@ impl Analyses {
             options,
         };
         let f = self.folds.inner;
-        Report {
+        AnalyzeReport {
             source: Source {
                 format: meta.format.clone(),
                 cpus: meta.cpus,
             },
             top: options.top,
             filter: (!options.filter.is_empty()).then(|| options.filter.clone()),
-            summary: self.summary.map(|a| a.report(&ctx)),
-            cpus: f.cpus.map(|a| a.report(&ctx)),
-            tasks: f.tasks.map(|a| a.report(&ctx)),
-            irqs: f.irqs.map(|a| a.report(&ctx)),
-            blame: self.blame.map(|a| a.report(&ctx)),
-            functions: f.functions.map(|a| a.report(&ctx)).filter(|f| {
+            summary: self.summary.map(|a| a.finish(&ctx)),
+            cpus: f.cpus.map(|a| a.finish(&ctx)),
+            tasks: f.tasks.map(|a| a.finish(&ctx)),
+            irqs: f.irqs.map(|a| a.finish(&ctx)),
+            blame: self.blame.map(|a| a.finish(&ctx)),
+            functions: f.functions.map(|a| a.finish(&ctx)).filter(|f| {
                 !f.functions.is_empty() || options.sections.contains(&Section::Functions)
             }),
         }

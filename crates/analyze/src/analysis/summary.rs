@@ -94,7 +94,7 @@ impl Sink for SummaryFold {
 
 impl SummaryFold {
     /// Builds the section.
-    pub fn report(self, ctx: &Ctx<'_>) -> Summary {
+    pub fn finish(self, ctx: &Ctx<'_>) -> Summary {
         let m = ctx.machine;
         let c = m.counts();
         let (start_ns, end_ns) = c.span.unwrap_or((0, 0));

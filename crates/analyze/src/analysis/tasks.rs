@@ -152,7 +152,7 @@ impl TaskFold {
     }
 
     /// Builds the section.
-    pub fn report(self, ctx: &Ctx<'_>) -> TaskSection {
+    pub fn finish(self, ctx: &Ctx<'_>) -> TaskSection {
         let m = ctx.machine;
         let names = Names::new(m);
         let mut tasks: Vec<TaskRow> = Vec::new();

@@ -1,7 +1,7 @@
 //! The real traces of this machine (../shared/traces), checked against independent
 //! computations written here over the kernel's own text of the same capture.
 
-use jitterlab_analyze::{AnomalyKind, Options, Report};
+use jitterlab_analyze::{AnalyzeReport, AnomalyKind, Options};
 
 use crate::util::*;
 
@@ -245,7 +245,7 @@ fn disk_irq_stress_irq36_and_dd() {
 
 /// The figures two readers of one capture must agree on: counts exactly, times within the
 /// text's microsecond rounding.
-fn assert_same(a: &Report, b: &Report, what: &str) {
+fn assert_same(a: &AnalyzeReport, b: &AnalyzeReport, what: &str) {
     let (sa, sb) = (a.summary.as_ref().unwrap(), b.summary.as_ref().unwrap());
     assert_eq!(sa.events, sb.events, "{what}");
     assert_eq!(sa.events_by_type, sb.events_by_type, "{what}");

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use jitterlab_analyze::{analyze, Collect, Machine, MachineOptions, Options, Report};
+use jitterlab_analyze::{analyze, AnalyzeReport, Collect, Machine, MachineOptions, Options};
 use jitterlab_trace::dat::DatFile;
 use jitterlab_trace::{
     text, Comm, Event, EventKind, EventSource, Flags, ReadStats, TaskState, TraceMeta, Wakeup,
@@ -121,7 +121,7 @@ pub fn run(events: &[Event]) -> (Machine, Collect) {
 }
 
 /// Runs the whole analysis over `events`.
-pub fn report(events: Vec<Event>, options: &Options) -> Report {
+pub fn report(events: Vec<Event>, options: &Options) -> AnalyzeReport {
     analyze(&mut VecSource::new(events), options).expect("in-memory events never fail")
 }
 
@@ -155,7 +155,7 @@ pub fn trace(name: &str) -> PathBuf {
 }
 
 /// The report of a real trace file, .dat or text, chosen by content.
-pub fn report_of(name: &str, options: &Options) -> Report {
+pub fn report_of(name: &str, options: &Options) -> AnalyzeReport {
     let path = trace(name);
     let bytes = std::fs::read(&path).expect("read trace");
     if bytes.starts_with(b"\x17\x08\x44tracing") {

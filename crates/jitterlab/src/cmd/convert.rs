@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
 use jitterlab_analyze::{Filter, Filtered, Machine, MachineOptions};
-use jitterlab_report::{Conversion, PerfettoWriter};
+use jitterlab_render::{Conversion, PerfettoWriter};
 use jitterlab_trace::dat::{copy_to_v6, copy_to_v7, Compression, Spool};
 use jitterlab_trace::Trace;
 
@@ -140,7 +140,7 @@ fn write(
     to: To,
     filter: &Filter,
     tmp: &Path,
-) -> anyhow::Result<(String, Option<jitterlab_report::PerfettoCounts>)> {
+) -> anyhow::Result<(String, Option<jitterlab_render::PerfettoCounts>)> {
     match (to, trace) {
         (To::Perfetto, _) => {
             let file = File::create(tmp)

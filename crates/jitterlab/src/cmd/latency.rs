@@ -11,7 +11,7 @@ use jitterlab_host::{Error, Root};
 use jitterlab_latency::plot::LatencyPlot;
 use jitterlab_latency::probe::live_for;
 use jitterlab_latency::{Config, CyclictestHistogram, LatencyReport, Stop};
-use jitterlab_report::{render, write_cyclictest_histogram, write_latency_plot, Format};
+use jitterlab_render::{render, write_cyclictest_histogram, write_latency_plot, Format};
 
 use crate::cli::{Color, Latency};
 use crate::output::{cancel_on_signals, emit, format, progress};

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use jitterlab_host::{Error, Root};
 use jitterlab_latency::load::{LoadRun, LoadSpec};
-use jitterlab_report::render;
+use jitterlab_render::render;
 
 use crate::cli::Color;
 use crate::output::{cancel_on_signals, emit, format};

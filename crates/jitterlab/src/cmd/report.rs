@@ -105,7 +105,7 @@ pub fn run(args: Report, color: Color) -> anyhow::Result<u8> {
             serde_json::to_writer(&mut out, &ev).map_err(io::Error::from)?;
             writeln!(out)?;
         } else {
-            jitterlab_report::write_event_line(&mut out, &ev, names.get(ev.pid))?;
+            jitterlab_render::write_event_line(&mut out, &ev, names.get(ev.pid))?;
         }
     }
     out.flush()?;

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 use jitterlab_host::partition::{enter_partition, register_run, DEFAULT_STATE_DIR};
 use jitterlab_host::{Error, Root};
-use jitterlab_report::{render, Format};
+use jitterlab_render::{render, Format};
 
 use crate::cli::PolicyArg;
 

@@ -1,4 +1,4 @@
-//! The report model and the one-pass driver.
+//! The analysis driver: one pass over a trace, and the [`AnalyzeReport`] it returns.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -143,7 +143,7 @@ pub struct Source {
 
 /// The result of `jitterlab analyze`: the sections asked for. Every time is in ns.
 #[derive(Clone, Debug, Serialize)]
-pub struct Report {
+pub struct AnalyzeReport {
     /// The source.
     pub source: Source,
     /// Rows the text shows per table.
@@ -173,7 +173,10 @@ pub struct Report {
 }
 
 /// Runs the state machine and the analyses over every event of `source`, in one pass.
-pub fn analyze(source: &mut dyn EventSource, options: &Options) -> jitterlab_trace::Result<Report> {
+pub fn analyze(
+    source: &mut dyn EventSource,
+    options: &Options,
+) -> jitterlab_trace::Result<AnalyzeReport> {
     let mut machine = Machine::new(MachineOptions {
         gap_ns: options.gap_ns,
         tgids: options.tgids.clone(),

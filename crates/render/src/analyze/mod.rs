@@ -9,12 +9,12 @@ mod tasks;
 
 use std::io::{self, Write};
 
-use jitterlab_analyze::{Filter, Report};
+use jitterlab_analyze::{AnalyzeReport, Filter};
 
 use crate::units::duration_ns;
 use crate::{Render, Style};
 
-impl Render for Report {
+impl Render for AnalyzeReport {
     const SCHEMA: &'static str = "jitterlab.analyze";
 
     fn text(&self, out: &mut dyn Write, style: &Style) -> io::Result<()> {

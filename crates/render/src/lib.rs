@@ -13,7 +13,7 @@
 //! removed or changes meaning (adding a field does not raise it).
 //!
 //! ```
-//! use jitterlab_report::{Style, Table};
+//! use jitterlab_render::{Style, Table};
 //! let mut t = Table::new(["CPU", "IRQS"]);
 //! t.row(["0", "24"]);
 //! let mut out = Vec::new();
