@@ -146,7 +146,8 @@ impl Trace {
     }
 
     /// Thread group ids by tid, when the file records them: the TGID column of ftrace text
-    /// (the `record-tgid` trace option). Empty for .dat files (trace-cmd keeps no tgid
+    /// (the `record-tgid` trace option), and jitterlab's saved-tgids option of a .dat that
+    /// `jitterlab record` wrote. Empty for trace-cmd's own .dat files (they keep no tgid
     /// table) and the other text formats.
     pub fn tgids(&self) -> HashMap<i32, i32> {
         match self {
@@ -154,6 +155,7 @@ impl Trace {
                 kind: TextKind::Ftrace,
                 ..
             } => self.text_lines().map(text::scan_tgids).unwrap_or_default(),
+            Trace::Dat(d) => d.info().tgids.iter().copied().collect(),
             _ => HashMap::new(),
         }
     }

@@ -32,6 +32,10 @@ pub(crate) mod opt {
     pub const PRINTK: u16 = 20;
     pub const CMDLINES: u16 = 21;
     pub const BUFFER_TEXT: u16 = 22;
+    /// jitterlab's own option, far above trace-cmd's ids (which end at 22): the
+    /// kernel's `saved_tgids` text, `PID TGID` per line, so that a recorded trace keeps
+    /// the thread groups. trace-cmd (3.1) skips an option id it does not know.
+    pub const JITTERLAB_TGIDS: u16 = 0x8001;
 }
 
 /// Bytes kept for later: in the file, or decompressed.
@@ -123,6 +127,7 @@ pub(crate) fn parse(name: &str, data: &[u8], lenient: bool) -> Result<Header> {
             trace_id: None,
             cpustats: Vec::new(),
             ts_offset: 0,
+            tgids: Vec::new(),
         },
         endian: c.endian,
         header_page: String::new(),
@@ -346,6 +351,7 @@ pub(crate) fn common_option(
         opt::CPUSTAT => h.info.cpustats.push(text()),
         opt::TRACECLOCK if h.info.clock.is_none() => h.info.clock = parse_clock(&text()),
         opt::UNAME => h.info.uname = Some(text()),
+        opt::JITTERLAB_TGIDS => h.info.tgids = parse_tgids(&text()),
         opt::VERSION => h.info.tracer_version = Some(text()),
         opt::TRACEID => h.info.trace_id = c.endian.u64(body, 0),
         opt::CPUCOUNT => {
@@ -359,6 +365,19 @@ pub(crate) fn common_option(
         _ => {}
     }
     Ok(())
+}
+
+/// `saved_tgids` text (`PID TGID` per line) as (pid, tgid) pairs; lines that do not
+/// parse, and pids without a thread group (tgid 0), are left out.
+fn parse_tgids(text: &str) -> Vec<(i32, i32)> {
+    text.lines()
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            let pid = f.next()?.parse().ok()?;
+            let tgid = f.next()?.parse().ok()?;
+            (tgid > 0).then_some((pid, tgid))
+        })
+        .collect()
 }
 
 /// `strtoll(s, NULL, 0)`: decimal, or hex with `0x`; 0 when it does not parse.

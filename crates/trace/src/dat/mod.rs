@@ -94,6 +94,9 @@ pub struct DatInfo {
     pub cpustats: Vec<String>,
     /// Added to every timestamp (from the DATE and OFFSET options), ns.
     pub ts_offset: i64,
+    /// Thread group ids, (pid, tgid), from jitterlab's saved-tgids option (files that
+    /// `jitterlab record` wrote; trace-cmd's own files keep none).
+    pub tgids: Vec<(i32, i32)>,
 }
 
 /// Where one CPU's data of a buffer is in the file.
@@ -366,7 +369,7 @@ impl<'a> DatFile<'a> {
             .clone()
     }
 
-    /// The saved cmdlines: task name by pid. (trace-cmd files keep no tgid table.)
+    /// The saved cmdlines: task name by pid.
     pub fn cmdlines(&self) -> HashMap<i32, Comm> {
         let text = String::from_utf8_lossy(self.cmdlines_text());
         text.lines()

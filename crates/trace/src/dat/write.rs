@@ -45,6 +45,9 @@ pub struct DatMeta {
     pub printk: Vec<u8>,
     /// `saved_cmdlines`.
     pub cmdlines: Vec<u8>,
+    /// `saved_tgids` (`PID TGID` per line), written as jitterlab's own option; empty:
+    /// none written.
+    pub tgids: Vec<u8>,
     /// The `trace_clock` file (`[local] global ...`), when known.
     pub trace_clock: Option<String>,
     /// `uname -a`-like text.
@@ -86,6 +89,12 @@ impl DatMeta {
             kallsyms: dat.kallsyms_text().to_vec(),
             printk: dat.printk_text().to_vec(),
             cmdlines: dat.cmdlines_text().to_vec(),
+            tgids: info
+                .tgids
+                .iter()
+                .map(|(pid, tgid)| format!("{pid} {tgid}\n"))
+                .collect::<String>()
+                .into_bytes(),
             trace_clock: info.clock.as_ref().map(|c| format!("[{c}]")),
             uname: info.uname.clone(),
             version: info.tracer_version.clone(),
@@ -407,6 +416,11 @@ impl DatMeta {
             opts.push((opt::CPUSTAT, text(s)));
         }
         opts.push((opt::CPUCOUNT, num(self.big_endian, self.cpus)));
+        if !self.tgids.is_empty() {
+            let mut t = self.tgids.clone();
+            t.push(0);
+            opts.push((opt::JITTERLAB_TGIDS, t));
+        }
         opts
     }
 }

@@ -180,6 +180,7 @@ fn synth(big: bool) -> Vec<u8> {
         event_formats: vec![("irq".into(), vec![irq_fmt.clone()])],
         kallsyms: b"ffffffff81000000 T _stext\nffffffff81000100 T later\n".to_vec(),
         cmdlines: b"7 writer\n".to_vec(),
+        tgids: b"7 7\n8 7\n".to_vec(),
         trace_clock: Some("[mono] local".into()),
         ..DatMeta::default()
     };
@@ -272,6 +273,19 @@ fn synthetic_pages_in_both_byte_orders() {
         assert_eq!(c.per_cpu[0].lost, Some(5));
         assert_eq!(c.per_cpu[1].lost, None);
         assert_eq!(dat.cmdlines().get(&7).map(|c| c.as_str()), Some("writer"));
+        // jitterlab's saved-tgids option, and kept by a copy to the other version.
+        assert_eq!(dat.info().tgids, vec![(7, 7), (8, 7)]);
+        let mut copy = Vec::new();
+        let mut w = DatWriter::new_v7(
+            DatMeta::from_dat(&dat),
+            Spool::Memory,
+            jitterlab_trace::dat::Compression::Zstd,
+        )
+        .unwrap();
+        w.add_buffer("").unwrap();
+        w.finish(&mut copy).unwrap();
+        let copied = DatFile::parse("copy", &copy).unwrap();
+        assert_eq!(copied.info().tgids, vec![(7, 7), (8, 7)]);
         if let Ok(dir) = std::env::var("JITTERLAB_WRITE_SEEDS") {
             let name = if big { "synth-be.dat" } else { "synth-le.dat" };
             std::fs::write(std::path::Path::new(&dir).join(name), &bytes).unwrap();
