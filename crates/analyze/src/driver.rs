@@ -190,3 +190,35 @@ pub fn analyze(
     let stats: ReadStats = source.stats().clone();
     Ok(analyses.report(&machine, &meta, &stats, options))
 }
+
+/// `jitterlab analyze` as one call: the pass over an opened `trace` (a .dat is decoded in
+/// a second thread, overlapped with the analyses), with the thread groups the trace
+/// records; with `compare` (another trace and its name), its function_graph statistics
+/// compared with this trace's.
+pub fn analyze_trace(
+    trace: &jitterlab_trace::Trace,
+    options: Options,
+    compare: Option<(&jitterlab_trace::Trace, &str)>,
+) -> jitterlab_trace::Result<AnalyzeReport> {
+    use jitterlab_trace::Trace;
+    let options = Options {
+        tgids: trace.tgids(),
+        ..options
+    };
+    let mut report = match trace {
+        Trace::Dat(d) => jitterlab_trace::read_ahead(d.events(0)?, |s| analyze(s, &options))?,
+        _ => analyze(&mut *trace.events()?, &options)?,
+    };
+    if let Some((other, name)) = compare {
+        let only = Options {
+            sections: vec![Section::Functions],
+            tgids: other.tgids(),
+            ..options.clone()
+        };
+        let theirs = analyze(&mut *other.events()?, &only)?;
+        if let (Some(mine), Some(theirs)) = (&mut report.functions, &theirs.functions) {
+            mine.comparison = Some(mine.compare(theirs, name));
+        }
+    }
+    Ok(report)
+}

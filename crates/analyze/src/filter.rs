@@ -13,12 +13,20 @@
 //!   on, a migration by either end);
 //! - the process and the task pattern choose task rows, IRQ -> task chains and the wake-ups
 //!   blamed, never the intervals (a CPU's busy time stays whole).
+//!
+//! The same [`Filter`] chooses raw events for `report` and `convert`, through
+//! [`EventFilter`]: an event is kept when its time is in the window, its CPU is selected
+//! and its current task (`common_pid`) belongs to the process. `--pid PID` means one thing
+//! everywhere: the threads of process PID when the trace has thread group ids, and the
+//! task whose tid is PID.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
 
 use jitterlab_cpuset::CpuSet;
 use serde::Serialize;
+
+use jitterlab_trace::{Event, EventKind};
 
 use crate::model::{
     Anomaly, Blind, FuncCall, Gap, IrqSpan, Marker, Migration, RunSlice, SliceEnd, SliceStart,
@@ -68,6 +76,11 @@ impl Filter {
     /// True when `cpu` is selected.
     pub fn wants_cpu(&self, cpu: u32) -> bool {
         self.cpus.as_ref().is_none_or(|c| c.contains(cpu))
+    }
+
+    /// True when `ts` is after the window: a time-ordered stream can stop there.
+    pub fn past_window(&self, ts: u64) -> bool {
+        self.to_ns.is_some_and(|to| ts > to)
     }
 
     /// True when task `tid` of process `tgid` (when known) belongs to the selected process.
@@ -275,6 +288,48 @@ mod tests {
     }
 
     #[test]
+    fn events_are_chosen_by_window_cpu_process_and_name() {
+        use jitterlab_trace::{Flags, Wakeup};
+        let ev = |ts, cpu, pid| Event {
+            ts,
+            cpu,
+            pid,
+            flags: Flags(0),
+            preempt_count: 0,
+            kind: EventKind::SchedWaking(Wakeup {
+                comm: Comm::new("rt"),
+                pid: 9,
+                prio: 9,
+                target_cpu: 0,
+            }),
+        };
+        let mut f = EventFilter {
+            filter: Filter {
+                from_ns: Some(100),
+                to_ns: Some(200),
+                cpus: Some(CpuSet::parse_list("1").unwrap()),
+                pid: Some(40),
+            },
+            names: vec![Pattern::new("sched_wak*")],
+            tgids: HashMap::from([(41, 40)]),
+        };
+        assert!(f.wants(&ev(150, 1, 40)));
+        assert!(f.wants(&ev(150, 1, 41)), "a thread of process 40");
+        assert!(!f.wants(&ev(150, 1, 42)));
+        assert!(!f.wants(&ev(150, 0, 40)), "another CPU");
+        assert!(!f.wants(&ev(99, 1, 40)) && !f.wants(&ev(201, 1, 40)));
+        assert!(f.filter.past_window(201) && !f.filter.past_window(200));
+        f.names = vec![Pattern::new("sched_switch")];
+        assert!(!f.wants(&ev(150, 1, 40)));
+        f.tgids.clear();
+        f.names.clear();
+        assert!(
+            !f.wants(&ev(150, 1, 41)),
+            "no thread groups known: the tid alone"
+        );
+    }
+
+    #[test]
     fn slices_are_cut_to_the_window() {
         let f = Filter {
             from_ns: Some(100),
@@ -311,5 +366,44 @@ mod tests {
         assert!(f.wants_process(10, None) && f.wants_process(11, Some(10)));
         assert!(!f.wants_process(11, None) && !f.wants_process(12, Some(12)));
         assert!(Filter::default().is_empty() && !f.is_empty());
+    }
+}
+
+/// The events `report` prints: a [`Filter`] over raw events (window, CPUs, process of the
+/// current task) and event names.
+#[derive(Clone, Debug, Default)]
+pub struct EventFilter {
+    /// The window, CPUs and process.
+    pub filter: Filter,
+    /// Event names (`*` and `?` globs): an event is kept when its short name
+    /// (`sched_switch`) or its full name (`sched:sched_switch`, for events jitterlab does
+    /// not decode) matches one. Empty: every event.
+    pub names: Vec<Pattern>,
+    /// Thread group ids by tid, as the trace records them ([`Filter::pid`] then takes
+    /// every thread of the process).
+    pub tgids: HashMap<i32, i32>,
+}
+
+impl EventFilter {
+    /// True when `ev` is kept.
+    pub fn wants(&self, ev: &Event) -> bool {
+        let f = &self.filter;
+        if !f.in_window(ev.ts) || !f.wants_cpu(ev.cpu) {
+            return false;
+        }
+        if !f.wants_process(ev.pid, self.tgids.get(&ev.pid).copied()) {
+            return false;
+        }
+        if self.names.is_empty() {
+            return true;
+        }
+        let short = ev.kind.name();
+        let full = match &ev.kind {
+            EventKind::Other { name, .. } => Some(name.to_string()),
+            _ => None,
+        };
+        self.names
+            .iter()
+            .any(|p| p.matches(-1, short) || full.as_deref().is_some_and(|n| p.matches(-1, n)))
     }
 }

@@ -51,8 +51,8 @@ mod sink;
 mod state;
 mod stats;
 
-pub use driver::{analyze, AnalyzeReport, Options, Section, Source};
-pub use filter::{Filter, Filtered};
+pub use driver::{analyze, analyze_trace, AnalyzeReport, Options, Section, Source};
+pub use filter::{EventFilter, Filter, Filtered};
 pub use model::{
     Anomaly, AnomalyKind, Blind, FuncCall, Gap, IrqSpan, Marker, Migration, RunSlice, SliceEnd,
     SliceStart, SoftirqSpan, TaskId, Wake, Waker,

@@ -322,3 +322,8 @@ fn read_cpu(root: &Root, cpu: u32, online: bool) -> Result<Cpu> {
         isolation: Vec::new(),
     })
 }
+
+/// The online CPUs.
+pub fn online(root: &Root) -> Result<CpuSet> {
+    root.read_cpu_list(format!("{CPU_DIR}/online"))
+}

@@ -28,6 +28,7 @@
 #![deny(missing_docs)]
 
 pub mod cgroups;
+pub mod child;
 pub mod cmdline;
 pub mod cpus;
 pub mod env;
@@ -52,6 +53,6 @@ pub use filter::{Filter, TaskList};
 pub use irqs::{set_default_affinity, set_irq_affinity, IrqMap};
 pub use overview::Overview;
 pub use pin::{exec_pinned, pin_process};
-pub use root::Root;
+pub use root::{running_as_root, Root};
 pub use tasks::{read_tasks, Task, TaskQuery};
 pub use workqueues::Workqueues;

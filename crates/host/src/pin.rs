@@ -202,6 +202,19 @@ pub struct Sched {
 }
 
 impl Sched {
+    /// The scheduling of a started command from `--policy` and `--priority`: none when
+    /// neither is given; fifo when only a priority is; the policy's default priority
+    /// ([`sched::COMMAND_PRIORITY`] for fifo and rr) when only a policy is.
+    pub fn for_command(policy: Option<Policy>, priority: Option<u32>) -> Option<Sched> {
+        if policy.is_none() && priority.is_none() {
+            return None;
+        }
+        let policy = policy.unwrap_or(Policy::Fifo);
+        let priority =
+            priority.unwrap_or_else(|| sched::default_priority(policy, sched::COMMAND_PRIORITY));
+        Some(Sched { policy, priority })
+    }
+
     /// Checks the priority against the policy's range before anything starts.
     pub fn validate(&self) -> Result<()> {
         if matches!(
@@ -223,67 +236,6 @@ impl Sched {
         }
         Ok(())
     }
-}
-
-/// A command for `program` whose process starts with no signal blocked, whatever
-/// the caller blocked: the CLI blocks SIGINT and SIGTERM in itself to end its runs
-/// cleanly, and a child would keep that mask across `exec` and ignore Ctrl-C.
-pub fn child_command(program: impl AsRef<std::ffi::OsStr>) -> Command {
-    let mut cmd = Command::new(program);
-    // SAFETY: only async-signal-safe calls between fork and exec.
-    unsafe {
-        cmd.pre_exec(unblock_signals);
-    }
-    cmd
-}
-
-/// Ends a child: SIGTERM (to its process group when `group`, as for a child put in
-/// a group of its own), then SIGKILL after 1 s; returns how it ended. A child that
-/// has ended already is only reaped.
-pub fn end_child(
-    child: &mut std::process::Child,
-    group: bool,
-) -> io::Result<std::process::ExitStatus> {
-    if let Some(status) = child.try_wait()? {
-        return Ok(status);
-    }
-    let target = if group {
-        -(child.id() as libc::pid_t)
-    } else {
-        child.id() as libc::pid_t
-    };
-    // SAFETY: signalling our own child (or its group), not reaped yet.
-    unsafe { libc::kill(target, libc::SIGTERM) };
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
-    let status = loop {
-        if let Some(status) = child.try_wait()? {
-            break status;
-        }
-        if std::time::Instant::now() >= deadline {
-            // SAFETY: as above.
-            unsafe { libc::kill(target, libc::SIGKILL) };
-            break child.wait()?;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    };
-    if group {
-        // SAFETY: as above; ends any member of the group still running.
-        unsafe { libc::kill(target, libc::SIGKILL) };
-    }
-    Ok(status)
-}
-
-/// Unblocks every signal in the calling thread; async-signal-safe, for `pre_exec`.
-pub fn unblock_signals() -> io::Result<()> {
-    // SAFETY: an emptied sigset_t, passed by pointer to sigprocmask.
-    unsafe {
-        let mut none: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut none);
-        if libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut()) != 0 {
-            return Err(io::Error::last_os_error());
-        }
-    }
-    Ok(())
 }
 
 /// Replaces this process with `argv`, its affinity set to `cpus` and, if

@@ -178,3 +178,10 @@ impl Root {
             .map_err(|e| Error::io(&path, e))
     }
 }
+
+/// Whether this process runs as root (effective uid 0): what writing /proc/irq,
+/// cgroups and tracefs, and SCHED_FIFO, need.
+pub fn running_as_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}

@@ -81,6 +81,25 @@ pub fn set_scheduler(tid: u32, policy: Policy, priority: u32) -> io::Result<()> 
     }
 }
 
+/// The real-time priority of `latency`'s measuring threads when none is given:
+/// above the IRQ threads (50) and most applications, below the kernel's own
+/// migration and watchdog threads (99), as cyclictest is usually run (`-p95`).
+pub const PROBE_PRIORITY: u32 = 95;
+
+/// The real-time priority of a command started by `pin` or `run` with a real-time
+/// policy and no priority: the middle of the range, as `chrt` users often pick.
+pub const COMMAND_PRIORITY: u32 = 50;
+
+/// The priority for `policy` when none is given: `realtime` for fifo and rr (one of
+/// the constants above), 0 for the others.
+pub fn default_priority(policy: Policy, realtime: u32) -> u32 {
+    if policy.is_realtime() {
+        realtime
+    } else {
+        0
+    }
+}
+
 /// The priority range of a policy (1-99 for fifo and rr, 0-0 otherwise).
 pub fn priority_range(policy: Policy) -> (u32, u32) {
     // SAFETY: no preconditions.

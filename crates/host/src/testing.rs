@@ -22,10 +22,9 @@ pub fn host_lock() -> std::io::Result<HostLock> {
     Ok(HostLock { _file: f })
 }
 
-/// Whether this process runs as root.
+/// Whether this process runs as root ([`crate::running_as_root`]).
 pub fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
+    crate::running_as_root()
 }
 
 /// The last resort of a test or benchmark that changed the host: the partition

@@ -1,14 +1,22 @@
-//! The command line.
+//! The command line: the global options, the commands, and the argument types several
+//! commands share. Each command's own arguments (`XxxArgs`) live in its file under `cmd/`.
 
-use std::ffi::OsString;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use jitterlab_analyze::Filter;
+use jitterlab_cpuset::CpuSet;
 
-/// See where every thread, IRQ and kernel thread runs, and move them.
+use crate::cmd;
+use crate::exit::Error;
+
+/// See where every thread, IRQ and kernel thread runs, move them, partition cores,
+/// measure wake-up latency, record and analyze kernel traces.
 ///
-/// Exit status: 0 success; 1 partly failed (some threads or IRQs were refused)
-/// or a runtime failure; 2 usage error or invalid request (nothing was changed).
+/// Exit status: 0 success; 1 partly failed (some threads or IRQs were refused) or a
+/// runtime failure; 2 usage error or invalid request (nothing was changed); 3 a limit
+/// was hit (latency --fail-above or --break, verify finds a CPU not isolated); with
+/// -- CMD (pin, run, load), the command's own status.
 #[derive(Parser, Debug)]
 #[command(name = "jitterlab", version, max_term_width = 100)]
 pub struct Cli {
@@ -40,184 +48,36 @@ pub enum Color {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Show where everything runs: per CPU, its IRQs, threads and kernel threads.
-    Show(Show),
+    Show(cmd::show::ShowArgs),
     /// Set the CPU affinity of every thread of a process, or start a command pinned.
-    Pin(Pin),
+    Pin(cmd::pin::PinArgs),
     /// Set the affinity of IRQs, or the default affinity of new IRQs.
-    Irq(Irq),
+    Irq(cmd::irq::IrqArgs),
     /// Measure wake-up latency per CPU, as cyclictest does, with exact histograms.
-    Latency(Latency),
-    /// Run load generators on some CPUs, for a while or around a command (seed 004's stress).
-    Load(crate::cmd::load::LoadArgs),
+    Latency(cmd::latency::LatencyArgs),
+    /// Run load generators on some CPUs, for a while or around a command (as stress under cyclictest).
+    Load(cmd::load::LoadArgs),
     /// Isolate CPUs: plan, then apply with a crash-safe journal (cpusets, workqueues, IRQs, tasks).
-    Isolate(crate::cmd::isolate::IsolateArgs),
+    Isolate(cmd::isolate::IsolateArgs),
     /// Undo the partition journalled by isolate, also after a crash, and compare with before.
-    Revert(crate::cmd::revert::RevertArgs),
+    Revert(cmd::revert::RevertArgs),
     /// Sample the isolated CPUs and say, per CPU, what still disturbs them.
-    Verify(crate::cmd::verify::VerifyArgs),
+    Verify(cmd::verify::VerifyArgs),
     /// Start a command inside the partition (on isolated CPUs), like `cset proc -e`.
-    Run(crate::cmd::run::RunArgs),
+    Run(cmd::run::RunArgs),
     /// Print the kernel command line for a boot-time partition, and what each option does.
-    Advise(crate::cmd::advise::AdviseArgs),
+    Advise(cmd::advise::AdviseArgs),
     /// Record kernel events through tracefs into a trace-cmd .dat file.
-    Record(crate::cmd::record::Record),
+    Record(cmd::record::RecordArgs),
     /// Print a trace's events one per line (any format), or its counts with --stats.
-    Report(crate::cmd::report::Report),
+    Report(cmd::report::ReportArgs),
     /// Analyze a trace: CPU load, per-task wake-up latency, IRQ -> task chains, IRQ times.
-    Analyze(crate::cmd::analyze::Analyze),
+    Analyze(cmd::analyze::AnalyzeArgs),
     /// Convert a trace: .dat v6 <-> v7, or to Perfetto / chrome://tracing JSON.
-    Convert(crate::cmd::convert::Convert),
+    Convert(cmd::convert::ConvertArgs),
 }
 
-/// `jitterlab latency`.
-#[derive(Args, Debug)]
-#[command(
-    after_help = "Examples:\n  jitterlab latency --cpus 1 --interval 300us --loops 100000\n  jitterlab latency --duration 1m --json run.json --histogram-cyclictest hist.txt\n  jitterlab latency --interval 1ms --duration 10s --fail-above 100"
-)]
-pub struct Latency {
-    /// CPUs to measure, one thread each (default: all online).
-    #[arg(long, value_name = "LIST")]
-    pub cpus: Option<String>,
-    /// Scheduling policy of the measuring threads.
-    #[arg(long, value_enum, default_value_t = PolicyArg::Fifo)]
-    pub policy: PolicyArg,
-    /// Their priority (1-99 for fifo and rr; default 95, 0 for the others).
-    #[arg(long)]
-    pub priority: Option<u32>,
-    /// The period: 300us, 1ms (a bare number is microseconds).
-    #[arg(long, default_value = "1ms", value_parser = jitterlab_latency::parse_duration_ns)]
-    pub interval: u64,
-    /// Stop after N wake-ups per CPU.
-    #[arg(long, conflicts_with = "duration")]
-    pub loops: Option<u64>,
-    /// Stop after this long: 10s, 5m (default 10s unless --loops).
-    #[arg(long, value_parser = jitterlab_latency::parse_duration_ns)]
-    pub duration: Option<u64>,
-    /// A wake-up later than this is a deadline miss (default: the interval).
-    #[arg(long, value_parser = jitterlab_latency::parse_duration_ns)]
-    pub deadline: Option<u64>,
-    /// Do not hold /dev/cpu_dma_latency at 0 while running.
-    #[arg(long)]
-    pub no_dma_latency: bool,
-    /// Allow an interval under 10 us.
-    #[arg(long)]
-    pub force: bool,
-    /// Write the full result as JSON to FILE (- for stdout).
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<std::path::PathBuf>,
-    /// Write cyclictest's -h histogram text to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub histogram_cyclictest: Option<std::path::PathBuf>,
-    /// Draw each CPU's latency histogram (log scales) into this SVG file.
-    #[arg(long, value_name = "FILE.svg")]
-    pub plot: Option<std::path::PathBuf>,
-    /// Rows (microseconds) of that histogram.
-    #[arg(long, default_value_t = 1000, value_name = "N")]
-    pub histogram_rows: usize,
-    /// A load to run during the measurement: cpu:N (threads looping usleep(1)),
-    /// io:N (4 KiB O_SYNC writes), mem:N (memory streaming), cmd:'COMMAND'.
-    /// Repeatable.
-    #[arg(long = "load", value_name = "SPEC")]
-    pub loads: Vec<jitterlab_latency::load::LoadSpec>,
-    /// CPUs the loads run on (default: all online).
-    #[arg(long, value_name = "LIST")]
-    pub load_cpus: Option<String>,
-    /// Exit with status 3 when any latency exceeds US microseconds.
-    #[arg(long, value_name = "US")]
-    pub fail_above: Option<u64>,
-    /// Keep every sample above this in the spike ledger, with the interrupts and softirqs
-    /// its CPU took around it (a bare number is microseconds).
-    #[arg(long, value_name = "TIME", value_parser = jitterlab_latency::parse_duration_ns)]
-    pub spike_threshold: Option<u64>,
-    /// End the run at the first sample above US microseconds: write "jitterlab: latency N
-    /// us > US on cpu C" to trace_marker and turn tracing off, so a trace recorded
-    /// meanwhile ends at the spike.
-    #[arg(long = "break", value_name = "US")]
-    pub break_us: Option<u64>,
-}
-
-/// `jitterlab show [VIEW]`.
-#[derive(Args, Debug)]
-pub struct Show {
-    /// A sub-view; without one, the per-CPU overview.
-    #[command(subcommand)]
-    pub view: Option<ShowView>,
-    /// The filters and output format, shared by every view.
-    #[command(flatten)]
-    pub common: ShowCommon,
-}
-
-/// Options every `show` view takes.
-#[derive(Args, Debug, Clone)]
-pub struct ShowCommon {
-    /// Print JSON (a versioned envelope: {"schema", "version", "data"}).
-    #[arg(long, global = true)]
-    pub json: bool,
-    /// Only what concerns these CPUs (list form: 0-3,8).
-    #[arg(long = "cpu", global = true, value_name = "LIST")]
-    pub cpu: Option<String>,
-    /// Only the entries whose name matches this glob (irq/*, iperf*, virtio*).
-    #[arg(long, global = true, value_name = "GLOB")]
-    pub name: Option<String>,
-}
-
-/// The `show` sub-views.
-#[derive(Subcommand, Debug)]
-pub enum ShowView {
-    /// Topology, frequency, idle states and isolation of each CPU.
-    Cpus,
-    /// Every IRQ with its configured and effective affinity and per-CPU counts;
-    /// the system interrupt counters (LOC, RES, ...) and softirqs.
-    Irqs {
-        /// Sample twice, SECONDS apart, and show per-CPU rates over the window.
-        #[arg(long, value_name = "SECONDS")]
-        interval: Option<f64>,
-    },
-    /// Processes (or threads) with policy, priority, allowed CPUs and last CPU.
-    Tasks {
-        /// One row per thread.
-        #[arg(long)]
-        threads: bool,
-        /// All threads of this process; warns when their CPU masks differ.
-        #[arg(short = 'p', long, value_name = "PID")]
-        pid: Option<u32>,
-    },
-    /// The workqueue cpumasks.
-    Workqueues,
-    /// The cgroup layout and the cpuset tree.
-    Cgroups,
-}
-
-/// `jitterlab pin`.
-#[derive(Args, Debug)]
-#[command(
-    after_help = "Examples:\n  jitterlab pin 3 -p 12910          every thread of process 12910 to CPU 3\n  jitterlab pin 3 -p 12910 --tid 12911\n  jitterlab pin 1 --policy fifo --priority 80 -- ./rt-app --flag"
-)]
-pub struct Pin {
-    /// The CPUs (list form: 0-3,8).
-    #[arg(value_name = "CPUS")]
-    pub cpus: String,
-    /// The process whose threads to move (all of them).
-    #[arg(short = 'p', long, value_name = "PID", conflicts_with = "command")]
-    pub pid: Option<u32>,
-    /// Only this thread of the process.
-    #[arg(long, value_name = "TID", requires = "pid")]
-    pub tid: Option<u32>,
-    /// Scheduling policy for a started command.
-    #[arg(long, value_enum, requires = "command")]
-    pub policy: Option<PolicyArg>,
-    /// Priority for the policy: 1-99 for fifo and rr, 0 for the others.
-    #[arg(long, requires = "command")]
-    pub priority: Option<u32>,
-    /// Print JSON.
-    #[arg(long)]
-    pub json: bool,
-    /// The command to start pinned.
-    #[arg(last = true, value_name = "CMD")]
-    pub command: Vec<OsString>,
-}
-
-/// Policies a started command can get.
+/// Scheduling policies a command line can ask for.
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub enum PolicyArg {
     /// SCHED_FIFO.
@@ -246,36 +106,91 @@ impl PolicyArg {
     }
 }
 
-/// `jitterlab irq`.
-#[derive(Args, Debug)]
-pub struct Irq {
-    /// The action.
-    #[command(subcommand)]
-    pub action: IrqAction,
+/// A CPU list argument (`0-3,8`), parsed; the error names the option.
+pub fn cpu_list(option: &str, arg: &str) -> Result<CpuSet, Error> {
+    CpuSet::parse_list(arg).map_err(|e| Error::usage(format!("{option}: {e}")))
 }
 
-/// What to do with IRQs.
-#[derive(Subcommand, Debug)]
-pub enum IrqAction {
-    /// Write smp_affinity_list of the IRQs given, read back the effective affinity.
-    Set {
-        /// An IRQ number, or a glob over IRQ names (virtio3-*, eth0).
-        #[arg(value_name = "IRQ|GLOB")]
-        irq: String,
-        /// The CPUs (list form).
-        #[arg(value_name = "CPUS")]
-        cpus: String,
-        /// Print JSON.
-        #[arg(long)]
-        json: bool,
-    },
-    /// Write /proc/irq/default_smp_affinity, the affinity of IRQs set up from now on.
-    Default {
-        /// The CPUs (list form).
-        #[arg(value_name = "CPUS")]
-        cpus: String,
-        /// Print JSON.
-        #[arg(long)]
-        json: bool,
-    },
+/// The CPUs, time window and process of a trace to look at (`report`, `analyze`,
+/// `convert`): one [`Filter`], with one meaning of `--pid` for all three.
+#[derive(Args, Debug, Default)]
+pub struct Window {
+    /// Only the events, time, IRQs and wake-ups of these CPUs (a list: 0,2-3).
+    #[arg(long, value_name = "LIST")]
+    pub cpu: Option<String>,
+    /// Only from this time on, in seconds as printed (`976.3483`): intervals are cut to the
+    /// window; the state is still followed from the start of the trace.
+    #[arg(long, value_name = "SECONDS", value_parser = seconds_ns)]
+    pub from: Option<u64>,
+    /// Only up to this time, in seconds as printed.
+    #[arg(long, value_name = "SECONDS", value_parser = seconds_ns)]
+    pub to: Option<u64>,
+}
+
+impl Window {
+    /// The filter, checked (exit 2 on a bad CPU list or an empty window), for process
+    /// `pid`: all its threads when the trace has thread group ids, and the task with
+    /// that tid.
+    pub fn filter(&self, pid: Option<i32>) -> Result<Filter, Error> {
+        let cpus = self
+            .cpu
+            .as_deref()
+            .map(|l| cpu_list("--cpu", l))
+            .transpose()?;
+        if let (Some(from), Some(to)) = (self.from, self.to) {
+            if to < from {
+                return Err(Error::usage("--to: expected a time at or after --from"));
+            }
+        }
+        Ok(Filter {
+            from_ns: self.from,
+            to_ns: self.to,
+            cpus,
+            pid,
+        })
+    }
+}
+
+/// `--from`/`--to`: a time on the trace clock in seconds as the traces print it
+/// (`976.3483`, `976.348312`, `976`), to ns, exactly (up to 9 decimals).
+pub fn seconds_ns(s: &str) -> Result<u64, String> {
+    let expected =
+        || format!("expected seconds as the trace prints them (976.348312), found {s:?}");
+    let (secs, frac) = s.trim().split_once('.').unwrap_or((s.trim(), ""));
+    let digits = |t: &str| t.bytes().all(|b| b.is_ascii_digit());
+    if secs.is_empty() || !digits(secs) || frac.len() > 9 || !digits(frac) {
+        return Err(expected());
+    }
+    let secs: u64 = secs.parse().map_err(|_| expected())?;
+    let ns: u64 = format!("{frac:0<9}").parse().map_err(|_| expected())?;
+    secs.checked_mul(1_000_000_000)
+        .and_then(|n| n.checked_add(ns))
+        .ok_or_else(expected)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::seconds_ns;
+
+    #[test]
+    fn seconds() {
+        assert_eq!(seconds_ns("976.3483"), Ok(976_348_300_000));
+        assert_eq!(seconds_ns("976.348312123"), Ok(976_348_312_123));
+        assert_eq!(seconds_ns("976"), Ok(976_000_000_000));
+        assert_eq!(seconds_ns("976."), Ok(976_000_000_000));
+        for bad in [
+            "",
+            "-1",
+            "1e3",
+            "976.1234567891",
+            "x",
+            ".5",
+            "99999999999999999999",
+        ] {
+            assert!(
+                seconds_ns(bad).unwrap_err().contains("expected seconds"),
+                "{bad}"
+            );
+        }
+    }
 }

@@ -30,12 +30,14 @@ pub mod load;
 pub mod plot;
 pub mod probe;
 pub mod report;
+pub mod request;
 pub mod spikes;
 pub mod stats;
 
 pub use config::{parse_duration_ns, Config, Stop};
 pub use probe::{run, BreakHit, Live, Run};
 pub use report::{CyclictestHistogram, LatencyReport};
+pub use request::{measure, Measured, Request};
 
 /// A probe failure.
 #[derive(Debug, thiserror::Error)]
@@ -47,4 +49,7 @@ pub enum Error {
     /// A probe thread could not be set up (affinity, policy, spawn).
     #[error("probe setup failed: {0}")]
     Setup(String),
+    /// Reading the machine around the run failed.
+    #[error(transparent)]
+    Host(#[from] jitterlab_host::Error),
 }

@@ -147,6 +147,110 @@ impl LoadRun {
     }
 }
 
+/// `jitterlab load`: what to run, where, for how long, around what.
+#[derive(Clone, Debug)]
+pub struct LoadRequest {
+    /// The generators.
+    pub specs: Vec<LoadSpec>,
+    /// CPUs they run on (default: all online).
+    pub cpus: Option<CpuSet>,
+    /// Stop after this long, ns (default: when the command ends, or Ctrl-C).
+    pub duration_ns: Option<u64>,
+    /// A command to run under the load (empty: none).
+    pub command: Vec<std::ffi::OsString>,
+}
+
+/// How `jitterlab load` ended.
+#[derive(Debug)]
+pub enum LoadOutcome {
+    /// The load ran.
+    Ran {
+        /// What it did.
+        run: LoadRun,
+        /// The command's status as a shell gives it, unless the duration ended it
+        /// (then the load did its job) or there was no command.
+        status: Option<u8>,
+    },
+    /// The command could not be started; the generators were stopped.
+    CannotStart {
+        /// The program.
+        program: String,
+        /// Why (`ENOENT`: status 127; `EACCES`: 126).
+        error: io::Error,
+    },
+}
+
+/// Runs the generators until `cancel` is set (call
+/// [`jitterlab_host::child::cancel_on_signals`] first), the duration passes, or the
+/// command ends; a command cut short gets SIGTERM, then SIGKILL after 1 s. The rates are
+/// over the run: the generators stop before the command is ended.
+pub fn run_load(
+    root: &jitterlab_host::Root,
+    req: &LoadRequest,
+    cancel: &AtomicBool,
+) -> Result<LoadOutcome, Error> {
+    use jitterlab_host::child::{self, EndedBy};
+    if !root.is_live() {
+        return Err(Error::Invalid(
+            "load runs on this machine; it cannot take --root".into(),
+        ));
+    }
+    let cpus = match &req.cpus {
+        Some(set) => {
+            jitterlab_host::cpus::check_online(root, set)?;
+            set.clone()
+        }
+        None => jitterlab_host::cpus::online(root)?,
+    };
+    let loads = start(&req.specs, &cpus)?;
+    let begin = std::time::Instant::now();
+    let deadline = req
+        .duration_ns
+        .map(|d| begin + std::time::Duration::from_nanos(d));
+    let mut command = match req.command.split_first() {
+        Some((prog, rest)) => match child::child_command(prog).args(rest).spawn() {
+            Ok(c) => Some(c),
+            Err(error) => {
+                drop(loads);
+                return Ok(LoadOutcome::CannotStart {
+                    program: prog.to_string_lossy().into_owned(),
+                    error,
+                });
+            }
+        },
+        None => None,
+    };
+    let ended = child::wait_for_end(cancel, deadline, command.as_mut(), || Ok(None))?;
+    let wall_ns = begin.elapsed().as_nanos() as u64;
+    let results = loads.stop();
+    let mut exit = ended.exit;
+    if let (Some(c), None) = (&mut command, exit) {
+        // Cut short by the duration or a signal. After Ctrl-C the command has its own
+        // SIGINT (same process group) and may have ended already.
+        let status = child::end_child(c, false).map_err(|cause| jitterlab_host::Error::Sys {
+            what: "ending the command".into(),
+            cause,
+        })?;
+        exit = Some(status);
+    }
+    let run = LoadRun::build(
+        cpus,
+        wall_ns,
+        ended.by.name(),
+        req.command
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect(),
+        exit.map(|s| s.to_string()),
+        results,
+    );
+    let status = match exit {
+        Some(s) if ended.by != EndedBy::Duration => Some(child::shell_status(s)),
+        _ => None,
+    };
+    Ok(LoadOutcome::Ran { run, status })
+}
+
 /// The running generators; [`Loads::stop`] ends them (dropping does too).
 pub struct Loads {
     stop: Arc<AtomicBool>,
@@ -247,7 +351,7 @@ pub fn start(specs: &[LoadSpec], cpus: &CpuSet) -> Result<Loads, Error> {
                         if libc::setpgid(0, 0) != 0 {
                             return Err(io::Error::last_os_error());
                         }
-                        jitterlab_host::pin::unblock_signals()?;
+                        jitterlab_host::child::unblock_signals()?;
                         sched::set_affinity_words(0, &mask)
                     });
                 }
@@ -336,7 +440,7 @@ fn end_group(child: &mut Child) -> String {
     if let Ok(Some(status)) = child.try_wait() {
         return format!("exited by itself before the end: {status}");
     }
-    match jitterlab_host::pin::end_child(child, true) {
+    match jitterlab_host::child::end_child(child, true) {
         Ok(status) => format!("ended at the end of the run: {status}"),
         Err(e) => e.to_string(),
     }

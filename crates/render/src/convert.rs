@@ -1,11 +1,181 @@
-//! `jitterlab convert`: what was written.
+//! `jitterlab convert`: a trace to the other .dat version or to Perfetto JSON, written
+//! whole under a temporary name and then renamed, and the summary of what was written.
 
-use std::io::{self, Write};
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
 
+use jitterlab_analyze::{Filter, Filtered, Machine, MachineOptions};
+use jitterlab_trace::dat::{copy_to_v6, copy_to_v7, Compression, Spool};
+use jitterlab_trace::Trace;
 use serde::Serialize;
 
-use crate::perfetto::PerfettoCounts;
+use crate::perfetto::{PerfettoCounts, PerfettoWriter};
 use crate::{Render, Style};
+
+/// What `convert` writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutputFormat {
+    /// trace-cmd .dat version 6.
+    V6,
+    /// trace-cmd .dat version 7, with this compression.
+    V7(Compression),
+    /// Chrome trace-event JSON for ui.perfetto.dev and chrome://tracing.
+    Perfetto,
+}
+
+impl OutputFormat {
+    /// The format `out`'s name asks for: `*.json` is Perfetto JSON; `*.dat` is the other
+    /// .dat version than the input's (v6 -> v7 with `compression`, v7 -> v6).
+    pub fn from_name(
+        out: &Path,
+        trace: &Trace,
+        compression: Compression,
+    ) -> Result<OutputFormat, ConvertError> {
+        let name = out.to_string_lossy();
+        if name.ends_with(".json") {
+            return Ok(OutputFormat::Perfetto);
+        }
+        match trace {
+            Trace::Dat(d) if name.ends_with(".dat") => Ok(if d.info().version == 6 {
+                OutputFormat::V7(compression)
+            } else {
+                OutputFormat::V6
+            }),
+            _ => Err(ConvertError::Unsupported(format!(
+                "{}: cannot tell the output format from the name; give --format v6, v7 or perfetto",
+                out.display()
+            ))),
+        }
+    }
+}
+
+/// Why a conversion was not done.
+#[derive(Debug, thiserror::Error)]
+pub enum ConvertError {
+    /// The request contradicts itself (nothing was written).
+    #[error("{0}")]
+    Invalid(String),
+    /// This input cannot be written in that format (nothing was written).
+    #[error("{0}")]
+    Unsupported(String),
+    /// Reading the input failed.
+    #[error(transparent)]
+    Trace(#[from] jitterlab_trace::Error),
+    /// Writing the output failed.
+    #[error("{}: {cause}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What failed.
+        cause: io::Error,
+    },
+}
+
+/// Converts `trace` (read from `input`) into `output` as `format`; for Perfetto output,
+/// only what `filter` keeps (a .dat copy is whole: a filter there is
+/// [`ConvertError::Invalid`]). The output is written under a temporary name in the same
+/// directory and renamed when complete, so a failure leaves no partial file.
+pub fn convert(
+    trace: &Trace,
+    input: &Path,
+    output: &Path,
+    format: OutputFormat,
+    filter: &Filter,
+) -> Result<Conversion, ConvertError> {
+    if format != OutputFormat::Perfetto && !filter.is_empty() {
+        return Err(ConvertError::Invalid(
+            "--cpu, --from and --to apply to Perfetto output only; a .dat copy is whole".into(),
+        ));
+    }
+    let tmp = temporary(output);
+    let written = write(trace, input, format, filter, &tmp);
+    let (output_format, perfetto) = match written {
+        Ok(w) => w,
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(e);
+        }
+    };
+    std::fs::rename(&tmp, output).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        ConvertError::Io {
+            path: output.to_path_buf(),
+            cause: io::Error::new(
+                e.kind(),
+                format!("cannot rename {} to it: {e}", tmp.display()),
+            ),
+        }
+    })?;
+    let bytes = std::fs::metadata(output)
+        .map_err(|cause| ConvertError::Io {
+            path: output.to_path_buf(),
+            cause,
+        })?
+        .len();
+    Ok(Conversion {
+        input: input.display().to_string(),
+        input_format: trace.format(),
+        output: output.display().to_string(),
+        output_format,
+        bytes,
+        perfetto,
+    })
+}
+
+/// `OUT` -> `OUT.partial-PID` in the same directory (so the rename is atomic).
+fn temporary(out: &Path) -> PathBuf {
+    let mut name = out.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(".partial-{}", std::process::id()));
+    out.with_file_name(name)
+}
+
+fn write(
+    trace: &Trace,
+    input: &Path,
+    format: OutputFormat,
+    filter: &Filter,
+    tmp: &Path,
+) -> Result<(String, Option<PerfettoCounts>), ConvertError> {
+    let io_err = |cause| ConvertError::Io {
+        path: tmp.to_path_buf(),
+        cause,
+    };
+    match (format, trace) {
+        (OutputFormat::Perfetto, _) => {
+            let file = File::create(tmp).map_err(io_err)?;
+            let writer = PerfettoWriter::new(BufWriter::with_capacity(1 << 20, file))
+                .map_err(io_err)?;
+            let mut sink = Filtered::new(filter.clone(), writer);
+            let mut machine = Machine::new(MachineOptions::default());
+            machine.replay(&mut *trace.events()?, &mut sink)?;
+            let (_, counts) = sink.inner.finish().map_err(io_err)?;
+            Ok(("Chrome trace-event JSON (Perfetto)".into(), Some(counts)))
+        }
+        (OutputFormat::V6 | OutputFormat::V7(_), Trace::Dat(dat)) => {
+            // Pages wait in files next to the output, not in memory.
+            let dir = tmp
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            let spool = Spool::Dir(dir.to_path_buf());
+            match format {
+                OutputFormat::V7(c) => {
+                    copy_to_v7(dat, tmp, spool, c)?;
+                    Ok((format!("trace-cmd .dat v7 ({})", c.name()), None))
+                }
+                _ => {
+                    copy_to_v6(dat, tmp, spool)?;
+                    Ok(("trace-cmd .dat v6".into(), None))
+                }
+            }
+        }
+        (_, Trace::Text { .. }) => Err(ConvertError::Unsupported(format!(
+            "{}: a text trace has no ring-buffer pages to write a .dat from; convert it --format perfetto, or record a .dat with `jitterlab record`",
+            input.display()
+        ))),
+    }
+}
 
 /// The result of a conversion.
 #[derive(Clone, Debug, Serialize)]

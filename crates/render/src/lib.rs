@@ -27,12 +27,14 @@
 
 mod analyze;
 mod change;
-mod convert;
+pub mod convert;
 mod latency;
+pub mod live;
 mod partition;
 mod perfetto;
 mod record;
 mod show;
+pub mod stream;
 mod svg;
 mod table;
 mod trace;
@@ -42,7 +44,7 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-pub use convert::Conversion;
+pub use convert::{convert, Conversion, ConvertError, OutputFormat};
 pub use latency::write_cyclictest_histogram;
 pub use perfetto::{PerfettoCounts, PerfettoWriter};
 pub use svg::write_latency_plot;

@@ -94,6 +94,15 @@ impl TraceStats {
         }
     }
 
+    /// The counts of an open trace named `file`: a .dat from its pages' headers (no field
+    /// decoded), a text trace by reading every event.
+    pub fn of(file: &str, trace: &crate::Trace) -> Result<TraceStats> {
+        match trace {
+            crate::Trace::Dat(d) => Ok(TraceStats::from_dat_counts(file, &d.count_events(0)?)),
+            _ => TraceStats::count(file, &trace.format(), &mut *trace.events()?),
+        }
+    }
+
     /// By reading every event of `source`.
     pub fn count(file: &str, format: &str, source: &mut dyn EventSource) -> Result<TraceStats> {
         let mut by_name: HashMap<String, u64> = HashMap::new();

@@ -9,7 +9,7 @@ mod set;
 use jitterlab_cpuset::CpuSet;
 use serde::Serialize;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::root::Root;
 
 pub use parse::{parse_interrupts, parse_softirqs};
@@ -142,6 +142,40 @@ impl IrqMap {
             softirqs,
             window: None,
         })
+    }
+    /// Samples the IRQ map twice, `seconds` apart, and returns the per-CPU rates over
+    /// the window ([`IrqMap::since`]). `seconds` must be above 0 and at most 3600.
+    pub fn sample(root: &Root, seconds: f64) -> Result<IrqMap> {
+        if !(seconds > 0.0 && seconds <= 3600.0) {
+            return Err(Error::Invalid(format!(
+                "--interval {seconds}: expected seconds above 0 and at most 3600"
+            )));
+        }
+        let before = IrqMap::read(root)?;
+        let start = std::time::Instant::now();
+        std::thread::sleep(std::time::Duration::from_secs_f64(seconds));
+        let after = IrqMap::read(root)?;
+        Ok(after.since(&before, start.elapsed().as_nanos() as u64))
+    }
+
+    /// The IRQs `spec` names: an IRQ number, or a glob over IRQ numbers and action
+    /// names (`virtio3-*`, `eth0`) as [`Irq::matches`] reads it. No match is an
+    /// invalid request.
+    pub fn select(&self, spec: &str) -> Result<Vec<&Irq>> {
+        if let Ok(n) = spec.parse::<u32>() {
+            return match self.irq(n) {
+                Some(i) => Ok(vec![i]),
+                None => Err(Error::Invalid(format!("no IRQ {n} in /proc/interrupts"))),
+            };
+        }
+        let pattern = glob::Pattern::new(spec).map_err(|e| {
+            Error::Invalid(format!("{spec:?} is neither an IRQ number nor a glob: {e}"))
+        })?;
+        let found: Vec<&Irq> = self.irqs.iter().filter(|i| i.matches(&pattern)).collect();
+        if found.is_empty() {
+            return Err(Error::Invalid(format!("no IRQ name matches {spec:?}")));
+        }
+        Ok(found)
     }
 
     /// The IRQ numbered `irq`.

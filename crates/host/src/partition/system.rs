@@ -150,7 +150,7 @@ impl System for LiveSystem {
             ));
         };
         // Detached: a session of its own, no terminal, not our child for long.
-        let mut cmd = crate::pin::child_command(program);
+        let mut cmd = crate::child::child_command(program);
         cmd.args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -170,7 +170,7 @@ impl System for LiveSystem {
 }
 
 fn systemctl(verb: &str, unit: &str) -> Result<()> {
-    let status = crate::pin::child_command("systemctl")
+    let status = crate::child::child_command("systemctl")
         .args([verb, unit])
         .stdin(Stdio::null())
         .status()

@@ -1,11 +1,14 @@
 //! tracefs: where it is mounted, the recording session (an instance of our own with the
-//! events enabled, restored on drop) and the trip wire that `latency --break` fires.
+//! events enabled, restored on drop), the recorder that streams its pages, `record` (a
+//! whole recording into a .dat file) and the trip wire that `latency --break` fires.
 
 mod breaker;
+mod record;
 mod recorder;
 mod session;
 
 pub use breaker::Breaker;
+pub use record::{events_of, record, Preset, RecordRequest};
 pub use recorder::{RecordSummary, RecordedCpu, Recorder, Spool};
 pub use session::{read_whole, BufferStats, Formats, Headers, Session, SessionConfig};
 

@@ -5,8 +5,8 @@ use jitterlab_host::partition::advise;
 use jitterlab_host::Root;
 
 use crate::cli::Color;
+use crate::exit::{Exit, Result};
 use crate::output::{emit, format};
-use crate::EXIT_OK;
 
 /// `jitterlab advise`.
 #[derive(Args, Debug)]
@@ -19,8 +19,8 @@ pub struct AdviseArgs {
     pub json: bool,
 }
 
-pub fn run(root: &Root, args: AdviseArgs, color: Color) -> anyhow::Result<u8> {
+pub fn run(root: &Root, args: AdviseArgs, color: Color) -> Result {
     let cpus = super::online_cpus(root, &args.cpus)?;
     emit(&advise(root, &cpus)?, format(args.json, color))?;
-    Ok(EXIT_OK)
+    Ok(Exit::Ok)
 }

@@ -1,20 +1,16 @@
 //! `jitterlab convert IN OUT`: a .dat between versions 6 and 7, or any trace to the Chrome
 //! trace-event JSON that ui.perfetto.dev and chrome://tracing open.
 
-use std::fs::File;
-use std::io::BufWriter;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
-use jitterlab_analyze::{Filter, Filtered, Machine, MachineOptions};
-use jitterlab_render::{Conversion, PerfettoWriter};
-use jitterlab_trace::dat::{copy_to_v6, copy_to_v7, Compression, Spool};
+use jitterlab_render::{convert, OutputFormat};
+use jitterlab_trace::dat::Compression;
 use jitterlab_trace::Trace;
 
-use super::analyze::Window;
-use crate::cli::Color;
+use crate::cli::{Color, Window};
+use crate::exit::{Exit, Result};
 use crate::output::{emit, format};
-use crate::EXIT_OK;
 
 /// Output formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -43,7 +39,7 @@ pub enum Compress {
 #[command(
     after_help = "Without --format, the output format follows OUT: *.json is Perfetto JSON; *.dat is the other .dat version than IN's (v6 -> v7, v7 -> v6).\n\nExamples:\n  jitterlab convert trace.dat trace.json      # then open it in ui.perfetto.dev\n  jitterlab convert trace.v7.dat trace.v6.dat  # for an older trace-cmd or KernelShark\n  jitterlab convert trace.dat small.dat --format v7 --compression zstd\n  jitterlab convert trace.dat spike.json --cpu 1 --from 976.30 --to 976.35"
 )]
-pub struct Convert {
+pub struct ConvertArgs {
     /// The trace: a .dat (v6, v7), or for Perfetto output any text trace jitterlab reads.
     pub input: PathBuf,
     /// The file to write (written whole under a temporary name, then renamed).
@@ -65,119 +61,21 @@ pub struct Convert {
     pub lenient: bool,
 }
 
-pub fn run(args: Convert, color: Color) -> anyhow::Result<u8> {
+pub fn run(args: ConvertArgs, color: Color) -> Result {
     let filter = args.window.filter(None)?;
     let trace = Trace::open(&args.input, args.lenient)?;
-    let to = match args.format {
-        Some(to) => to,
-        None => default_format(&args.output, &trace)?,
+    let compression = match args.compression {
+        Compress::Zstd => Compression::Zstd,
+        Compress::Zlib => Compression::Zlib,
+        Compress::None => Compression::None,
     };
-    if to != To::Perfetto && !filter.is_empty() {
-        return Err(jitterlab_host::Error::Invalid(
-            "--cpu, --from and --to apply to Perfetto output only; a .dat copy is whole".into(),
-        )
-        .into());
-    }
-    let tmp = temporary(&args.output);
-    let result = write(&args, &trace, to, &filter, &tmp);
-    let (output_format, perfetto) = match result {
-        Ok(r) => r,
-        Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(e);
-        }
+    let format_out = match args.format {
+        Some(To::V6) => OutputFormat::V6,
+        Some(To::V7) => OutputFormat::V7(compression),
+        Some(To::Perfetto) => OutputFormat::Perfetto,
+        None => OutputFormat::from_name(&args.output, &trace, compression)?,
     };
-    std::fs::rename(&tmp, &args.output).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        anyhow::anyhow!(
-            "cannot rename {} to {}: {e}",
-            tmp.display(),
-            args.output.display()
-        )
-    })?;
-    let bytes = std::fs::metadata(&args.output)?.len();
-    let summary = Conversion {
-        input: args.input.display().to_string(),
-        input_format: trace.format(),
-        output: args.output.display().to_string(),
-        output_format,
-        bytes,
-        perfetto,
-    };
+    let summary = convert(&trace, &args.input, &args.output, format_out, &filter)?;
     emit(&summary, format(args.json, color))?;
-    Ok(EXIT_OK)
-}
-
-/// The format OUT's name asks for.
-fn default_format(out: &Path, trace: &Trace) -> anyhow::Result<To> {
-    let name = out.to_string_lossy();
-    if name.ends_with(".json") {
-        return Ok(To::Perfetto);
-    }
-    match trace {
-        Trace::Dat(d) if name.ends_with(".dat") => Ok(if d.info().version == 6 {
-            To::V7
-        } else {
-            To::V6
-        }),
-        _ => anyhow::bail!(
-            "{}: cannot tell the output format from the name; give --format v6, v7 or perfetto",
-            out.display()
-        ),
-    }
-}
-
-/// `OUT` -> `OUT.partial-PID` in the same directory (so the rename is atomic).
-fn temporary(out: &Path) -> PathBuf {
-    let mut name = out.file_name().unwrap_or_default().to_os_string();
-    name.push(format!(".partial-{}", std::process::id()));
-    out.with_file_name(name)
-}
-
-fn write(
-    args: &Convert,
-    trace: &Trace,
-    to: To,
-    filter: &Filter,
-    tmp: &Path,
-) -> anyhow::Result<(String, Option<jitterlab_render::PerfettoCounts>)> {
-    match (to, trace) {
-        (To::Perfetto, _) => {
-            let file = File::create(tmp)
-                .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", tmp.display()))?;
-            let writer = PerfettoWriter::new(BufWriter::with_capacity(1 << 20, file))?;
-            let mut sink = Filtered::new(filter.clone(), writer);
-            let mut machine = Machine::new(MachineOptions::default());
-            machine.replay(&mut *trace.events()?, &mut sink)?;
-            let (_, counts) = sink
-                .inner
-                .finish()
-                .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", tmp.display()))?;
-            Ok(("Chrome trace-event JSON (Perfetto)".into(), Some(counts)))
-        }
-        (To::V6 | To::V7, Trace::Dat(dat)) => {
-            // Pages wait in files next to the output, not in memory.
-            let dir = tmp
-                .parent()
-                .filter(|p| !p.as_os_str().is_empty())
-                .unwrap_or(Path::new("."));
-            let spool = Spool::Dir(dir.to_path_buf());
-            if to == To::V6 {
-                copy_to_v6(dat, tmp, spool)?;
-                Ok(("trace-cmd .dat v6".into(), None))
-            } else {
-                let c = match args.compression {
-                    Compress::Zstd => Compression::Zstd,
-                    Compress::Zlib => Compression::Zlib,
-                    Compress::None => Compression::None,
-                };
-                copy_to_v7(dat, tmp, spool, c)?;
-                Ok((format!("trace-cmd .dat v7 ({})", c.name()), None))
-            }
-        }
-        (_, Trace::Text { .. }) => anyhow::bail!(
-            "{}: a text trace has no ring-buffer pages to write a .dat from; convert it --format perfetto, or record a .dat with `jitterlab record`",
-            args.input.display()
-        ),
-    }
+    Ok(Exit::Ok)
 }

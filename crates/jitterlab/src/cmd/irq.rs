@@ -1,36 +1,55 @@
-//! `jitterlab irq`.
+//! `jitterlab irq`: IRQ affinity.
 
+use clap::{Args, Subcommand};
 use jitterlab_host::irqs::{IrqOutcome, IrqSetReport};
 use jitterlab_host::tasks::find_irqbalance;
-use jitterlab_host::{set_default_affinity, set_irq_affinity, Error, IrqMap, Root};
+use jitterlab_host::{set_default_affinity, set_irq_affinity, IrqMap, Root};
 
-use crate::cli::{Color, Irq, IrqAction};
+use crate::cli::Color;
+use crate::exit::{Exit, Result};
 use crate::output::{emit, format};
-use crate::{EXIT_FAILED, EXIT_OK};
 
-pub fn run(root: &Root, args: Irq, color: Color) -> anyhow::Result<u8> {
+/// `jitterlab irq`.
+#[derive(Args, Debug)]
+pub struct IrqArgs {
+    /// The action.
+    #[command(subcommand)]
+    pub action: IrqAction,
+}
+
+/// What to do with IRQs.
+#[derive(Subcommand, Debug)]
+pub enum IrqAction {
+    /// Write smp_affinity_list of the IRQs given, read back the effective affinity.
+    Set {
+        /// An IRQ number, or a glob over IRQ names (virtio3-*, eth0).
+        #[arg(value_name = "IRQ|GLOB")]
+        irq: String,
+        /// The CPUs (list form).
+        #[arg(value_name = "CPUS")]
+        cpus: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write /proc/irq/default_smp_affinity, the affinity of IRQs set up from now on.
+    Default {
+        /// The CPUs (list form).
+        #[arg(value_name = "CPUS")]
+        cpus: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+pub fn run(root: &Root, args: IrqArgs, color: Color) -> Result {
     match args.action {
         IrqAction::Set { irq, cpus, json } => {
             let cpus = super::online_cpus(root, &cpus)?;
             let map = IrqMap::read(root)?;
-            let targets: Vec<_> = match irq.parse::<u32>() {
-                Ok(n) => match map.irq(n) {
-                    Some(i) => vec![i],
-                    None => {
-                        return Err(Error::Invalid(format!("no IRQ {n} in /proc/interrupts")).into())
-                    }
-                },
-                Err(_) => {
-                    let pattern = glob::Pattern::new(&irq).map_err(|e| {
-                        Error::Invalid(format!("{irq:?} is neither an IRQ number nor a glob: {e}"))
-                    })?;
-                    map.irqs.iter().filter(|i| i.matches(&pattern)).collect()
-                }
-            };
-            if targets.is_empty() {
-                return Err(Error::Invalid(format!("no IRQ name matches {irq:?}")).into());
-            }
-            let changes = targets
+            let changes = map
+                .select(&irq)?
                 .into_iter()
                 .map(|target| set_irq_affinity(root, target, &cpus))
                 .collect();
@@ -43,14 +62,14 @@ pub fn run(root: &Root, args: Irq, color: Color) -> anyhow::Result<u8> {
                 .changes
                 .iter()
                 .any(|c| c.outcome == IrqOutcome::Refused);
-            Ok(if refused { EXIT_FAILED } else { EXIT_OK })
+            Ok(Exit::failed_if(refused))
         }
         IrqAction::Default { cpus, json } => {
             let cpus = super::online_cpus(root, &cpus)?;
             let mut change = set_default_affinity(root, &cpus)?;
             change.irqbalance = find_irqbalance(root)?;
             emit(&change, format(json, color))?;
-            Ok(EXIT_OK)
+            Ok(Exit::Ok)
         }
     }
 }

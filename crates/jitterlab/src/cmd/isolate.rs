@@ -10,11 +10,12 @@ use jitterlab_host::partition::{
     apply, build_plan, Exclude, Flow, Header, Journal, LiveSystem, Method, MethodChoice, Request,
     DEFAULT_STATE_DIR,
 };
-use jitterlab_host::{Error, Root};
+use jitterlab_host::Root;
 
 use crate::cli::Color;
-use crate::output::{cancel_on_signals, emit, format};
-use crate::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
+use crate::exit::{Error, Exit, Result};
+use crate::output::{emit, format};
+use jitterlab_host::child::cancel_on_signals;
 
 /// Set by the tests: stop for good after this many steps, so that the test can
 /// kill the isolating process halfway.
@@ -77,13 +78,13 @@ pub enum MethodArg {
     Affinity,
 }
 
-pub fn run(root: &Root, args: IsolateArgs, color: Color) -> anyhow::Result<u8> {
-    let cpus = CpuSet::parse_list(&args.cpus).map_err(|e| Error::Invalid(e.to_string()))?;
+pub fn run(root: &Root, args: IsolateArgs, color: Color) -> Result {
+    let cpus = CpuSet::parse_list(&args.cpus).map_err(|e| Error::usage(e.to_string()))?;
     let excludes = args
         .exclude
         .iter()
         .map(|e| Exclude::parse(e))
-        .collect::<Result<Vec<_>, _>>()?;
+        .collect::<std::result::Result<Vec<_>, _>>()?;
     let req = Request {
         cpus,
         method: match args.method {
@@ -98,13 +99,12 @@ pub fn run(root: &Root, args: IsolateArgs, color: Color) -> anyhow::Result<u8> {
         sysctl: args.sysctl,
         idle_latency_us: args.idle_latency,
         state_dir: args.state_dir.clone(),
-        privileged: jitterlab_host::testing::is_root(),
+        privileged: jitterlab_host::running_as_root(),
     };
     if !args.dry_run && !root.is_live() {
-        return Err(Error::Invalid(
-            "isolate changes the live machine; with --root only --dry-run is possible".into(),
-        )
-        .into());
+        return Err(Error::usage(
+            "isolate changes the live machine; with --root only --dry-run is possible",
+        ));
     }
     // Ctrl-C from here on cancels, and a cancel rolls back what was done.
     let cancel = (!args.dry_run).then(cancel_on_signals);
@@ -112,11 +112,11 @@ pub fn run(root: &Root, args: IsolateArgs, color: Color) -> anyhow::Result<u8> {
     let out = format(args.json, color);
     if args.dry_run || !plan.ok() {
         emit(&plan, out)?;
-        return Ok(if plan.ok() { EXIT_OK } else { EXIT_USAGE });
+        return Ok(if plan.ok() { Exit::Ok } else { Exit::Invalid });
     }
     if cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed)) {
         eprintln!("jitterlab: cancelled before any change");
-        return Ok(EXIT_FAILED);
+        return Ok(Exit::Failed);
     }
     let mut journal = Journal::create(&args.state_dir, &Header::for_plan(root, &plan)?)?;
     let pause: Option<usize> = std::env::var(PAUSE_ENV).ok().and_then(|v| v.parse().ok());
@@ -138,8 +138,8 @@ pub fn run(root: &Root, args: IsolateArgs, color: Color) -> anyhow::Result<u8> {
     let report = apply(&mut LiveSystem::new(), &plan, &mut journal, &mut on_step);
     emit(&report, out)?;
     Ok(if report.applied && report.failures() == 0 {
-        EXIT_OK
+        Exit::Ok
     } else {
-        EXIT_FAILED
+        Exit::Failed
     })
 }

@@ -1,136 +1,167 @@
-//! `jitterlab latency`.
+//! `jitterlab latency`: wake-up latency, as cyclictest measures it.
 
-use std::fs::File;
-use std::io::{self, BufWriter, IsTerminal, Write};
+use std::io::{self, IsTerminal, Write};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use jitterlab_cpuset::CpuSet;
-use jitterlab_host::env::{steal_ticks, Environment};
-use jitterlab_host::{Error, Root};
+use clap::Args;
+use jitterlab_host::child::cancel_on_signals;
+use jitterlab_host::sched::{default_priority, PROBE_PRIORITY};
+use jitterlab_host::Root;
+use jitterlab_latency::load::LoadSpec;
 use jitterlab_latency::plot::LatencyPlot;
-use jitterlab_latency::probe::live_for;
-use jitterlab_latency::{Config, CyclictestHistogram, LatencyReport, Stop};
+use jitterlab_latency::{Config, CyclictestHistogram, Request, Stop};
+use jitterlab_render::live::latency_progress;
 use jitterlab_render::{render, write_cyclictest_histogram, write_latency_plot, Format};
 
-use crate::cli::{Color, Latency};
-use crate::output::{cancel_on_signals, emit, format, progress};
-use crate::{EXIT_LIMIT, EXIT_OK};
+use crate::cli::{cpu_list, Color, PolicyArg};
+use crate::exit::{Exit, Result};
+use crate::output::{create, emit, format};
 
 /// Ten seconds, when neither --loops nor --duration is given.
 const DEFAULT_DURATION_NS: u64 = 10_000_000_000;
 
-pub fn run(root: &Root, args: Latency, color: Color) -> anyhow::Result<u8> {
-    if !root.is_live() {
-        return Err(
-            Error::Invalid("latency measures this machine; it cannot take --root".into()).into(),
-        );
-    }
-    let online = root.read_cpu_list("/sys/devices/system/cpu/online")?;
+/// `jitterlab latency`.
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Examples:\n  jitterlab latency --cpus 1 --interval 300us --loops 100000\n  jitterlab latency --duration 1m --json run.json --histogram-cyclictest hist.txt\n  jitterlab latency --interval 1ms --duration 10s --fail-above 100"
+)]
+pub struct LatencyArgs {
+    /// CPUs to measure, one thread each (default: all online).
+    #[arg(long, value_name = "LIST")]
+    pub cpus: Option<String>,
+    /// Scheduling policy of the measuring threads.
+    #[arg(long, value_enum, default_value_t = PolicyArg::Fifo)]
+    pub policy: PolicyArg,
+    /// Their priority (1-99 for fifo and rr; default 95, 0 for the others).
+    #[arg(long)]
+    pub priority: Option<u32>,
+    /// The period: 300us, 1ms (a bare number is microseconds).
+    #[arg(long, default_value = "1ms", value_parser = jitterlab_latency::parse_duration_ns)]
+    pub interval: u64,
+    /// Stop after N wake-ups per CPU.
+    #[arg(long, conflicts_with = "duration")]
+    pub loops: Option<u64>,
+    /// Stop after this long: 10s, 5m (default 10s unless --loops).
+    #[arg(long, value_parser = jitterlab_latency::parse_duration_ns)]
+    pub duration: Option<u64>,
+    /// A wake-up later than this is a deadline miss (default: the interval).
+    #[arg(long, value_parser = jitterlab_latency::parse_duration_ns)]
+    pub deadline: Option<u64>,
+    /// Do not hold /dev/cpu_dma_latency at 0 while running.
+    #[arg(long)]
+    pub no_dma_latency: bool,
+    /// Allow an interval under 10 us.
+    #[arg(long)]
+    pub force: bool,
+    /// Write the full result as JSON to FILE (- for stdout).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write cyclictest's -h histogram text to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub histogram_cyclictest: Option<PathBuf>,
+    /// Draw each CPU's latency histogram (log scales) into this SVG file.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
+    /// Rows (microseconds) of that histogram.
+    #[arg(long, default_value_t = 1000, value_name = "N")]
+    pub histogram_rows: usize,
+    /// A load to run during the measurement: cpu:N (threads looping usleep(1)),
+    /// io:N (4 KiB O_SYNC writes), mem:N (memory streaming), cmd:'COMMAND'.
+    /// Repeatable.
+    #[arg(long = "load", value_name = "SPEC")]
+    pub loads: Vec<LoadSpec>,
+    /// CPUs the loads run on (default: all online).
+    #[arg(long, value_name = "LIST")]
+    pub load_cpus: Option<String>,
+    /// Exit with status 3 when any latency exceeds US microseconds.
+    #[arg(long, value_name = "US")]
+    pub fail_above: Option<u64>,
+    /// Keep every sample above this in the spike ledger, with the interrupts and softirqs
+    /// its CPU took around it (a bare number is microseconds).
+    #[arg(long, value_name = "TIME", value_parser = jitterlab_latency::parse_duration_ns)]
+    pub spike_threshold: Option<u64>,
+    /// End the run at the first sample above US microseconds: write "jitterlab: latency N
+    /// us > US on cpu C" to trace_marker and turn tracing off, so a trace recorded
+    /// meanwhile ends at the spike.
+    #[arg(long = "break", value_name = "US")]
+    pub break_us: Option<u64>,
+}
+
+pub fn run(root: &Root, args: LatencyArgs, color: Color) -> Result {
     let cpus = match &args.cpus {
-        Some(list) => {
-            CpuSet::parse_list(list).map_err(|e| Error::Invalid(format!("--cpus: {e}")))?
-        }
-        None => online.clone(),
+        Some(list) => cpu_list("--cpus", list)?,
+        None if root.is_live() => jitterlab_host::cpus::online(root)?,
+        None => Default::default(),
     };
     let policy = args.policy.policy();
-    let config = Config {
-        cpus,
-        policy,
-        priority: args
-            .priority
-            .unwrap_or(if policy.is_realtime() { 95 } else { 0 }),
-        interval_ns: args.interval,
-        stop: match (args.loops, args.duration) {
-            (Some(n), _) => Stop::Loops(n),
-            (None, Some(d)) => Stop::DurationNs(d),
-            (None, None) => Stop::DurationNs(DEFAULT_DURATION_NS),
+    let request = Request {
+        config: Config {
+            cpus,
+            policy,
+            priority: args
+                .priority
+                .unwrap_or_else(|| default_priority(policy, PROBE_PRIORITY)),
+            interval_ns: args.interval,
+            stop: match (args.loops, args.duration) {
+                (Some(n), _) => Stop::Loops(n),
+                (None, Some(d)) => Stop::DurationNs(d),
+                (None, None) => Stop::DurationNs(DEFAULT_DURATION_NS),
+            },
+            deadline_ns: args.deadline.unwrap_or(args.interval),
+            dma_latency: !args.no_dma_latency,
+            force: args.force,
+            spike_threshold_ns: args.spike_threshold,
+            break_ns: args.break_us.map(|us| us.saturating_mul(1000)),
         },
-        deadline_ns: args.deadline.unwrap_or(args.interval),
-        dma_latency: !args.no_dma_latency,
-        force: args.force,
-        spike_threshold_ns: args.spike_threshold,
-        break_ns: args.break_us.map(|us| us.saturating_mul(1000)),
+        loads: args.loads,
+        load_cpus: args
+            .load_cpus
+            .as_deref()
+            .map(|l| cpu_list("--load-cpus", l))
+            .transpose()?,
+        fail_above_ns: args.fail_above.map(|us| us.saturating_mul(1000)),
     };
-    config.validate(&online)?;
-    let load_cpus = match &args.load_cpus {
-        Some(list) => {
-            let set = CpuSet::parse_list(list)
-                .map_err(|e| Error::Invalid(format!("--load-cpus: {e}")))?;
-            jitterlab_host::cpus::check_online(root, &set)?;
-            set
-        }
-        None => online.clone(),
-    };
-    let environment = Environment::read(root)?;
-    let steal_before = steal_ticks(root)?;
-
     let cancel = cancel_on_signals();
-    let loads = if args.loads.is_empty() {
-        None
-    } else {
-        let loads = jitterlab_latency::load::start(&args.loads, &load_cpus)?;
-        // Let the generators reach their steady state before measuring.
-        std::thread::sleep(std::time::Duration::from_millis(200));
-        Some(loads)
-    };
-    let live = live_for(&config);
     let done = Arc::new(AtomicBool::new(false));
-    let display = io::stderr()
-        .is_terminal()
-        .then(|| progress(live.clone(), config.stop, Arc::clone(&done)));
-    let result = jitterlab_latency::run(&config, &cancel, &live);
+    let mut display = None;
+    let measured = jitterlab_latency::measure(root, &request, &cancel, |live| {
+        display = io::stderr()
+            .is_terminal()
+            .then(|| latency_progress(live.to_vec(), request.config.stop, Arc::clone(&done)));
+    });
     done.store(true, Ordering::Relaxed);
     if let Some(d) = display {
         let _ = d.join();
     }
-    let load_results = loads.map(|l| l.stop()).unwrap_or_default();
-    let run = result?;
-
-    let steal_after = steal_ticks(root)?;
-    let fail_above_ns = args.fail_above.map(|us| us.saturating_mul(1000));
-    let mut report = LatencyReport::build(
-        environment,
-        config,
-        &run,
-        fail_above_ns,
-        &steal_before,
-        &steal_after,
-    );
-    if !load_results.is_empty() {
-        report.load_cpus = Some(load_cpus);
-        report.loads = load_results;
-    }
+    let measured = measured?;
+    let report = &measured.report;
     if let Some(path) = &args.histogram_cyclictest {
-        let hist = CyclictestHistogram::build(&run, args.histogram_rows);
         let mut out = create(path)?;
+        let hist = CyclictestHistogram::build(&measured.run, args.histogram_rows);
         write_cyclictest_histogram(&hist, &mut out)?;
         out.flush()?;
     }
     if let Some(path) = &args.plot {
         let mut out = create(path)?;
-        write_latency_plot(&LatencyPlot::build(&report), &mut out)?;
+        write_latency_plot(&LatencyPlot::build(report), &mut out)?;
         out.flush()?;
     }
     match args.json.as_deref() {
-        Some(p) if p.as_os_str() == "-" => emit(&report, Format::Json)?,
+        Some(p) if p.as_os_str() == "-" => emit(report, Format::Json)?,
         Some(p) => {
             let mut out = create(p)?;
-            render(&report, Format::Json, &mut out)?;
+            render(report, Format::Json, &mut out)?;
             out.flush()?;
-            emit(&report, format(false, color))?;
+            emit(report, format(false, color))?;
         }
-        None => emit(&report, format(false, color))?,
+        None => emit(report, format(false, color))?,
     }
     // A sample over --fail-above, or a run ended by --break, is a limit hit.
     Ok(if report.failed || report.break_hit.is_some() {
-        EXIT_LIMIT
+        Exit::Limit
     } else {
-        EXIT_OK
+        Exit::Ok
     })
-}
-
-fn create(path: &std::path::Path) -> anyhow::Result<BufWriter<File>> {
-    let file = File::create(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-    Ok(BufWriter::new(file))
 }

@@ -1,18 +1,18 @@
-//! `jitterlab load`: the latency probe's load generators on their own, for a
-//! while or around a command (seed 004's stress-cpu and stress-io under cyclictest).
+//! `jitterlab load`: the latency probe's load generators on their own, for a while or
+//! around a command (stress-cpu or stress-io under cyclictest).
 
 use std::ffi::OsString;
 use std::io;
-use std::time::{Duration, Instant};
 
 use clap::Args;
-use jitterlab_host::{Error, Root};
-use jitterlab_latency::load::{LoadRun, LoadSpec};
+use jitterlab_host::child::{cancel_on_signals, spawn_status};
+use jitterlab_host::Root;
+use jitterlab_latency::load::{run_load, LoadOutcome, LoadRequest, LoadSpec};
 use jitterlab_render::render;
 
-use crate::cli::Color;
-use crate::output::{cancel_on_signals, emit, format};
-use crate::EXIT_OK;
+use crate::cli::{cpu_list, Color};
+use crate::exit::{Exit, Result};
+use crate::output::{emit, format};
 
 /// `jitterlab load`.
 #[derive(Args, Debug)]
@@ -39,62 +39,32 @@ pub struct LoadArgs {
     pub command: Vec<OsString>,
 }
 
-pub fn run(root: &Root, args: LoadArgs, color: Color) -> anyhow::Result<u8> {
-    if !root.is_live() {
-        return Err(
-            Error::Invalid("load runs on this machine; it cannot take --root".into()).into(),
-        );
-    }
-    let cpus = match &args.cpus {
-        Some(list) => super::online_cpus(root, list)?,
-        None => root.read_cpu_list("/sys/devices/system/cpu/online")?,
+pub fn run(root: &Root, args: LoadArgs, color: Color) -> Result {
+    let request = LoadRequest {
+        specs: args.loads,
+        cpus: args
+            .cpus
+            .as_deref()
+            .map(|l| cpu_list("--cpus", l))
+            .transpose()?,
+        duration_ns: args.duration,
+        command: args.command,
     };
     // Block the signals before any thread starts, so Ctrl-C ends the load cleanly.
     let cancel = cancel_on_signals();
-    let loads = jitterlab_latency::load::start(&args.loads, &cpus)?;
-    let start = Instant::now();
-    let deadline = args.duration.map(|d| start + Duration::from_nanos(d));
-    let mut child = match args.command.split_first() {
-        Some((prog, rest)) => match jitterlab_host::pin::child_command(prog).args(rest).spawn() {
-            Ok(c) => Some(c),
-            Err(e) => {
-                drop(loads);
-                eprintln!("jitterlab: cannot run {}: {e}", prog.to_string_lossy());
-                return Ok(super::pin::spawn_status(&e));
+    match run_load(root, &request, &cancel)? {
+        LoadOutcome::CannotStart { program, error } => {
+            eprintln!("jitterlab: cannot run {program}: {error}");
+            Ok(Exit::Command(spawn_status(&error)))
+        }
+        LoadOutcome::Ran { run, status } => {
+            if request.command.is_empty() {
+                emit(&run, format(args.json, color))?;
+            } else {
+                // stdout is the command's.
+                render(&run, format(args.json, Color::Never), &mut io::stderr())?;
             }
-        },
-        None => None,
-    };
-    let ended = super::wait_for_end(&cancel, deadline, child.as_mut(), || Ok(None))?;
-    let (stopped_by, mut exit) = (ended.by, ended.exit);
-    let wall_ns = start.elapsed().as_nanos() as u64;
-    // The rates are over the run: the generators stop first.
-    let results = loads.stop();
-    if let (Some(c), None) = (&mut child, exit) {
-        // Cut short by the duration or a signal. After Ctrl-C the command has its
-        // own SIGINT (same process group) and may have ended already.
-        exit = Some(jitterlab_host::pin::end_child(c, false)?);
+            Ok(status.map_or(Exit::Ok, Exit::Command))
+        }
     }
-    let run = LoadRun::build(
-        cpus,
-        wall_ns,
-        stopped_by,
-        args.command
-            .iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect(),
-        exit.map(|s| s.to_string()),
-        results,
-    );
-    if child.is_some() {
-        // stdout is the command's.
-        render(&run, format(args.json, Color::Never), &mut io::stderr())?;
-    } else {
-        emit(&run, format(args.json, color))?;
-    }
-    // The command's status, unless the duration ended it: then the load did its job.
-    Ok(match exit {
-        Some(status) if stopped_by != "duration" => super::pin::shell_status(status),
-        _ => EXIT_OK,
-    })
 }

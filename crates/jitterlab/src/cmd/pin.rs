@@ -1,80 +1,64 @@
-//! `jitterlab pin`.
+//! `jitterlab pin`: move a process with all its threads, or start a command pinned.
 
+use std::ffi::OsString;
+
+use clap::Args;
 use jitterlab_host::pin::Sched;
-use jitterlab_host::tasks::Policy;
-use jitterlab_host::{exec_pinned, pin_process, Error, Root};
+use jitterlab_host::{pin_process, Root};
 
-use crate::cli::{Color, Pin, PolicyArg};
+use crate::cli::{Color, PolicyArg};
+use crate::exit::{Error, Exit, Result};
 use crate::output::{emit, format};
-use crate::{EXIT_FAILED, EXIT_OK};
 
-pub fn run(root: &Root, args: Pin, color: Color) -> anyhow::Result<u8> {
+/// `jitterlab pin`.
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Examples:\n  jitterlab pin 3 -p 12910          every thread of process 12910 to CPU 3\n  jitterlab pin 3 -p 12910 --tid 12911\n  jitterlab pin 1 --policy fifo --priority 80 -- ./rt-app --flag"
+)]
+pub struct PinArgs {
+    /// The CPUs (list form: 0-3,8).
+    #[arg(value_name = "CPUS")]
+    pub cpus: String,
+    /// The process whose threads to move (all of them).
+    #[arg(short = 'p', long, value_name = "PID", conflicts_with = "command")]
+    pub pid: Option<u32>,
+    /// Only this thread of the process.
+    #[arg(long, value_name = "TID", requires = "pid")]
+    pub tid: Option<u32>,
+    /// Scheduling policy for a started command.
+    #[arg(long, value_enum, requires = "command")]
+    pub policy: Option<PolicyArg>,
+    /// Priority for the policy: 1-99 for fifo and rr (default 50), 0 for the others.
+    #[arg(long, requires = "command")]
+    pub priority: Option<u32>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// The command to start pinned.
+    #[arg(last = true, value_name = "CMD")]
+    pub command: Vec<OsString>,
+}
+
+pub fn run(root: &Root, args: PinArgs, color: Color) -> Result {
     if !root.is_live() {
-        return Err(Error::Invalid("pin acts on live tasks; it cannot take --root".into()).into());
+        return Err(Error::usage(
+            "pin acts on live tasks; it cannot take --root",
+        ));
     }
     let cpus = super::online_cpus(root, &args.cpus)?;
     if let Some(pid) = args.pid {
         let report = pin_process(root, pid, args.tid, &cpus)?;
         emit(&report, format(args.json, color))?;
         // A refusal, or a process that exited before any thread could be moved.
-        let failed = report.failures() > 0 || report.moved() == 0;
-        return Ok(if failed { EXIT_FAILED } else { EXIT_OK });
+        return Ok(Exit::failed_if(
+            report.failures() > 0 || report.moved() == 0,
+        ));
     }
     if args.command.is_empty() {
-        return Err(Error::Invalid(
-            "pin needs -p PID (move a process) or -- CMD ARGS (start one)".into(),
-        )
-        .into());
+        return Err(Error::usage(
+            "pin needs -p PID (move a process) or -- CMD ARGS (start one)",
+        ));
     }
-    exec(&args.command, &cpus, args.policy, args.priority)
-}
-
-/// Replaces this process with `argv` on `cpus`, with the policy and priority if
-/// given (priority 50 for fifo and rr by default); returns only on failure, with
-/// a shell's status: 127 when the command is not found, 126 when it cannot run.
-pub(super) fn exec(
-    argv: &[std::ffi::OsString],
-    cpus: &jitterlab_cpuset::CpuSet,
-    policy: Option<PolicyArg>,
-    priority: Option<u32>,
-) -> anyhow::Result<u8> {
-    let sched = match (policy, priority) {
-        (None, None) => None,
-        (policy, priority) => {
-            let policy = policy.map_or(Policy::Fifo, PolicyArg::policy);
-            let priority = priority.unwrap_or(if policy.is_realtime() { 50 } else { 0 });
-            Some(Sched { policy, priority })
-        }
-    };
-    let err = exec_pinned(argv, cpus, sched);
-    if matches!(err, Error::Invalid(_)) {
-        return Err(err.into());
-    }
-    eprintln!("jitterlab: {err}");
-    Ok(status_of(err.raw_os_error()))
-}
-
-/// A shell's status for a command that could not be started: 127 not found,
-/// 126 not runnable.
-pub(super) fn spawn_status(err: &std::io::Error) -> u8 {
-    status_of(err.raw_os_error())
-}
-
-/// A status as a shell gives it for a command that ran: the exit code, or 128 +
-/// the signal.
-pub(super) fn shell_status(status: std::process::ExitStatus) -> u8 {
-    use std::os::unix::process::ExitStatusExt;
-    match (status.code(), status.signal()) {
-        (Some(code), _) => code as u8,
-        (None, Some(sig)) => (128 + sig) as u8,
-        _ => EXIT_FAILED,
-    }
-}
-
-fn status_of(errno: Option<i32>) -> u8 {
-    match errno {
-        Some(libc::ENOENT) => 127,
-        Some(libc::EACCES) | Some(libc::ENOEXEC) => 126,
-        _ => EXIT_FAILED,
-    }
+    let sched = Sched::for_command(args.policy.map(PolicyArg::policy), args.priority);
+    super::exec(&args.command, &cpus, sched)
 }

@@ -4,11 +4,11 @@ use std::path::PathBuf;
 
 use clap::Args;
 use jitterlab_host::partition::{revert, LiveSystem, DEFAULT_STATE_DIR};
-use jitterlab_host::{Error, Root};
+use jitterlab_host::Root;
 
 use crate::cli::Color;
+use crate::exit::{Error, Exit, Result};
 use crate::output::{emit, format};
-use crate::{EXIT_FAILED, EXIT_OK};
 
 /// `jitterlab revert`.
 #[derive(Args, Debug)]
@@ -21,17 +21,16 @@ pub struct RevertArgs {
     pub json: bool,
 }
 
-pub fn run(root: &Root, args: RevertArgs, color: Color) -> anyhow::Result<u8> {
+pub fn run(root: &Root, args: RevertArgs, color: Color) -> Result {
     if !root.is_live() {
-        return Err(Error::Invalid(
-            "revert changes the live machine; it cannot take --root".into(),
-        )
-        .into());
+        return Err(Error::usage(
+            "revert changes the live machine; it cannot take --root",
+        ));
     }
     let report = revert(&mut LiveSystem::new(), &args.state_dir)?;
     emit(&report, format(args.json, color))?;
     Ok(match report {
-        Some(r) if r.failures() > 0 || !r.differences.is_empty() => EXIT_FAILED,
-        _ => EXIT_OK,
+        Some(r) if r.failures() > 0 || !r.differences.is_empty() => Exit::Failed,
+        _ => Exit::Ok,
     })
 }

@@ -5,10 +5,12 @@ use std::path::PathBuf;
 
 use clap::Args;
 use jitterlab_host::partition::{enter_partition, register_run, DEFAULT_STATE_DIR};
-use jitterlab_host::{Error, Root};
+use jitterlab_host::pin::Sched;
+use jitterlab_host::Root;
 use jitterlab_render::{render, Format};
 
 use crate::cli::PolicyArg;
+use crate::exit::{Error, Result};
 
 /// `jitterlab run`.
 #[derive(Args, Debug)]
@@ -36,11 +38,11 @@ pub struct RunArgs {
     pub command: Vec<OsString>,
 }
 
-pub fn run(root: &Root, args: RunArgs) -> anyhow::Result<u8> {
+pub fn run(root: &Root, args: RunArgs) -> Result {
     if !root.is_live() {
-        return Err(
-            Error::Invalid("run starts a command here; it cannot take --root".into()).into(),
-        );
+        return Err(Error::usage(
+            "run starts a command here; it cannot take --root",
+        ));
     }
     let cpus = super::online_cpus(root, &args.cpus)?;
     let placement = enter_partition(root, &args.state_dir, &cpus)?;
@@ -53,5 +55,6 @@ pub fn run(root: &Root, args: RunArgs) -> anyhow::Result<u8> {
     if args.json {
         render(&placement, Format::Json, &mut std::io::stderr())?;
     }
-    super::pin::exec(&args.command, &cpus, args.policy, args.priority)
+    let sched = Sched::for_command(args.policy.map(PolicyArg::policy), args.priority);
+    super::exec(&args.command, &cpus, sched)
 }

@@ -1,19 +1,61 @@
-//! `jitterlab show`.
+//! `jitterlab show`: where everything runs.
 
-use std::time::{Duration, Instant};
-
+use clap::{Args, Subcommand};
 use jitterlab_host::overview::Overview;
 use jitterlab_host::tasks::{read_tasks, TaskQuery};
-use jitterlab_host::{Cgroups, CpuMap, Error, Filter, IrqMap, Root, TaskList, Workqueues};
+use jitterlab_host::{Cgroups, CpuMap, Filter, IrqMap, Root, TaskList, Workqueues};
 
-use crate::cli::{Color, Show, ShowView};
+use crate::cli::Color;
+use crate::exit::{Exit, Result};
 use crate::output::{emit, format};
-use crate::EXIT_OK;
 
-pub fn run(root: &Root, args: Show, color: Color) -> anyhow::Result<u8> {
-    let c = &args.common;
-    let filter = Filter::new(c.cpu.as_deref(), c.name.as_deref())?;
-    let fmt = format(c.json, color);
+/// `jitterlab show [VIEW]`.
+#[derive(Args, Debug)]
+pub struct ShowArgs {
+    /// A sub-view; without one, the per-CPU overview.
+    #[command(subcommand)]
+    pub view: Option<ShowView>,
+    /// Print JSON (a versioned envelope: {"schema", "version", "data"}).
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Only what concerns these CPUs (list form: 0-3,8).
+    #[arg(long = "cpu", global = true, value_name = "LIST")]
+    pub cpu: Option<String>,
+    /// Only the entries whose name matches this glob (irq/*, iperf*, virtio*).
+    #[arg(long, global = true, value_name = "GLOB")]
+    pub name: Option<String>,
+}
+
+/// The `show` sub-views.
+#[derive(Subcommand, Debug)]
+pub enum ShowView {
+    /// Topology, frequency, idle states and isolation of each CPU.
+    Cpus,
+    /// Every IRQ with its configured and effective affinity and per-CPU counts;
+    /// the system interrupt counters (LOC, RES, ...) and softirqs.
+    Irqs {
+        /// Sample twice, SECONDS apart, and show per-CPU rates over the window.
+        #[arg(long, value_name = "SECONDS")]
+        interval: Option<f64>,
+    },
+    /// Processes (or threads) with policy, priority, allowed CPUs and last CPU.
+    Tasks {
+        /// One row per thread.
+        #[arg(long)]
+        threads: bool,
+        /// All threads of this process; warns when their CPU masks differ.
+        #[arg(short = 'p', long, value_name = "PID")]
+        pid: Option<u32>,
+    },
+    /// The workqueue cpumasks.
+    Workqueues,
+    /// The cgroup layout and the cpuset tree.
+    Cgroups,
+}
+
+pub fn run(root: &Root, args: ShowArgs, color: Color) -> Result {
+    let filter = Filter::new(args.cpu.as_deref(), args.name.as_deref())?;
+    let fmt = format(args.json, color);
     match args.view {
         None => {
             let cgroups = Cgroups::read(root)?;
@@ -31,19 +73,7 @@ pub fn run(root: &Root, args: Show, color: Color) -> anyhow::Result<u8> {
         Some(ShowView::Irqs { interval }) => {
             let mut irqs = match interval {
                 None => IrqMap::read(root)?,
-                Some(s) if !(s > 0.0 && s <= 3600.0) => {
-                    return Err(Error::Invalid(format!(
-                        "--interval {s}: expected seconds above 0 and at most 3600"
-                    ))
-                    .into())
-                }
-                Some(s) => {
-                    let before = IrqMap::read(root)?;
-                    let start = Instant::now();
-                    std::thread::sleep(Duration::from_secs_f64(s));
-                    let after = IrqMap::read(root)?;
-                    after.since(&before, start.elapsed().as_nanos() as u64)
-                }
+                Some(seconds) => IrqMap::sample(root, seconds)?,
             };
             filter.irqs_view(&mut irqs);
             emit(&irqs, fmt)?;
@@ -63,5 +93,5 @@ pub fn run(root: &Root, args: Show, color: Color) -> anyhow::Result<u8> {
             emit(&cg, fmt)?;
         }
     }
-    Ok(EXIT_OK)
+    Ok(Exit::Ok)
 }

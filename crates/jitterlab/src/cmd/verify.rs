@@ -6,11 +6,11 @@ use std::time::Duration;
 use clap::Args;
 use jitterlab_cpuset::CpuSet;
 use jitterlab_host::partition::{verify, VerifyRequest, DEFAULT_STATE_DIR};
-use jitterlab_host::{Error, Root};
+use jitterlab_host::Root;
 
 use crate::cli::Color;
+use crate::exit::{Error, Exit, Result};
 use crate::output::{emit, format};
-use crate::{EXIT_LIMIT, EXIT_OK};
 
 /// `jitterlab verify`.
 #[derive(Args, Debug)]
@@ -35,18 +35,17 @@ pub struct VerifyArgs {
     pub json: bool,
 }
 
-pub fn run(root: &Root, args: VerifyArgs, color: Color) -> anyhow::Result<u8> {
+pub fn run(root: &Root, args: VerifyArgs, color: Color) -> Result {
     let cpus = args
         .cpus
         .as_deref()
-        .map(|c| CpuSet::parse_list(c).map_err(|e| Error::Invalid(e.to_string())))
+        .map(|c| CpuSet::parse_list(c).map_err(|e| Error::usage(e.to_string())))
         .transpose()?;
     if !(args.interval.is_finite() && args.interval >= 0.0) {
-        return Err(Error::Invalid(format!(
+        return Err(Error::usage(format!(
             "--interval {}: expected seconds >= 0",
             args.interval
-        ))
-        .into());
+        )));
     }
     let report = verify(
         root,
@@ -58,8 +57,8 @@ pub fn run(root: &Root, args: VerifyArgs, color: Color) -> anyhow::Result<u8> {
     )?;
     emit(&report, format(args.json, color))?;
     Ok(if report.failed(args.strict) {
-        EXIT_LIMIT
+        Exit::Limit
     } else {
-        EXIT_OK
+        Exit::Ok
     })
 }

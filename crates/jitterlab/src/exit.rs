@@ -1,0 +1,155 @@
+//! How a command ends: the documented exit statuses, and the one error type of the
+//! binary, which carries its status.
+//!
+//! | status | meaning |
+//! |---|---|
+//! | 0 | success |
+//! | 1 | partly failed (some threads or IRQs were refused), or a runtime failure |
+//! | 2 | usage error or invalid request: nothing was changed |
+//! | 3 | a limit was hit: a latency above `--fail-above`, a run ended by `--break`, a CPU that `verify` finds not isolated |
+//! | N | `load -- CMD`, `pin -- CMD`, `run -- CMD`: the command's own status (127 not found, 126 not runnable, 128 + signal) |
+
+use std::fmt;
+use std::io;
+
+/// A command's documented exit status.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exit {
+    /// 0: success.
+    Ok,
+    /// 1: partly failed.
+    Failed,
+    /// 2: the request is invalid, and the result shown says why (`isolate`'s plan with
+    /// its refusals); nothing was changed.
+    Invalid,
+    /// 3: a limit was hit.
+    Limit,
+    /// A started command's own status, as a shell gives it.
+    Command(u8),
+}
+
+impl Exit {
+    /// The process exit status.
+    pub fn code(self) -> u8 {
+        match self {
+            Exit::Ok => 0,
+            Exit::Failed => 1,
+            Exit::Invalid => 2,
+            Exit::Limit => 3,
+            Exit::Command(c) => c,
+        }
+    }
+
+    /// [`Exit::Ok`] unless `failed`, else [`Exit::Failed`].
+    pub fn failed_if(failed: bool) -> Exit {
+        if failed {
+            Exit::Failed
+        } else {
+            Exit::Ok
+        }
+    }
+}
+
+/// Why a command failed, with the status it exits with.
+#[derive(Debug)]
+pub enum Error {
+    /// Status 2: a usage error or an invalid request, found before anything changed.
+    Usage(String),
+    /// Status 1: a runtime failure.
+    Failed(anyhow::Error),
+}
+
+impl Error {
+    /// A usage error.
+    pub fn usage(message: impl Into<String>) -> Error {
+        Error::Usage(message.into())
+    }
+
+    /// The exit status.
+    pub fn code(&self) -> u8 {
+        match self {
+            Error::Usage(_) => 2,
+            Error::Failed(_) => 1,
+        }
+    }
+
+    /// Whether the failure is a closed stdout (`jitterlab show | head`), which is not a
+    /// failure.
+    pub fn is_broken_pipe(&self) -> bool {
+        match self {
+            Error::Usage(_) => false,
+            Error::Failed(e) => e.chain().any(|e| {
+                e.downcast_ref::<io::Error>()
+                    .is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
+            }),
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Usage(m) => f.write_str(m),
+            Error::Failed(e) => write!(f, "{e:#}"),
+        }
+    }
+}
+
+impl From<jitterlab_host::Error> for Error {
+    fn from(e: jitterlab_host::Error) -> Error {
+        match e {
+            jitterlab_host::Error::Invalid(m) => Error::Usage(m),
+            e => Error::Failed(e.into()),
+        }
+    }
+}
+
+impl From<jitterlab_latency::Error> for Error {
+    fn from(e: jitterlab_latency::Error) -> Error {
+        match e {
+            jitterlab_latency::Error::Invalid(m) => Error::Usage(m),
+            jitterlab_latency::Error::Host(h) => h.into(),
+            e => Error::Failed(e.into()),
+        }
+    }
+}
+
+impl From<jitterlab_render::ConvertError> for Error {
+    fn from(e: jitterlab_render::ConvertError) -> Error {
+        match e {
+            jitterlab_render::ConvertError::Invalid(m) => Error::Usage(m),
+            e => Error::Failed(e.into()),
+        }
+    }
+}
+
+impl From<jitterlab_render::stream::StreamError> for Error {
+    fn from(e: jitterlab_render::stream::StreamError) -> Error {
+        use jitterlab_render::stream::StreamError;
+        match e {
+            StreamError::Read(e) => Error::Failed(e.into()),
+            StreamError::Write(e) => Error::Failed(e.into()),
+        }
+    }
+}
+
+impl From<jitterlab_trace::Error> for Error {
+    fn from(e: jitterlab_trace::Error) -> Error {
+        Error::Failed(e.into())
+    }
+}
+
+impl From<io::Error> for Error {
+    fn from(e: io::Error) -> Error {
+        Error::Failed(e.into())
+    }
+}
+
+impl From<anyhow::Error> for Error {
+    fn from(e: anyhow::Error) -> Error {
+        Error::Failed(e)
+    }
+}
+
+/// The result of a command.
+pub type Result<T = Exit> = std::result::Result<T, Error>;
