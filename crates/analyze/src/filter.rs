@@ -268,6 +268,62 @@ impl<S: Sink> Sink for Filtered<S> {
     }
 }
 
+/// `--from`/`--to` of `report`, `analyze` and `convert`: a time on the trace clock in seconds as the traces print it
+/// (`976.3483`, `976.348312`, `976`), to ns, exactly (up to 9 decimals).
+pub fn parse_seconds_ns(s: &str) -> Result<u64, String> {
+    let expected =
+        || format!("expected seconds as the trace prints them (976.348312), found {s:?}");
+    let (secs, frac) = s.trim().split_once('.').unwrap_or((s.trim(), ""));
+    let digits = |t: &str| t.bytes().all(|b| b.is_ascii_digit());
+    if secs.is_empty() || !digits(secs) || frac.len() > 9 || !digits(frac) {
+        return Err(expected());
+    }
+    let secs: u64 = secs.parse().map_err(|_| expected())?;
+    let ns: u64 = format!("{frac:0<9}").parse().map_err(|_| expected())?;
+    secs.checked_mul(1_000_000_000)
+        .and_then(|n| n.checked_add(ns))
+        .ok_or_else(expected)
+}
+
+/// The events `report` prints: a [`Filter`] over raw events (window, CPUs, process of the
+/// current task) and event names.
+#[derive(Clone, Debug, Default)]
+pub struct EventFilter {
+    /// The window, CPUs and process.
+    pub filter: Filter,
+    /// Event names (`*` and `?` globs): an event is kept when its short name
+    /// (`sched_switch`) or its full name (`sched:sched_switch`, for events jitterlab does
+    /// not decode) matches one. Empty: every event.
+    pub names: Vec<Pattern>,
+    /// Thread group ids by tid, as the trace records them ([`Filter::pid`] then takes
+    /// every thread of the process).
+    pub tgids: HashMap<i32, i32>,
+}
+
+impl EventFilter {
+    /// True when `ev` is kept.
+    pub fn wants(&self, ev: &Event) -> bool {
+        let f = &self.filter;
+        if !f.in_window(ev.ts) || !f.wants_cpu(ev.cpu) {
+            return false;
+        }
+        if !f.wants_process(ev.pid, self.tgids.get(&ev.pid).copied()) {
+            return false;
+        }
+        if self.names.is_empty() {
+            return true;
+        }
+        let short = ev.kind.name();
+        let full = match &ev.kind {
+            EventKind::Other { name, .. } => Some(name.to_string()),
+            _ => None,
+        };
+        self.names
+            .iter()
+            .any(|p| p.matches(-1, short) || full.as_deref().is_some_and(|n| p.matches(-1, n)))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -367,43 +423,28 @@ mod tests {
         assert!(!f.wants_process(11, None) && !f.wants_process(12, Some(12)));
         assert!(Filter::default().is_empty() && !f.is_empty());
     }
-}
 
-/// The events `report` prints: a [`Filter`] over raw events (window, CPUs, process of the
-/// current task) and event names.
-#[derive(Clone, Debug, Default)]
-pub struct EventFilter {
-    /// The window, CPUs and process.
-    pub filter: Filter,
-    /// Event names (`*` and `?` globs): an event is kept when its short name
-    /// (`sched_switch`) or its full name (`sched:sched_switch`, for events jitterlab does
-    /// not decode) matches one. Empty: every event.
-    pub names: Vec<Pattern>,
-    /// Thread group ids by tid, as the trace records them ([`Filter::pid`] then takes
-    /// every thread of the process).
-    pub tgids: HashMap<i32, i32>,
-}
-
-impl EventFilter {
-    /// True when `ev` is kept.
-    pub fn wants(&self, ev: &Event) -> bool {
-        let f = &self.filter;
-        if !f.in_window(ev.ts) || !f.wants_cpu(ev.cpu) {
-            return false;
+    #[test]
+    fn seconds_as_printed() {
+        assert_eq!(parse_seconds_ns("976.3483"), Ok(976_348_300_000));
+        assert_eq!(parse_seconds_ns("976.348312123"), Ok(976_348_312_123));
+        assert_eq!(parse_seconds_ns("976"), Ok(976_000_000_000));
+        assert_eq!(parse_seconds_ns("976."), Ok(976_000_000_000));
+        for bad in [
+            "",
+            "-1",
+            "1e3",
+            "976.1234567891",
+            "x",
+            ".5",
+            "99999999999999999999",
+        ] {
+            assert!(
+                parse_seconds_ns(bad)
+                    .unwrap_err()
+                    .contains("expected seconds"),
+                "{bad}"
+            );
         }
-        if !f.wants_process(ev.pid, self.tgids.get(&ev.pid).copied()) {
-            return false;
-        }
-        if self.names.is_empty() {
-            return true;
-        }
-        let short = ev.kind.name();
-        let full = match &ev.kind {
-            EventKind::Other { name, .. } => Some(name.to_string()),
-            _ => None,
-        };
-        self.names
-            .iter()
-            .any(|p| p.matches(-1, short) || full.as_deref().is_some_and(|n| p.matches(-1, n)))
     }
 }

@@ -52,7 +52,7 @@ mod state;
 mod stats;
 
 pub use driver::{analyze, analyze_trace, AnalyzeReport, Options, Section, Source};
-pub use filter::{EventFilter, Filter, Filtered};
+pub use filter::{parse_seconds_ns, EventFilter, Filter, Filtered};
 pub use model::{
     Anomaly, AnomalyKind, Blind, FuncCall, Gap, IrqSpan, Marker, Migration, RunSlice, SliceEnd,
     SliceStart, SoftirqSpan, TaskId, Wake, Waker,

@@ -120,10 +120,10 @@ pub struct Window {
     pub cpu: Option<String>,
     /// Only from this time on, in seconds as printed (`976.3483`): intervals are cut to the
     /// window; the state is still followed from the start of the trace.
-    #[arg(long, value_name = "SECONDS", value_parser = seconds_ns)]
+    #[arg(long, value_name = "SECONDS", value_parser = jitterlab_analyze::parse_seconds_ns)]
     pub from: Option<u64>,
     /// Only up to this time, in seconds as printed.
-    #[arg(long, value_name = "SECONDS", value_parser = seconds_ns)]
+    #[arg(long, value_name = "SECONDS", value_parser = jitterlab_analyze::parse_seconds_ns)]
     pub to: Option<u64>,
 }
 
@@ -148,49 +148,5 @@ impl Window {
             cpus,
             pid,
         })
-    }
-}
-
-/// `--from`/`--to`: a time on the trace clock in seconds as the traces print it
-/// (`976.3483`, `976.348312`, `976`), to ns, exactly (up to 9 decimals).
-pub fn seconds_ns(s: &str) -> Result<u64, String> {
-    let expected =
-        || format!("expected seconds as the trace prints them (976.348312), found {s:?}");
-    let (secs, frac) = s.trim().split_once('.').unwrap_or((s.trim(), ""));
-    let digits = |t: &str| t.bytes().all(|b| b.is_ascii_digit());
-    if secs.is_empty() || !digits(secs) || frac.len() > 9 || !digits(frac) {
-        return Err(expected());
-    }
-    let secs: u64 = secs.parse().map_err(|_| expected())?;
-    let ns: u64 = format!("{frac:0<9}").parse().map_err(|_| expected())?;
-    secs.checked_mul(1_000_000_000)
-        .and_then(|n| n.checked_add(ns))
-        .ok_or_else(expected)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::seconds_ns;
-
-    #[test]
-    fn seconds() {
-        assert_eq!(seconds_ns("976.3483"), Ok(976_348_300_000));
-        assert_eq!(seconds_ns("976.348312123"), Ok(976_348_312_123));
-        assert_eq!(seconds_ns("976"), Ok(976_000_000_000));
-        assert_eq!(seconds_ns("976."), Ok(976_000_000_000));
-        for bad in [
-            "",
-            "-1",
-            "1e3",
-            "976.1234567891",
-            "x",
-            ".5",
-            "99999999999999999999",
-        ] {
-            assert!(
-                seconds_ns(bad).unwrap_err().contains("expected seconds"),
-                "{bad}"
-            );
-        }
     }
 }

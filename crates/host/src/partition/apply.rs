@@ -325,3 +325,38 @@ fn move_task(sys: &mut dyn System, t: &TaskMove) -> Outcome {
         Err(e) => failed(explain_setaffinity(&e, t.kind, &t.new_allowed)),
     }
 }
+
+/// Set by the tests: [`apply_live`] stops for good after this many steps (until killed,
+/// or cancelled), so that a test can kill the isolating process halfway.
+pub const PAUSE_ENV: &str = "JITTERLAB_TEST_PAUSE_AFTER_STEPS";
+
+/// `jitterlab isolate` on the live machine: the journal created in `state_dir`, then
+/// [`apply`] with [`crate::partition::LiveSystem`], rolled back when `cancel` is set
+/// (Ctrl-C, through [`crate::child::cancel_on_signals`]).
+pub fn apply_live(
+    root: &crate::Root,
+    plan: &Plan,
+    state_dir: &Path,
+    cancel: &std::sync::atomic::AtomicBool,
+) -> crate::Result<ApplyReport> {
+    use std::sync::atomic::Ordering;
+    let header = crate::partition::Header::for_plan(root, plan)?;
+    let mut journal = Journal::create(state_dir, &header)?;
+    let pause: Option<usize> = std::env::var(PAUSE_ENV).ok().and_then(|v| v.parse().ok());
+    let cancelled = || cancel.load(Ordering::Relaxed);
+    let mut on_step = |done: usize| {
+        if pause == Some(done) {
+            eprintln!("jitterlab: paused after {done} steps ({PAUSE_ENV})");
+            while !cancelled() {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+        }
+        if cancelled() {
+            Flow::Cancel
+        } else {
+            Flow::Continue
+        }
+    };
+    let mut system = crate::partition::LiveSystem::new();
+    Ok(apply(&mut system, plan, &mut journal, &mut on_step))
+}

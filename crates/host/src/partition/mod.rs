@@ -43,7 +43,7 @@ mod verify;
 use serde::{Deserialize, Serialize};
 
 pub use advise::{advise, Advice, BootParam};
-pub use apply::{apply, ApplyReport, Flow, StepResult};
+pub use apply::{apply, apply_live, ApplyReport, Flow, StepResult, PAUSE_ENV};
 pub use enter::{enter_cpu, enter_partition, register_run, Placement};
 #[doc(hidden)]
 pub use fake::FakeSystem;

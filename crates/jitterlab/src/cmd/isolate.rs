@@ -2,24 +2,18 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
-use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 use jitterlab_cpuset::CpuSet;
+use jitterlab_host::child::cancel_on_signals;
 use jitterlab_host::partition::{
-    apply, build_plan, Exclude, Flow, Header, Journal, LiveSystem, Method, MethodChoice, Request,
-    DEFAULT_STATE_DIR,
+    apply_live, build_plan, Exclude, Method, MethodChoice, Request, DEFAULT_STATE_DIR,
 };
 use jitterlab_host::Root;
 
 use crate::cli::Color;
 use crate::exit::{Error, Exit, Result};
 use crate::output::{emit, format};
-use jitterlab_host::child::cancel_on_signals;
-
-/// Set by the tests: stop for good after this many steps, so that the test can
-/// kill the isolating process halfway.
-const PAUSE_ENV: &str = "JITTERLAB_TEST_PAUSE_AFTER_STEPS";
 
 /// `jitterlab isolate`.
 #[derive(Args, Debug)]
@@ -118,24 +112,8 @@ pub fn run(root: &Root, args: IsolateArgs, color: Color) -> Result {
         eprintln!("jitterlab: cancelled before any change");
         return Ok(Exit::Failed);
     }
-    let mut journal = Journal::create(&args.state_dir, &Header::for_plan(root, &plan)?)?;
-    let pause: Option<usize> = std::env::var(PAUSE_ENV).ok().and_then(|v| v.parse().ok());
-    let mut on_step = |done: usize| {
-        let cancelled = || cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed));
-        if pause == Some(done) {
-            // Until killed, or cancelled with Ctrl-C (SIGINT, SIGTERM).
-            eprintln!("jitterlab: paused after {done} steps ({PAUSE_ENV})");
-            while !cancelled() {
-                std::thread::sleep(Duration::from_millis(20));
-            }
-        }
-        if cancelled() {
-            Flow::Cancel
-        } else {
-            Flow::Continue
-        }
-    };
-    let report = apply(&mut LiveSystem::new(), &plan, &mut journal, &mut on_step);
+    let cancel = cancel.unwrap_or_default();
+    let report = apply_live(root, &plan, &args.state_dir, &cancel)?;
     emit(&report, out)?;
     Ok(if report.applied && report.failures() == 0 {
         Exit::Ok
