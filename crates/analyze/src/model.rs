@@ -289,9 +289,11 @@ pub enum AnomalyKind {
     WakeDroppedOnLost,
     /// An event earlier than the one before it; taken at the earlier one's time.
     TimeBackwards,
-    /// A tid seen again after its task exited, without a fork: taken as a new task.
+    /// A tid seen again after its task's last switch-out (`Z`/`X`; not merely after its
+    /// sched_process_exit, which the task outlives), without a fork: taken as a new task.
     PidReuseWithoutFork,
-    /// A fork of a tid whose task was never seen exiting: taken as a new task.
+    /// A fork of a tid whose task was seen running and never seen exiting: taken as a new
+    /// task.
     ForkOfLiveTid,
     /// A function_graph return with no matching entry on its CPU.
     UnmatchedFuncReturn,

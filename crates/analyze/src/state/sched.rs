@@ -109,7 +109,7 @@ impl Machine {
                 info.prio = Some(prev_prio);
             }
         }
-        let end = if exiting || prev_state.0 & (TaskState::DEAD | TaskState::ZOMBIE) != 0 {
+        let end = if last_switch_out(prev_state, exiting) {
             SliceEnd::Exited
         } else if prev_state.is_runnable() {
             SliceEnd::Preempted
@@ -302,6 +302,21 @@ impl Machine {
             while_running: running,
         });
     }
+}
+
+/// Whether a switch-out with `state` is the task's last, `exiting` telling that its
+/// sched_process_exit was seen.
+///
+/// A task runs on after sched_process_exit (do_exit still releases its files, memory and
+/// so on) and may be preempted (`R+`) or sleep (`S`, `D`) in that tail, then be switched in
+/// again; only the switch-out from do_task_dead ends it, and the kernel reports it as `Z`
+/// or `X` (the exit state), whether or not the exit was traced. After a traced exit, a
+/// state that is neither runnable nor a sleep (an older kernel's `x`, TASK_DEAD) is taken
+/// as the last switch-out too.
+fn last_switch_out(state: TaskState, exiting: bool) -> bool {
+    const SLEEP: u64 = TaskState::INTERRUPTIBLE | TaskState::UNINTERRUPTIBLE;
+    state.0 & (TaskState::DEAD | TaskState::ZOMBIE) != 0
+        || (exiting && !state.is_runnable() && state.0 & SLEEP == 0)
 }
 
 /// The waker context of an event on CPU `c`, and the raising IRQ's exit for a softirq.

@@ -39,7 +39,7 @@ pub(crate) enum Run {
     Runnable,
     /// Switched out to sleep.
     Sleeping,
-    /// Switched out after exiting.
+    /// Switched out for the last time (`Z`, `X`): its tid may be reused.
     Dead,
 }
 
@@ -66,7 +66,9 @@ pub(crate) struct Pending {
 pub(crate) struct TaskRt {
     pub run: Run,
     pub pending: Option<Pending>,
-    /// sched_process_exit seen; the next switch-out is its last.
+    /// sched_process_exit seen. The task is still alive until its last switch-out (`Z` or
+    /// `X`), which makes it [`Run::Dead`]; in between (preempted, asleep, migrated) its
+    /// events are its own, not a reuse of its tid.
     pub exiting: bool,
 }
 
@@ -131,7 +133,9 @@ impl Tasks {
     }
 
     /// A traced fork: always a new incarnation. A live task under that tid was never seen
-    /// exiting (reported as [`AnomalyKind::ForkOfLiveTid`]) unless it was never seen running.
+    /// exiting (reported as [`AnomalyKind::ForkOfLiveTid`]) unless it was never seen running
+    /// or its exit was seen (a self-reaping thread frees its tid before its last switch-out,
+    /// which may then come after the fork, on another CPU).
     pub fn fork(
         &mut self,
         tid: i32,
@@ -143,7 +147,7 @@ impl Tasks {
         let anomaly = match self.by_tid.get(&tid) {
             Some(&id) => {
                 let rt = &self.rt[id as usize];
-                (rt.run != Run::Dead && rt.run != Run::Unknown)
+                (rt.run != Run::Dead && rt.run != Run::Unknown && !rt.exiting)
                     .then_some(AnomalyKind::ForkOfLiveTid)
             }
             None => None,

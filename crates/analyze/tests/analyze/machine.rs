@@ -238,6 +238,181 @@ fn pid_reuse_across_exit_and_fork() {
     assert_eq!(w, [(true, 10), (false, 10)]);
 }
 
+/// A run slice as (task, cpu, start, end, end kind).
+type Slice = (Option<u32>, u32, u64, u64, SliceEnd);
+
+/// The tasks of `tid` the machine made, and its slices.
+fn incarnations(
+    m: &jitterlab_analyze::Machine,
+    out: &jitterlab_analyze::Collect,
+    tid: i32,
+) -> (Vec<jitterlab_analyze::TaskInfo>, Vec<Slice>) {
+    let tasks = m.tasks().iter().filter(|t| t.tid == tid).cloned().collect();
+    let slices = out
+        .slices
+        .iter()
+        .filter(|s| s.tid == tid)
+        .map(|s| (s.task, s.cpu, s.start, s.end, s.end_kind))
+        .collect();
+    (tasks, slices)
+}
+
+#[test]
+fn exit_tail_on_one_cpu_is_the_same_task() {
+    // do_exit runs on after sched_process_exit: 100 is preempted, sleeps, is woken and
+    // switched in again before its last switch-out (Z).
+    let (m, out) = run(&[
+        ev(0, 0, 0, switch(0, "R", 100)),
+        ev(10, 0, 100, exit(100)),
+        ev(20, 0, 100, switch(100, "R+", 5)),
+        ev(30, 0, 5, switch(5, "S", 100)),
+        ev(40, 0, 100, switch(100, "D", 0)),
+        ev(50, 0, 0, waking(100, 0)),
+        ev(60, 0, 0, switch(0, "R", 100)),
+        ev(70, 0, 100, switch(100, "Z", 0)),
+    ]);
+    let (tasks, slices) = incarnations(&m, &out, 100);
+    assert_eq!(tasks.len(), 1, "{tasks:?}");
+    assert!(tasks[0].exited);
+    let id = Some(0);
+    assert_eq!(
+        slices,
+        [
+            (id, 0, 0, 20, SliceEnd::Preempted),
+            (
+                id,
+                0,
+                30,
+                40,
+                SliceEnd::Slept(TaskState(TaskState::UNINTERRUPTIBLE))
+            ),
+            (id, 0, 60, 70, SliceEnd::Exited),
+        ]
+    );
+    // The wake-up in the tail is the task's own.
+    assert_eq!(out.wakes.len(), 1);
+    assert_eq!((out.wakes[0].task, out.wakes[0].latency()), (0, 10));
+    assert!(out.anomalies.is_empty(), "{:?}", out.anomalies);
+}
+
+#[test]
+fn exit_tail_ending_on_another_cpu_is_the_same_task() {
+    // 100 exits on CPU 0, is preempted there, migrated, and switched out for the last
+    // time on CPU 1 (X: a self-reaping thread); the idle tasks come and go around it.
+    let (m, out) = run(&[
+        ev(0, 0, 0, switch(0, "R", 100)),
+        ev(5, 1, 9, switch(9, "S", 0)),
+        ev(10, 0, 100, exit(100)),
+        ev(20, 0, 100, switch(100, "R+", 7)),
+        ev(25, 1, 0, migrate(100, 0, 1)),
+        ev(30, 1, 0, switch(0, "R", 100)),
+        ev(35, 0, 7, switch(7, "S", 0)),
+        ev(40, 1, 100, switch(100, "X", 0)),
+        ev(50, 0, 0, waking(9, 1)),
+    ]);
+    let (tasks, slices) = incarnations(&m, &out, 100);
+    assert_eq!(tasks.len(), 1, "{tasks:?}");
+    let id = m
+        .tasks()
+        .iter()
+        .position(|t| t.tid == 100)
+        .map(|i| i as u32);
+    assert_eq!(
+        slices,
+        [
+            (id, 0, 0, 20, SliceEnd::Preempted),
+            (id, 1, 30, 40, SliceEnd::Exited),
+        ]
+    );
+    assert_eq!(out.migrations.len(), 1);
+    assert_eq!(Some(out.migrations[0].task), id);
+    assert!(m.tasks().iter().all(|t| t.tid > 0));
+    assert!(out.anomalies.is_empty(), "{:?}", out.anomalies);
+}
+
+#[test]
+fn tid_seen_after_the_tail_without_fork_is_a_reuse() {
+    let (m, out) = run(&[
+        ev(0, 0, 0, switch(0, "R", 100)),
+        ev(10, 0, 100, exit(100)),
+        ev(20, 0, 100, switch(100, "R+", 5)),
+        ev(30, 0, 5, switch(5, "S", 100)),
+        ev(40, 0, 100, switch(100, "Z", 0)),
+        // The tid again, its fork not traced.
+        ev(50, 1, 0, waking(100, 1)),
+        ev(60, 1, 0, switch(0, "R", 100)),
+        ev(70, 1, 100, switch(100, "S", 0)),
+    ]);
+    assert_eq!(m.counts().anomalies_of(AnomalyKind::PidReuseWithoutFork), 1);
+    assert_eq!(m.counts().anomalies_of(AnomalyKind::ForkOfLiveTid), 0);
+    let a: Vec<_> = out.anomalies.iter().map(|a| (a.kind, a.ts)).collect();
+    assert_eq!(a, [(AnomalyKind::PidReuseWithoutFork, 50)]);
+    let (tasks, slices) = incarnations(&m, &out, 100);
+    assert_eq!(tasks.len(), 2, "{tasks:?}");
+    assert!(tasks[0].exited && !tasks[1].exited && !tasks[1].forked);
+    assert_eq!(tasks[1].first_ts, 50);
+    let ids: Vec<_> = slices.iter().map(|s| s.0).collect();
+    assert_eq!(ids[0], ids[1]);
+    assert_ne!(ids[1], ids[2]);
+    assert_eq!(slices[1].4, SliceEnd::Exited);
+}
+
+#[test]
+fn fork_of_the_tid_after_the_tail_is_no_anomaly() {
+    let (m, out) = run(&[
+        ev(0, 0, 0, switch(0, "R", 100)),
+        ev(10, 0, 100, exit(100)),
+        ev(20, 0, 100, switch(100, "R+", 1)),
+        ev(30, 0, 1, switch(1, "R+", 100)),
+        ev(40, 0, 100, switch(100, "Z", 1)),
+        ev(50, 0, 1, fork(1, 100)),
+        ev(55, 0, 1, wakeup_new(100, 1)),
+        ev(60, 1, 0, switch(0, "R", 100)),
+        ev(70, 1, 100, switch(100, "S", 0)),
+    ]);
+    assert!(out.anomalies.is_empty(), "{:?}", out.anomalies);
+    let (tasks, slices) = incarnations(&m, &out, 100);
+    assert_eq!(tasks.len(), 2, "{tasks:?}");
+    assert!(tasks[0].exited && !tasks[0].forked);
+    assert!(tasks[1].forked && !tasks[1].exited);
+    assert_eq!(tasks[1].parent, Some(1));
+    let ids: Vec<_> = slices.iter().map(|s| s.0).collect();
+    assert_eq!(ids[0], ids[1]);
+    assert_ne!(ids[1], ids[2]);
+    assert_eq!(out.wakes.iter().filter(|w| w.new_task).count(), 1);
+}
+
+#[test]
+fn fork_of_the_tid_during_the_tail_is_no_anomaly() {
+    // A self-reaping thread frees its tid in exit_notify, before its last switch-out:
+    // a fork on CPU 1 may take the tid while the old task still runs on CPU 0.
+    let (m, out) = run(&[
+        ev(0, 0, 0, switch(0, "R", 100)),
+        ev(10, 0, 100, exit(100)),
+        ev(20, 1, 1, fork(1, 100)),
+        ev(25, 1, 1, switch(1, "S", 100)),
+        ev(30, 0, 100, switch(100, "X", 0)),
+        ev(40, 1, 100, switch(100, "S", 0)),
+    ]);
+    assert!(out.anomalies.is_empty(), "{:?}", out.anomalies);
+    let (tasks, slices) = incarnations(&m, &out, 100);
+    assert_eq!(tasks.len(), 2, "{tasks:?}");
+    let (old, new) = (Some(slices[0].0.unwrap()), slices[1].0);
+    assert_ne!(old, new);
+    // Sorted by end: the new task's slice on CPU 1 ends after the old one's on CPU 0.
+    assert_eq!(slices[0], (old, 0, 0, 30, SliceEnd::Exited));
+    assert_eq!(
+        slices[1],
+        (
+            new,
+            1,
+            25,
+            40,
+            SliceEnd::Slept(TaskState(TaskState::INTERRUPTIBLE))
+        )
+    );
+}
+
 #[test]
 fn lost_events_reset_the_cpu() {
     let (m, out) = run(&[

@@ -392,3 +392,170 @@ fn blame_on_real_traces() {
         .expect("kcompactd0 blamed");
     assert!(k.verdict.starts_with("kdamond.0-77"), "{}", k.verdict);
 }
+
+/// What the events of exits.v6.dat say, read here without the state machine.
+#[derive(Default)]
+struct ExitsByHand {
+    /// Task incarnations per tid: one per fork, plus one when the tid shows before its
+    /// first fork (or has none).
+    incarnations: std::collections::BTreeMap<i32, u64>,
+    /// Tids seen again after their last switch-out (`Z`/`X`) with no fork in between.
+    reused_without_fork: u64,
+    /// Tids preempted or asleep after their sched_process_exit and switched in again
+    /// before their last switch-out: the exit tails.
+    tails: std::collections::BTreeSet<i32>,
+    /// Run time per tid: from its switch-in (or its first event as common_pid) to its
+    /// switch-out, on one CPU.
+    run_ns: std::collections::BTreeMap<i32, u64>,
+    /// Tids shown current (common_pid) on a CPU no sched_switch put them on: their run
+    /// time by switches alone is not the whole of it.
+    implicit: std::collections::BTreeSet<i32>,
+}
+
+/// `tid` (> 0) shows in an event: a new incarnation when unseen since its last fork, or
+/// seen again after its last switch-out (a reuse without fork).
+fn touch(
+    h: &mut ExitsByHand,
+    seen: &mut std::collections::BTreeSet<i32>,
+    dead: &mut std::collections::BTreeSet<i32>,
+    tid: i32,
+) {
+    if tid <= 0 {
+        return;
+    }
+    if dead.remove(&tid) {
+        h.reused_without_fork += 1;
+        seen.insert(tid);
+        *h.incarnations.entry(tid).or_insert(0) += 1;
+    } else if seen.insert(tid) {
+        *h.incarnations.entry(tid).or_insert(0) += 1;
+    }
+}
+
+fn exits_by_hand() -> ExitsByHand {
+    use jitterlab_trace::{EventKind, EventSource, TaskState};
+    use std::collections::{BTreeSet, HashMap};
+    let dat = jitterlab_trace::dat::DatFile::open(trace("exits.v6.dat")).expect("open .dat");
+    let mut events = dat.events(0).expect("events");
+    let mut h = ExitsByHand::default();
+    let mut seen = BTreeSet::new(); // tids seen since their last fork
+    let mut dead = BTreeSet::new(); // switched out Z/X, not forked again since
+    let mut exited = BTreeSet::new(); // sched_process_exit, no last switch-out yet
+    let mut out_after_exit = BTreeSet::new();
+    let mut cur: HashMap<u32, (i32, u64)> = HashMap::new(); // CPU -> (tid, since)
+    while let Some(e) = events.next_event().expect("event") {
+        touch(&mut h, &mut seen, &mut dead, e.pid);
+        if e.pid > 0 && cur.get(&e.cpu).map(|c| c.0) != Some(e.pid) {
+            h.implicit.insert(e.pid);
+            cur.insert(e.cpu, (e.pid, e.ts));
+        }
+        match &e.kind {
+            EventKind::SchedProcessFork { child_pid, .. } => {
+                dead.remove(child_pid);
+                seen.insert(*child_pid);
+                *h.incarnations.entry(*child_pid).or_insert(0) += 1;
+            }
+            EventKind::SchedSwitch {
+                prev_pid,
+                prev_state,
+                next_pid,
+                ..
+            } => {
+                if let Some(&(tid, since)) = cur.get(&e.cpu) {
+                    if tid == *prev_pid {
+                        *h.run_ns.entry(tid).or_insert(0) += e.ts - since;
+                    }
+                }
+                touch(&mut h, &mut seen, &mut dead, *prev_pid);
+                let last = prev_state.0 & (TaskState::DEAD | TaskState::ZOMBIE) != 0;
+                if last && *prev_pid > 0 {
+                    dead.insert(*prev_pid);
+                    seen.remove(prev_pid);
+                    exited.remove(prev_pid);
+                } else if exited.contains(prev_pid) {
+                    out_after_exit.insert(*prev_pid);
+                }
+                touch(&mut h, &mut seen, &mut dead, *next_pid);
+                if out_after_exit.contains(next_pid) {
+                    h.tails.insert(*next_pid);
+                }
+                cur.insert(e.cpu, (*next_pid, e.ts));
+            }
+            EventKind::SchedProcessExit { pid, .. } => {
+                touch(&mut h, &mut seen, &mut dead, *pid);
+                exited.insert(*pid);
+            }
+            EventKind::SchedWaking(w)
+            | EventKind::SchedWakeup(w)
+            | EventKind::SchedWakeupNew(w) => touch(&mut h, &mut seen, &mut dead, w.pid),
+            EventKind::SchedMigrateTask { pid, .. } | EventKind::SchedProcessExec { pid, .. } => {
+                touch(&mut h, &mut seen, &mut dead, *pid)
+            }
+            _ => {}
+        }
+    }
+    h
+}
+
+/// A task runs on after its sched_process_exit until its last switch-out (issue 12, item
+/// 8): on exits.v6.dat, 18 tasks are preempted in that tail and switched in again. Their
+/// tail is theirs: one task row per incarnation of a tid, no pid reuse where the trace has
+/// none, and their run time is every slice of theirs, the tail's included.
+#[test]
+fn exit_tails_belong_to_the_exiting_task() {
+    let h = exits_by_hand();
+    assert!(
+        h.tails.len() >= 10,
+        "the trace has exit tails: {:?}",
+        h.tails
+    );
+    let r = report_of("exits.v6.dat", &Options::default());
+    let s = r.summary.as_ref().unwrap();
+    let reuse: u64 = s
+        .anomalies
+        .iter()
+        .filter(|a| a.kind == AnomalyKind::PidReuseWithoutFork)
+        .map(|a| a.count)
+        .sum();
+    assert_eq!(reuse, h.reused_without_fork, "{:?}", s.anomalies);
+    assert!(s
+        .anomalies
+        .iter()
+        .all(|a| a.kind != AnomalyKind::ForkOfLiveTid));
+    let tasks = &r.tasks.as_ref().unwrap().tasks;
+    let mut rows = std::collections::BTreeMap::new();
+    for t in tasks {
+        *rows.entry(t.tid).or_insert(0u64) += 1;
+    }
+    assert_eq!(rows, h.incarnations, "task rows per tid");
+    assert_eq!(s.tasks as usize, tasks.len());
+    let mut checked = 0;
+    for tid in &h.tails {
+        let t = tasks.iter().find(|t| t.tid == *tid).unwrap();
+        assert!(t.exited && t.other_ends == 1, "{t:?}");
+        assert!(t.preempted >= 1, "{t:?}");
+        let by_hand = h.run_ns[tid];
+        assert!(t.run_ns >= by_hand, "{tid}: {} < {by_hand}", t.run_ns);
+        if !h.implicit.contains(tid) {
+            assert_eq!(t.run_ns, by_hand, "{tid}");
+            checked += 1;
+        }
+    }
+    assert!(checked * 2 > h.tails.len(), "{checked}");
+    // Run time is conserved: every slice of a CPU's busy time is some task's.
+    for c in &r.cpus.as_ref().unwrap().cpus {
+        assert_eq!(
+            c.busy_ns + c.idle_ns + c.unknown_ns,
+            c.span_ns,
+            "CPU {}",
+            c.cpu
+        );
+        let of_tasks: u64 = tasks
+            .iter()
+            .flat_map(|t| &t.cpus)
+            .filter(|x| x.cpu == c.cpu)
+            .map(|x| x.run_ns)
+            .sum();
+        assert_eq!(of_tasks, c.busy_ns, "CPU {}", c.cpu);
+    }
+}

@@ -98,6 +98,40 @@ pub fn wakeup_ev(pid: i32, cpu: u32) -> EventKind {
     EventKind::SchedWakeup(wakeup(pid, cpu))
 }
 
+/// sched_process_exit of `pid`.
+pub fn exit(pid: i32) -> EventKind {
+    EventKind::SchedProcessExit {
+        comm: comm(pid),
+        pid,
+        prio: 120,
+    }
+}
+
+/// sched_process_fork of `child` by `parent`.
+pub fn fork(parent: i32, child: i32) -> EventKind {
+    EventKind::SchedProcessFork {
+        parent_comm: comm(parent),
+        parent_pid: parent,
+        child_comm: comm(child),
+        child_pid: child,
+    }
+}
+
+pub fn wakeup_new(pid: i32, cpu: u32) -> EventKind {
+    EventKind::SchedWakeupNew(wakeup(pid, cpu))
+}
+
+/// sched_migrate_task of `pid` from CPU `from` to CPU `to`.
+pub fn migrate(pid: i32, from: u32, to: u32) -> EventKind {
+    EventKind::SchedMigrateTask {
+        comm: comm(pid),
+        pid,
+        prio: 120,
+        orig_cpu: from,
+        dest_cpu: to,
+    }
+}
+
 pub fn irq_entry(irq: u32) -> EventKind {
     EventKind::IrqHandlerEntry {
         irq,
@@ -126,7 +160,7 @@ pub fn report(events: Vec<Event>, options: &Options) -> AnalyzeReport {
 }
 
 /// A real capture of this machine (the two captures of ../shared/traces, four files
-/// each), from the trace crate's test data: a file kept there as it is, or its `.zst`
+/// each, and exits.v6.dat), from the trace crate's test data: a file kept there as it is, or its `.zst`
 /// copy decompressed once into a temporary directory.
 pub fn trace(name: &str) -> PathBuf {
     static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
