@@ -3,8 +3,12 @@
 #   cargo install cargo-fuzz && fuzz/run.sh 300
 # cargo-fuzz needs nightly features; RUSTC_BOOTSTRAP=1 enables them on the
 # stable toolchain, which is all this machine can install. Seeds come from the
-# fixture tree (seeds/); a crash lands in artifacts/TARGET/ and belongs, once
-# fixed, in crates/host/tests/fuzz_regressions.rs.
+# fixture tree and the trace test data (seeds/); a crash or slow input lands in
+# artifacts/TARGET/. Once fixed, a trace-reader input belongs in
+# crates/trace/tests/data/fuzz-regressions/ (dat-*: the dat target; perf-*: the
+# perf_text target; any other name: a ringbuf page), where the fuzz_regressions_stay_fixed
+# tests of crates/trace/tests/dat/robust.rs and perf_text.rs run it as the fuzzer
+# does; a host-reader input becomes a case in crates/host/tests/malformed.rs.
 set -euo pipefail
 cd "$(dirname "$0")"
 secs=${1:-60}

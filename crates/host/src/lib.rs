@@ -7,6 +7,20 @@
 //! ([`pin_process`], [`exec_pinned`]) and IRQ affinity ([`set_irq_affinity`],
 //! [`set_default_affinity`]).
 //!
+//! Two modules are half the crate:
+//!
+//! - [`partition`]: core partitioning (`jitterlab isolate`, `verify`, `revert`,
+//!   `advise`, `run`): the plan of every write and thread move, applied step by step
+//!   through a [`partition::System`] (the live machine, or a fake for tests) with a
+//!   crash-safe journal, reverted from that journal alone, judged per CPU by
+//!   [`partition::verify`], and the boot-time alternative from [`partition::advise`].
+//! - [`tracefs`]: where tracefs is mounted (and mounting it), a recording session in an
+//!   instance of its own whose changes are restored on drop, the recorder behind
+//!   `jitterlab record` (one thread per CPU streaming `trace_pipe_raw` pages into a
+//!   spool), and the [`tracefs::Breaker`] that `latency --break` fires. It hands out
+//!   raw ring-buffer pages and the format files; decoding them and writing the .dat
+//!   file is the trace crate's.
+//!
 //! Every file is read through a [`Root`], so the same code runs on the live
 //! host (`Root::live()`) and on a fixture tree copied from another machine:
 //!
@@ -23,7 +37,7 @@
 //! ```
 //!
 //! It never parses traces and never formats output for people: result models
-//! are plain `Serialize` structs that the report crate renders.
+//! are plain `Serialize` structs that jitterlab-render renders.
 
 #![deny(missing_docs)]
 

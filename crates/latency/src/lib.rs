@@ -18,8 +18,28 @@
 //! assert_eq!((sum.samples, sum.max_ns, sum.deadline_misses), (3, 250_000, 1));
 //! ```
 //!
-//! It reads and writes nothing of the host but its own threads' scheduling and
-//! /dev/cpu_dma_latency; rendering is the report crate's.
+//! What it touches on the host, all through the live system:
+//!
+//! - its own threads: affinity, scheduling policy and priority, `mlockall`; a
+//!   measuring thread whose CPU its cpuset excludes joins the isolated cpuset of a
+//!   `jitterlab isolate` partition (cgroup v1, one thread; see
+//!   `jitterlab_host::partition::enter_cpu`);
+//! - `/dev/cpu_dma_latency`, held open at 0 during a run unless the config says not to;
+//! - with a spike threshold, `/sys/devices/system/cpu/online` (to place the spike
+//!   watcher off the measured CPUs) and `/proc/interrupts` and `/proc/softirqs`,
+//!   read every half interval by that watcher ([`spikes`]);
+//! - with `break_ns` (`--break`), tracefs: the `trace_marker` and `tracing_on` files of
+//!   the top-level buffer and of every instance that is tracing are opened before the
+//!   run, and the measuring thread that sees the first sample above the limit writes a
+//!   marker and turns tracing off (`jitterlab_host::tracefs::Breaker`);
+//! - the load generators ([`load`]): threads of its own, O_SYNC files in a temporary
+//!   directory under `$TMPDIR` or /var/tmp (removed afterwards), and `sh -c COMMAND`
+//!   in a process group of its own, ended with SIGTERM, then SIGKILL.
+//!
+//! It does not read the environment of a report (kernel, preemption model, steal time
+//! from /proc/stat: the caller passes them in, read with `jitterlab_host::env`), parse
+//! traces, or render anything: text, JSON and the SVG plot are drawn by
+//! jitterlab-render ([`plot`] only computes the bins).
 
 #![deny(missing_docs)]
 

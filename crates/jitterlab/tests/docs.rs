@@ -1,0 +1,425 @@
+//! The documentation cannot drift silently: every relative link in the repository's
+//! Markdown files resolves inside the repository (and its `#anchor` to a heading),
+//! docs/json.md names every property of the JSON Schema files under that schema's
+//! section, and the README's set-up commands are the ones CI runs.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Component, Path, PathBuf};
+
+/// The repository root (the workspace), two levels above this crate.
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+/// Every Markdown file of the repository, relative to its root; build output, fuzzer
+/// corpora and hidden directories are not the repository's.
+fn markdown_files(root: &Path) -> Vec<PathBuf> {
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) {
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        entries.sort();
+        for path in entries {
+            let name = path.file_name().unwrap().to_string_lossy().to_string();
+            if path.is_dir() {
+                let skip = name.starts_with('.')
+                    || name == "target"
+                    || (dir.ends_with("fuzz")
+                        && ["corpus", "artifacts", "coverage"].contains(&name.as_str()));
+                if !skip {
+                    walk(root, &path, out);
+                }
+            } else if name.ends_with(".md") {
+                out.push(path.strip_prefix(root).unwrap().to_path_buf());
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(root, root, &mut out);
+    out
+}
+
+/// The text of a Markdown file outside fenced code blocks, line by line (code lines
+/// blanked, so line numbers stay right).
+fn prose_lines(text: &str) -> Vec<String> {
+    let mut fenced = false;
+    text.lines()
+        .map(|line| {
+            if line.trim_start().starts_with("```") {
+                fenced = !fenced;
+                return String::new();
+            }
+            if fenced {
+                String::new()
+            } else {
+                strip_code_spans(line)
+            }
+        })
+        .collect()
+}
+
+/// A line with its inline code spans (`...`) replaced by spaces.
+fn strip_code_spans(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut in_code = false;
+    for c in line.chars() {
+        if c == '`' {
+            in_code = !in_code;
+            out.push(' ');
+        } else if in_code {
+            out.push(' ');
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The targets of the inline links `[text](target)` and reference definitions
+/// `[label]: target` of one line of prose.
+fn link_targets(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = line;
+    while let Some(at) = rest.find("](") {
+        let after = &rest[at + 2..];
+        let Some(end) = after.find(')') else { break };
+        let target = after[..end].trim();
+        // `[text](target "title")`
+        let target = target.split_whitespace().next().unwrap_or("");
+        let target = target.trim_start_matches('<').trim_end_matches('>');
+        out.push(target.to_string());
+        rest = &after[end..];
+    }
+    let t = line.trim_start();
+    if t.starts_with('[') {
+        if let Some(close) = t.find("]:") {
+            let target = t[close + 2..].split_whitespace().next().unwrap_or("");
+            if !target.is_empty() {
+                out.push(target.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// GitHub's anchor of a heading: lowercase; letters, digits, `-` and `_` kept; spaces
+/// to `-`; everything else (punctuation, backticks, dashes like —) dropped. A link's
+/// text counts, its target does not.
+fn slug(heading: &str) -> String {
+    let mut text = String::new();
+    let mut rest = heading;
+    while let Some(at) = rest.find("](") {
+        text.push_str(&rest[..at]);
+        match rest[at..].find(')') {
+            Some(end) => rest = &rest[at + end + 1..],
+            None => {
+                rest = "";
+            }
+        }
+    }
+    text.push_str(rest);
+    text.trim()
+        .to_lowercase()
+        .chars()
+        .filter_map(|c| match c {
+            ' ' => Some('-'),
+            c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The anchors of a Markdown file's headings, with GitHub's `-1`, `-2` suffixes for
+/// repeated ones.
+fn anchors(text: &str) -> BTreeSet<String> {
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    let mut out = BTreeSet::new();
+    let mut fenced = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        if fenced {
+            continue;
+        }
+        let t = line.trim_start_matches('#');
+        if t.len() == line.len() || !t.starts_with(' ') || line.len() - t.len() > 6 {
+            continue;
+        }
+        let base = slug(t);
+        let n = seen.entry(base.clone()).or_insert(0);
+        out.insert(if *n == 0 {
+            base.clone()
+        } else {
+            format!("{base}-{n}")
+        });
+        *n += 1;
+    }
+    out
+}
+
+/// `path` joined onto `dir` without touching the file system; `None` when `..` climbs
+/// above the repository root.
+fn resolve(dir: &Path, path: &str) -> Option<PathBuf> {
+    let mut parts: Vec<String> = dir
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().to_string())
+        .collect();
+    for c in Path::new(path).components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                parts.pop()?;
+            }
+            Component::Normal(p) => parts.push(p.to_string_lossy().to_string()),
+            Component::RootDir | Component::Prefix(_) => return None,
+        }
+    }
+    Some(parts.iter().collect())
+}
+
+#[test]
+fn slugs_follow_github() {
+    assert_eq!(
+        slug("`jitterlab show` — where everything runs"),
+        "jitterlab-show--where-everything-runs"
+    );
+    assert_eq!(slug("Set-up"), "set-up");
+    assert_eq!(slug("`jitterlab.show.irqs`"), "jitterlabshowirqs");
+    assert_eq!(slug("Move things: `pin`, `irq`"), "move-things-pin-irq");
+    assert_eq!(slug("[Link](x.md) text"), "link-text");
+    let a = anchors("# A\n## Notes\n```\n# not a heading\n```\n## Notes\n");
+    assert_eq!(a.into_iter().collect::<Vec<_>>(), ["a", "notes", "notes-1"]);
+}
+
+#[test]
+fn link_targets_are_found_outside_code() {
+    let lines = prose_lines("see [a](b.md#c) and `[x](y)`\n```\n[z](w)\n```\n[r]: ../s.md\n");
+    let found: Vec<String> = lines.iter().flat_map(|l| link_targets(l)).collect();
+    assert_eq!(found, ["b.md#c", "../s.md"]);
+}
+
+/// Every relative link of every Markdown file resolves to a file or directory inside
+/// the repository; a link with an anchor into a Markdown file names one of its headings.
+#[test]
+fn markdown_links_stay_in_the_repository_and_resolve() {
+    let root = repo();
+    let files = markdown_files(&root);
+    for must in [
+        "README.md",
+        "GUIDE.md",
+        "HACKING.md",
+        "BENCHMARKS.md",
+        "docs/json.md",
+    ] {
+        assert!(
+            files.iter().any(|f| f == Path::new(must)),
+            "{must} is missing; found {files:?}"
+        );
+    }
+    let mut problems = Vec::new();
+    let (mut links, mut with_anchor) = (0, 0);
+    for file in &files {
+        let text = std::fs::read_to_string(root.join(file)).unwrap();
+        let dir = file.parent().unwrap_or(Path::new(""));
+        for (n, line) in prose_lines(&text).iter().enumerate() {
+            for target in link_targets(line) {
+                let at = format!("{}:{}: {target}", file.display(), n + 1);
+                if target.starts_with("http://")
+                    || target.starts_with("https://")
+                    || target.starts_with("mailto:")
+                {
+                    continue;
+                }
+                links += 1;
+                if target.is_empty() || target.starts_with('/') || target.contains("://") {
+                    problems.push(format!("{at}: not a relative link"));
+                    continue;
+                }
+                let (path, anchor) = match target.split_once('#') {
+                    Some((p, a)) => (p, Some(a)),
+                    None => (target.as_str(), None),
+                };
+                let resolved = if path.is_empty() {
+                    file.clone()
+                } else {
+                    match resolve(dir, path) {
+                        Some(p) => p,
+                        None => {
+                            problems.push(format!("{at}: leaves the repository"));
+                            continue;
+                        }
+                    }
+                };
+                let full = root.join(&resolved);
+                if !full.exists() {
+                    problems.push(format!("{at}: {} does not exist", resolved.display()));
+                    continue;
+                }
+                if let Some(anchor) = anchor {
+                    if resolved.extension().is_some_and(|e| e == "md") {
+                        with_anchor += 1;
+                        let heads = anchors(&std::fs::read_to_string(&full).unwrap());
+                        if !heads.contains(anchor) {
+                            problems.push(format!(
+                                "{at}: no heading #{anchor} in {} (it has {heads:?})",
+                                resolved.display()
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "broken links:\n{}",
+        problems.join("\n")
+    );
+    assert!(
+        links >= 40,
+        "only {links} relative links checked in {} files",
+        files.len()
+    );
+    assert!(with_anchor >= 10, "only {with_anchor} anchors checked");
+}
+
+/// The body of the `## ` section of docs/json.md whose heading is exactly `title`.
+fn section<'a>(doc: &'a str, title: &str) -> Option<&'a str> {
+    let mut start = None;
+    let mut offset = 0;
+    for line in doc.split_inclusive('\n') {
+        let heading = line.strip_prefix("## ").map(str::trim);
+        match (start, heading) {
+            (None, Some(h)) if h == title => start = Some(offset + line.len()),
+            (Some(s), Some(_)) => return Some(&doc[s..offset]),
+            _ => {}
+        }
+        offset += line.len();
+    }
+    start.map(|s| &doc[s..])
+}
+
+/// Every key of every `properties` object in a JSON Schema, nested ones included.
+fn property_names(schema: &serde_json::Value, out: &mut BTreeSet<String>) {
+    match schema {
+        serde_json::Value::Object(map) => {
+            for (key, value) in map {
+                if key == "properties" {
+                    if let Some(props) = value.as_object() {
+                        out.extend(props.keys().cloned());
+                    }
+                }
+                property_names(value, out);
+            }
+        }
+        serde_json::Value::Array(items) => items.iter().for_each(|v| property_names(v, out)),
+        _ => {}
+    }
+}
+
+/// docs/json.md names every property of docs/schema/NAME.vN.json in its `NAME`
+/// section, as `` `prop` `` or `` `prop[]` `` (the envelope's `schema`, `version` and
+/// `data` in its envelope section).
+#[test]
+fn json_doc_names_every_schema_property() {
+    let root = repo();
+    let doc = std::fs::read_to_string(root.join("docs/json.md")).unwrap();
+    let envelope = section(&doc, "The envelope").expect("docs/json.md: no `## The envelope`");
+    let mut schemas = 0;
+    let mut checked = 0;
+    let mut missing = Vec::new();
+    let mut entries: Vec<_> = std::fs::read_dir(root.join("docs/schema"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    for path in entries {
+        let file = path.file_name().unwrap().to_string_lossy().to_string();
+        let Some(stem) = file.strip_suffix(".json") else {
+            continue;
+        };
+        // jitterlab.analyze.v1 -> jitterlab.analyze
+        let (name, version) = stem.rsplit_once('.').unwrap();
+        assert!(version.starts_with('v'), "{file}: expected NAME.vN.json");
+        schemas += 1;
+        let title = format!("`{name}`");
+        let body = section(&doc, &title)
+            .unwrap_or_else(|| panic!("docs/json.md has no section `## {title}` for {file}"));
+        assert!(
+            body.contains(&format!("schema/{file}")),
+            "docs/json.md's {name} section does not link docs/schema/{file}"
+        );
+        let schema: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let mut names = BTreeSet::new();
+        property_names(&schema, &mut names);
+        for prop in names {
+            checked += 1;
+            let text = if ["schema", "version", "data"].contains(&prop.as_str()) {
+                envelope
+            } else {
+                body
+            };
+            // Arrays are written `name[]`.
+            if !text.contains(&format!("`{prop}`")) && !text.contains(&format!("`{prop}[]`")) {
+                missing.push(format!("{name}: `{prop}`"));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "docs/json.md does not name these schema properties:\n{}",
+        missing.join("\n")
+    );
+    assert!(schemas >= 2, "only {schemas} schema files found");
+    assert!(checked >= 150, "only {checked} properties checked");
+}
+
+/// The README's two set-up commands are the ones a newcomer types, and CI runs the
+/// test command.
+#[test]
+fn readme_setup_commands_are_the_ones_ci_runs() {
+    let root = repo();
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let setup = readme
+        .split("## Set-up")
+        .nth(1)
+        .expect("README.md: no Set-up section");
+    let commands: Vec<&str> = prose_free_code(setup.split("\n## ").next().unwrap());
+    assert_eq!(
+        commands,
+        [
+            "cargo install --locked --path crates/jitterlab && jitterlab show",
+            "cargo test --workspace --locked"
+        ]
+    );
+    let ci = std::fs::read_to_string(root.join(".ci/run")).unwrap();
+    assert!(ci
+        .lines()
+        .any(|l| l.trim() == "cargo test --workspace --locked"));
+    assert!(
+        readme.lines().count() <= 220,
+        "README.md has {} lines: the reference belongs in GUIDE.md",
+        readme.lines().count()
+    );
+}
+
+/// The lines inside the fenced code blocks of `text`.
+fn prose_free_code(text: &str) -> Vec<&str> {
+    let mut fenced = false;
+    let mut out = Vec::new();
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+        } else if fenced && !line.trim().is_empty() {
+            out.push(line.trim());
+        }
+    }
+    out
+}
