@@ -192,7 +192,7 @@ pub(crate) fn explain_setaffinity(e: &io::Error, kind: TaskKind, cpus: &CpuSet) 
     }
 }
 
-/// How to schedule a command started by [`spawn_pinned`].
+/// How to schedule a command started by [`exec_pinned`].
 #[derive(Clone, Copy, Debug)]
 pub struct Sched {
     /// The policy.

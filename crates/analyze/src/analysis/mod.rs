@@ -33,7 +33,7 @@ pub struct Ctx<'a> {
 }
 
 /// Every analysis the options ask for, behind one [`Sink`]. The summary and the blame's
-/// per-CPU history see every interval; the other sections see what the options' [`Filter`]
+/// per-CPU history see every interval; the other sections see what the options' [`crate::Filter`]
 /// keeps (the blame section uses it to choose the wake-ups it blames).
 pub struct Analyses {
     summary: Option<summary::SummaryFold>,

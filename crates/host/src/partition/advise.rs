@@ -119,7 +119,7 @@ pub fn advise(root: &Root, cpus: &CpuSet) -> Result<Advice> {
         (
             "threadirqs".into(),
             "device IRQ handlers run in irq/N-name threads that can be given priorities and \
-             moved like other threads (seed 004)",
+             moved like other threads",
             Some("IRQ_FORCED_THREADING"),
             boot.threadirqs,
             true,

@@ -30,7 +30,7 @@ pub struct Breaker {
 
 impl Breaker {
     /// Arms a breaker at `threshold_us` on the tracefs mounted at `mount` (a host path,
-    /// see [`find`]).
+    /// see [`super::find`]).
     pub fn arm(root: &Root, mount: &str, threshold_us: u64) -> Result<Breaker> {
         let mut dirs = vec![("top".to_string(), mount.to_string())];
         let instances = format!("{mount}/instances");

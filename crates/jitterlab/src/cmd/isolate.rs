@@ -39,7 +39,7 @@ pub struct IsolateArgs {
     #[arg(long, value_name = "PID|COMM-GLOB")]
     pub exclude: Vec<String>,
     /// Move PID 1's threads off the CPUs too, by affinity only (it stays in its
-    /// cgroup), as seed 004's `taskset -p 1 1`; revert gives them their CPUs back.
+    /// cgroup), as `taskset -p 1 1` in a hand partition; revert gives them their CPUs back.
     #[arg(long)]
     pub move_init: bool,
     /// Stop irqbalance, which would move IRQs back (revert starts it again).
