@@ -271,6 +271,13 @@ fn fuzz_regressions_stay_fixed() {
                         matches!(e.location, Location::Line(n) if n >= 1 && n <= lines),
                         "{name}: {e}"
                     );
+                    assert!(
+                        matches!(
+                            e.kind,
+                            ErrorKind::Syntax | ErrorKind::Limit | ErrorKind::OutOfOrder
+                        ),
+                        "{name}: {e}"
+                    );
                 }
             }
         }
