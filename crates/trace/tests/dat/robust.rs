@@ -312,13 +312,38 @@ fn fuzz_regressions_stay_fixed() {
         n += 1;
         if name.starts_with("dat-") {
             for opts in [DatOptions::default(), LENIENT] {
-                let Ok(dat) = DatFile::parse_with(&name, &data, opts) else {
-                    continue;
+                let dat = match DatFile::parse_with(&name, &data, opts) {
+                    Ok(dat) => dat,
+                    Err(e) => {
+                        assert!(
+                            !matches!(
+                                e.kind,
+                                ErrorKind::Io
+                                    | ErrorKind::Syntax
+                                    | ErrorKind::OutOfOrder
+                                    | ErrorKind::InvalidArgument
+                            ),
+                            "{name}: {e}"
+                        );
+                        continue;
+                    }
                 };
                 let _ = dat.cmdlines();
                 let _ = dat.kallsyms();
                 let drained = drain(&dat);
                 assert!(!opts.lenient || drained.is_ok(), "{name}: {drained:?}");
+                if let Err(e) = drained {
+                    assert!(
+                        matches!(
+                            e.kind,
+                            ErrorKind::Truncated
+                                | ErrorKind::Corrupt
+                                | ErrorKind::Decompress
+                                | ErrorKind::Limit
+                        ),
+                        "{name}: {e}"
+                    );
+                }
                 for b in 0..dat.buffers().len() {
                     let _ = dat.count_events(b);
                 }
