@@ -1,9 +1,10 @@
 //! trace-cmd .dat files: never panic, never hang, strict or lenient; lenient mode never
-//! fails once the metadata is read; errors point into the file.
+//! fails once the metadata is read; errors point into the file and are of a binary-reader
+//! kind (never I/O, since the bytes are in memory, nor a text reader's).
 #![no_main]
 
 use jitterlab_trace::dat::{DatFile, DatOptions};
-use jitterlab_trace::{EventSource, Location};
+use jitterlab_trace::{ErrorKind, EventSource, Location};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -13,6 +14,19 @@ fuzz_target!(|data: &[u8]| {
             Err(e) => {
                 assert!(
                     matches!(e.location, Location::Offset(_) | Location::Whole),
+                    "{e}"
+                );
+                assert!(
+                    matches!(
+                        e.kind,
+                        ErrorKind::UnknownFormat
+                            | ErrorKind::Unsupported
+                            | ErrorKind::Truncated
+                            | ErrorKind::Corrupt
+                            | ErrorKind::Format
+                            | ErrorKind::Decompress
+                            | ErrorKind::Limit
+                    ),
                     "{e}"
                 );
                 continue;
@@ -30,6 +44,17 @@ fuzz_target!(|data: &[u8]| {
                     Err(e) => {
                         assert!(!lenient, "lenient mode failed: {e}");
                         assert!(matches!(e.location, Location::Offset(_)), "{e}");
+                        // Metadata was read: only the data can be bad.
+                        assert!(
+                            matches!(
+                                e.kind,
+                                ErrorKind::Truncated
+                                    | ErrorKind::Corrupt
+                                    | ErrorKind::Decompress
+                                    | ErrorKind::Limit
+                            ),
+                            "{e}"
+                        );
                         break;
                     }
                 }

@@ -103,7 +103,7 @@ impl EventSource for Ahead {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Error, EventKind, Location};
+    use crate::{Error, ErrorKind, EventKind, Location};
 
     /// `n` events, then an error when `fail`.
     struct Numbers {
@@ -118,7 +118,12 @@ mod tests {
         fn next_event(&mut self) -> Result<Option<Event>> {
             if self.next == self.n {
                 if self.fail {
-                    return Err(Error::new("numbers", Location::Offset(self.n), "a test"));
+                    return Err(Error::new(
+                        ErrorKind::Io,
+                        "numbers",
+                        Location::Offset(self.n),
+                        "a test",
+                    ));
                 }
                 self.stats.skipped = 7;
                 return Ok(None);
@@ -179,7 +184,11 @@ mod tests {
             }
         });
         assert_eq!(seen, n);
-        assert!(err.is_some());
+        let err = err.expect("the source's error");
+        assert_eq!(
+            (err.kind, err.location),
+            (ErrorKind::Io, Location::Offset(n))
+        );
     }
 
     #[test]

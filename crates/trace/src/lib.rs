@@ -11,7 +11,8 @@
 //! It does **not** touch the host: recording (tracefs writes, `trace_pipe_raw`) lives in the
 //! host crate, and analyses (scheduler state, latencies) live in the analyze crate. Every
 //! reader works on bytes it is given and reports bad input as an [`Error`] that names the
-//! source, the byte offset or line, and what was expected; it never panics.
+//! source, the byte offset or line, and what was expected, with an [`ErrorKind`] for code
+//! to match on; it never panics.
 //!
 //! Every reader implements [`EventSource`]: `next_event()` returns the next event in
 //! timestamp order (per-CPU streams merged), `Ok(None)` at the end; [`read_ahead`] reads
@@ -31,7 +32,7 @@ pub mod stats;
 pub mod text;
 
 pub use ahead::read_ahead;
-pub use error::{Error, Location, Result};
+pub use error::{Error, ErrorKind, Location, Result};
 pub use event::{
     Comm, Event, EventKind, Flags, Sym, TaskState, Text, Value, Wakeup, SOFTIRQ_NAMES,
 };

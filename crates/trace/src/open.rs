@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use crate::dat::{DatFile, DatOptions};
 use crate::text::{self, TextKind, TextOptions};
-use crate::{Comm, Error, EventSource, Location, Result};
+use crate::{Comm, Error, ErrorKind, EventSource, Location, Result};
 
 /// The first bytes of every trace-cmd .dat file.
 const DAT_MAGIC: &[u8] = b"\x17\x08\x44tracing";
@@ -52,8 +52,14 @@ impl Trace {
     pub fn open(path: impl AsRef<Path>, lenient: bool) -> Result<Trace> {
         let path = path.as_ref();
         let name = path.display().to_string();
-        let cannot =
-            |e: std::io::Error| Error::new(&name, Location::Whole, format!("cannot read: {e}"));
+        let cannot = |e: std::io::Error| {
+            Error::new(
+                ErrorKind::Io,
+                &name,
+                Location::Whole,
+                format!("cannot read: {e}"),
+            )
+        };
         let mut file = File::open(path).map_err(cannot)?;
         let mut head = Vec::with_capacity(DETECT_BYTES);
         (&mut file)
@@ -67,6 +73,7 @@ impl Trace {
         }
         let Some(kind) = text::detect(&head) else {
             return Err(Error::new(
+                ErrorKind::UnknownFormat,
                 name,
                 Location::Offset(0),
                 "expected a trace-cmd .dat file (magic 17 08 44 'tracing'), ftrace text, \
@@ -100,12 +107,23 @@ impl Trace {
     /// The text's lines from the start, buffered.
     fn text_lines(&self) -> Result<Box<dyn BufRead + '_>> {
         let Trace::Text { name, source, .. } = self else {
-            return Err(Error::new("", Location::Whole, "not a text trace"));
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                "",
+                Location::Whole,
+                "not a text trace",
+            ));
         };
         Ok(match source {
             TextSource::File(path) => {
-                let f = File::open(path)
-                    .map_err(|e| Error::new(name, Location::Whole, format!("cannot read: {e}")))?;
+                let f = File::open(path).map_err(|e| {
+                    Error::new(
+                        ErrorKind::Io,
+                        name,
+                        Location::Whole,
+                        format!("cannot read: {e}"),
+                    )
+                })?;
                 Box::new(BufReader::with_capacity(TEXT_BUFFER, f))
             }
             TextSource::Bytes(b) => Box::new(&b[..]),

@@ -14,6 +14,7 @@
 //! It never panics and never loops: every step moves forward, every read is bounds-checked.
 
 use crate::format::{parse_field, Endian};
+use crate::ErrorKind;
 
 /// `type_len` of padding (a discarded record, or the rest of the page when its delta is 0).
 pub const TYPE_PADDING: u32 = 29;
@@ -158,9 +159,13 @@ pub enum Missed {
     Count(u64),
 }
 
-/// A bad page: the offset within the page and what was wrong there.
+/// A bad page: what class of problem, the offset within the page and what was wrong
+/// there.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PageError {
+    /// [`ErrorKind::Truncated`] when the page or its data ends inside a header or record,
+    /// [`ErrorKind::Corrupt`] when a commit word or record length is impossible.
+    pub kind: ErrorKind,
     /// Byte offset from the start of the page.
     pub offset: usize,
     /// What was expected and what was found.
@@ -168,8 +173,9 @@ pub struct PageError {
 }
 
 impl PageError {
-    fn new(offset: usize, message: impl Into<String>) -> PageError {
+    fn new(kind: ErrorKind, offset: usize, message: impl Into<String>) -> PageError {
         PageError {
+            kind,
             offset,
             message: message.into(),
         }
@@ -214,6 +220,7 @@ impl PageHeader {
         let e = layout.endian;
         let timestamp = e.u64(page, layout.ts_offset).ok_or_else(|| {
             PageError::new(
+                ErrorKind::Truncated,
                 0,
                 format!("expected a page header, found {} bytes", page.len()),
             )
@@ -222,6 +229,7 @@ impl PageHeader {
             .uint(page, layout.commit_offset, layout.commit_size)
             .ok_or_else(|| {
                 PageError::new(
+                    ErrorKind::Truncated,
                     layout.commit_offset,
                     "expected the commit word, found the end",
                 )
@@ -233,6 +241,7 @@ impl PageHeader {
             .saturating_sub(layout.data_offset);
         if commit > room {
             return Err(PageError::new(
+                ErrorKind::Corrupt,
                 layout.commit_offset,
                 format!("expected at most {room} data bytes in the commit word, found {commit} (corrupt page header)"),
             ));
@@ -292,16 +301,20 @@ impl PageCursor {
                 return Ok(None);
             }
             let at = self.pos;
-            let head = endian
-                .u32(page, at)
-                .ok_or_else(|| PageError::new(at, "expected a record header, found the end"))?;
+            let head = endian.u32(page, at).ok_or_else(|| {
+                PageError::new(
+                    ErrorKind::Truncated,
+                    at,
+                    "expected a record header, found the end",
+                )
+            })?;
             let (type_len, delta) = match endian {
                 Endian::Little => (head & 31, u64::from(head >> 5)),
                 Endian::Big => (head >> 27, u64::from(head & ((1 << 27) - 1))),
             };
             let word = |off: usize| {
                 endian.u32(page, off).filter(|_| off + 4 <= self.end).ok_or_else(|| {
-                    PageError::new(off, format!("expected a length word of the record at {at}, found the end of the data"))
+                    PageError::new(ErrorKind::Truncated, off, format!("expected a length word of the record at {at}, found the end of the data"))
                 })
             };
             match type_len {
@@ -329,6 +342,7 @@ impl PageCursor {
                     let len = word(at + 4)? as usize;
                     if len < 4 {
                         return Err(PageError::new(
+                            ErrorKind::Corrupt,
                             at + 4,
                             format!("expected a record length of at least 4, found {len}"),
                         ));
@@ -352,6 +366,7 @@ impl PageCursor {
         let end = start + len;
         if end > self.end {
             return Err(PageError::new(
+                ErrorKind::Corrupt,
                 at,
                 format!("expected a record of {len} bytes within the page data (ends at {}), found it running to {end}", self.end),
             ));
@@ -509,14 +524,27 @@ mod tests {
         let layout = PageLayout::new(Endian::Little, 8, 4096);
         let mut p = page(&[], 0);
         p[8..16].copy_from_slice(&5000u64.to_le_bytes());
-        assert_eq!(PageReader::new(&layout, &p).unwrap_err().offset, 8);
-        assert!(PageReader::new(&layout, &p[..10]).is_err());
+        let kind_at = |e: PageError| (e.kind, e.offset);
+        // A commit word larger than the page.
+        assert_eq!(
+            kind_at(PageReader::new(&layout, &p).unwrap_err()),
+            (ErrorKind::Corrupt, 8)
+        );
+        // A page that ends inside its header: in the commit word, or before it.
+        assert_eq!(
+            kind_at(PageReader::new(&layout, &p[..10]).unwrap_err()),
+            (ErrorKind::Truncated, 8)
+        );
+        assert_eq!(
+            kind_at(PageReader::new(&layout, &p[..4]).unwrap_err()),
+            (ErrorKind::Truncated, 0)
+        );
         // A record running past the commit.
         let p = page(&[(3, 1, &[1, 0, 0, 0])], 0);
-        assert_eq!(all(&p).unwrap_err().offset, 16);
+        assert_eq!(kind_at(all(&p).unwrap_err()), (ErrorKind::Corrupt, 16));
         // A type-0 record with a length below 4.
         let p = page(&[(0, 1, &[2, 0, 0, 0])], 0);
-        assert!(all(&p).is_err());
+        assert_eq!(kind_at(all(&p).unwrap_err()), (ErrorKind::Corrupt, 20));
     }
 
     #[test]

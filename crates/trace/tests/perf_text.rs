@@ -6,7 +6,7 @@ use std::path::Path;
 
 use jitterlab_trace::text::{self, detect, PerfReader, TextKind, TextOptions};
 use jitterlab_trace::{
-    Comm, Event, EventKind, EventSource, Location, TaskState, Trace, Value, Wakeup,
+    Comm, ErrorKind, Event, EventKind, EventSource, Location, TaskState, Trace, Value, Wakeup,
 };
 
 const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data");
@@ -182,7 +182,11 @@ fn errors_name_the_line_and_what_was_expected() {
     let no_cpu = "            perf  8343 10025.374365: sched:sched_stat_runtime: comm=perf \
                   pid=8343 runtime=48312 [ns]\n";
     let e = read_opts(no_cpu.as_bytes(), TextOptions::named("nocpu.txt")).expect_err("an error");
-    assert_eq!(e.location, Location::Line(1));
+    assert_eq!(
+        (e.kind, e.location),
+        (ErrorKind::Syntax, Location::Line(1)),
+        "{e}"
+    );
     assert!(e.to_string().contains("CPU column"), "{e}");
     assert!(e.to_string().contains("nocpu.txt"), "{e}");
 
@@ -210,13 +214,19 @@ fn errors_name_the_line_and_what_was_expected() {
     }
     assert_eq!(n, 3);
     assert_eq!(errors.len(), 2, "{errors:?}");
-    assert_eq!(errors[0].location, Location::Line(2));
+    let at: Vec<_> = errors.iter().map(|e| (e.kind, e.location)).collect();
+    assert_eq!(
+        at,
+        [
+            (ErrorKind::Syntax, Location::Line(2)),
+            (ErrorKind::Syntax, Location::Line(4))
+        ]
+    );
     assert!(
         errors[0].to_string().contains("expected `COMM TID [CPU]"),
         "{}",
         errors[0]
     );
-    assert_eq!(errors[1].location, Location::Line(4));
     assert!(
         errors[1].to_string().contains("`next_pid=`"),
         "{}",
@@ -259,6 +269,13 @@ fn fuzz_regressions_stay_fixed() {
                     assert!(!lenient, "{name}: lenient mode failed: {e}");
                     assert!(
                         matches!(e.location, Location::Line(n) if n >= 1 && n <= lines),
+                        "{name}: {e}"
+                    );
+                    assert!(
+                        matches!(
+                            e.kind,
+                            ErrorKind::Syntax | ErrorKind::Limit | ErrorKind::OutOfOrder
+                        ),
                         "{name}: {e}"
                     );
                 }

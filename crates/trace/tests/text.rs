@@ -19,8 +19,8 @@ use jitterlab_trace::text::{
     GRAPH_IRQ_EXIT, GRAPH_TASK_SWITCH, KERNEL_STACK,
 };
 use jitterlab_trace::{
-    Comm, Event, EventKind, EventSource, Flags, Location, ReadStats, Sym, TaskState, TraceMeta,
-    Value, Wakeup,
+    Comm, ErrorKind, Event, EventKind, EventSource, Flags, Location, ReadStats, Sym, TaskState,
+    TraceMeta, Value, Wakeup,
 };
 
 pub(crate) const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/text");

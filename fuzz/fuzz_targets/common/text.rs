@@ -1,8 +1,9 @@
 //! The checks the text fuzz targets make on one reader: never panic, strict or lenient;
-//! events come out in time order; an error names a line of the input.
+//! events come out in time order; an error names a line of the input and is a line's
+//! problem (never I/O: the bytes are in memory).
 
 use jitterlab_trace::text::{detect, open, TextKind, TextOptions};
-use jitterlab_trace::Location;
+use jitterlab_trace::{Error, ErrorKind, Location};
 
 pub fn check(data: &[u8], kind: TextKind) {
     let _ = detect(data);
@@ -18,6 +19,7 @@ pub fn check(data: &[u8], kind: TextKind) {
             Err(e) => {
                 assert!(!lenient, "lenient mode failed: {e}");
                 assert!(matches!(e.location, Location::Line(n) if n >= 1 && n <= lines));
+                assert!(is_line_error(&e), "{e}");
                 continue;
             }
         };
@@ -33,6 +35,7 @@ pub fn check(data: &[u8], kind: TextKind) {
                 Err(e) => {
                     assert!(!lenient, "lenient mode failed: {e}");
                     assert!(matches!(e.location, Location::Line(n) if n >= 1 && n <= lines));
+                    assert!(is_line_error(&e), "{e}");
                     errors += 1;
                     assert!(errors <= lines, "errors without end");
                 }
@@ -40,4 +43,12 @@ pub fn check(data: &[u8], kind: TextKind) {
         }
         let _ = (r.meta(), r.stats());
     }
+}
+
+/// The kinds a text reader reports for a bad line.
+fn is_line_error(e: &Error) -> bool {
+    matches!(
+        e.kind,
+        ErrorKind::Syntax | ErrorKind::Limit | ErrorKind::OutOfOrder
+    )
 }

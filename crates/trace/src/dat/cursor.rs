@@ -2,7 +2,7 @@
 //! the file, the byte offset and what was being read.
 
 use crate::format::Endian;
-use crate::{Error, Location, Result};
+use crate::{Error, ErrorKind, Location, Result};
 
 /// Where a slice being read came from, so that errors point into the file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,10 +29,16 @@ impl Origin {
     }
 }
 
-/// An error at `pos` of a slice from `origin`.
-pub(crate) fn error_at(name: &str, origin: Origin, pos: usize, message: impl AsRef<str>) -> Error {
+/// An error of `kind` at `pos` of a slice from `origin`.
+pub(crate) fn error_at(
+    kind: ErrorKind,
+    name: &str,
+    origin: Origin,
+    pos: usize,
+    message: impl AsRef<str>,
+) -> Error {
     let (loc, note) = origin.locate(pos);
-    Error::new(name, loc, format!("{note}{}", message.as_ref()))
+    Error::new(kind, name, loc, format!("{note}{}", message.as_ref()))
 }
 
 /// A forward reader over `data`.
@@ -64,6 +70,7 @@ impl<'a> Cursor<'a> {
                 Ok(c)
             }
             None => Err(c.err_at(
+                ErrorKind::Truncated,
                 data.len(),
                 format!(
                     "expected data at byte offset {at}, but the file ends at {} (truncated?)",
@@ -73,12 +80,14 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    pub(crate) fn err_at(&self, pos: usize, message: impl AsRef<str>) -> Error {
-        error_at(self.name, self.origin, pos, message)
+    /// An error of `kind` at `pos` of the slice.
+    pub(crate) fn err_at(&self, kind: ErrorKind, pos: usize, message: impl AsRef<str>) -> Error {
+        error_at(kind, self.name, self.origin, pos, message)
     }
 
-    pub(crate) fn err(&self, message: impl AsRef<str>) -> Error {
-        self.err_at(self.pos, message)
+    /// An error of `kind` at the cursor.
+    pub(crate) fn err(&self, kind: ErrorKind, message: impl AsRef<str>) -> Error {
+        self.err_at(kind, self.pos, message)
     }
 
     pub(crate) fn remaining(&self) -> usize {
@@ -96,10 +105,13 @@ impl<'a> Cursor<'a> {
                 self.pos = end;
                 Ok(b)
             }
-            None => Err(self.err(format!(
-                "expected {what} ({n} bytes), found only {} bytes before the end (truncated?)",
-                self.remaining()
-            ))),
+            None => Err(self.err(
+                ErrorKind::Truncated,
+                format!(
+                    "expected {what} ({n} bytes), found only {} bytes before the end (truncated?)",
+                    self.remaining()
+                ),
+            )),
         }
     }
 
@@ -110,19 +122,25 @@ impl<'a> Cursor<'a> {
     pub(crate) fn u16(&mut self, what: &str) -> Result<u16> {
         let at = self.pos;
         let b = self.bytes(2, what)?;
-        self.endian.u16(b, 0).ok_or_else(|| self.err_at(at, what))
+        self.endian
+            .u16(b, 0)
+            .ok_or_else(|| self.err_at(ErrorKind::Truncated, at, what))
     }
 
     pub(crate) fn u32(&mut self, what: &str) -> Result<u32> {
         let at = self.pos;
         let b = self.bytes(4, what)?;
-        self.endian.u32(b, 0).ok_or_else(|| self.err_at(at, what))
+        self.endian
+            .u32(b, 0)
+            .ok_or_else(|| self.err_at(ErrorKind::Truncated, at, what))
     }
 
     pub(crate) fn u64(&mut self, what: &str) -> Result<u64> {
         let at = self.pos;
         let b = self.bytes(8, what)?;
-        self.endian.u64(b, 0).ok_or_else(|| self.err_at(at, what))
+        self.endian
+            .u64(b, 0)
+            .ok_or_else(|| self.err_at(ErrorKind::Truncated, at, what))
     }
 
     /// A NUL-terminated string (the NUL is consumed, not returned).
@@ -134,9 +152,10 @@ impl<'a> Cursor<'a> {
                 self.pos += n + 1;
                 Ok(s)
             }
-            None => Err(self.err(format!(
-                "expected {what} ending in a NUL byte, found the end"
-            ))),
+            None => Err(self.err(
+                ErrorKind::Truncated,
+                format!("expected {what} ending in a NUL byte, found the end"),
+            )),
         }
     }
 
@@ -148,6 +167,7 @@ impl<'a> Cursor<'a> {
             Ok(())
         } else {
             Err(self.err_at(
+                ErrorKind::Corrupt,
                 at,
                 format!(
                     "expected {what} {:?}, found {:?}",

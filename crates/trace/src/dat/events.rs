@@ -8,7 +8,7 @@ use super::cursor::{error_at, Origin};
 use super::pages::{CpuReader, Item};
 use super::DatFile;
 use crate::decode::Decoder;
-use crate::{Error, Event, EventKind, EventSource, Flags, ReadStats, Result, TraceMeta};
+use crate::{Error, ErrorKind, Event, EventKind, EventSource, Flags, ReadStats, Result, TraceMeta};
 
 /// The events of one buffer of a [`DatFile`], in timestamp order (ties: lower CPU first).
 ///
@@ -174,8 +174,11 @@ impl EventSource for DatEvents<'_> {
     }
 }
 
+/// A record the decoder rejects: its event id has no format in the file, or it is shorter
+/// than its format, so the file contradicts itself.
 fn record_error(name: &str, origin: Origin, at: usize, cpu: u32, msg: &str) -> Error {
     error_at(
+        ErrorKind::Corrupt,
         name,
         origin,
         at,

@@ -8,7 +8,7 @@ use super::compress::Compression;
 use super::cursor::{Cursor, Origin};
 use super::{Buffer, CpuData, DatInfo};
 use crate::format::{Endian, Formats};
-use crate::Result;
+use crate::{ErrorKind, Result};
 
 /// The file magic: `\x17\x08\x44` then `tracing`.
 pub(crate) const MAGIC: &[u8] = b"\x17\x08\x44tracing";
@@ -76,6 +76,7 @@ pub(crate) fn parse(name: &str, data: &[u8], lenient: bool) -> Result<Header> {
     let mut c = Cursor::new(name, data, Origin::File(0), Endian::Little);
     if data.len() < MAGIC.len() || &data[..MAGIC.len()] != MAGIC {
         return Err(c.err(
+            ErrorKind::UnknownFormat,
             "expected the trace-cmd magic \\x17\\x08\\x44tracing (not a trace-cmd .dat file)",
         ));
     }
@@ -83,12 +84,14 @@ pub(crate) fn parse(name: &str, data: &[u8], lenient: bool) -> Result<Header> {
     let version = c.cstr("the file version")?;
     let version: u32 = version.parse().map_err(|_| {
         c.err_at(
+            ErrorKind::Corrupt,
             MAGIC.len(),
             format!("expected a file version number, found {version:?}"),
         )
     })?;
     if !(6..=7).contains(&version) {
         return Err(c.err_at(
+            ErrorKind::Unsupported,
             MAGIC.len(),
             format!("expected file version 6 or 7, found {version}"),
         ));
@@ -96,11 +99,18 @@ pub(crate) fn parse(name: &str, data: &[u8], lenient: bool) -> Result<Header> {
     c.endian = match c.u8("the endianness byte")? {
         0 => Endian::Little,
         1 => Endian::Big,
-        b => return Err(c.err_at(c.pos - 1, format!("expected endianness 0 or 1, found {b}"))),
+        b => {
+            return Err(c.err_at(
+                ErrorKind::Corrupt,
+                c.pos - 1,
+                format!("expected endianness 0 or 1, found {b}"),
+            ))
+        }
     };
     let long_size = c.u8("the size of a long")?;
     if long_size != 4 && long_size != 8 {
         return Err(c.err_at(
+            ErrorKind::Corrupt,
             c.pos - 1,
             format!("expected a long size of 4 or 8, found {long_size}"),
         ));
@@ -108,6 +118,7 @@ pub(crate) fn parse(name: &str, data: &[u8], lenient: bool) -> Result<Header> {
     let page_size = c.u32("the page size")?;
     if !(64..=(64 << 20)).contains(&page_size) {
         return Err(c.err_at(
+            ErrorKind::Corrupt,
             c.pos - 4,
             format!("expected a page size of 64 B to 64 MiB, found {page_size}"),
         ));
@@ -170,7 +181,11 @@ fn add_format(
     let text = String::from_utf8_lossy(text);
     if let Err(e) = h.formats.add_text(system, &text) {
         if !lenient {
-            return Err(c.err_at(at, format!("in the format file of a {system} event: {e}")));
+            return Err(c.err_at(
+                ErrorKind::Format,
+                at,
+                format!("in the format file of a {system} event: {e}"),
+            ));
         }
         h.format_errors += 1;
     }
@@ -225,6 +240,7 @@ fn parse_v6(c: &mut Cursor, h: &mut Header, lenient: bool) -> Result<()> {
     let cpus = c.u32("the number of CPUs")?;
     if cpus > 65536 {
         return Err(c.err_at(
+            ErrorKind::Limit,
             c.pos - 4,
             format!("expected at most 65536 CPUs, found {cpus}"),
         ));
@@ -234,7 +250,10 @@ fn parse_v6(c: &mut Cursor, h: &mut Header, lenient: bool) -> Result<()> {
     let mut has_clock = false;
     let kind = v6_options(c, h, &mut instances, &mut has_clock)?;
     if kind != "flyrecord" {
-        return Err(c.err("expected flyrecord data (latency traces are text, not supported)"));
+        return Err(c.err(
+            ErrorKind::Unsupported,
+            "expected flyrecord data (latency traces are text, not supported)",
+        ));
     }
     let cpu_data = v6_cpu_table(c, cpus)?;
     let mut clock = None;
@@ -256,7 +275,10 @@ fn parse_v6(c: &mut Cursor, h: &mut Header, lenient: bool) -> Result<()> {
         let mut ignore = Vec::new();
         let kind = v6_options(&mut ic, h, &mut ignore, &mut false)?;
         if kind != "flyrecord" {
-            return Err(ic.err(format!("expected flyrecord data for buffer {name:?}")));
+            return Err(ic.err(
+                ErrorKind::Unsupported,
+                format!("expected flyrecord data for buffer {name:?}"),
+            ));
         }
         let cpus = v6_cpu_table(&mut ic, cpus)?;
         h.buffers.push(Buffer {
@@ -306,6 +328,7 @@ fn v6_options(
         b"flyrecord\0" => Ok("flyrecord".into()),
         b"latency  \0" => Ok("latency".into()),
         _ => Err(c.err_at(
+            ErrorKind::Corrupt,
             at,
             format!(
                 "expected \"flyrecord\" or \"options\", found {:?}",
@@ -357,7 +380,11 @@ pub(crate) fn common_option(
         opt::CPUCOUNT => {
             if let Some(n) = c.endian.u32(body, 0) {
                 if n > 65536 {
-                    return Err(c.err_at(at, format!("expected at most 65536 CPUs, found {n}")));
+                    return Err(c.err_at(
+                        ErrorKind::Limit,
+                        at,
+                        format!("expected at most 65536 CPUs, found {n}"),
+                    ));
                 }
                 h.info.cpus = h.info.cpus.max(n);
             }

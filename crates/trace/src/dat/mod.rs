@@ -53,7 +53,7 @@ pub use write::{copy_to_v6, copy_to_v7, DatMeta, DatWriter, Spool};
 use crate::decode::{Decoder, Kallsyms, LazyKallsyms, PrintkFormats};
 use crate::format::{Endian, Formats};
 use crate::ringbuf::{self, PageLayout};
-use crate::{Comm, Error, Location, Result, TraceMeta};
+use crate::{Comm, Error, ErrorKind, Location, Result, TraceMeta};
 use header::Blob;
 use pages::{CpuSource, Segment};
 
@@ -176,8 +176,14 @@ impl DatFile<'static> {
     pub fn open_with(path: impl AsRef<Path>, options: DatOptions) -> Result<DatFile<'static>> {
         let path = path.as_ref();
         let name = path.display().to_string();
-        let io =
-            |e: std::io::Error| Error::new(&name, Location::Whole, format!("cannot read: {e}"));
+        let io = |e: std::io::Error| {
+            Error::new(
+                ErrorKind::Io,
+                &name,
+                Location::Whole,
+                format!("cannot read: {e}"),
+            )
+        };
         let file = std::fs::File::open(path).map_err(io)?;
         // SAFETY: the map is read-only; a file truncated by another process while mapped
         // would fault, which is the usual caveat of mapped readers (trace-cmd maps too).
@@ -214,6 +220,7 @@ impl<'a> DatFile<'a> {
         let bytes = data.bytes();
         if bytes.is_empty() {
             return Err(Error::new(
+                ErrorKind::UnknownFormat,
                 &name,
                 Location::Whole,
                 "expected a trace-cmd .dat file, found an empty file",
@@ -222,13 +229,14 @@ impl<'a> DatFile<'a> {
         let mut h = header::parse(&name, bytes, options.lenient)?;
         let layout = PageLayout::parse(&h.header_page, h.endian, Some(h.info.page_size as usize))
             .and_then(|l| ringbuf::check_header_event(&h.header_event).map(|()| l))
-            .map_err(|e| Error::new(&name, Location::Offset(0), e))?;
+            .map_err(|e| Error::new(ErrorKind::Format, &name, Location::Offset(0), e))?;
         for b in &mut h.buffers {
             if b.page_size == 0 {
                 b.page_size = h.info.page_size as usize;
             }
             if b.page_size < layout.data_offset + 8 {
                 return Err(Error::new(
+                    ErrorKind::Corrupt,
                     &name,
                     Location::Offset(0),
                     format!(
@@ -394,6 +402,7 @@ impl<'a> DatFile<'a> {
     fn buffer(&self, buffer: usize) -> Result<&Buffer> {
         self.buffers.get(buffer).ok_or_else(|| {
             Error::new(
+                ErrorKind::InvalidArgument,
                 &self.name,
                 Location::Whole,
                 format!(
@@ -423,7 +432,7 @@ impl<'a> DatFile<'a> {
             return Ok(Vec::new());
         }
         if start > file.len() || end > file.len() || start > end {
-            return Err(Error::new(&self.name, Location::Offset(cpu.offset), format!(
+            return Err(Error::new(ErrorKind::Truncated, &self.name, Location::Offset(cpu.offset), format!(
                 "expected CPU {} data of buffer {:?} ({} bytes) within the file of {} bytes (truncated?)",
                 cpu.cpu, b.name, cpu.size, file.len()
             )));

@@ -8,7 +8,7 @@ use super::compress::{Compression, Inflater};
 use super::cursor::{error_at, Origin};
 use crate::format::Endian;
 use crate::ringbuf::{Missed, PageCursor, PageHeader, PageLayout};
-use crate::{Error, Result};
+use crate::{Error, ErrorKind, Result};
 
 /// Largest decompressed chunk accepted (trace-cmd writes 10 pages per chunk).
 const MAX_CHUNK: usize = 256 << 20;
@@ -111,6 +111,7 @@ pub(crate) fn segments(
         .filter(|_| range.start + 4 <= range.end)
         .ok_or_else(|| {
             error_at(
+                ErrorKind::Truncated,
                 name,
                 Origin::File(range.start as u64),
                 0,
@@ -270,7 +271,7 @@ impl<'f> CpuSource<'f> {
                     .zip(self.endian.u32(self.file, at + 4))
                     .filter(|_| at + 8 <= *end);
                 let Some((z, u)) = head else {
-                    let e = error_at(self.name, Origin::File(at as u64), 0, format!(
+                    let e = error_at(ErrorKind::Truncated, self.name, Origin::File(at as u64), 0, format!(
                         "expected a compressed chunk header ({} more chunks), found the end of the data (truncated?)",
                         *left + 1
                     ));
@@ -279,7 +280,13 @@ impl<'f> CpuSource<'f> {
                 let (z, u) = (z as usize, u as usize);
                 let data = at + 8..at + 8 + z;
                 if data.end > *end || u > MAX_CHUNK {
-                    let e = error_at(self.name, Origin::File(at as u64), 0, format!(
+                    // Past the data: truncated; inflating beyond the sanity cap: a limit.
+                    let kind = if data.end > *end {
+                        ErrorKind::Truncated
+                    } else {
+                        ErrorKind::Limit
+                    };
+                    let e = error_at(kind, self.name, Origin::File(at as u64), 0, format!(
                         "expected a chunk of {z} compressed bytes (to {u} bytes) within the data ending at byte offset {end}, found it does not fit (truncated or corrupt)"
                     ));
                     return give_up(lenient, skipped, left, e);
@@ -293,6 +300,7 @@ impl<'f> CpuSource<'f> {
                 if let Err(msg) = inflater.inflate(&self.file[data], u, buf) {
                     buf.clear();
                     let e = error_at(
+                        ErrorKind::Decompress,
                         self.name,
                         Origin::File(at as u64),
                         0,
@@ -398,6 +406,7 @@ impl<'f> CpuReader<'f> {
             }
             Err(e) => {
                 let err = error_at(
+                    e.kind,
                     self.src.name,
                     pref.origin,
                     pref.range.start + e.offset,
@@ -455,6 +464,7 @@ impl<'f> CpuReader<'f> {
                 }
                 Err(e) => {
                     let err = error_at(
+                        e.kind,
                         self.src.name,
                         pref.origin,
                         pref.range.start + e.offset,

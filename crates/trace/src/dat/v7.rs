@@ -13,7 +13,7 @@ use super::header::{
 };
 use super::Buffer;
 use super::CpuData;
-use crate::Result;
+use crate::{ErrorKind, Result};
 
 /// Section flag: the section is compressed.
 const SEC_COMPRESSED: u16 = 1;
@@ -54,6 +54,7 @@ fn section(c: &Cursor, at: u64, want: u16, inflate: Option<Compression>) -> Resu
     let id = s.u16("a section id")?;
     if id != want {
         return Err(s.err_at(
+            ErrorKind::Corrupt,
             at as usize,
             format!("expected section id {want}, found {id}"),
         ));
@@ -69,6 +70,7 @@ fn section(c: &Cursor, at: u64, want: u16, inflate: Option<Compression>) -> Resu
         if let Some(kind) = inflate {
             if kind == Compression::None {
                 return Err(s.err_at(
+                    ErrorKind::Corrupt,
                     at as usize,
                     "expected an uncompressed section in a file without compression",
                 ));
@@ -85,7 +87,15 @@ fn section(c: &Cursor, at: u64, want: u16, inflate: Option<Compression>) -> Resu
             let mut out = Vec::new();
             Inflater::new(kind)
                 .inflate(z, usize_ as usize, &mut out)
-                .map_err(|e| error_at(c.name, Origin::File(start as u64 + 8), 0, e))?;
+                .map_err(|e| {
+                    error_at(
+                        ErrorKind::Decompress,
+                        c.name,
+                        Origin::File(start as u64 + 8),
+                        0,
+                        e,
+                    )
+                })?;
             inflated = Some(out);
         }
     }
@@ -102,9 +112,10 @@ pub(crate) fn parse(c: &mut Cursor, h: &mut Header, lenient: bool) -> Result<()>
     let cname = c.cstr("the compression name")?;
     let cversion = c.cstr("the compression version")?;
     let kind = Compression::from_name(&cname).ok_or_else(|| {
-        c.err(format!(
-            "expected compression none, zstd or zlib, found {cname:?}"
-        ))
+        c.err(
+            ErrorKind::Unsupported,
+            format!("expected compression none, zstd or zlib, found {cname:?}"),
+        )
     })?;
     h.info.compression = kind;
     h.info.compression_version = (!cversion.is_empty()).then_some(cversion);
@@ -115,6 +126,7 @@ pub(crate) fn parse(c: &mut Cursor, h: &mut Header, lenient: bool) -> Result<()>
     while next != 0 {
         if seen.contains(&next) || seen.len() >= MAX_OPTION_SECTIONS {
             return Err(c.err_at(
+                ErrorKind::Corrupt,
                 next as usize,
                 "expected a chain of options sections, found a loop",
             ));
@@ -170,6 +182,7 @@ pub(crate) fn parse(c: &mut Cursor, h: &mut Header, lenient: bool) -> Result<()>
     }
     if h.header_page.is_empty() {
         return Err(c.err_at(
+            ErrorKind::Corrupt,
             0,
             "expected a header info section (header_page), found none",
         ));
@@ -239,6 +252,7 @@ fn buffer_option(c: &Cursor, body: &[u8], at: u64) -> Result<Buffer> {
         let cpu = b.u32("a CPU id")?;
         if cpu >= MAX_CPUS {
             return Err(b.err_at(
+                ErrorKind::Limit,
                 at,
                 format!("expected a CPU id below {MAX_CPUS}, found {cpu}"),
             ));
@@ -251,6 +265,7 @@ fn buffer_option(c: &Cursor, body: &[u8], at: u64) -> Result<Buffer> {
     let ps = page_size.unwrap_or(0);
     if page_size.is_some() && !(64..=(64 << 20)).contains(&ps) {
         return Err(b.err_at(
+            ErrorKind::Corrupt,
             0,
             format!("expected a page size of 64 B to 64 MiB, found {ps}"),
         ));

@@ -108,12 +108,12 @@ impl DatMeta {
 ///
 /// ```
 /// use jitterlab_trace::dat::{DatFile, DatMeta, DatWriter, Spool};
-/// use jitterlab_trace::{Error, Location};
+/// use jitterlab_trace::{Error, ErrorKind, Location};
 ///
 /// // Copy a file: its metadata, then every page of every CPU of every buffer
 /// // (what [`copy_to_v6`] does).
 /// fn copy(dat: &DatFile) -> jitterlab_trace::Result<Vec<u8>> {
-///     let io = |e: std::io::Error| Error::new("copy", Location::Whole, e.to_string());
+///     let io = |e: std::io::Error| Error::new(ErrorKind::Io, "copy", Location::Whole, e.to_string());
 ///     let mut w = DatWriter::new(DatMeta::from_dat(dat), Spool::Memory).map_err(io)?;
 ///     for (b, buffer) in dat.buffers().iter().enumerate() {
 ///         let id = w.add_buffer(&buffer.name).map_err(io)?;
@@ -531,6 +531,7 @@ fn copy(
 ) -> crate::Result<u64> {
     let io = |e: io::Error| {
         crate::Error::new(
+            crate::ErrorKind::Io,
             path.display().to_string(),
             crate::Location::Whole,
             e.to_string(),

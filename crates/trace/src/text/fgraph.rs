@@ -43,6 +43,7 @@ use std::io::BufRead;
 
 use super::events::{self, Ctx};
 use super::graph::{parse_duration, parse_graph, Content, GraphState};
+use super::lines::LineError;
 use super::lines::{self, LineState, Lines};
 use super::reorder::{Output, MAX_CPU};
 use super::syntax::{is_ident, is_key_values, parse_flags, parse_lost, parse_ts};
@@ -138,7 +139,7 @@ pub(crate) fn looks_like_graph_line(line: &str) -> bool {
 }
 
 /// `[SECONDS.USECS |] [| ] [CPU)] REST`.
-fn parse_prefix(line: &str) -> Result<Prefix<'_>, String> {
+fn parse_prefix(line: &str) -> Result<Prefix<'_>, LineError> {
     let mut s = line.trim_start();
     let mut abstime = None;
     if s.starts_with(|c: char| c.is_ascii_digit()) {
@@ -165,7 +166,7 @@ fn parse_prefix(line: &str) -> Result<Prefix<'_>, String> {
             .parse::<u32>()
             .ok()
             .filter(|c| *c <= MAX_CPU)
-            .ok_or_else(|| format!("expected a CPU number up to {MAX_CPU}"))?;
+            .ok_or_else(|| LineError::limit(format!("expected a CPU number up to {MAX_CPU}")))?;
         cpu = Some(n);
         s = &s[digits + 1..];
     }
@@ -178,7 +179,7 @@ fn parse_prefix(line: &str) -> Result<Prefix<'_>, String> {
 
 impl State {
     /// Decodes one line; true if it is a data line.
-    fn line(&mut self, line: &str) -> Result<bool, String> {
+    fn line(&mut self, line: &str) -> Result<bool, LineError> {
         let t = line.trim();
         if t.is_empty() || t.starts_with('#') {
             return Ok(false);
@@ -188,7 +189,9 @@ impl State {
         }
         if let Some((cpu, count)) = parse_lost(t) {
             if cpu > MAX_CPU {
-                return Err(format!("expected a CPU number up to {MAX_CPU}"));
+                return Err(LineError::limit(format!(
+                    "expected a CPU number up to {MAX_CPU}"
+                )));
             }
             self.out.lost(cpu, count);
             return Ok(true);
@@ -297,7 +300,7 @@ impl State {
         pid: i32,
         (flags, preempt_count): (Flags, u8),
         kind: EventKind,
-    ) -> Result<(), String> {
+    ) -> Result<(), LineError> {
         self.out.push(Event {
             ts,
             cpu,
@@ -315,7 +318,7 @@ impl State {
         abstime: Option<u64>,
         prev: &str,
         next: &str,
-    ) -> Result<(), String> {
+    ) -> Result<(), LineError> {
         let bad = || "expected `COMM-PID => COMM-PID`".to_string();
         let (prev_comm, prev_pid) = task(prev.trim()).ok_or_else(bad)?;
         let (next_comm, next_pid) = task(next.trim()).ok_or_else(bad)?;
@@ -362,7 +365,7 @@ fn task(s: &str) -> Option<(&str, i32)> {
 }
 
 impl LineState for State {
-    fn line(&mut self, line: &str) -> Result<bool, String> {
+    fn line(&mut self, line: &str) -> Result<bool, LineError> {
         State::line(self, line)
     }
     fn finish(&mut self) {

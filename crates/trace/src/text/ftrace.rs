@@ -6,6 +6,7 @@ use std::io::BufRead;
 
 use super::events::{self, Ctx};
 use super::graph::{parse_graph, GraphState};
+use super::lines::LineError;
 use super::lines::{self, LineState, Lines};
 use super::reorder::{Output, MAX_CPU};
 use super::syntax::{parse_flags, parse_lost, parse_ts};
@@ -110,7 +111,7 @@ impl State {
     }
 
     /// Decodes one line; true if it is a data line.
-    fn line(&mut self, line: &str) -> Result<bool, String> {
+    fn line(&mut self, line: &str) -> Result<bool, LineError> {
         let t = line.trim();
         if let Some(frame) = t.strip_prefix("=>") {
             let ev = self
@@ -150,7 +151,9 @@ impl State {
         }
         if let Some((cpu, count)) = parse_lost(t) {
             if cpu > MAX_CPU {
-                return Err(format!("expected a CPU number up to {MAX_CPU}"));
+                return Err(LineError::limit(format!(
+                    "expected a CPU number up to {MAX_CPU}"
+                )));
             }
             self.out.lost(cpu, count);
             return Ok(true);
@@ -185,7 +188,7 @@ impl State {
         }
     }
 
-    fn event_line(&mut self, line: &str) -> Result<(), String> {
+    fn event_line(&mut self, line: &str) -> Result<(), LineError> {
         let p = parse_prefix(line)?;
         let rest = p.rest.trim();
         let ev = |kind| Event {
@@ -262,7 +265,7 @@ impl State {
         &mut self,
         ev: impl FnOnce(EventKind) -> Event,
         name: &str,
-    ) -> Result<(), String> {
+    ) -> Result<(), LineError> {
         let name = self.ctx.text(name);
         let ev = ev(EventKind::Other {
             name,
@@ -294,7 +297,7 @@ pub(crate) fn looks_like_event_line(line: &str) -> bool {
 /// `TASK-PID [(TGID)] [CPU] [FLAGS] SECONDS.USECS:` -> the columns and the rest. The comm may
 /// hold spaces, dashes and brackets: the CPU column is the first `[digits]` after a space
 /// whose left side ends in `-PID`, and the pid follows the last `-`.
-fn parse_prefix(line: &str) -> Result<Prefix<'_>, String> {
+fn parse_prefix(line: &str) -> Result<Prefix<'_>, LineError> {
     const NO_CPU: &str = "expected `TASK-PID [CPU]` at the start of an event line";
     let b = line.as_bytes();
     let mut from = 0;
@@ -316,7 +319,7 @@ fn parse_prefix(line: &str) -> Result<Prefix<'_>, String> {
         .parse::<u32>()
         .ok()
         .filter(|c| *c <= MAX_CPU)
-        .ok_or_else(|| format!("expected a CPU number up to {MAX_CPU}"))?;
+        .ok_or_else(|| LineError::limit(format!("expected a CPU number up to {MAX_CPU}")))?;
     let (tok, mut rest) = token(&line[close + 1..]);
     let (flags, preempt, ts_tok) = match tok.strip_suffix(':') {
         Some(ts) => (Flags(0), 0, ts),
@@ -400,7 +403,7 @@ fn task_pid(head: &str) -> Option<i32> {
 }
 
 impl LineState for State {
-    fn line(&mut self, line: &str) -> Result<bool, String> {
+    fn line(&mut self, line: &str) -> Result<bool, LineError> {
         State::line(self, line)
     }
     fn finish(&mut self) {

@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 
 use super::events::Ctx;
+use super::lines::LineError;
 use crate::{EventKind, Sym};
 
 /// Deepest call stack kept per CPU (the kernel's own limit is far lower).
@@ -227,7 +228,7 @@ impl GraphState {
         line: &GraphLine<'_>,
         ctx: &mut Ctx,
         out: &mut Vec<(u64, EventKind)>,
-    ) -> Result<(), String> {
+    ) -> Result<(), LineError> {
         let now = self.now;
         let c = self.cpu(cpu);
         let t = place(ts, now, c.last_ts);
@@ -238,7 +239,9 @@ impl GraphState {
         let last = match line.content {
             Content::Entry(name) => {
                 if stack.len() >= MAX_DEPTH {
-                    return Err(format!("expected a call depth under {MAX_DEPTH}"));
+                    return Err(LineError::limit(format!(
+                        "expected a call depth under {MAX_DEPTH}"
+                    )));
                 }
                 let (depth, resync) = new_depth(stack, line.indent);
                 self.resyncs += resync as u64;

@@ -5,7 +5,7 @@ use std::io::{BufRead, Read};
 
 use super::reorder::Output;
 use super::TextOptions;
-use crate::{Error, Event, Location, Result};
+use crate::{Error, ErrorKind, Event, Location, Result};
 
 /// The longest line read; a longer one is an error (and is skipped whole in lenient mode).
 pub(crate) const MAX_LINE: usize = 1 << 20;
@@ -16,6 +16,40 @@ pub(crate) enum Line<'a> {
     Text(u64, &'a str),
     /// A line longer than [`MAX_LINE`] (number); it was consumed and dropped.
     TooLong(u64),
+}
+
+/// Why a line does not decode: the kind of [`Error`] it becomes (a plain message is
+/// [`ErrorKind::Syntax`]) and what was expected.
+#[derive(Debug)]
+pub(crate) struct LineError {
+    pub(crate) kind: ErrorKind,
+    pub(crate) message: String,
+}
+
+impl LineError {
+    pub(crate) fn new(kind: ErrorKind, message: impl Into<String>) -> LineError {
+        LineError {
+            kind,
+            message: message.into(),
+        }
+    }
+
+    /// A value above one of the readers' sanity limits.
+    pub(crate) fn limit(message: impl Into<String>) -> LineError {
+        LineError::new(ErrorKind::Limit, message)
+    }
+}
+
+impl From<String> for LineError {
+    fn from(message: String) -> LineError {
+        LineError::new(ErrorKind::Syntax, message)
+    }
+}
+
+impl From<&str> for LineError {
+    fn from(message: &str) -> LineError {
+        LineError::new(ErrorKind::Syntax, message)
+    }
 }
 
 /// Lines of a `BufRead`, without their `\n` / `\r\n`.
@@ -73,6 +107,7 @@ impl<R: BufRead> Lines<R> {
 
     fn io_error(&self, source: &str, e: std::io::Error) -> Error {
         Error::new(
+            ErrorKind::Io,
             source,
             Location::Line(self.line_no + 1),
             format!("read error: {e}"),
@@ -89,7 +124,7 @@ fn read_capped<R: BufRead>(input: &mut R, buf: &mut Vec<u8>, cap: usize) -> std:
 /// [`skip_to_data`], [`next_event`]).
 pub(crate) trait LineState {
     /// Decodes one line; true if it is a data line (not a header or a comment).
-    fn line(&mut self, line: &str) -> std::result::Result<bool, String>;
+    fn line(&mut self, line: &str) -> std::result::Result<bool, LineError>;
     /// The input has ended.
     fn finish(&mut self);
     /// Whether the input has ended.
@@ -115,12 +150,16 @@ pub(crate) fn step<R: BufRead, S: LineState>(lines: &mut Lines<R>, st: &mut S) -
         }
         Some(Line::TooLong(no)) => (
             no,
-            Err(format!("expected a line of at most {MAX_LINE} bytes")),
+            Err(LineError::limit(format!(
+                "expected a line of at most {MAX_LINE} bytes"
+            ))),
         ),
         Some(Line::Text(no, line)) => (
             no,
-            st.line(line)
-                .map_err(|m| format!("{m}, in {}", super::excerpt(line))),
+            st.line(line).map_err(|e| LineError {
+                message: format!("{}, in {}", e.message, super::excerpt(line)),
+                ..e
+            }),
         ),
     };
     match res {
@@ -129,7 +168,12 @@ pub(crate) fn step<R: BufRead, S: LineState>(lines: &mut Lines<R>, st: &mut S) -
             st.out().stats.skipped += 1;
             Ok(true)
         }
-        Err(m) => Err(Error::new(&st.opts().source_name, Location::Line(no), m)),
+        Err(e) => Err(Error::new(
+            e.kind,
+            &st.opts().source_name,
+            Location::Line(no),
+            e.message,
+        )),
     }
 }
 

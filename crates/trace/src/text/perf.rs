@@ -4,6 +4,7 @@
 use std::io::BufRead;
 
 use super::events::{self, Ctx};
+use super::lines::LineError;
 use super::lines::{self, LineState, Lines};
 use super::reorder::{Output, MAX_CPU};
 use super::syntax::parse_ts;
@@ -82,7 +83,7 @@ impl<R: BufRead> EventSource for PerfReader<R> {
 
 impl State {
     /// Decodes one line; true if it is a data line.
-    fn line(&mut self, line: &str) -> Result<bool, String> {
+    fn line(&mut self, line: &str) -> Result<bool, LineError> {
         let t = line.trim();
         if t.is_empty() {
             return Ok(false);
@@ -174,7 +175,7 @@ fn tokens(s: &str) -> impl Iterator<Item = (usize, &str)> {
 /// brackets: the first token shaped like a time (`123.456789:`) that is followed by an
 /// `EVENT:` token and preceded by `[CPU]` and a TID token (or by a TID token only) ends
 /// the prefix.
-fn parse_prefix(line: &str) -> Result<Prefix<'_>, String> {
+fn parse_prefix(line: &str) -> Result<Prefix<'_>, LineError> {
     const SHAPE: &str = "expected `COMM TID [CPU] SECONDS.USECS: SYSTEM:EVENT: FIELDS`";
     // The last two tokens before the current one.
     let mut back: [Option<&str>; 2] = [None, None];
@@ -209,7 +210,7 @@ fn parse_prefix(line: &str) -> Result<Prefix<'_>, String> {
 }
 
 /// `[001]` -> the CPU (an error past [`MAX_CPU`]); `None` if not a CPU column.
-fn cpu_column(tok: &str) -> Option<Result<u32, String>> {
+fn cpu_column(tok: &str) -> Option<Result<u32, LineError>> {
     let digits = tok.strip_prefix('[')?.strip_suffix(']')?;
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
@@ -219,7 +220,7 @@ fn cpu_column(tok: &str) -> Option<Result<u32, String>> {
             .parse::<u32>()
             .ok()
             .filter(|c| *c <= MAX_CPU)
-            .ok_or_else(|| format!("expected a CPU number up to {MAX_CPU}")),
+            .ok_or_else(|| LineError::limit(format!("expected a CPU number up to {MAX_CPU}"))),
     )
 }
 
@@ -240,7 +241,7 @@ fn tid_column(tok: &str) -> Option<i32> {
 }
 
 impl LineState for State {
-    fn line(&mut self, line: &str) -> Result<bool, String> {
+    fn line(&mut self, line: &str) -> Result<bool, LineError> {
         State::line(self, line)
     }
     fn finish(&mut self) {

@@ -3,7 +3,8 @@
 
 use std::collections::VecDeque;
 
-use crate::{Event, EventKind, Flags, ReadStats};
+use super::lines::LineError;
+use crate::{ErrorKind, Event, EventKind, Flags, ReadStats};
 
 /// The highest CPU number accepted (the kernel's largest `NR_CPUS` is 8192).
 pub(crate) const MAX_CPU: u32 = 8191;
@@ -65,7 +66,7 @@ impl Output {
 
     /// Queues `ev` (after the lost marker its CPU may be waiting for). Fails, giving the
     /// event's time, if it is older than an event already released.
-    pub(crate) fn push(&mut self, ev: Event) -> Result<(), String> {
+    pub(crate) fn push(&mut self, ev: Event) -> Result<(), LineError> {
         self.check(ev.ts)?;
         let c = ev.cpu as usize;
         if let Some(Some(count)) = self.pending_lost.get_mut(c).map(Option::take) {
@@ -85,12 +86,15 @@ impl Output {
     }
 
     /// Fails if an event at `ts` could no longer be placed in time order.
-    pub(crate) fn check(&self, ts: u64) -> Result<(), String> {
+    pub(crate) fn check(&self, ts: u64) -> Result<(), LineError> {
         match self.released {
-            Some(r) if ts < r => Err(format!(
-                "expected time order: {ts} ns is before {r} ns, already passed on (the input \
+            Some(r) if ts < r => Err(LineError::new(
+                ErrorKind::OutOfOrder,
+                format!(
+                    "expected time order: {ts} ns is before {r} ns, already passed on (the input \
                  is out of order by more than the reorder window of {} events)",
-                self.window
+                    self.window
+                ),
             )),
             _ => Ok(()),
         }

@@ -27,8 +27,17 @@ fn garbage_lines_are_errors_with_their_line_number_or_skipped() {
     )
     .err()
     .unwrap();
-    assert_eq!(err.location, Location::Line(21), "{err}");
-    assert!(err.message.starts_with("expected"), "{err}");
+    assert_eq!(
+        (err.kind, err.location),
+        (ErrorKind::Syntax, Location::Line(21)),
+        "{err}"
+    );
+    // What users read: the file, the line, what was expected and the line itself.
+    assert!(
+        err.to_string().starts_with("bad.txt: line 21: expected "),
+        "{err}"
+    );
+    assert!(err.message.ends_with(", in `garbage`"), "{err}");
     // Each garbage line is reported where it is, reading on after each error.
     let mut r = FtraceReader::new(bad.as_bytes(), TextOptions::named("bad.txt")).unwrap();
     let mut errors = Vec::new();
@@ -36,10 +45,13 @@ fn garbage_lines_are_errors_with_their_line_number_or_skipped() {
         match r.next_event() {
             Ok(Some(_)) => {}
             Ok(None) => break,
-            Err(e) => errors.push(e.location),
+            Err(e) => errors.push((e.kind, e.location)),
         }
     }
-    let want: Vec<Location> = at.iter().map(|i| Location::Line(*i as u64 + 1)).collect();
+    let want: Vec<(ErrorKind, Location)> = at
+        .iter()
+        .map(|i| (ErrorKind::Syntax, Location::Line(*i as u64 + 1)))
+        .collect();
     assert_eq!(errors, want);
     let lenient = TextOptions {
         lenient: true,
@@ -62,11 +74,10 @@ fn truncate_everywhere(name: &str, text: &[u8], kind: TextKind, tail: usize) {
             Err(e) => {
                 assert!(!whole_lines, "{name} cut at {cut}: {e}");
                 assert_eq!(
-                    e.location,
-                    Location::Line(cut_line),
+                    (e.kind, e.location),
+                    (ErrorKind::Syntax, Location::Line(cut_line)),
                     "{name} cut at {cut}: {e}"
                 );
-                assert!(e.message.contains("expected"), "{e}");
             }
         }
         let lenient = TextOptions {
@@ -125,7 +136,11 @@ fn out_of_order_input_is_mended_within_the_window_and_refused_beyond() {
     let err = read_with(text.as_bytes(), TextKind::Ftrace, tight.clone())
         .err()
         .unwrap();
-    assert_eq!(err.location, Location::Line(2));
+    assert_eq!(
+        (err.kind, err.location),
+        (ErrorKind::OutOfOrder, Location::Line(2)),
+        "{err}"
+    );
     let r = read_with(
         text.as_bytes(),
         TextKind::Ftrace,
@@ -171,8 +186,11 @@ fn an_overlong_line_is_an_error_of_its_own() {
     )
     .err()
     .unwrap();
-    assert_eq!(err.location, Location::Line(3));
-    assert!(err.message.contains("at most"), "{err}");
+    assert_eq!(
+        (err.kind, err.location),
+        (ErrorKind::Limit, Location::Line(3)),
+        "{err}"
+    );
     let lenient = TextOptions {
         lenient: true,
         ..TextOptions::named("long")
@@ -180,4 +198,38 @@ fn an_overlong_line_is_an_error_of_its_own() {
     let r = read_with(text.as_bytes(), TextKind::TraceCmdReport, lenient).unwrap();
     assert_eq!((r.events.len(), r.stats.skipped), (2, 1));
     assert_eq!(r.events[1].ts, 1_000_003_000);
+}
+
+#[test]
+fn a_value_above_a_sanity_limit_and_unreadable_or_foreign_files_have_their_kinds() {
+    let err = read_with(
+        "  a-1 [9000] 1.000000: x: a=1\n".as_bytes(),
+        TextKind::Ftrace,
+        TextOptions::named("cpu"),
+    )
+    .err()
+    .unwrap();
+    assert_eq!(
+        (err.kind, err.location),
+        (ErrorKind::Limit, Location::Line(1)),
+        "{err}"
+    );
+    let dir = std::env::temp_dir().join(format!("jitterlab-trace-kinds-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let missing = dir.join("missing.dat");
+    let err = jitterlab_trace::Trace::open(&missing, false).err().unwrap();
+    assert_eq!(
+        (err.kind, err.location),
+        (ErrorKind::Io, Location::Whole),
+        "{err}"
+    );
+    let foreign = dir.join("notes.txt");
+    std::fs::write(&foreign, "shopping list\n- milk\n").unwrap();
+    let err = jitterlab_trace::Trace::open(&foreign, false).err().unwrap();
+    assert_eq!(
+        (err.kind, err.location),
+        (ErrorKind::UnknownFormat, Location::Offset(0)),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -257,7 +257,11 @@ fn timestamps_are_exact_integers() {
     )
     .err()
     .unwrap();
-    assert_eq!(err.location, Location::Line(1));
+    assert_eq!(
+        (err.kind, err.location),
+        (ErrorKind::Syntax, Location::Line(1)),
+        "{err}"
+    );
 }
 
 #[test]
