@@ -6,7 +6,7 @@ use jitterlab_host::irqs::{DefaultChange, IrqOutcome, IrqSetReport};
 use jitterlab_host::pin::{PinReport, ThreadOutcome};
 
 use crate::units::opt;
-use crate::{Render, Style, Table};
+use crate::{Col, Render, Style, Table};
 
 fn irqbalance_warning(out: &mut dyn Write, style: &Style, pid: Option<u32>) -> io::Result<()> {
     match pid {
@@ -26,7 +26,14 @@ impl Render for PinReport {
     const SCHEMA: &'static str = "jitterlab.pin";
 
     fn text(&self, out: &mut dyn Write, style: &Style) -> io::Result<()> {
-        let mut t = Table::new(["TID", "COMM", "OLD", "", "NEW", "RESULT"]).right(&[0]);
+        let mut t = Table::new([
+            Col::right("TID"),
+            Col::left("COMM"),
+            Col::left("OLD"),
+            Col::left(""),
+            Col::left("NEW"),
+            Col::left("RESULT"),
+        ]);
         for th in &self.threads {
             let result = match th.outcome {
                 ThreadOutcome::Moved => style.good("moved"),
@@ -70,13 +77,12 @@ impl Render for IrqSetReport {
 
     fn text(&self, out: &mut dyn Write, style: &Style) -> io::Result<()> {
         let mut t = Table::new([
-            "IRQ",
-            "NAME",
-            "AFFINITY OLD -> NEW",
-            "EFFECTIVE OLD -> NEW",
-            "RESULT",
-        ])
-        .right(&[0]);
+            Col::right("IRQ"),
+            Col::left("NAME"),
+            Col::left("AFFINITY OLD -> NEW"),
+            Col::left("EFFECTIVE OLD -> NEW"),
+            Col::left("RESULT"),
+        ]);
         for c in &self.changes {
             let result = match c.outcome {
                 IrqOutcome::Applied => style.good("applied"),

@@ -8,7 +8,7 @@ use jitterlab_latency::spikes::{Ledger, Spike};
 use jitterlab_latency::{CyclictestHistogram, LatencyReport, Stop};
 
 use crate::units::duration_ns;
-use crate::{Render, Style, Table};
+use crate::{Col, Render, Style, Table};
 
 /// Latency in microseconds with one decimal, the unit of the table.
 fn us(ns: f64) -> String {
@@ -57,7 +57,11 @@ impl Render for LoadRun {
                 self.command_exit.as_deref().unwrap_or("-")
             )?;
         }
-        let mut t = Table::new(["LOAD", "DONE", "PER SECOND"]).right(&[2]);
+        let mut t = Table::new([
+            Col::left("LOAD"),
+            Col::left("DONE"),
+            Col::right("PER SECOND"),
+        ]);
         for l in &self.loads {
             t.row([
                 load_name(&l.result.spec),
@@ -103,21 +107,20 @@ impl Render for LatencyReport {
         }
         writeln!(out, "latencies in us")?;
         let mut t = Table::new([
-            "CPU",
-            "SAMPLES",
-            "MIN",
-            "AVG",
-            "STDDEV",
-            "P50",
-            "P90",
-            "P99",
-            "P99.9",
-            "P99.99",
-            "MAX",
-            "MISSED",
-            ">DEADLINE",
-        ])
-        .right(&[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+            Col::right("CPU"),
+            Col::right("SAMPLES"),
+            Col::right("MIN"),
+            Col::right("AVG"),
+            Col::right("STDDEV"),
+            Col::right("P50"),
+            Col::right("P90"),
+            Col::right("P99"),
+            Col::right("P99.9"),
+            Col::right("P99.99"),
+            Col::right("MAX"),
+            Col::right("MISSED"),
+            Col::right(">DEADLINE"),
+        ]);
         for cpu in &self.cpus {
             let s = &cpu.summary;
             let over = |n: u64| {
@@ -206,14 +209,13 @@ fn write_ledger(ledger: &Ledger, out: &mut dyn Write, style: &Style) -> io::Resu
     shown.truncate(SPIKES_SHOWN);
     shown.sort_by_key(|s| (s.t_ns, s.cpu));
     let mut t = Table::new([
-        "AT",
-        "CPU",
-        "SAMPLE",
-        "LATENCY",
-        "WINDOW",
-        "INTERRUPTS ON THE CPU",
-    ])
-    .right(&[0, 1, 2, 3, 4]);
+        Col::right("AT"),
+        Col::right("CPU"),
+        Col::right("SAMPLE"),
+        Col::right("LATENCY"),
+        Col::right("WINDOW"),
+        Col::left("INTERRUPTS ON THE CPU"),
+    ]);
     for s in shown {
         let irqs: Vec<String> = s
             .interrupts

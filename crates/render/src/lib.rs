@@ -13,12 +13,12 @@
 //! removed or changes meaning (adding a field does not raise it).
 //!
 //! ```
-//! use jitterlab_render::{Style, Table};
-//! let mut t = Table::new(["CPU", "IRQS"]);
+//! use jitterlab_render::{Col, Style, Table};
+//! let mut t = Table::new([Col::left("CPU"), Col::right("IRQS")]);
 //! t.row(["0", "24"]);
 //! let mut out = Vec::new();
 //! t.write(&mut out, &Style::plain()).unwrap();
-//! assert_eq!(String::from_utf8(out).unwrap(), "CPU  IRQS\n0    24\n");
+//! assert_eq!(String::from_utf8(out).unwrap(), "CPU  IRQS\n0      24\n");
 //! ```
 //!
 //! Renderers only lay out and convert units; they compute no statistics.
@@ -46,7 +46,7 @@ pub use convert::Conversion;
 pub use latency::write_cyclictest_histogram;
 pub use perfetto::{PerfettoCounts, PerfettoWriter};
 pub use svg::write_latency_plot;
-pub use table::{Align, Table};
+pub use table::{Align, Col, Table};
 pub use trace::write_event_line;
 
 /// Colour and layout choices for text output.

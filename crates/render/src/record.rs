@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use jitterlab_host::tracefs::RecordSummary;
 
 use crate::units::duration_ns;
-use crate::{Render, Style, Table};
+use crate::{Col, Render, Style, Table};
 
 impl Render for RecordSummary {
     const SCHEMA: &'static str = "jitterlab.record";
@@ -29,8 +29,13 @@ impl Render for RecordSummary {
         if let Some(exit) = &self.command_exit {
             writeln!(out, "command: {exit}")?;
         }
-        let mut t = Table::new(["CPU", "PAGES", "OVERRUN", "DROPPED", "COMMIT OVERRUN"])
-            .right(&[0, 1, 2, 3, 4]);
+        let mut t = Table::new([
+            Col::right("CPU"),
+            Col::right("PAGES"),
+            Col::right("OVERRUN"),
+            Col::right("DROPPED"),
+            Col::right("COMMIT OVERRUN"),
+        ]);
         let lost = |n: u64| {
             if n > 0 {
                 style.bad(&n.to_string())

@@ -7,7 +7,7 @@ use jitterlab_trace::stats::TraceStats;
 use jitterlab_trace::{Event, EventKind, Sym, Value};
 
 use crate::units::duration_ns;
-use crate::{Render, Style, Table};
+use crate::{Col, Render, Style, Table};
 
 /// A symbol as the kernel prints it: its name, else its address.
 fn sym(s: &Sym) -> String {
@@ -173,13 +173,19 @@ impl Render for TraceStats {
                 style.warn(&format!("{} undecodable records skipped", self.skipped))
             )?;
         }
-        let mut t = Table::new(["EVENT", "COUNT"]).right(&[1]);
+        let mut t = Table::new([Col::left("EVENT"), Col::right("COUNT")]);
         for e in &self.by_event {
             t.row([e.name.clone(), e.count.to_string()]);
         }
         t.write(out, style)?;
         writeln!(out)?;
-        let mut t = Table::new(["CPU", "EVENTS", "LOST", "FIRST", "LAST"]).right(&[0, 1, 2]);
+        let mut t = Table::new([
+            Col::right("CPU"),
+            Col::right("EVENTS"),
+            Col::right("LOST"),
+            Col::left("FIRST"),
+            Col::left("LAST"),
+        ]);
         let ts = |t: Option<u64>| {
             t.map_or("-".into(), |t| {
                 format!("{}.{:06}", t / 1_000_000_000, t % 1_000_000_000 / 1000)

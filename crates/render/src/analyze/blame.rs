@@ -6,7 +6,7 @@ use jitterlab_analyze::analysis::blame::{BlameSection, Reason, StepKind};
 
 use super::{heading, prio, ts};
 use crate::units::duration_ns;
-use crate::{Style, Table};
+use crate::{Col, Style, Table};
 
 pub(super) fn write(s: &BlameSection, out: &mut dyn Write, style: &Style) -> io::Result<()> {
     heading(out, style, "Blame")?;
@@ -42,7 +42,7 @@ pub(super) fn write(s: &BlameSection, out: &mut dyn Write, style: &Style) -> io:
             ))
         )?;
         writeln!(out, "   {}", style.warn(&p.verdict))?;
-        let mut t = Table::new(["   FROM", "FOR", "WHAT"]).right(&[0, 1]);
+        let mut t = Table::new([Col::right("   FROM"), Col::right("FOR"), Col::left("WHAT")]);
         for step in &p.timeline {
             let what = match step.kind {
                 StepKind::Task { tid: 0, .. } => format!("idle ({})", step.name),

@@ -6,7 +6,7 @@ use jitterlab_analyze::analysis::cpus::CpuSection;
 
 use super::{heading, pct};
 use crate::units::duration_ns;
-use crate::{Style, Table};
+use crate::{Col, Style, Table};
 
 /// Load levels, from idle to fully busy.
 const BARS: [char; 9] = [' ', '▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
@@ -18,10 +18,19 @@ pub(super) fn write(c: &CpuSection, out: &mut dyn Write, style: &Style) -> io::R
         "busy = a task other than idle current; hardirq and softirq time overlap busy and idle"
     )?;
     let mut t = Table::new([
-        "CPU", "SPAN", "BUSY", "", "IDLE", "UNKNOWN", "HARDIRQ", "SOFTIRQ", "IRQS", "SOFTIRQS",
-        "SWITCHES", "INFERRED",
-    ])
-    .right(&[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+        Col::right("CPU"),
+        Col::right("SPAN"),
+        Col::right("BUSY"),
+        Col::right(""),
+        Col::right("IDLE"),
+        Col::right("UNKNOWN"),
+        Col::right("HARDIRQ"),
+        Col::right("SOFTIRQ"),
+        Col::right("IRQS"),
+        Col::right("SOFTIRQS"),
+        Col::right("SWITCHES"),
+        Col::right("INFERRED"),
+    ]);
     for r in &c.cpus {
         let unknown = if r.unknown_ns > 0 {
             style.warn(&duration_ns(r.unknown_ns))

@@ -6,7 +6,7 @@ use jitterlab_analyze::analysis::functions::FunctionSection;
 
 use super::{dur, heading, more};
 use crate::units::duration_ns;
-use crate::{Style, Table};
+use crate::{Col, Style, Table};
 
 pub(super) fn write(
     s: &FunctionSection,
@@ -23,16 +23,15 @@ pub(super) fn write(
         "self = inclusive minus the traced callees' inclusive time; most total self time first:"
     )?;
     let mut t = Table::new([
-        "FUNCTION",
-        "CALLS",
-        "SELF TOTAL",
-        "SELF AVG",
-        "INCL AVG",
-        "INCL MAX",
-        "CALLEES",
-        "MOST CALLED",
-    ])
-    .right(&[1, 2, 3, 4, 5, 6]);
+        Col::left("FUNCTION"),
+        Col::right("CALLS"),
+        Col::right("SELF TOTAL"),
+        Col::right("SELF AVG"),
+        Col::right("INCL AVG"),
+        Col::right("INCL MAX"),
+        Col::right("CALLEES"),
+        Col::left("MOST CALLED"),
+    ]);
     for f in s.functions.iter().take(top) {
         let (sf, inc) = (f.self_time, f.inclusive);
         let most = f
@@ -76,15 +75,14 @@ pub(super) fn write(
         c.other
     )?;
     let mut t = Table::new([
-        "FUNCTION",
-        "CALLS",
-        "OTHER",
-        "SELF TOTAL",
-        "OTHER",
-        "SELF AVG",
-        "OTHER",
-    ])
-    .right(&[1, 2, 3, 4, 5, 6]);
+        Col::left("FUNCTION"),
+        Col::right("CALLS"),
+        Col::right("OTHER"),
+        Col::right("SELF TOTAL"),
+        Col::right("OTHER"),
+        Col::right("SELF AVG"),
+        Col::right("OTHER"),
+    ]);
     for ch in c.changes.iter().take(top) {
         t.row([
             ch.name.clone(),

@@ -6,7 +6,7 @@ use jitterlab_analyze::analysis::irqs::{ChainRow, CpuCount, IrqSection};
 
 use super::{dur, heading, more, ts};
 use crate::units::duration_ns;
-use crate::{Style, Table};
+use crate::{Col, Style, Table};
 
 /// Width of the longest histogram bar.
 const BAR: u64 = 40;
@@ -26,18 +26,17 @@ pub(super) fn write(
             "handler duration = irq_handler_entry -> irq_handler_exit:"
         )?;
         let mut t = Table::new([
-            "IRQ",
-            "NAME",
-            "COUNT",
-            "CPUS",
-            "MIN",
-            "AVG",
-            "P99",
-            "MAX",
-            "MAX AT (s)",
-            "WAKE-UPS",
-        ])
-        .right(&[0, 2, 4, 5, 6, 7, 8, 9]);
+            Col::right("IRQ"),
+            Col::left("NAME"),
+            Col::right("COUNT"),
+            Col::left("CPUS"),
+            Col::right("MIN"),
+            Col::right("AVG"),
+            Col::right("P99"),
+            Col::right("MAX"),
+            Col::right("MAX AT (s)"),
+            Col::right("WAKE-UPS"),
+        ]);
         for r in s.irqs.iter().take(top) {
             let d = r.duration;
             t.row([
@@ -61,18 +60,17 @@ pub(super) fn write(
         writeln!(out)?;
         writeln!(out, "softirqs (duration = softirq_entry -> softirq_exit):")?;
         let mut t = Table::new([
-            "VEC",
-            "NAME",
-            "COUNT",
-            "CPUS",
-            "AVG",
-            "P99",
-            "MAX",
-            "RAISE->ENTRY AVG",
-            "MAX",
-            "RAISED BY",
-        ])
-        .right(&[0, 2, 4, 5, 6, 7, 8]);
+            Col::right("VEC"),
+            Col::left("NAME"),
+            Col::right("COUNT"),
+            Col::left("CPUS"),
+            Col::right("AVG"),
+            Col::right("P99"),
+            Col::right("MAX"),
+            Col::right("RAISE->ENTRY AVG"),
+            Col::right("MAX"),
+            Col::left("RAISED BY"),
+        ]);
         for r in &s.softirqs {
             let d = r.duration;
             let raised: Vec<String> = r
@@ -119,18 +117,17 @@ pub(super) fn write(
         "latency = the IRQ's irq_handler_exit -> the woken task's switch-in:"
     )?;
     let mut t = Table::new([
-        "IRQ",
-        "TASK",
-        "WAKE-UPS",
-        "VIA",
-        "MIN",
-        "AVG",
-        "P50",
-        "P99",
-        "MAX",
-        "MAX AT (s)",
-    ])
-    .right(&[2, 4, 5, 6, 7, 8, 9]);
+        Col::left("IRQ"),
+        Col::left("TASK"),
+        Col::right("WAKE-UPS"),
+        Col::left("VIA"),
+        Col::right("MIN"),
+        Col::right("AVG"),
+        Col::right("P50"),
+        Col::right("P99"),
+        Col::right("MAX"),
+        Col::right("MAX AT (s)"),
+    ]);
     for c in s.chains.iter().take(top) {
         let l = c.latency;
         let via = match (c.via_hardirq, c.via_softirq) {
@@ -176,7 +173,7 @@ fn histogram(c: &ChainRow, out: &mut dyn Write, style: &Style) -> io::Result<()>
         "irq {} {} -> {}-{}, irq_handler_exit -> switch-in:",
         c.irq, c.irq_name, c.comm, c.tid
     )?;
-    let mut t = Table::new(["LATENCY", "COUNT", ""]).right(&[0, 1]);
+    let mut t = Table::new([Col::right("LATENCY"), Col::right("COUNT"), Col::left("")]);
     for b in &c.histogram {
         let label = match b.le_ns {
             Some(le) => format!("<= {}", duration_ns(le)),

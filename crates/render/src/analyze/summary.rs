@@ -6,7 +6,7 @@ use jitterlab_analyze::analysis::summary::Summary;
 
 use super::{heading, ts};
 use crate::units::duration_ns;
-use crate::{Style, Table};
+use crate::{Col, Style, Table};
 
 pub(super) fn write(s: &Summary, out: &mut dyn Write, style: &Style) -> io::Result<()> {
     heading(out, style, "Summary")?;
@@ -88,7 +88,12 @@ pub(super) fn write(s: &Summary, out: &mut dyn Write, style: &Style) -> io::Resu
         out,
         "anomalies (corrections the analysis made; see the README):"
     )?;
-    let mut t = Table::new(["KIND", "CPU", "COUNT", "FIRST AT (s)"]).right(&[1, 2, 3]);
+    let mut t = Table::new([
+        Col::left("KIND"),
+        Col::right("CPU"),
+        Col::right("COUNT"),
+        Col::right("FIRST AT (s)"),
+    ]);
     for a in &s.anomalies {
         t.row([
             a.kind.name().to_string(),

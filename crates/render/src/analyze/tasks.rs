@@ -6,7 +6,7 @@ use jitterlab_analyze::analysis::tasks::{GroupBy, TaskRow, TaskSection};
 
 use super::{dur, heading, more, prio, ts};
 use crate::units::duration_ns;
-use crate::{Style, Table};
+use crate::{Col, Style, Table};
 
 pub(super) fn write(
     s: &TaskSection,
@@ -20,8 +20,14 @@ pub(super) fn write(
         GroupBy::Comm => "name (the trace has no thread group ids)",
     };
     writeln!(out, "threads by {by}:")?;
-    let mut g =
-        Table::new(["GROUP", "THREADS", "TIDS", "CPUS", "RUN", "WAKE-UPS"]).right(&[1, 4, 5]);
+    let mut g = Table::new([
+        Col::left("GROUP"),
+        Col::right("THREADS"),
+        Col::left("TIDS"),
+        Col::left("CPUS"),
+        Col::right("RUN"),
+        Col::right("WAKE-UPS"),
+    ]);
     for r in s.groups.iter().take(top) {
         let name = match r.tgid {
             Some(p) => format!("{}-{p}", r.comm),
@@ -43,19 +49,18 @@ pub(super) fn write(
     writeln!(out)?;
     writeln!(out, "run time (instance = switch-in to switch-out):")?;
     let mut t = Table::new([
-        "TID",
-        "NAME",
-        "PRIO",
-        "RUN",
-        "INSTANCES",
-        "AVG",
-        "MAX",
-        "CPUS (run time)",
-        "MIGR",
-        "PREEMPTED",
-        "SLEPT",
-    ])
-    .right(&[0, 3, 4, 5, 6, 8, 9, 10]);
+        Col::right("TID"),
+        Col::left("NAME"),
+        Col::left("PRIO"),
+        Col::right("RUN"),
+        Col::right("INSTANCES"),
+        Col::right("AVG"),
+        Col::right("MAX"),
+        Col::left("CPUS (run time)"),
+        Col::right("MIGR"),
+        Col::right("PREEMPTED"),
+        Col::right("SLEPT"),
+    ]);
     for r in s.tasks.iter().take(top) {
         let inst = r.instances;
         t.row([
@@ -93,19 +98,18 @@ pub(super) fn write(
         None => writeln!(out, "wake-up latency (sched_waking -> switch-in), worst first:")?,
     }
     let mut t = Table::new([
-        "TID",
-        "NAME",
-        "WAKE-UPS",
-        "MIN",
-        "AVG",
-        "P50",
-        "P99",
-        "MAX",
-        "MAX AT (s)",
-        "INFERRED",
-        "WOKEN MOSTLY BY",
-    ])
-    .right(&[0, 2, 3, 4, 5, 6, 7, 8, 9]);
+        Col::right("TID"),
+        Col::left("NAME"),
+        Col::right("WAKE-UPS"),
+        Col::right("MIN"),
+        Col::right("AVG"),
+        Col::right("P50"),
+        Col::right("P99"),
+        Col::right("MAX"),
+        Col::right("MAX AT (s)"),
+        Col::right("INFERRED"),
+        Col::left("WOKEN MOSTLY BY"),
+    ]);
     for r in woken.iter().take(top) {
         let Some(w) = r.wakeups else { continue };
         let inferred = if r.wakeups_inferred > 0 {

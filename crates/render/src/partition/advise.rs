@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use jitterlab_host::partition::Advice;
 
 use super::wrap;
-use crate::{Render, Style, Table};
+use crate::{Col, Render, Style, Table};
 
 impl Render for Advice {
     const SCHEMA: &'static str = "jitterlab.advise";
@@ -28,11 +28,11 @@ impl Render for Advice {
             None => "unknown".to_string(),
         };
         let mut t = Table::new([
-            "OPTION",
-            "",
-            "NEEDS",
-            "THIS KERNEL HAS IT",
-            "BOOTED WITH IT",
+            Col::left("OPTION"),
+            Col::left(""),
+            Col::left("NEEDS"),
+            Col::left("THIS KERNEL HAS IT"),
+            Col::left("BOOTED WITH IT"),
         ]);
         for p in &self.params {
             t.row([

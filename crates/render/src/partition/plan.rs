@@ -8,7 +8,7 @@ use jitterlab_host::partition::{
 };
 
 use crate::units::{duration_ns, names};
-use crate::{Render, Style, Table};
+use crate::{Col, Render, Style, Table};
 
 impl Render for Plan {
     const SCHEMA: &'static str = "jitterlab.isolate.plan";
@@ -153,7 +153,7 @@ fn write_plan(
         plan.method.name()
     )?;
     writeln!(out)?;
-    let mut t = Table::new(["CHECK", "", "FOUND"]);
+    let mut t = Table::new([Col::left("CHECK"), Col::left(""), Col::left("FOUND")]);
     for c in &plan.checks {
         t.row([
             c.name.clone(),
@@ -171,9 +171,14 @@ fn write_plan(
     }
     let result = |seq: usize| results.and_then(|rs| rs.iter().find(|r| r.seq == seq));
     let headers = |first: &'static str| {
-        let mut h = vec!["STEP", first, "OLD", "NEW"];
+        let mut h = vec![
+            Col::right("STEP"),
+            Col::left(first),
+            Col::left("OLD"),
+            Col::left("NEW"),
+        ];
         if results.is_some() {
-            h.push("RESULT");
+            h.push(Col::left("RESULT"));
         }
         h
     };
@@ -189,7 +194,7 @@ fn write_plan(
             "{}",
             style.bold("cpusets, sysctls, workqueues and IRQs")
         )?;
-        let mut t = Table::new(headers("WHAT")).right(&[0]);
+        let mut t = Table::new(headers("WHAT"));
         for s in system {
             let (what, old, new) = match &s.action {
                 Action::Write {
@@ -258,7 +263,7 @@ fn write_plan(
                 tasks.len() - kthreads
             ))
         )?;
-        let mut t = Table::new(headers("THREAD")).right(&[0]);
+        let mut t = Table::new(headers("THREAD"));
         for s in tasks {
             let Action::Task(m) = &s.action else { continue };
             let new = match &m.cpuset {

@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use jitterlab_host::partition::{RevertReport, UndoOutcome, UndoResult};
 
 use crate::units::duration_ns;
-use crate::{Render, Style, Table};
+use crate::{Col, Render, Style, Table};
 
 impl Render for RevertReport {
     const SCHEMA: &'static str = "jitterlab.revert";
@@ -53,7 +53,7 @@ impl Render for RevertReport {
             .filter(|u| matches!(u.outcome, UndoOutcome::Failed { .. }))
             .collect();
         if !failed.is_empty() {
-            let mut t = Table::new(["STEP", "WHAT", "ERROR"]).right(&[0]);
+            let mut t = Table::new([Col::right("STEP"), Col::left("WHAT"), Col::left("ERROR")]);
             for u in failed {
                 let UndoOutcome::Failed { error } = &u.outcome else {
                     continue;
@@ -90,7 +90,7 @@ impl Render for RevertReport {
                     self.differences.len()
                 ))
             )?;
-            let mut t = Table::new(["WHAT", "BEFORE", "NOW"]);
+            let mut t = Table::new([Col::left("WHAT"), Col::left("BEFORE"), Col::left("NOW")]);
             for d in &self.differences {
                 t.row([d.what.clone(), d.before.clone(), d.after.clone()]);
             }

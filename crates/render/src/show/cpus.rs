@@ -8,7 +8,7 @@ use jitterlab_host::workqueues::Workqueues;
 
 use super::{isolation, set};
 use crate::units::{khz, opt};
-use crate::{Render, Style, Table};
+use crate::{Col, Render, Style, Table};
 
 impl Render for CpuMap {
     const SCHEMA: &'static str = "jitterlab.show.cpus";
@@ -51,18 +51,17 @@ impl Render for CpuMap {
         )?;
         writeln!(out)?;
         let mut t = Table::new([
-            "CPU",
-            "ONLINE",
-            "CORE",
-            "SMT",
-            "PKG",
-            "NODE",
-            "GOVERNOR",
-            "FREQ",
-            "IDLE STATES",
-            "ISOLATED",
-        ])
-        .right(&[0, 2, 4, 5]);
+            Col::right("CPU"),
+            Col::left("ONLINE"),
+            Col::right("CORE"),
+            Col::left("SMT"),
+            Col::right("PKG"),
+            Col::right("NODE"),
+            Col::left("GOVERNOR"),
+            Col::left("FREQ"),
+            Col::left("IDLE STATES"),
+            Col::left("ISOLATED"),
+        ]);
         for c in &self.cpus {
             let states: Vec<String> = c
                 .idle_states
@@ -119,15 +118,14 @@ impl Render for Workqueues {
         )?;
         writeln!(out)?;
         let mut t = Table::new([
-            "WORKQUEUE",
-            "PER-CPU",
-            "CPUMASK",
-            "SCOPE",
-            "STRICT",
-            "MAX_ACTIVE",
-            "NICE",
-        ])
-        .right(&[5, 6]);
+            Col::left("WORKQUEUE"),
+            Col::left("PER-CPU"),
+            Col::left("CPUMASK"),
+            Col::left("SCOPE"),
+            Col::left("STRICT"),
+            Col::right("MAX_ACTIVE"),
+            Col::right("NICE"),
+        ]);
         for q in &self.queues {
             let yes_no = |b: Option<bool>| opt(b.map(|b| if b { "yes" } else { "no" }));
             t.row([
@@ -165,15 +163,14 @@ impl Render for Cgroups {
         writeln!(out)?;
         if self.cpuset_version == Some(2) {
             let mut t = Table::new([
-                "CPUSET",
-                "CPUS",
-                "EFFECTIVE",
-                "EXCLUSIVE",
-                "MEMS",
-                "PARTITION",
-                "THREADS",
-            ])
-            .right(&[6]);
+                Col::left("CPUSET"),
+                Col::left("CPUS"),
+                Col::left("EFFECTIVE"),
+                Col::left("EXCLUSIVE"),
+                Col::left("MEMS"),
+                Col::left("PARTITION"),
+                Col::right("THREADS"),
+            ]);
             for c in &self.cpusets {
                 t.row([
                     c.path.clone(),
@@ -188,16 +185,15 @@ impl Render for Cgroups {
             t.write(out, style)
         } else {
             let mut t = Table::new([
-                "CPUSET",
-                "CPUS",
-                "EFFECTIVE",
-                "MEMS",
-                "CPU_EXCL",
-                "MEM_EXCL",
-                "LOAD_BALANCE",
-                "TASKS",
-            ])
-            .right(&[7]);
+                Col::left("CPUSET"),
+                Col::left("CPUS"),
+                Col::left("EFFECTIVE"),
+                Col::left("MEMS"),
+                Col::left("CPU_EXCL"),
+                Col::left("MEM_EXCL"),
+                Col::left("LOAD_BALANCE"),
+                Col::right("TASKS"),
+            ]);
             let flag = |b: Option<bool>| opt(b.map(u8::from));
             for c in &self.cpusets {
                 t.row([

@@ -6,7 +6,7 @@ use jitterlab_host::irqs::{Counter, IrqMap};
 
 use super::set;
 use crate::units::{opt, rate};
-use crate::{Render, Style, Table};
+use crate::{Col, Render, Style, Table};
 
 fn counts_cells(counts: &[u64], rates: Option<&Vec<f64>>) -> Vec<String> {
     match rates {
@@ -16,13 +16,12 @@ fn counts_cells(counts: &[u64], rates: Option<&Vec<f64>>) -> Vec<String> {
 }
 
 fn counter_table(cpus: &[u32], rows: &[Counter], with_desc: bool) -> Table {
-    let mut headers = vec!["NAME".to_string()];
-    headers.extend(cpus.iter().map(|c| format!("CPU{c}")));
+    let mut cols = vec![Col::left("NAME")];
+    cols.extend(cpus.iter().map(|c| Col::right(format!("CPU{c}"))));
     if with_desc {
-        headers.push("DESCRIPTION".into());
+        cols.push(Col::left("DESCRIPTION"));
     }
-    let right: Vec<usize> = (1..=cpus.len()).collect();
-    let mut t = Table::new(headers).right(&right);
+    let mut t = Table::new(cols);
     for row in rows {
         let mut cells = vec![row.name.clone()];
         if row.per_cpu {
@@ -69,24 +68,17 @@ impl Render for IrqMap {
             set(self.default_affinity.as_ref())
         )?;
         writeln!(out)?;
-        let mut headers: Vec<String> = [
-            "IRQ",
-            "ACTIONS",
-            "CHIP",
-            "HWIRQ",
-            "TYPE",
-            "AFFINITY",
-            "EFFECTIVE",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        let first_count = headers.len();
-        headers.extend(self.cpus.iter().map(|c| format!("CPU{c}")));
-        let right: Vec<usize> = std::iter::once(0)
-            .chain(first_count..first_count + self.cpus.len())
-            .collect();
-        let mut t = Table::new(headers).right(&right);
+        let mut cols = vec![
+            Col::right("IRQ"),
+            Col::left("ACTIONS"),
+            Col::left("CHIP"),
+            Col::left("HWIRQ"),
+            Col::left("TYPE"),
+            Col::left("AFFINITY"),
+            Col::left("EFFECTIVE"),
+        ];
+        cols.extend(self.cpus.iter().map(|c| Col::right(format!("CPU{c}"))));
+        let mut t = Table::new(cols);
         if self.irqs.is_empty() {
             writeln!(out, "no device IRQ matches")?;
         }

@@ -7,7 +7,7 @@ use jitterlab_host::TaskList;
 
 use super::kind;
 use crate::units::{cpu_time, names, opt};
-use crate::{Render, Style, Table};
+use crate::{Col, Render, Style, Table};
 
 /// Longest command line shown in text; JSON has it whole.
 const MAX_COMMAND: usize = 72;
@@ -53,28 +53,23 @@ impl Render for TaskList {
     const SCHEMA: &'static str = "jitterlab.show.tasks";
 
     fn text(&self, out: &mut dyn Write, style: &Style) -> io::Result<()> {
-        let mut headers = vec!["PID"];
+        let mut cols = vec![Col::right("PID")];
         if self.threads {
-            headers.push("TID");
+            cols.push(Col::right("TID"));
         }
-        headers.extend([
-            "POL",
-            "RTPRIO",
-            "NI",
-            "S",
-            "ALLOWED",
-            "LAST",
-            "CPUSET",
-            "TIME",
-            "KIND",
-            if self.threads { "COMM" } else { "COMMAND" },
+        cols.extend([
+            Col::left("POL"),
+            Col::right("RTPRIO"),
+            Col::right("NI"),
+            Col::left("S"),
+            Col::left("ALLOWED"),
+            Col::right("LAST"),
+            Col::left("CPUSET"),
+            Col::left("TIME"),
+            Col::left("KIND"),
+            Col::left(if self.threads { "COMM" } else { "COMMAND" }),
         ]);
-        let right: Vec<usize> = if self.threads {
-            vec![0, 1, 3, 4, 7]
-        } else {
-            vec![0, 2, 3, 6]
-        };
-        let mut t = Table::new(headers).right(&right);
+        let mut t = Table::new(cols);
         for task in &self.tasks {
             t.row(task_row(task, self.threads));
         }

@@ -1,6 +1,6 @@
 //! The table layout: colour changes no column's width or alignment.
 
-use jitterlab_render::{Style, Table};
+use jitterlab_render::{Col, Style, Table};
 
 use crate::check;
 
@@ -21,7 +21,12 @@ fn strip_ansi(s: &str) -> String {
 }
 
 fn table(style: &Style) -> String {
-    let mut t = Table::new(["CPU", "STATE", "IRQS", "NOTE"]).right(&[0, 2]);
+    let mut t = Table::new([
+        Col::right("CPU"),
+        Col::left("STATE"),
+        Col::right("IRQS"),
+        Col::left("NOTE"),
+    ]);
     t.row([
         "0".into(),
         style.good("isolated"),
