@@ -28,6 +28,7 @@
 mod analyze;
 mod change;
 mod convert;
+mod events;
 mod latency;
 mod partition;
 mod perfetto;
@@ -35,7 +36,6 @@ mod record;
 mod show;
 mod svg;
 mod table;
-mod trace;
 pub mod units;
 
 use std::io::{self, Write};
@@ -43,11 +43,11 @@ use std::io::{self, Write};
 use serde::Serialize;
 
 pub use convert::Conversion;
+pub use events::write_event_line;
 pub use latency::write_cyclictest_histogram;
 pub use perfetto::{PerfettoCounts, PerfettoWriter};
 pub use svg::write_latency_plot;
 pub use table::{Align, Col, Table};
-pub use trace::write_event_line;
 
 /// Colour and layout choices for text output.
 #[derive(Clone, Copy, Debug)]

@@ -1,10 +1,8 @@
-//! `show cpus`, `show workqueues` and `show cgroups`: the machine's partitioning state.
+//! `show cpus`: topology, frequency, idle states and isolation of each CPU.
 
 use std::io::{self, Write};
 
-use jitterlab_host::cgroups::Cgroups;
 use jitterlab_host::cpus::CpuMap;
-use jitterlab_host::workqueues::Workqueues;
 
 use super::{isolation, set};
 use crate::units::{khz, opt};
@@ -102,112 +100,5 @@ impl Render for CpuMap {
             ]);
         }
         t.write(out, style)
-    }
-}
-
-impl Render for Workqueues {
-    const SCHEMA: &'static str = "jitterlab.show.workqueues";
-
-    fn text(&self, out: &mut dyn Write, style: &Style) -> io::Result<()> {
-        writeln!(
-            out,
-            "unbound cpumask {}  requested {}  isolated {}",
-            set(self.cpumask.as_ref()),
-            set(self.cpumask_requested.as_ref()),
-            set(self.cpumask_isolated.as_ref())
-        )?;
-        writeln!(out)?;
-        let mut t = Table::new([
-            Col::left("WORKQUEUE"),
-            Col::left("PER-CPU"),
-            Col::left("CPUMASK"),
-            Col::left("SCOPE"),
-            Col::left("STRICT"),
-            Col::right("MAX_ACTIVE"),
-            Col::right("NICE"),
-        ]);
-        for q in &self.queues {
-            let yes_no = |b: Option<bool>| opt(b.map(|b| if b { "yes" } else { "no" }));
-            t.row([
-                q.name.clone(),
-                yes_no(q.per_cpu),
-                set(q.cpumask.as_ref()),
-                opt(q.affinity_scope.as_deref()),
-                yes_no(q.affinity_strict),
-                opt(q.max_active),
-                opt(q.nice),
-            ]);
-        }
-        t.write(out, style)
-    }
-}
-
-impl Render for Cgroups {
-    const SCHEMA: &'static str = "jitterlab.show.cgroups";
-
-    fn text(&self, out: &mut dyn Write, style: &Style) -> io::Result<()> {
-        let layout = match self.layout {
-            jitterlab_host::cgroups::Layout::V1 => "cgroup v1",
-            jitterlab_host::cgroups::Layout::V2 => "cgroup v2 (unified)",
-            jitterlab_host::cgroups::Layout::Hybrid => "hybrid (v1 controllers and cgroup2)",
-            jitterlab_host::cgroups::Layout::None => "no cgroup file system mounted",
-        };
-        writeln!(out, "layout: {layout}")?;
-        if let Some(v2) = &self.v2_mount {
-            writeln!(out, "cgroup2 mounted at {v2}")?;
-        }
-        match (self.cpuset_version, &self.cpuset_mount) {
-            (Some(v), Some(m)) => writeln!(out, "cpuset controller: v{v} at {m}")?,
-            _ => writeln!(out, "{}", style.warn("cpuset controller: not mounted"))?,
-        }
-        writeln!(out)?;
-        if self.cpuset_version == Some(2) {
-            let mut t = Table::new([
-                Col::left("CPUSET"),
-                Col::left("CPUS"),
-                Col::left("EFFECTIVE"),
-                Col::left("EXCLUSIVE"),
-                Col::left("MEMS"),
-                Col::left("PARTITION"),
-                Col::right("THREADS"),
-            ]);
-            for c in &self.cpusets {
-                t.row([
-                    c.path.clone(),
-                    set(c.cpus.as_ref()),
-                    set(c.effective_cpus.as_ref()),
-                    set(c.cpus_exclusive.as_ref()),
-                    set(c.effective_mems.as_ref().or(c.mems.as_ref())),
-                    opt(c.partition.as_deref()),
-                    c.tasks.to_string(),
-                ]);
-            }
-            t.write(out, style)
-        } else {
-            let mut t = Table::new([
-                Col::left("CPUSET"),
-                Col::left("CPUS"),
-                Col::left("EFFECTIVE"),
-                Col::left("MEMS"),
-                Col::left("CPU_EXCL"),
-                Col::left("MEM_EXCL"),
-                Col::left("LOAD_BALANCE"),
-                Col::right("TASKS"),
-            ]);
-            let flag = |b: Option<bool>| opt(b.map(u8::from));
-            for c in &self.cpusets {
-                t.row([
-                    c.path.clone(),
-                    set(c.cpus.as_ref()),
-                    set(c.effective_cpus.as_ref()),
-                    set(c.mems.as_ref()),
-                    flag(c.cpu_exclusive),
-                    flag(c.mem_exclusive),
-                    flag(c.sched_load_balance),
-                    c.tasks.to_string(),
-                ]);
-            }
-            t.write(out, style)
-        }
     }
 }

@@ -1,9 +1,11 @@
 //! `jitterlab show` and its sub-views: one file per view.
 
+mod cgroups;
 mod cpus;
 mod irqs;
 mod overview;
 mod tasks;
+mod workqueues;
 
 use jitterlab_cpuset::CpuSet;
 use jitterlab_host::cpus::IsolationReason;
