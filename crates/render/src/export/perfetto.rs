@@ -18,6 +18,11 @@
 //!
 //! Times are microseconds with three decimals, written from the integer nanoseconds
 //! (exact; no floating point).
+//!
+//! A streaming format, so not an [`Exporter`](super::Exporter): there is no model to
+//! hand over whole, the machine's intervals are written as they end. Open the output
+//! with [`Target::create`](super::Target::create) (or any `Write`), feed the writer to
+//! the machine as its sink, then [`PerfettoWriter::finish`] it.
 
 use std::collections::BTreeSet;
 use std::io::{self, Write};

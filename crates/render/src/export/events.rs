@@ -1,13 +1,39 @@
-//! `jitterlab report`: events one per line as `trace-cmd report` prints them, and the
-//! counts of `--stats`.
+//! The event-line format of `jitterlab report`: one line per event as `trace-cmd report`
+//! prints it, `comm-pid [cpu] seconds.micros: name: fields`.
+//!
+//! A streaming format: the command feeds events one by one (memory does not grow with the
+//! trace), each through [`Events`]' [`Exporter::write`] with the task name it resolved.
 
 use std::io::{self, Write};
 
-use jitterlab_trace::stats::TraceStats;
 use jitterlab_trace::{Event, EventKind, Sym, Value};
 
-use crate::units::duration_ns;
-use crate::{Col, Render, Style, Table};
+use super::Exporter;
+
+/// One event and the name of the task it ran in (trace-cmd's `comm`).
+#[derive(Clone, Copy, Debug)]
+pub struct EventLine<'a> {
+    /// The event.
+    pub event: &'a Event,
+    /// The name of the task `event.pid`.
+    pub comm: &'a str,
+}
+
+/// The event-line format.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Events;
+
+impl Exporter<EventLine<'_>> for Events {
+    fn write(&self, line: &EventLine<'_>, out: &mut dyn Write) -> io::Result<()> {
+        event_line(out, line.event, line.comm)
+    }
+}
+
+/// Writes one event line: `comm-pid [cpu] seconds.micros: name: fields`. The same as
+/// [`Events`]' [`Exporter::write`].
+pub fn write_event_line(out: &mut dyn Write, ev: &Event, comm: &str) -> io::Result<()> {
+    event_line(out, ev, comm)
+}
 
 /// A symbol as the kernel prints it: its name, else its address.
 fn sym(s: &Sym) -> String {
@@ -17,8 +43,7 @@ fn sym(s: &Sym) -> String {
     }
 }
 
-/// Writes one event line: `comm-pid [cpu] seconds.micros: name: fields`.
-pub fn write_event_line(out: &mut dyn Write, ev: &Event, comm: &str) -> io::Result<()> {
+fn event_line(out: &mut dyn Write, ev: &Event, comm: &str) -> io::Result<()> {
     let task = format!("{comm}-{}", ev.pid);
     write!(
         out,
@@ -147,76 +172,4 @@ fn softirq_name(vec: u32) -> &'static str {
         .get(vec as usize)
         .copied()
         .unwrap_or("?")
-}
-
-impl Render for TraceStats {
-    const SCHEMA: &'static str = "jitterlab.report.stats";
-
-    fn text(&self, out: &mut dyn Write, style: &Style) -> io::Result<()> {
-        let span = match (self.first_ts, self.last_ts) {
-            (Some(a), Some(b)) => format!(
-                "{}.{:06} s to {}.{:06} s ({})",
-                a / 1_000_000_000,
-                a % 1_000_000_000 / 1000,
-                b / 1_000_000_000,
-                b % 1_000_000_000 / 1000,
-                duration_ns(b - a)
-            ),
-            _ => "-".into(),
-        };
-        writeln!(out, "{}: {}", self.file, self.format)?;
-        writeln!(out, "{} events, {span}", self.total)?;
-        if self.skipped > 0 {
-            writeln!(
-                out,
-                "{}",
-                style.warn(&format!("{} undecodable records skipped", self.skipped))
-            )?;
-        }
-        let mut t = Table::new([Col::left("EVENT"), Col::right("COUNT")]);
-        for e in &self.by_event {
-            t.row([e.name.clone(), e.count.to_string()]);
-        }
-        t.write(out, style)?;
-        writeln!(out)?;
-        let mut t = Table::new([
-            Col::right("CPU"),
-            Col::right("EVENTS"),
-            Col::right("LOST"),
-            Col::left("FIRST"),
-            Col::left("LAST"),
-        ]);
-        let ts = |t: Option<u64>| {
-            t.map_or("-".into(), |t| {
-                format!("{}.{:06}", t / 1_000_000_000, t % 1_000_000_000 / 1000)
-            })
-        };
-        for c in &self.per_cpu {
-            let lost = match c.lost {
-                Some(0) if !self.lost_recorded => "?".to_string(),
-                Some(0) => "0".to_string(),
-                Some(n) => style.bad(&n.to_string()),
-                None => style.bad("some"),
-            };
-            t.row([
-                c.cpu.to_string(),
-                c.events.to_string(),
-                lost,
-                ts(c.first_ts),
-                ts(c.last_ts),
-            ]);
-        }
-        t.write(out, style)?;
-        if !self.lost_recorded {
-            writeln!(
-                out,
-                "{}",
-                style.warn(&format!(
-                    "lost events: unknown ({} does not record them)",
-                    self.format
-                ))
-            )?;
-        }
-        Ok(())
-    }
 }

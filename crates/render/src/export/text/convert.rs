@@ -4,7 +4,7 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-use crate::perfetto::PerfettoCounts;
+use crate::export::PerfettoCounts;
 use crate::{Render, Style};
 
 /// The result of a conversion.

@@ -9,6 +9,7 @@ use std::io::{self, Write};
 
 use jitterlab_latency::plot::{LatencyPlot, Series};
 
+use super::Exporter;
 use crate::units::duration_ns;
 
 const WIDTH: f64 = 960.0;
@@ -68,8 +69,23 @@ impl YAxis {
     }
 }
 
-/// Writes `plot` as an SVG document.
+/// The SVG latency plot format.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Svg;
+
+impl Exporter<LatencyPlot> for Svg {
+    fn write(&self, plot: &LatencyPlot, out: &mut dyn Write) -> io::Result<()> {
+        document(plot, out)
+    }
+}
+
+/// Writes `plot` as an SVG document: the same as [`Svg`]'s [`Exporter::write`].
 pub fn write_latency_plot(plot: &LatencyPlot, out: &mut dyn Write) -> io::Result<()> {
+    document(plot, out)
+}
+
+/// The document: a header, then one panel per CPU.
+fn document(plot: &LatencyPlot, out: &mut dyn Write) -> io::Result<()> {
     let panels = plot.series.len().max(1) as f64;
     let height = HEADER + panels * (PANEL + GAP) + 10.0;
     writeln!(
