@@ -10,7 +10,10 @@ use jitterlab_latency::probe::{BreakHit, Run};
 use jitterlab_latency::spikes::{CountDelta, Ledger, Spike};
 use jitterlab_latency::stats::CpuStats;
 use jitterlab_latency::{Config, CyclictestHistogram, LatencyReport, Stop};
-use jitterlab_render::{write_cyclictest_histogram, write_latency_plot};
+use jitterlab_render::{
+    write_cyclictest_histogram, write_latency_plot, Cyclictest, ExportManager, Json, Svg, Target,
+    Text,
+};
 
 use crate::{both, check};
 
@@ -134,7 +137,7 @@ fn loads() -> Vec<LoadResult> {
     ]
 }
 
-fn report() -> LatencyReport {
+pub fn report() -> LatencyReport {
     let mut r = LatencyReport::build(
         environment(),
         config(),
@@ -195,4 +198,35 @@ fn load_run() {
             loads(),
         ),
     );
+}
+
+/// `latency --json FILE --plot FILE.svg --histogram-cyclictest FILE`: one manager, one
+/// call, the same bytes as each format alone.
+#[test]
+fn latency_outputs_through_the_manager() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |n: &str| dir.path().join(n);
+    let report = report();
+    let plot = LatencyPlot::build(&report);
+    let hist = CyclictestHistogram::build(&run(), 100);
+    let mut outputs = ExportManager::new();
+    outputs
+        .add(Json, &report, Target::file(path("run.json")))
+        .add(Svg, &plot, Target::file(path("run.svg")))
+        .add(Cyclictest, &hist, Target::file(path("run.hist")))
+        .add(
+            Text(jitterlab_render::Style::plain()),
+            &report,
+            Target::file(path("run.txt")),
+        );
+    outputs.write_all().unwrap();
+    let read = |n: &str| std::fs::read_to_string(path(n)).unwrap();
+    assert_eq!(read("run.json"), crate::json(&report));
+    assert_eq!(read("run.txt"), crate::text(&report));
+    let mut svg = Vec::new();
+    write_latency_plot(&plot, &mut svg).unwrap();
+    assert_eq!(read("run.svg").as_bytes(), svg);
+    let mut h = Vec::new();
+    write_cyclictest_histogram(&hist, &mut h).unwrap();
+    assert_eq!(read("run.hist").as_bytes(), h);
 }

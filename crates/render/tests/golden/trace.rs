@@ -12,7 +12,7 @@ fn open(name: &str) -> Trace {
     Trace::open(workspace(&format!("trace/tests/data/{name}")), false).unwrap()
 }
 
-fn analyzed(name: &str, options: &Options) -> jitterlab_analyze::AnalyzeReport {
+pub fn analyzed(name: &str, options: &Options) -> jitterlab_analyze::AnalyzeReport {
     let trace = open(name);
     let options = Options {
         tgids: trace.tgids(),
