@@ -120,6 +120,12 @@ fn report() {
         None,
     );
     golden(
+        "report_ftrace_misc_json",
+        &d,
+        &["report", "text/ftrace-misc.txt", "--json"],
+        None,
+    );
+    golden(
         "report_instances",
         &d,
         &["report", "instances.v7.dat"],

@@ -45,8 +45,8 @@ use serde::Serialize;
 pub use export::text::Conversion;
 pub use export::{
     write_cyclictest_histogram, write_event_line, write_latency_plot, Cyclictest, EventLine,
-    Events, ExportError, ExportManager, Exporter, Json, PerfettoCounts, PerfettoWriter, Svg,
-    Target, Text,
+    Events, EventsJson, ExportError, ExportManager, Exporter, Json, PerfettoCounts, PerfettoWriter,
+    Svg, Target, Text,
 };
 pub use table::{Align, Col, Table};
 

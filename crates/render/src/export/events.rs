@@ -2,7 +2,8 @@
 //! prints it, `comm-pid [cpu] seconds.micros: name: fields`.
 //!
 //! A streaming format: the command feeds events one by one (memory does not grow with the
-//! trace), each through [`Events`]' [`Exporter::write`] with the task name it resolved.
+//! trace), each through [`Events`]' [`Exporter::write`] with the task name it resolved;
+//! [`EventsJson`] writes the same events as JSON lines (`report --json`).
 
 use std::io::{self, Write};
 
@@ -26,6 +27,18 @@ pub struct Events;
 impl Exporter<EventLine<'_>> for Events {
     fn write(&self, line: &EventLine<'_>, out: &mut dyn Write) -> io::Result<()> {
         event_line(out, line.event, line.comm)
+    }
+}
+
+/// The event-line format of `report --json`: one JSON object per line, the event's
+/// `Serialize` form (its `event` field names it).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct EventsJson;
+
+impl Exporter<EventLine<'_>> for EventsJson {
+    fn write(&self, line: &EventLine<'_>, out: &mut dyn Write) -> io::Result<()> {
+        serde_json::to_writer(&mut *out, line.event)?;
+        writeln!(out)
     }
 }
 

@@ -7,7 +7,7 @@
 //! | JSON envelope | `json.rs` | [`Json`] | any [`Render`](crate::Render) model |
 //! | SVG latency plot | `svg.rs` | [`Svg`] | [`LatencyPlot`](jitterlab_latency::plot::LatencyPlot) |
 //! | cyclictest histogram | `cyclictest.rs` | [`Cyclictest`] | [`CyclictestHistogram`](jitterlab_latency::CyclictestHistogram) |
-//! | event lines | `events.rs` | [`Events`] | [`EventLine`], one event (streaming) |
+//! | event lines, text or JSON | `events.rs` | [`Events`], [`EventsJson`] | [`EventLine`], one event (streaming) |
 //! | Chrome/Perfetto JSON | `perfetto.rs` | [`PerfettoWriter`] | the state machine's intervals (streaming) |
 //!
 //! Every format that writes a whole model implements [`Exporter`]; an
@@ -54,7 +54,7 @@ use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 pub use cyclictest::{write_cyclictest_histogram, Cyclictest};
-pub use events::{write_event_line, EventLine, Events};
+pub use events::{write_event_line, EventLine, Events, EventsJson};
 pub use json::Json;
 pub use perfetto::{PerfettoCounts, PerfettoWriter};
 pub use svg::{write_latency_plot, Svg};

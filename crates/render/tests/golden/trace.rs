@@ -2,7 +2,9 @@
 //! conversion summary) on the committed traces of the trace crate.
 
 use jitterlab_analyze::{analyze, Machine, MachineOptions, Options, Section};
-use jitterlab_render::{write_event_line, Conversion, PerfettoCounts, PerfettoWriter};
+use jitterlab_render::{
+    write_event_line, Conversion, EventLine, EventsJson, Exporter, PerfettoCounts, PerfettoWriter,
+};
 use jitterlab_trace::stats::{TaskNames, TraceStats};
 use jitterlab_trace::Trace;
 
@@ -88,6 +90,27 @@ fn event_lines(name: &str, n: usize) -> String {
         }
     }
     String::from_utf8(out).unwrap()
+}
+
+/// The events of a text trace as `jitterlab report --json` prints them.
+#[test]
+fn report_event_json_lines() {
+    let trace = open("text/ftrace-misc.txt");
+    let mut names = TaskNames::new(trace.cmdlines());
+    let mut source = trace.events().unwrap();
+    let mut out = Vec::new();
+    while let Some(ev) = source.next_event().unwrap() {
+        names.learn(&ev);
+        let line = EventLine {
+            event: &ev,
+            comm: names.get(ev.pid),
+        };
+        EventsJson.write(&line, &mut out).unwrap();
+    }
+    check(
+        "report_events_ftrace_misc.jsonl",
+        &String::from_utf8(out).unwrap(),
+    );
 }
 
 #[test]
