@@ -1,8 +1,9 @@
 //! `jitterlab convert`: a trace to the other .dat version or to Perfetto JSON, written
-//! whole under a temporary name and then renamed, and the summary of what was written.
+//! whole under a temporary name and then renamed, and the model of what was written
+//! ([`Conversion`]; its text is in `export/text/convert.rs`).
 
 use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter};
 use std::path::{Path, PathBuf};
 
 use jitterlab_analyze::{Filter, Filtered, Machine, MachineOptions};
@@ -10,8 +11,7 @@ use jitterlab_trace::dat::{copy_to_v6, copy_to_v7, Compression, Spool};
 use jitterlab_trace::Trace;
 use serde::Serialize;
 
-use crate::perfetto::{PerfettoCounts, PerfettoWriter};
-use crate::{Render, Style};
+use crate::export::{PerfettoCounts, PerfettoWriter};
 
 /// What `convert` writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -193,24 +193,4 @@ pub struct Conversion {
     /// What the Chrome JSON holds, for that output.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub perfetto: Option<PerfettoCounts>,
-}
-
-impl Render for Conversion {
-    const SCHEMA: &'static str = "jitterlab.convert";
-
-    fn text(&self, out: &mut dyn Write, _style: &Style) -> io::Result<()> {
-        writeln!(
-            out,
-            "{} ({}) -> {} ({}), {} bytes",
-            self.input, self.input_format, self.output, self.output_format, self.bytes
-        )?;
-        if let Some(p) = &self.perfetto {
-            writeln!(
-                out,
-                "{} CPUs: {} task slices, {} IRQ slices, {} softirq slices, {} wake-up arrows, {} markers, {} lost-event marks",
-                p.cpus, p.task_slices, p.irq_slices, p.softirq_slices, p.wakeups, p.markers, p.lost
-            )?;
-        }
-        Ok(())
-    }
 }

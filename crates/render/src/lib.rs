@@ -1,9 +1,9 @@
 //! Renderers of jitterlab's result models.
 //!
-//! Every result model (a `Serialize` struct of the host crate and, later, of the
-//! analysis and latency crates) is written either for people — aligned tables,
-//! colour only when [`Style::color`] is on — or for machines as JSON inside a
-//! versioned envelope:
+//! Every result model — a `Serialize` struct of the host, trace, analyze and latency
+//! crates (`show`, `pin`, `isolate`, `record`, `report --stats`, `analyze`, `latency`,
+//! `load` ...) — is written for people as aligned text tables, colour only when
+//! [`Style::color`] is on, or for machines as JSON inside a versioned envelope:
 //!
 //! ```json
 //! {"schema": "jitterlab.show.irqs", "version": 1, "data": { ... }}
@@ -12,32 +12,38 @@
 //! `schema` names the shape of `data`; `version` is raised whenever a field is
 //! removed or changes meaning (adding a field does not raise it).
 //!
+//! Beside text and JSON the crate writes the SVG plot and cyclictest's histogram of a
+//! latency run, `trace-cmd report`-style event lines, and Chrome trace-event JSON for
+//! Perfetto, streamed from the analysis state machine. Each format is one file of the
+//! `export` module (`src/export/`) behind one trait, [`Exporter`]; an [`ExportManager`]
+//! writes a command's outputs (files and stdout) in one call.
+//!
 //! ```
-//! use jitterlab_render::{Style, Table};
-//! let mut t = Table::new(["CPU", "IRQS"]);
+//! use jitterlab_render::{Col, Style, Table};
+//! let mut t = Table::new([Col::left("CPU"), Col::right("IRQS")]);
 //! t.row(["0", "24"]);
 //! let mut out = Vec::new();
 //! t.write(&mut out, &Style::plain()).unwrap();
-//! assert_eq!(String::from_utf8(out).unwrap(), "CPU  IRQS\n0    24\n");
+//! assert_eq!(String::from_utf8(out).unwrap(), "CPU  IRQS\n0      24\n");
 //! ```
 //!
-//! Renderers only lay out and convert units; they compute no statistics.
+//! Three drivers sit beside the formats, each one library call of a command: [`convert`]
+//! (a trace to another .dat version or to Perfetto JSON, written under a temporary name
+//! and renamed), [`stream`] (the events `report` prints, as they are read) and [`live`]
+//! (the latency probe's line on a terminal). They read traces through the trace crate
+//! and write files; nothing here touches the host.
+//!
+//! What it does not do: renderers only lay out and convert units (ns to `12.3 us`,
+//! absent data to `-`); they compute no statistics (percentiles, histograms, plot bins
+//! and verdicts come with the models). There is no HTML or Parquet output yet.
 
 #![deny(missing_docs)]
 
-mod analyze;
-mod change;
 pub mod convert;
-mod latency;
+mod export;
 pub mod live;
-mod partition;
-mod perfetto;
-mod record;
-mod show;
 pub mod stream;
-mod svg;
 mod table;
-mod trace;
 pub mod units;
 
 use std::io::{self, Write};
@@ -45,11 +51,12 @@ use std::io::{self, Write};
 use serde::Serialize;
 
 pub use convert::{convert, Conversion, ConvertError, OutputFormat};
-pub use latency::write_cyclictest_histogram;
-pub use perfetto::{PerfettoCounts, PerfettoWriter};
-pub use svg::write_latency_plot;
-pub use table::{Align, Table};
-pub use trace::write_event_line;
+pub use export::{
+    write_cyclictest_histogram, write_event_line, write_latency_plot, Cyclictest, EventLine,
+    Events, EventsJson, ExportError, ExportManager, Exporter, Json, PerfettoCounts, PerfettoWriter,
+    Svg, Target, Text,
+};
+pub use table::{Align, Col, Table};
 
 /// Colour and layout choices for text output.
 #[derive(Clone, Copy, Debug)]
@@ -98,7 +105,7 @@ impl Style {
     }
 }
 
-/// A result model that can be rendered.
+/// A result model that can be rendered as text and as JSON.
 pub trait Render: Serialize {
     /// The schema name in the JSON envelope, e.g. `jitterlab.show.irqs`.
     const SCHEMA: &'static str;
@@ -108,7 +115,8 @@ pub trait Render: Serialize {
     fn text(&self, out: &mut dyn Write, style: &Style) -> io::Result<()>;
 }
 
-/// Output format.
+/// Text or JSON, as a command's `--json` and `--color` choose: the [`Text`] or [`Json`]
+/// exporter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
     /// Tables for people.
@@ -117,27 +125,18 @@ pub enum Format {
     Json,
 }
 
-#[derive(Serialize)]
-struct Envelope<'a, T: Serialize> {
-    schema: &'static str,
-    version: u32,
-    data: &'a T,
-}
-
-/// Writes `value` in `format`.
-pub fn render<T: Render>(value: &T, format: Format, out: &mut dyn Write) -> io::Result<()> {
-    match format {
-        Format::Text(style) => value.text(out, &style),
-        Format::Json => {
-            let env = Envelope {
-                schema: T::SCHEMA,
-                version: T::VERSION,
-                data: value,
-            };
-            serde_json::to_writer_pretty(&mut *out, &env)?;
-            writeln!(out)
+impl<M: Render> Exporter<M> for Format {
+    fn write(&self, model: &M, out: &mut dyn Write) -> io::Result<()> {
+        match *self {
+            Format::Text(style) => Text(style).write(model, out),
+            Format::Json => Json.write(model, out),
         }
     }
+}
+
+/// Writes `value` in `format`: the same as `format.write(value, out)`.
+pub fn render<T: Render>(value: &T, format: Format, out: &mut dyn Write) -> io::Result<()> {
+    format.write(value, out)
 }
 
 impl PartialEq for Style {

@@ -7,7 +7,7 @@ use jitterlab_analyze::EventFilter;
 use jitterlab_trace::stats::TaskNames;
 use jitterlab_trace::EventSource;
 
-use crate::trace::write_event_line;
+use crate::export::{EventLine, Events, EventsJson, Exporter};
 
 /// Why the stream stopped early.
 #[derive(Debug, thiserror::Error)]
@@ -39,11 +39,14 @@ pub fn write_events(
         if !filter.wants(&ev) {
             continue;
         }
+        let line = EventLine {
+            event: &ev,
+            comm: names.get(ev.pid),
+        };
         if json {
-            serde_json::to_writer(&mut *out, &ev).map_err(io::Error::from)?;
-            writeln!(out)?;
+            EventsJson.write(&line, out)?;
         } else {
-            write_event_line(out, &ev, names.get(ev.pid))?;
+            Events.write(&line, out)?;
         }
     }
     out.flush()?;

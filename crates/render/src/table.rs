@@ -13,6 +13,32 @@ pub enum Align {
     Right,
 }
 
+/// A column: its header and its alignment, declared together so that adding or
+/// moving a column cannot shift another's alignment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Col {
+    header: String,
+    align: Align,
+}
+
+impl Col {
+    /// A left-aligned column (text).
+    pub fn left(header: impl Into<String>) -> Col {
+        Col {
+            header: header.into(),
+            align: Align::Left,
+        }
+    }
+
+    /// A right-aligned column (numbers).
+    pub fn right(header: impl Into<String>) -> Col {
+        Col {
+            header: header.into(),
+            align: Align::Right,
+        }
+    }
+}
+
 /// A table of text cells, laid out in columns two spaces apart. The last
 /// column is not padded. Cells may carry ANSI colour; widths count only the
 /// visible characters.
@@ -24,29 +50,14 @@ pub struct Table {
 }
 
 impl Table {
-    /// A table with these column headers, all left-aligned.
-    pub fn new<I, S>(headers: I) -> Table
-    where
-        I: IntoIterator<Item = S>,
-        S: Into<String>,
-    {
-        let headers: Vec<String> = headers.into_iter().map(Into::into).collect();
-        let align = vec![Align::Left; headers.len()];
+    /// A table with these columns.
+    pub fn new(columns: impl IntoIterator<Item = Col>) -> Table {
+        let (headers, align) = columns.into_iter().map(|c| (c.header, c.align)).unzip();
         Table {
             headers,
             align,
             rows: Vec::new(),
         }
-    }
-
-    /// Right-aligns the columns whose indexes are given.
-    pub fn right(mut self, columns: &[usize]) -> Table {
-        for &c in columns {
-            if let Some(a) = self.align.get_mut(c) {
-                *a = Align::Right;
-            }
-        }
-        self
     }
 
     /// Adds a row; missing cells are blank.
@@ -130,7 +141,7 @@ mod tests {
     #[test]
     fn colour_does_not_break_alignment() {
         let style = Style { color: true };
-        let mut t = Table::new(["A", "B"]).right(&[1]);
+        let mut t = Table::new([Col::left("A"), Col::right("B")]);
         t.row([style.warn("x"), "10".to_string()]);
         t.row(["long".to_string(), "2".to_string()]);
         let mut out = Vec::new();

@@ -1,0 +1,27 @@
+//! The text format: aligned tables and short lines for people, colour only when
+//! [`Style::color`] is on. Each model's layout is its [`Render::text`], in one file per
+//! command's view.
+
+mod analyze;
+mod change;
+mod convert;
+mod latency;
+mod partition;
+mod record;
+mod show;
+mod stats;
+
+use std::io::{self, Write};
+
+use super::Exporter;
+use crate::{Render, Style};
+
+/// The text format, in a style.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Text(pub Style);
+
+impl<M: Render> Exporter<M> for Text {
+    fn write(&self, model: &M, out: &mut dyn Write) -> io::Result<()> {
+        model.text(out, &self.0)
+    }
+}

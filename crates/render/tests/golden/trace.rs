@@ -1,0 +1,168 @@
+//! `analyze`, `report` (event lines and `--stats`) and `convert` (Perfetto JSON and the
+//! conversion summary) on the committed traces of the trace crate.
+
+use jitterlab_analyze::{analyze, Machine, MachineOptions, Options, Section};
+use jitterlab_render::{
+    write_event_line, Conversion, EventLine, EventsJson, Exporter, PerfettoCounts, PerfettoWriter,
+};
+use jitterlab_trace::stats::{TaskNames, TraceStats};
+use jitterlab_trace::Trace;
+
+use crate::{both, check, workspace};
+
+fn open(name: &str) -> Trace {
+    Trace::open(workspace(&format!("trace/tests/data/{name}")), false).unwrap()
+}
+
+pub fn analyzed(name: &str, options: &Options) -> jitterlab_analyze::AnalyzeReport {
+    let trace = open(name);
+    let options = Options {
+        tgids: trace.tgids(),
+        ..options.clone()
+    };
+    let mut source = trace.events().unwrap();
+    analyze(&mut *source, &options).unwrap()
+}
+
+#[test]
+fn analyze_cyclictest_idle() {
+    let report = analyzed("cyclictest-idle.v7.dat", &Options::default());
+    check("analyze_cyclictest_idle.text", &crate::text(&report));
+}
+
+#[test]
+fn analyze_disk_irq_stress() {
+    let report = analyzed("disk-irq-stress.v7.dat", &Options::default());
+    check("analyze_disk_irq_stress.text", &crate::text(&report));
+}
+
+#[test]
+fn analyze_instances_text_and_json() {
+    both(
+        "analyze_instances",
+        &analyzed("instances.v7.dat", &Options::default()),
+    );
+}
+
+#[test]
+fn analyze_summary_json() {
+    let options = Options {
+        sections: vec![Section::Summary],
+        ..Options::default()
+    };
+    check(
+        "analyze_disk_irq_stress_summary.json",
+        &crate::json(&analyzed("disk-irq-stress.v7.dat", &options)),
+    );
+}
+
+#[test]
+fn report_stats() {
+    for name in ["instances.v7.dat", "disk-irq-stress.v7.dat"] {
+        let trace = open(name);
+        let stats = match &trace {
+            Trace::Dat(d) => TraceStats::from_dat_counts(name, &d.count_events(0).unwrap()),
+            _ => unreachable!(),
+        };
+        both(&format!("report_stats_{}", name.replace('.', "_")), &stats);
+    }
+    // A text trace: counted from its events, lost events unknown.
+    let name = "text/ftrace-misc.txt";
+    let trace = open(name);
+    let mut source = trace.events().unwrap();
+    let stats = TraceStats::count(name, &trace.format(), &mut *source).unwrap();
+    check("report_stats_ftrace_misc.text", &crate::text(&stats));
+}
+
+/// The first `n` events of a trace as `jitterlab report` prints them.
+fn event_lines(name: &str, n: usize) -> String {
+    let trace = open(name);
+    let mut names = TaskNames::new(trace.cmdlines());
+    let mut source = trace.events().unwrap();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while let Some(ev) = source.next_event().unwrap() {
+        names.learn(&ev);
+        write_event_line(&mut out, &ev, names.get(ev.pid)).unwrap();
+        i += 1;
+        if i == n {
+            break;
+        }
+    }
+    String::from_utf8(out).unwrap()
+}
+
+/// The events of a text trace as `jitterlab report --json` prints them.
+#[test]
+fn report_event_json_lines() {
+    let trace = open("text/ftrace-misc.txt");
+    let mut names = TaskNames::new(trace.cmdlines());
+    let mut source = trace.events().unwrap();
+    let mut out = Vec::new();
+    while let Some(ev) = source.next_event().unwrap() {
+        names.learn(&ev);
+        let line = EventLine {
+            event: &ev,
+            comm: names.get(ev.pid),
+        };
+        EventsJson.write(&line, &mut out).unwrap();
+    }
+    check(
+        "report_events_ftrace_misc.jsonl",
+        &String::from_utf8(out).unwrap(),
+    );
+}
+
+#[test]
+fn report_event_lines() {
+    check(
+        "report_events_instances.txt",
+        &event_lines("instances.v7.dat", 400),
+    );
+    check(
+        "report_events_disk_irq_stress.txt",
+        &event_lines("disk-irq-stress.v7.dat", 300),
+    );
+    check(
+        "report_events_ftrace_misc.txt",
+        &event_lines("text/ftrace-misc.txt", usize::MAX),
+    );
+}
+
+/// The first `n` events of a trace through the state machine into Perfetto JSON.
+fn perfetto(name: &str, n: usize) -> (String, PerfettoCounts) {
+    let trace = open(name);
+    let mut source = trace.events().unwrap();
+    let mut writer = PerfettoWriter::new(Vec::new()).unwrap();
+    let mut machine = Machine::new(MachineOptions::default());
+    let mut i = 0;
+    while let Some(ev) = source.next_event().unwrap() {
+        machine.feed(&ev, &mut writer);
+        i += 1;
+        if i == n {
+            break;
+        }
+    }
+    machine.finish(&mut writer);
+    let (out, counts) = writer.finish().unwrap();
+    let text = String::from_utf8(out).unwrap();
+    serde_json::from_str::<serde_json::Value>(&text).expect("valid JSON");
+    (text, counts)
+}
+
+#[test]
+fn convert_perfetto() {
+    let (text, counts) = perfetto("disk-irq-stress.v7.dat", 400);
+    check("convert_perfetto_disk_irq_stress.json", &text);
+    both(
+        "convert",
+        &Conversion {
+            input: "disk-irq-stress.v7.dat".into(),
+            input_format: open("disk-irq-stress.v7.dat").format(),
+            output: "disk-irq-stress.json".into(),
+            output_format: "Chrome trace-event JSON (Perfetto)".into(),
+            bytes: text.len() as u64,
+            perfetto: Some(counts),
+        },
+    );
+}
