@@ -133,6 +133,12 @@ impl From<jitterlab_render::stream::StreamError> for Error {
     }
 }
 
+impl From<jitterlab_render::ExportError> for Error {
+    fn from(e: jitterlab_render::ExportError) -> Error {
+        Error::Failed(e.into())
+    }
+}
+
 impl From<jitterlab_trace::Error> for Error {
     fn from(e: jitterlab_trace::Error) -> Error {
         Error::Failed(e.into())

@@ -1,8 +1,6 @@
 //! Where and how results are written: stdout or a file, text or JSON.
 
-use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, Write};
-use std::path::Path;
 
 use jitterlab_render::{render, Format, Render, Style};
 
@@ -27,10 +25,4 @@ pub fn emit<T: Render>(value: &T, format: Format) -> io::Result<()> {
     let mut out = BufWriter::new(stdout.lock());
     render(value, format, &mut out)?;
     out.flush()
-}
-
-/// Creates `path` for writing, the error naming it.
-pub fn create(path: &Path) -> anyhow::Result<BufWriter<File>> {
-    let file = File::create(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-    Ok(BufWriter::new(file))
 }

@@ -1,6 +1,6 @@
 //! `jitterlab latency`: wake-up latency, as cyclictest measures it.
 
-use std::io::{self, IsTerminal, Write};
+use std::io::{self, IsTerminal};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -13,11 +13,11 @@ use jitterlab_latency::load::LoadSpec;
 use jitterlab_latency::plot::LatencyPlot;
 use jitterlab_latency::{Config, CyclictestHistogram, Request, Stop};
 use jitterlab_render::live::latency_progress;
-use jitterlab_render::{render, write_cyclictest_histogram, write_latency_plot, Format};
+use jitterlab_render::{Cyclictest, ExportManager, Json, Svg, Target};
 
 use crate::cli::{cpu_list, Color, PolicyArg};
 use crate::exit::{Exit, Result};
-use crate::output::{create, emit, format};
+use crate::output::format;
 
 /// Ten seconds, when neither --loops nor --duration is given.
 const DEFAULT_DURATION_NS: u64 = 10_000_000_000;
@@ -137,27 +137,26 @@ pub fn run(root: &Root, args: LatencyArgs, color: Color) -> Result {
     }
     let measured = measured?;
     let report = &measured.report;
-    if let Some(path) = &args.histogram_cyclictest {
-        let mut out = create(path)?;
-        let hist = CyclictestHistogram::build(&measured.run, args.histogram_rows);
-        write_cyclictest_histogram(&hist, &mut out)?;
-        out.flush()?;
+    let hist = args
+        .histogram_cyclictest
+        .as_ref()
+        .map(|_| CyclictestHistogram::build(&measured.run, args.histogram_rows));
+    let plot = args.plot.as_ref().map(|_| LatencyPlot::build(report));
+    let mut outputs = ExportManager::new();
+    if let (Some(path), Some(hist)) = (&args.histogram_cyclictest, &hist) {
+        outputs.add(Cyclictest, hist, Target::file(path));
     }
-    if let Some(path) = &args.plot {
-        let mut out = create(path)?;
-        write_latency_plot(&LatencyPlot::build(report), &mut out)?;
-        out.flush()?;
+    if let (Some(path), Some(plot)) = (&args.plot, &plot) {
+        outputs.add(Svg, plot, Target::file(path));
     }
-    match args.json.as_deref() {
-        Some(p) if p.as_os_str() == "-" => emit(report, Format::Json)?,
-        Some(p) => {
-            let mut out = create(p)?;
-            render(report, Format::Json, &mut out)?;
-            out.flush()?;
-            emit(report, format(false, color))?;
-        }
-        None => emit(report, format(false, color))?,
+    let json = args.json.as_deref().map(Target::from_arg);
+    if let Some(target) = &json {
+        outputs.add(Json, report, target.clone());
     }
+    if json != Some(Target::Stdout) {
+        outputs.add(format(false, color), report, Target::Stdout);
+    }
+    outputs.write_all()?;
     // A sample over --fail-above, or a run ended by --break, is a limit hit.
     Ok(if report.failed || report.break_hit.is_some() {
         Exit::Limit
