@@ -1,5 +1,6 @@
 //! Support for tests that change global host state (IRQ affinity, tracefs, cpusets,
 //! workqueue masks): one lock shared by every test thread and test binary.
+//! And [`skip`], the one way a live test skips: a failure under `JITTERLAB_REQUIRE_LIVE=1`.
 
 use std::fs::File;
 
@@ -25,6 +26,27 @@ pub fn host_lock() -> std::io::Result<HostLock> {
 /// Whether this process runs as root ([`crate::running_as_root`]).
 pub fn is_root() -> bool {
     crate::running_as_root()
+}
+
+/// The environment variable that turns a live test's skip into a failure: CI sets
+/// it to `1` (.ci/run), so that a green run proves every live test ran.
+pub const REQUIRE_LIVE: &str = "JITTERLAB_REQUIRE_LIVE";
+
+/// Whether `JITTERLAB_REQUIRE_LIVE=1`: live tests may not skip.
+pub fn live_required() -> bool {
+    std::env::var_os(REQUIRE_LIVE).is_some_and(|v| v == "1")
+}
+
+/// A live test (or a part of one) that cannot run here: root, tracefs, a peer
+/// program or the hardware it needs is missing. Prints `skipped: WHY` for the
+/// caller to return (or go on without that part); under `JITTERLAB_REQUIRE_LIVE=1`
+/// panics with `JITTERLAB_REQUIRE_LIVE=1 but WHY` instead, at the caller's line.
+#[track_caller]
+pub fn skip(why: impl std::fmt::Display) {
+    if live_required() {
+        panic!("{REQUIRE_LIVE}=1 but {why}");
+    }
+    eprintln!("skipped: {why}");
 }
 
 /// The last resort of a test or benchmark that changed the host: the partition

@@ -6,6 +6,7 @@ mod fake;
 mod live;
 mod malformed;
 mod partition;
+mod skip;
 mod tracefs;
 mod vm2;
 mod wide;

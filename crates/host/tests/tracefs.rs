@@ -75,7 +75,7 @@ fn live_tracefs() -> Option<jitterlab_host::testing::HostLock> {
     if !jitterlab_host::testing::is_root()
         || !std::path::Path::new("/sys/kernel/tracing/instances").exists()
     {
-        eprintln!("skipped: needs root and tracefs at /sys/kernel/tracing");
+        jitterlab_host::testing::skip("needs root and tracefs at /sys/kernel/tracing");
         return None;
     }
     Some(jitterlab_host::testing::host_lock().expect("host lock"))

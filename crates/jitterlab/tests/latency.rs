@@ -2,7 +2,7 @@
 
 use std::process::Output;
 
-use crate::util::{is_root, json_data, json_envelope, run, stderr, stdout};
+use crate::util::{is_root, json_data, json_envelope, run, skip, stderr, stdout};
 
 /// `jitterlab latency` on CPU 0 as SCHED_OTHER without /dev/cpu_dma_latency,
 /// so that the test needs no privilege, with `args` added.
@@ -107,7 +107,7 @@ fn fail_above_exits_3() {
 #[test]
 fn fifo_probe_summary() {
     if !is_root() {
-        eprintln!("skipped: SCHED_FIFO needs root");
+        skip("SCHED_FIFO needs root");
         return;
     }
     let o = run(&[
@@ -283,7 +283,7 @@ impl Drop for Instance {
 #[test]
 fn break_marks_the_trace_and_turns_tracing_off() {
     if !is_root() || !std::path::Path::new("/sys/kernel/tracing/trace_marker").exists() {
-        eprintln!("skipped: --break needs root and tracefs at /sys/kernel/tracing");
+        skip("--break needs root and tracefs at /sys/kernel/tracing");
         return;
     }
     let _lock = crate::util::host_lock();

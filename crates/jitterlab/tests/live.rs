@@ -5,7 +5,7 @@ use std::fs;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::util::{host_lock, is_root, json_data, run, stderr, stdout};
+use crate::util::{host_lock, is_root, json_data, run, skip, stderr, stdout};
 
 /// Kills and reaps the child when the test ends, however it ends.
 struct Reap(Child);
@@ -178,7 +178,7 @@ fn pinned_command_gets_mask_policy_and_exit_status() {
     let o = run(&["pin", "0", "--", "sh", "-c", "exit 7"]);
     assert_eq!(o.status.code(), Some(7));
     if !is_root() {
-        eprintln!("skipped the SCHED_FIFO part: needs root");
+        skip("the SCHED_FIFO part: needs root");
         return;
     }
     // A FIFO command that runs for milliseconds (cat), on one CPU.
@@ -242,7 +242,7 @@ fn irq_list() -> Vec<(u32, String)> {
 #[test]
 fn irq_set_moves_a_real_irq_and_restores_it() {
     if !is_root() {
-        eprintln!("skipped: writing /proc/irq needs root");
+        skip("writing /proc/irq needs root");
         return;
     }
     let _lock = host_lock();
@@ -282,7 +282,7 @@ fn irq_set_moves_a_real_irq_and_restores_it() {
 #[test]
 fn managed_irq_refusal_is_reported() {
     if !is_root() {
-        eprintln!("skipped: writing /proc/irq needs root");
+        skip("writing /proc/irq needs root");
         return;
     }
     let _lock = host_lock();
@@ -290,7 +290,7 @@ fn managed_irq_refusal_is_reported() {
         .into_iter()
         .find(|(_, n)| n.starts_with("virtio") && n.contains("-req"))
     else {
-        eprintln!("skipped: no virtio block IRQ (the managed IRQ of this VM) here");
+        skip("no virtio block IRQ (the managed IRQ of this VM) here");
         return;
     };
     let old = fs::read_to_string(format!("/proc/irq/{irq}/smp_affinity_list")).unwrap();
@@ -314,7 +314,7 @@ fn managed_irq_refusal_is_reported() {
 #[test]
 fn irq_default_round_trip() {
     if !is_root() {
-        eprintln!("skipped: writing /proc/irq needs root");
+        skip("writing /proc/irq needs root");
         return;
     }
     let _lock = host_lock();

@@ -17,7 +17,9 @@ use jitterlab_host::partition::{Journal, Snapshot};
 use jitterlab_host::tasks::TaskKind;
 use jitterlab_host::{read_tasks, Root, TaskQuery};
 
-use crate::util::{host_lock, is_root, json_data, json_envelope, run, run_vm2, stderr, stdout};
+use crate::util::{
+    host_lock, is_root, json_data, json_envelope, run, run_vm2, skip, stderr, stdout,
+};
 
 const CPUSET: &str = "/sys/fs/cgroup/cpuset";
 
@@ -67,12 +69,14 @@ impl Drop for Restore {
 /// Whether this machine can run the live tests: root, two CPUs at least, a v1 cpuset.
 fn live_ok(name: &str) -> bool {
     if !is_root() {
-        eprintln!("skipped {name}: needs root (it isolates CPU 1 of this machine)");
+        skip(format_args!(
+            "{name}: needs root (it isolates CPU 1 of this machine)"
+        ));
         return false;
     }
     let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
     if !CpuSet::parse_list(&online).is_ok_and(|s| s.contains(0) && s.contains(1)) {
-        eprintln!("skipped {name}: needs CPUs 0 and 1 online");
+        skip(format_args!("{name}: needs CPUs 0 and 1 online"));
         return false;
     }
     true
@@ -519,7 +523,7 @@ fn irqbalance_is_stopped_and_started_again() {
         .output()
         .is_err()
     {
-        eprintln!("skipped irqbalance_is_stopped_and_started_again: needs irqbalance (apt-get install irqbalance)");
+        skip("irqbalance_is_stopped_and_started_again: needs irqbalance (apt-get install irqbalance)");
         return;
     }
     let _lock = host_lock();
@@ -527,7 +531,9 @@ fn irqbalance_is_stopped_and_started_again() {
         .unwrap()
         .is_some()
     {
-        eprintln!("skipped irqbalance_is_stopped_and_started_again: an irqbalance runs already");
+        // Required too: .ci/run stops the irqbalance its package starts, and a daemon
+        // that runs anyway would move IRQs under every other live test.
+        skip("irqbalance_is_stopped_and_started_again: an irqbalance runs already");
         return;
     }
     let mut guard = Restore::new();
@@ -617,7 +623,9 @@ fn move_init_and_idle_latency_are_applied_and_reverted() {
     }
     let qos = "/sys/devices/system/cpu/cpu1/power/pm_qos_resume_latency_us";
     if !Path::new(qos).exists() {
-        eprintln!("skipped move_init_and_idle_latency_are_applied_and_reverted: no {qos}");
+        skip(format_args!(
+            "move_init_and_idle_latency_are_applied_and_reverted: no {qos}"
+        ));
         return;
     }
     let _lock = host_lock();

@@ -456,7 +456,7 @@ fn perf_script_fixture_agrees_with_perf_sched_latency() {
 #[test]
 fn live_perf_recording_agrees_with_perf_sched_latency() {
     if !util::is_root() {
-        eprintln!("skipped: perf sched record needs root");
+        util::skip("perf sched record needs root");
         return;
     }
     if !Command::new("perf")
@@ -464,7 +464,7 @@ fn live_perf_recording_agrees_with_perf_sched_latency() {
         .output()
         .is_ok_and(|o| o.status.success())
     {
-        eprintln!("skipped: perf is not installed");
+        util::skip("perf is not installed");
         return;
     }
     let _lock = util::host_lock();

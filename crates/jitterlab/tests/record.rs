@@ -7,14 +7,14 @@ use std::process::Command;
 
 use jitterlab_trace::dat::DatFile;
 
-use crate::util::{host_lock, is_root, json_data, run, stderr};
+use crate::util::{host_lock, is_root, json_data, run, skip, stderr};
 
 const TOP: &str = "/sys/kernel/tracing";
 
 /// Whether the live tracefs can be used; prints why not.
 fn can_trace() -> bool {
     if !is_root() || !Path::new(TOP).join("instances").exists() {
-        eprintln!("skipped: recording needs root and tracefs at {TOP}");
+        skip(format_args!("recording needs root and tracefs at {TOP}"));
         return false;
     }
     true
@@ -134,7 +134,7 @@ fn a_recording_opens_in_trace_cmd_and_in_our_reader_alike() {
             }
             assert_eq!(theirs.values().sum::<u64>(), counts.total);
         }
-        None => eprintln!("trace-cmd not installed: compared with our reader only"),
+        None => skip("trace-cmd not installed: compared with our reader only"),
     }
 }
 
@@ -254,7 +254,7 @@ fn record_loses_no_events_where_cat_trace_pipe_does() {
         return;
     }
     if Command::new("stress-ng").arg("--version").output().is_err() {
-        eprintln!("skipped: stress-ng is not installed");
+        skip("stress-ng is not installed");
         return;
     }
     let _lock = host_lock();

@@ -62,4 +62,4 @@ pub fn host_lock() -> jitterlab_host::testing::HostLock {
     jitterlab_host::testing::host_lock().expect("the host lock")
 }
 
-pub use jitterlab_host::testing::is_root;
+pub use jitterlab_host::testing::{is_root, skip};

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use jitterlab_cpuset::CpuSet;
 use jitterlab_host::sched;
 use jitterlab_host::tasks::Policy;
-use jitterlab_host::testing::is_root;
+use jitterlab_host::testing::{is_root, skip};
 use jitterlab_latency::probe::live_for;
 use jitterlab_latency::{run, Config, Stop};
 
@@ -44,7 +44,7 @@ fn histogram_totals_equal_samples() {
 #[test]
 fn a_stall_longer_than_several_intervals_counts_missed_periods() {
     if !is_root() {
-        eprintln!("skipped: SCHED_FIFO needs root");
+        skip("SCHED_FIFO needs root");
         return;
     }
     let online =
@@ -52,7 +52,7 @@ fn a_stall_longer_than_several_intervals_counts_missed_periods() {
             .unwrap();
     // The last online CPU; with one CPU only the hog would stall the whole machine.
     let Some(cpu) = online.last().filter(|_| online.len() >= 2) else {
-        eprintln!("skipped: needs two online CPUs");
+        skip("needs two online CPUs");
         return;
     };
     let c = config(cpu, Policy::Fifo, 10, Stop::DurationNs(400_000_000));

@@ -1,4 +1,4 @@
-//! Bad input: garbage lines, truncation, disorder; and the speed measurement.
+//! Bad input: garbage lines, truncation, disorder.
 
 use super::*;
 
@@ -151,26 +151,6 @@ fn out_of_order_input_is_mended_within_the_window_and_refused_beyond() {
     )
     .unwrap();
     assert_eq!((r.events.len(), r.stats.skipped), (2, 1));
-}
-
-/// Release-build timing against `trace-cmd report` on the same events:
-/// `cargo test --release -p jitterlab-trace --test text speed -- --ignored --nocapture`,
-/// then `time trace-cmd report ../shared/traces/disk-irq-stress.v7.dat > /dev/null`.
-#[test]
-#[ignore]
-fn speed() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/traces/disk-irq-stress.ftrace.txt");
-    let bytes = std::fs::read(path).unwrap();
-    for _ in 0..5 {
-        let t = std::time::Instant::now();
-        let mut r = FtraceReader::new(&bytes[..], TextOptions::default()).unwrap();
-        let mut n = 0;
-        while r.next_event().unwrap().is_some() {
-            n += 1;
-        }
-        println!("{n} events, {} bytes in {:?}", bytes.len(), t.elapsed());
-    }
 }
 
 #[test]

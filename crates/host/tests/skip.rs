@@ -1,0 +1,55 @@
+//! `testing::skip`: a message and a pass, or under `JITTERLAB_REQUIRE_LIVE=1` a failure.
+
+use std::process::Command;
+
+/// Run by `skip_fails_only_when_live_tests_are_required` in a copy of this test binary.
+#[test]
+#[ignore = "helper process for skip::skip_fails_only_when_live_tests_are_required"]
+fn child_that_skips() {
+    jitterlab_host::testing::skip("the condition of this test");
+}
+
+#[test]
+fn skip_fails_only_when_live_tests_are_required() {
+    let child = |require: Option<&str>| {
+        let mut c = Command::new(std::env::current_exe().unwrap());
+        c.args([
+            "skip::child_that_skips",
+            "--exact",
+            "--ignored",
+            "--nocapture",
+        ]);
+        match require {
+            Some(v) => c.env("JITTERLAB_REQUIRE_LIVE", v),
+            None => c.env_remove("JITTERLAB_REQUIRE_LIVE"),
+        };
+        let out = c.output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            stdout.contains("1 passed") || stdout.contains("1 failed"),
+            "{stdout}"
+        );
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    for require in [None, Some("0"), Some("")] {
+        let (ok, stderr) = child(require);
+        assert!(ok, "{require:?}: {stderr}");
+        assert!(
+            stderr.contains("skipped: the condition of this test"),
+            "{stderr}"
+        );
+    }
+    let (ok, stderr) = child(Some("1"));
+    assert!(!ok, "{stderr}");
+    assert!(
+        stderr.contains("JITTERLAB_REQUIRE_LIVE=1 but the condition of this test"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("tests/skip.rs"),
+        "the caller's line: {stderr}"
+    );
+}
