@@ -41,7 +41,10 @@
 //!   - for the tasks forked and exited inside the trace (the workload's `sleep`s, `seq`,
 //!     the shell's children), the two agree within that slack both ways (in the fixture
 //!     within 1.9 %, 16 us per slice at most);
-//!   - summed over all those tasks, within [`TOTAL_RUNTIME_RATIO`] (0.6 % in the fixture:
+//!   - summed over all those tasks, within [`TOTAL_RUNTIME_RATIO`] (in a live recording,
+//!     over the workload's tasks only, within that ratio or the summed per-task slacks,
+//!     whichever is larger: the workload's shell differs by a few slices' slack in one run
+//!     of three on the CI VM, 3.5-4.8 % of the sum; 0.6 % in the fixture:
 //!     585.8 ms vs 589.2 ms); single long-running tasks differ by up to 11 % (a kworker
 //!     hit by IRQs or steal time) or, the other way, by their run-queue waits;
 //! - **max wake-up delay**: where perf's longest delay starts at a sched_wakeup_new of the
@@ -291,6 +294,8 @@ struct Agreement {
     /// jitterlab's run time and perf's Runtime summed over those tasks.
     run_ns: u64,
     perf_runtime_ns: u64,
+    /// The per-task slacks of those tasks, summed.
+    slack_ns: u64,
     whole_life_checked: usize,
     max_whole_life_diff_per_slice_ns: u64,
     delays_equal: usize,
@@ -308,6 +313,7 @@ fn compare(
     latency: &str,
     min_equal_delays: usize,
     runtime_outliers: usize,
+    workload: Option<&[&str]>,
 ) -> Agreement {
     let mut outliers: Vec<String> = Vec::new();
     let text = std::fs::read_to_string(script_path).expect("perf script text");
@@ -367,8 +373,12 @@ fn compare(
         );
         a.instances_checked += instances;
 
-        // Run time, for tasks whose whole run time is inside the trace.
-        if !t.at_start && !t.at_end {
+        // Run time, for tasks whose whole run time is inside the trace (of a live
+        // recording, only the workload's: whatever else ran on the machine meanwhile, such
+        // as other tests' processes, takes IRQ and steal time that the two tools charge
+        // differently).
+        let in_workload = workload.is_none_or(|w| w.contains(&comm.as_str()));
+        if !t.at_start && !t.at_end && in_workload {
             let run = j["run_ns"].as_u64().unwrap();
             let waited = j["wakeups"]["total_ns"].as_u64().unwrap_or(0);
             let slack = RUNTIME_SLACK_PER_SLICE_NS * instances
@@ -394,6 +404,7 @@ fn compare(
                     .max(diff / instances.max(1));
             }
             a.runtime_checked += 1;
+            a.slack_ns += slack;
             a.run_ns += run;
             a.perf_runtime_ns += p.runtime_ns;
         }
@@ -426,10 +437,17 @@ fn compare(
         "per-task run times beyond the slack:\n{}",
         outliers.join("\n")
     );
+    // A live run on a VM may differ by more than the ratio where each task differs by a
+    // few of its slices' slack (the workload's shell, 150-250 us of 2.5 ms here); the sum
+    // stays within the summed per-task slacks then.
     let total_diff = a.run_ns.abs_diff(a.perf_runtime_ns);
+    let total_slack = match workload {
+        None => a.perf_runtime_ns as f64 * TOTAL_RUNTIME_RATIO,
+        Some(_) => (a.perf_runtime_ns as f64 * TOTAL_RUNTIME_RATIO).max(a.slack_ns as f64),
+    };
     assert!(
-        total_diff as f64 <= a.perf_runtime_ns as f64 * TOTAL_RUNTIME_RATIO,
-        "summed run time {} ns vs perf {} ns",
+        total_diff as f64 <= total_slack,
+        "summed run time {} ns vs perf {} ns (slack {total_slack} ns)",
         a.run_ns,
         a.perf_runtime_ns
     );
@@ -450,7 +468,7 @@ fn compare(
 fn perf_script_fixture_agrees_with_perf_sched_latency() {
     let script = data("perf/sleep-loop.perf.txt");
     let latency = std::fs::read_to_string(data("perf/sleep-loop.latency.txt")).unwrap();
-    compare(&script, &latency, 5, 0);
+    compare(&script, &latency, 5, 0, None);
 }
 
 #[test]
@@ -484,5 +502,11 @@ fn live_perf_recording_agrees_with_perf_sched_latency() {
     let text = dir.path().join("sleep-loop.perf.txt");
     let latency = std::fs::read_to_string(dir.path().join("sleep-loop.latency.txt")).unwrap();
     // A shorter run: fewer new tasks whose longest wake-up is also their longest delay.
-    compare(text.to_str().unwrap(), &latency, 1, 2);
+    compare(
+        text.to_str().unwrap(),
+        &latency,
+        1,
+        2,
+        Some(&["sh", "sleep"]),
+    );
 }
