@@ -337,3 +337,78 @@ fn record_loses_no_events_where_cat_trace_pipe_does() {
     }
     assert!(recorded > cat_read, "record {recorded} <= cat {cat_read}");
 }
+
+#[test]
+fn a_recording_keeps_the_thread_groups() {
+    if !can_trace() {
+        return;
+    }
+    let _lock = host_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("threads.dat");
+    // A process of four threads that each sleep and work a little.
+    let o = run(&[
+        "record",
+        "--preset",
+        "sched",
+        "-o",
+        file.to_str().unwrap(),
+        "--json",
+        "--",
+        "python3",
+        "-c",
+        "import threading, time\n\
+         def work():\n    time.sleep(0.02); sum(range(20000))\n\
+         ts = [threading.Thread(target=work) for _ in range(3)]\n\
+         [t.start() for t in ts]; work(); [t.join() for t in ts]",
+    ]);
+    let d = json_data(&o, "jitterlab.record");
+    assert_eq!(d["command_exit"], "exit status: 0", "{}", stderr(&o));
+
+    // The .dat keeps the kernel's saved_tgids: the python process and its threads.
+    let dat = DatFile::open(&file).unwrap();
+    let tgids = &dat.info().tgids;
+    let names = dat.cmdlines();
+    let python: Vec<(i32, i32)> = tgids
+        .iter()
+        .copied()
+        .filter(|(_, tgid)| names.get(tgid).is_some_and(|c| c.as_str() == "python3"))
+        .collect();
+    let pid = python
+        .iter()
+        .map(|&(_, tgid)| tgid)
+        .max_by_key(|&tgid| python.iter().filter(|(_, g)| *g == tgid).count())
+        .expect("python3 in saved_tgids");
+    let threads = python.iter().filter(|(_, g)| *g == pid).count();
+    assert!(
+        threads >= 4,
+        "python3 {pid}: {threads} threads in {tgids:?}"
+    );
+
+    // analyze --pid takes all of them, and trace-cmd reads the file with the option.
+    let o = run(&[
+        "analyze",
+        file.to_str().unwrap(),
+        "--section",
+        "tasks",
+        "--pid",
+        &pid.to_string(),
+        "--json",
+    ]);
+    let d = json_data(&o, "jitterlab.analyze");
+    let tids: Vec<i64> = d["tasks"]["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["tid"].as_i64().unwrap())
+        .collect();
+    assert!(tids.len() >= 4, "analyze --pid {pid}: {tids:?}");
+    match Command::new("trace-cmd").arg("report").arg(&file).output() {
+        Ok(out) => {
+            assert!(out.status.success());
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(!err.to_lowercase().contains("unknown"), "{err}");
+        }
+        Err(_) => skip("trace-cmd is not installed"),
+    }
+}
