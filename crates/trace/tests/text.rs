@@ -6,10 +6,10 @@
 mod captures;
 #[path = "text/errors.rs"]
 mod errors;
-#[path = "text/fgraph.rs"]
-mod fgraph;
 #[path = "text/ftrace.rs"]
 mod ftrace;
+#[path = "text/function_graph.rs"]
+mod function_graph;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::io::BufRead;
 
 use super::events::{self, Ctx};
-use super::graph::{parse_graph, GraphState};
+use super::function_graph_lines::{parse_graph, GraphState};
 use super::lines::LineError;
 use super::lines::{self, LineState, Lines};
 use super::reorder::{Output, MAX_CPU};

@@ -90,9 +90,9 @@
 //! [`crate::ReadStats::skipped`].
 
 mod events;
-mod fgraph;
 mod ftrace;
-mod graph;
+mod function_graph;
+mod function_graph_lines;
 mod lines;
 mod perf;
 mod reorder;
@@ -102,9 +102,9 @@ use std::io::BufRead;
 
 use crate::{EventSource, Result};
 
-pub use fgraph::FgraphReader;
 pub(crate) use ftrace::scan_tgids;
 pub use ftrace::FtraceReader;
+pub use function_graph::FgraphReader;
 pub use perf::PerfReader;
 
 /// [`crate::EventKind::Other`] name of a function_graph `==========>` line: an interrupt
@@ -218,7 +218,7 @@ pub fn detect(bytes: &[u8]) -> Option<TextKind> {
         if perf::looks_like_perf_line(line) {
             return Some(TextKind::PerfScript);
         }
-        if fgraph::looks_like_graph_line(line) {
+        if function_graph::looks_like_graph_line(line) {
             return Some(TextKind::FunctionGraph);
         }
         return None;

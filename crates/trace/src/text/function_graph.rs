@@ -42,7 +42,7 @@
 use std::io::BufRead;
 
 use super::events::{self, Ctx};
-use super::graph::{parse_duration, parse_graph, Content, GraphState};
+use super::function_graph_lines::{parse_duration, parse_graph, Content, GraphState};
 use super::lines::LineError;
 use super::lines::{self, LineState, Lines};
 use super::reorder::{Output, MAX_CPU};
