@@ -27,7 +27,7 @@
 //! assert_eq!(String::from_utf8(out).unwrap(), "CPU  IRQS\n0      24\n");
 //! ```
 //!
-//! Three drivers sit beside the formats, each one library call of a command: [`convert`]
+//! Three drivers sit beside the formats, each one library call of a command: [`convert`](mod@convert)
 //! (a trace to another .dat version or to Perfetto JSON, written under a temporary name
 //! and renamed), [`stream`] (the events `report` prints, as they are read) and [`live`]
 //! (the latency probe's line on a terminal). They read traces through the trace crate
