@@ -249,6 +249,14 @@ fn read_text(text: &str) -> TextFacts {
                 );
                 let counted = matches!(st(&mut perf, next), PerfState::Unseen | PerfState::Waiting);
                 perf.insert(next, PerfState::Running);
+                // Switched in here while current on another CPU (its switch-out there is
+                // not in the text, or comes later): jitterlab counts `running_elsewhere`
+                // and mends it; the two tools cannot be compared on these tasks.
+                if next > 0 && cur.iter().any(|(&cpu, &t)| cpu != l.cpu && t == next) {
+                    for t in [prev, next] {
+                        tasks.entry(t).or_default().missing = true;
+                    }
+                }
                 cur.insert(l.cpu, next);
                 let t = tasks.entry(next).or_default();
                 t.switch_ins += 1;
