@@ -485,3 +485,73 @@ fn perfetto_json_of_a_window_holds_only_that_window() {
     ]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
+
+/// `convert` over a device node, a FIFO and a symlink: written through, never replaced
+/// (it once renamed its temporary file over `/dev/null` when run as root).
+#[test]
+fn special_outputs_are_written_through_never_replaced() {
+    use std::os::unix::fs::{symlink, FileTypeExt};
+    let dir = tmpdir("special");
+    let input = data("cyclictest-idle.v7.dat");
+    let mk = |path: &Path, mode: libc::mode_t, dev: libc::dev_t| {
+        let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        unsafe { libc::mknod(c.as_ptr(), mode, dev) == 0 }
+    };
+    // A FIFO, read meanwhile: the JSON arrives whole through it.
+    let fifo = dir.path().join("fifo");
+    assert!(mk(&fifo, libc::S_IFIFO | 0o600, 0));
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read(fifo).unwrap())
+    };
+    let o = run(&[
+        "convert",
+        &input,
+        fifo.to_str().unwrap(),
+        "--format",
+        "perfetto",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // (Checked before joining: a FIFO replaced by a file would leave the reader waiting.)
+    assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
+    let got = reader.join().unwrap();
+    let json: Value = serde_json::from_slice(&got).expect("the whole JSON through the FIFO");
+    assert!(json["traceEvents"]
+        .as_array()
+        .is_some_and(|a| !a.is_empty()));
+
+    // A symlink to a regular file: the link stays, its target is replaced.
+    let real = dir.path().join("real.dat");
+    std::fs::write(&real, b"old").unwrap();
+    let link = dir.path().join("link.dat");
+    symlink(&real, &link).unwrap();
+    let o = run(&["convert", &input, link.to_str().unwrap(), "--format", "v6"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(std::fs::read(&real)
+        .unwrap()
+        .starts_with(b"\x17\x08\x44tracing"));
+
+    // A null device of our own (as root): still a device after the conversion.
+    if !is_root() {
+        skip("making a device node needs root");
+        return;
+    }
+    let null = dir.path().join("null");
+    assert!(mk(&null, libc::S_IFCHR | 0o666, libc::makedev(1, 3)));
+    let o = run(&["convert", &input, null.to_str().unwrap(), "--format", "v6"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(std::fs::metadata(&null)
+        .unwrap()
+        .file_type()
+        .is_char_device());
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left.len(), 4, "no temporary file left: {left:?}");
+}

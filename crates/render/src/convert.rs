@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use jitterlab_analyze::{Filter, Filtered, Machine, MachineOptions};
 use jitterlab_trace::dat::{copy_to_v6, copy_to_v7, Compression, Spool};
+use jitterlab_trace::output::OutputFile;
 use jitterlab_trace::Trace;
 use serde::Serialize;
 
@@ -74,8 +75,9 @@ pub enum ConvertError {
 
 /// Converts `trace` (read from `input`) into `output` as `format`; for Perfetto output,
 /// only what `filter` keeps (a .dat copy is whole: a filter there is
-/// [`ConvertError::Invalid`]). The output is written under a temporary name in the same
-/// directory and renamed when complete, so a failure leaves no partial file.
+/// [`ConvertError::Invalid`]). The output is written as [`OutputFile`] writes: under a
+/// temporary name and renamed over a regular file when complete (a failure leaves no
+/// partial file), copied through into a FIFO or device, never renamed over one.
 pub fn convert(
     trace: &Trace,
     input: &Path,
@@ -88,31 +90,13 @@ pub fn convert(
             "--cpu, --from and --to apply to Perfetto output only; a .dat copy is whole".into(),
         ));
     }
-    let tmp = temporary(output);
-    let written = write(trace, input, format, filter, &tmp);
-    let (output_format, perfetto) = match written {
-        Ok(w) => w,
-        Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(e);
-        }
+    let out_err = |cause| ConvertError::Io {
+        path: output.to_path_buf(),
+        cause,
     };
-    std::fs::rename(&tmp, output).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        ConvertError::Io {
-            path: output.to_path_buf(),
-            cause: io::Error::new(
-                e.kind(),
-                format!("cannot rename {} to it: {e}", tmp.display()),
-            ),
-        }
-    })?;
-    let bytes = std::fs::metadata(output)
-        .map_err(|cause| ConvertError::Io {
-            path: output.to_path_buf(),
-            cause,
-        })?
-        .len();
+    let out = OutputFile::create(output).map_err(out_err)?;
+    let (output_format, perfetto) = write(trace, input, format, filter, &out)?;
+    let bytes = out.commit().map_err(out_err)?;
     Ok(Conversion {
         input: input.display().to_string(),
         input_format: trace.format(),
@@ -123,20 +107,14 @@ pub fn convert(
     })
 }
 
-/// `OUT` -> `OUT.partial-PID` in the same directory (so the rename is atomic).
-fn temporary(out: &Path) -> PathBuf {
-    let mut name = out.file_name().unwrap_or_default().to_os_string();
-    name.push(format!(".partial-{}", std::process::id()));
-    out.with_file_name(name)
-}
-
 fn write(
     trace: &Trace,
     input: &Path,
     format: OutputFormat,
     filter: &Filter,
-    tmp: &Path,
+    out: &OutputFile,
 ) -> Result<(String, Option<PerfettoCounts>), ConvertError> {
+    let tmp = out.path();
     let io_err = |cause| ConvertError::Io {
         path: tmp.to_path_buf(),
         cause,
@@ -154,11 +132,7 @@ fn write(
         }
         (OutputFormat::V6 | OutputFormat::V7(_), Trace::Dat(dat)) => {
             // Pages wait in files next to the output, not in memory.
-            let dir = tmp
-                .parent()
-                .filter(|p| !p.as_os_str().is_empty())
-                .unwrap_or(Path::new("."));
-            let spool = Spool::Dir(dir.to_path_buf());
+            let spool = Spool::Dir(out.scratch_dir().to_path_buf());
             match format {
                 OutputFormat::V7(c) => {
                     copy_to_v7(dat, tmp, spool, c)?;

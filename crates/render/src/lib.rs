@@ -53,8 +53,8 @@ use serde::Serialize;
 pub use convert::{convert, Conversion, ConvertError, OutputFormat};
 pub use export::{
     write_cyclictest_histogram, write_event_line, write_latency_plot, Cyclictest, EventLine,
-    Events, EventsJson, ExportError, ExportManager, Exporter, Json, PerfettoCounts, PerfettoWriter,
-    Svg, Target, Text,
+    Events, EventsJson, ExportError, ExportManager, Exporter, Json, Opened, PerfettoCounts,
+    PerfettoWriter, Svg, Target, Text,
 };
 pub use table::{Align, Col, Table};
 

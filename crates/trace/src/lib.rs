@@ -27,6 +27,7 @@ pub mod dat;
 pub mod decode;
 pub mod format;
 mod open;
+pub mod output;
 pub mod ringbuf;
 pub mod stats;
 pub mod text;

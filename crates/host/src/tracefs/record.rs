@@ -6,14 +6,14 @@
 //! wait in a temporary directory next to the output.
 
 use std::ffi::OsString;
-use std::fs::File;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::str::FromStr;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use jitterlab_cpuset::CpuSet;
 use jitterlab_trace::dat::{DatMeta, DatWriter, Spool as DatSpool};
+use jitterlab_trace::output::OutputFile;
 
 use super::{RecordSummary, RecordedCpu, Recorder, Session, SessionConfig};
 use crate::child::{self, EndedBy};
@@ -144,11 +144,10 @@ pub fn record(root: &Root, req: &RecordRequest, cancel: &AtomicBool) -> Result<R
     };
     let session = Session::start(root, &config)?;
     let headers = session.headers()?;
-    let dir = req
-        .output
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+    // The .dat is written as OutputFile writes (renamed over a regular file when
+    // complete, copied into a FIFO or device); the spools wait beside its temporary file.
+    let out = OutputFile::create(&req.output).map_err(|e| Error::io(&req.output, e))?;
+    let dir = out.scratch_dir();
     let spool_dir = tempfile::Builder::new()
         .prefix(".jitterlab-record-")
         .tempdir_in(dir)
@@ -229,8 +228,9 @@ pub fn record(root: &Root, req: &RecordRequest, cancel: &AtomicBool) -> Result<R
             .adopt_pages(0, spool.cpu, spool.path.clone())
             .map_err(|e| Error::io(&spool.path, e))?;
     }
-    let out = File::create(&req.output).map_err(out_err)?;
-    let bytes = writer.finish(out).map_err(out_err)?;
+    let mut out = out;
+    writer.finish(&mut out).map_err(out_err)?;
+    let bytes = out.commit().map_err(out_err)?;
     Ok(RecordSummary {
         output: req.output.display().to_string(),
         format: "trace-cmd .dat v6".into(),

@@ -42,7 +42,8 @@ pub enum Compress {
 pub struct ConvertArgs {
     /// The trace: a .dat (v6, v7), or for Perfetto output any text trace jitterlab reads.
     pub input: PathBuf,
-    /// The file to write (written whole under a temporary name, then renamed).
+    /// The file to write (written whole under a temporary name, then renamed over a
+    /// regular file; copied into a FIFO or device, never renamed over one).
     pub output: PathBuf,
     /// The output format (default: from OUT's name, see below).
     #[arg(long, value_enum, value_name = "FORMAT")]

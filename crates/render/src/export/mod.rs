@@ -49,9 +49,10 @@ mod svg;
 pub(crate) mod text;
 
 use std::fmt;
-use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
+
+use jitterlab_trace::output::OutputFile;
 
 pub use cyclictest::{write_cyclictest_histogram, Cyclictest};
 pub use events::{write_event_line, EventLine, Events, EventsJson};
@@ -77,7 +78,9 @@ impl<M: ?Sized, E: Exporter<M> + ?Sized> Exporter<M> for &E {
 pub enum Target {
     /// Standard output.
     Stdout,
-    /// A file, created or truncated.
+    /// A file: written under a temporary name and renamed over it when complete, or
+    /// copied through into it when it is a FIFO or a device
+    /// ([`jitterlab_trace::output::OutputFile`]).
     File(PathBuf),
 }
 
@@ -96,12 +99,51 @@ impl Target {
         }
     }
 
-    /// Opens the target for writing, buffered. Flush the stream when done.
-    pub fn create(&self) -> io::Result<Box<dyn Write>> {
+    /// Opens the target for writing, buffered; [`Opened::finish`] completes it.
+    pub fn create(&self) -> io::Result<Opened> {
         Ok(match self {
-            Target::Stdout => Box::new(BufWriter::with_capacity(1 << 16, io::stdout())),
-            Target::File(path) => Box::new(BufWriter::with_capacity(1 << 16, File::create(path)?)),
+            Target::Stdout => Opened::Stdout(BufWriter::with_capacity(1 << 16, io::stdout())),
+            Target::File(path) => {
+                Opened::File(BufWriter::with_capacity(1 << 16, OutputFile::create(path)?))
+            }
         })
+    }
+}
+
+/// An open [`Target`].
+pub enum Opened {
+    /// Standard output.
+    Stdout(BufWriter<io::Stdout>),
+    /// A file, complete once finished.
+    File(BufWriter<OutputFile>),
+}
+
+impl Opened {
+    /// Flushes, and puts a file in place; a target dropped unfinished leaves no file.
+    pub fn finish(self) -> io::Result<()> {
+        match self {
+            Opened::Stdout(mut w) => w.flush(),
+            Opened::File(w) => {
+                let file = w.into_inner().map_err(|e| e.into_error())?;
+                file.commit().map(|_| ())
+            }
+        }
+    }
+}
+
+impl Write for Opened {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Opened::Stdout(w) => w.write(buf),
+            Opened::File(w) => w.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Opened::Stdout(w) => w.flush(),
+            Opened::File(w) => w.flush(),
+        }
     }
 }
 
@@ -182,8 +224,8 @@ impl<'a> ExportManager<'a> {
         self.exports.is_empty()
     }
 
-    /// Writes every output in the order added (a file is created, or truncated, only
-    /// when its turn comes), stopping at the first that fails.
+    /// Writes every output in the order added (a file is replaced only when its turn
+    /// comes, and only once complete), stopping at the first that fails.
     pub fn write_all(&self) -> Result<(), ExportError> {
         for e in &self.exports {
             let fail = |source| ExportError {
@@ -192,7 +234,7 @@ impl<'a> ExportManager<'a> {
             };
             let mut out = e.target.create().map_err(fail)?;
             (e.write)(&mut out).map_err(fail)?;
-            out.flush().map_err(fail)?;
+            out.finish().map_err(fail)?;
         }
         Ok(())
     }
