@@ -170,6 +170,10 @@ pub struct AnalyzeReport {
     /// has no function_graph calls).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub functions: Option<FunctionSection>,
+    /// What the user should know about the result, such as a `--compare` that had
+    /// nothing to compare.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// Runs the state machine and the analyses over every event of `source`, in one pass.
@@ -216,7 +220,17 @@ pub fn analyze_trace(
             ..options.clone()
         };
         let theirs = analyze(&mut *other.events()?, &only)?;
-        if let (Some(mine), Some(theirs)) = (&mut report.functions, &theirs.functions) {
+        let calls =
+            |f: &Option<FunctionSection>| f.as_ref().is_some_and(|f| !f.functions.is_empty());
+        if !calls(&report.functions) {
+            report.warnings.push(
+                "--compare: this trace has no function_graph calls; nothing was compared".into(),
+            );
+        } else if !calls(&theirs.functions) {
+            report.warnings.push(format!(
+                "--compare: {name} has no function_graph calls; nothing was compared"
+            ));
+        } else if let (Some(mine), Some(theirs)) = (&mut report.functions, &theirs.functions) {
             mine.comparison = Some(mine.compare(theirs, name));
         }
     }

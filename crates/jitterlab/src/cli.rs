@@ -18,7 +18,12 @@ use crate::exit::Error;
 /// was hit (latency --fail-above or --break, verify finds a CPU not isolated); with
 /// -- CMD (pin, run, load), the command's own status.
 #[derive(Parser, Debug)]
-#[command(name = "jitterlab", version, max_term_width = 100)]
+#[command(
+    name = "jitterlab",
+    version,
+    max_term_width = 100,
+    disable_help_subcommand = true
+)]
 pub struct Cli {
     /// Read /proc and /sys below DIR instead of / (a tree copied from a machine).
     #[arg(long, global = true, value_name = "DIR", hide_short_help = true)]
@@ -75,6 +80,16 @@ pub enum Command {
     Analyze(cmd::analyze::AnalyzeArgs),
     /// Convert a trace: .dat v6 <-> v7, or to Perfetto / chrome://tracing JSON.
     Convert(cmd::convert::ConvertArgs),
+    /// Print this help, or a command's (`jitterlab help show irqs`).
+    Help(HelpArgs),
+}
+
+/// `jitterlab help [COMMAND...]`.
+#[derive(Args, Debug)]
+pub struct HelpArgs {
+    /// The command (and sub-command) whose help to print.
+    #[arg(value_name = "COMMAND")]
+    pub command: Vec<String>,
 }
 
 /// Scheduling policies a command line can ask for.

@@ -398,3 +398,23 @@ fn analyze_pid_filter_takes_a_process_when_tgids_are_known() {
     }
     assert_eq!(d["tasks"]["groups"].as_array().unwrap().len(), 1);
 }
+
+#[test]
+fn compare_with_a_trace_without_calls_says_so() {
+    let graph = data("text/fgraph-ehci-softirq.txt");
+    let plain = data("text/disk-irq-stress-6000.ftrace.txt");
+    let d = analyze_json(&graph, &["--section", "functions", "--compare", &plain]);
+    assert!(d["functions"]["comparison"].is_null());
+    let w = d["warnings"].as_array().expect("a warning");
+    assert!(
+        w[0].as_str()
+            .unwrap()
+            .contains("has no function_graph calls"),
+        "{w:?}"
+    );
+    let d = analyze_json(&plain, &["--compare", &graph]);
+    assert!(d["warnings"][0]
+        .as_str()
+        .unwrap()
+        .contains("this trace has no function_graph calls"));
+}

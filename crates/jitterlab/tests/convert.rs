@@ -555,3 +555,30 @@ fn special_outputs_are_written_through_never_replaced() {
         .collect();
     assert_eq!(left.len(), 4, "no temporary file left: {left:?}");
 }
+
+#[test]
+fn a_perfetto_export_that_holds_nothing_says_so() {
+    let dir = tmpdir("nothing");
+    let out = dir.path().join("calls.json");
+    let o = run(&[
+        "convert",
+        &data("text/fgraph-smi-abstime.txt"),
+        out.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let d = json_data(&o, "jitterlab.convert");
+    assert_eq!(d["perfetto"]["task_slices"], 0);
+    assert!(d["warnings"][0]
+        .as_str()
+        .unwrap()
+        .contains("nothing was exported"));
+    // A trace with tasks has no warning.
+    let o = run(&[
+        "convert",
+        &data("text/fgraph-report.txt"),
+        out.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(json_data(&o, "jitterlab.convert")["warnings"].is_null());
+}

@@ -120,3 +120,17 @@ fn broken_pipe_is_not_an_error() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+#[test]
+fn help_of_help_and_of_a_command() {
+    let o = run(&["help", "--help"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = run(&["help", "show", "irqs"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("Usage: jitterlab show irqs"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    usage(&["help", "nope"], "no command \"nope\"");
+}

@@ -97,6 +97,16 @@ pub fn convert(
     let out = OutputFile::create(output).map_err(out_err)?;
     let (output_format, perfetto) = write(trace, input, format, filter, &out)?;
     let bytes = out.commit().map_err(out_err)?;
+    let mut warnings = Vec::new();
+    if let Some(p) = &perfetto {
+        if p.task_slices + p.irq_slices + p.softirq_slices + p.wakeups + p.markers == 0 {
+            warnings.push(
+                "nothing was exported: the trace (or the window) has no scheduler, IRQ or \
+                 marker events; function_graph calls are not exported to Perfetto"
+                    .into(),
+            );
+        }
+    }
     Ok(Conversion {
         input: input.display().to_string(),
         input_format: trace.format(),
@@ -104,6 +114,7 @@ pub fn convert(
         output_format,
         bytes,
         perfetto,
+        warnings,
     })
 }
 
@@ -167,4 +178,7 @@ pub struct Conversion {
     /// What the Chrome JSON holds, for that output.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub perfetto: Option<PerfettoCounts>,
+    /// What the user should know about the output (an export that holds nothing).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }

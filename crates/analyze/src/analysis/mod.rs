@@ -106,6 +106,7 @@ impl Analyses {
             functions: f.functions.map(|a| a.finish(&ctx)).filter(|f| {
                 !f.functions.is_empty() || options.sections.contains(&Section::Functions)
             }),
+            warnings: Vec::new(),
         }
     }
 }

@@ -45,7 +45,27 @@ pub fn run(cli: Cli) -> Result {
         Command::Report(args) => report::run(args, color),
         Command::Analyze(args) => analyze::run(args, color),
         Command::Convert(args) => convert::run(args, color),
+        Command::Help(args) => help(&args.command),
     }
+}
+
+/// `jitterlab help [COMMAND...]`: the long help of the command named.
+fn help(path: &[String]) -> Result {
+    use clap::CommandFactory;
+    let mut cmd = Cli::command();
+    cmd.build(); // names every sub-command as `jitterlab show irqs` in its usage
+    for name in path {
+        cmd = match cmd.find_subcommand(name) {
+            Some(sub) => sub.clone(),
+            None => {
+                return Err(Error::usage(format!(
+                    "no command {name:?}; see jitterlab --help"
+                )))
+            }
+        };
+    }
+    cmd.print_long_help()?;
+    Ok(Exit::Ok)
 }
 
 /// A CPU list argument whose CPUs must all exist and be online.

@@ -163,6 +163,19 @@ fn convert_perfetto() {
             output_format: "Chrome trace-event JSON (Perfetto)".into(),
             bytes: text.len() as u64,
             perfetto: Some(counts),
+            warnings: Vec::new(),
+        },
+    );
+    both(
+        "convert_nothing_exported",
+        &Conversion {
+            input: "fgraph-report.txt".into(),
+            input_format: "trace-cmd report text (function_graph)".into(),
+            output: "fgraph.json".into(),
+            output_format: "Chrome trace-event JSON (Perfetto)".into(),
+            bytes: 40,
+            perfetto: Some(Default::default()),
+            warnings: vec!["nothing was exported: the trace (or the window) has no scheduler, IRQ or marker events; function_graph calls are not exported to Perfetto".into()],
         },
     );
 }

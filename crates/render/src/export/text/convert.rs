@@ -8,7 +8,7 @@ use crate::{Render, Style};
 impl Render for Conversion {
     const SCHEMA: &'static str = "jitterlab.convert";
 
-    fn text(&self, out: &mut dyn Write, _style: &Style) -> io::Result<()> {
+    fn text(&self, out: &mut dyn Write, style: &Style) -> io::Result<()> {
         writeln!(
             out,
             "{} ({}) -> {} ({}), {} bytes",
@@ -20,6 +20,9 @@ impl Render for Conversion {
                 "{} CPUs: {} task slices, {} IRQ slices, {} softirq slices, {} wake-up arrows, {} markers, {} lost-event marks",
                 p.cpus, p.task_slices, p.irq_slices, p.softirq_slices, p.wakeups, p.markers, p.lost
             )?;
+        }
+        for w in &self.warnings {
+            writeln!(out, "{}", style.warn(&format!("warning: {w}")))?;
         }
         Ok(())
     }

@@ -44,6 +44,9 @@ impl Render for AnalyzeReport {
         if let Some(f) = &self.functions {
             functions::write(f, self.top, out, style)?;
         }
+        for w in &self.warnings {
+            writeln!(out, "{}", style.warn(&format!("warning: {w}")))?;
+        }
         Ok(())
     }
 }
