@@ -54,6 +54,7 @@ pub mod partition;
 pub mod pin;
 mod root;
 pub mod sched;
+pub mod seconds;
 pub mod tasks;
 #[doc(hidden)]
 pub mod testing;

@@ -142,14 +142,10 @@ impl IrqMap {
     /// Samples the IRQ map twice, `seconds` apart, and returns the per-CPU rates over
     /// the window ([`IrqMap::since`]). `seconds` must be above 0 and at most 3600.
     pub fn sample(root: &Root, seconds: f64) -> Result<IrqMap> {
-        if !(seconds > 0.0 && seconds <= 3600.0) {
-            return Err(Error::Invalid(format!(
-                "--interval {seconds}: expected seconds above 0 and at most 3600"
-            )));
-        }
+        let window = crate::seconds::interval("--interval", seconds, false)?;
         let before = IrqMap::read(root)?;
         let start = std::time::Instant::now();
-        std::thread::sleep(std::time::Duration::from_secs_f64(seconds));
+        std::thread::sleep(window);
         let after = IrqMap::read(root)?;
         Ok(after.since(&before, start.elapsed().as_nanos() as u64))
     }
