@@ -58,6 +58,7 @@ impl Vm2Copy {
     pub fn write(&self, host_path: &str, text: &str) {
         let path = self.path(host_path);
         let _ = fs::remove_file(&path);
+        fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
         fs::write(path, text).expect("write copied file");
     }
 
@@ -369,4 +370,59 @@ fn topology_id_out_of_range() {
         e.contains("cpu1/topology/core_id:1: expected a number from -1 to 4294967295"),
         "{e}"
     );
+}
+
+#[test]
+fn run_checks_everything_before_it_enters_the_partition() {
+    use jitterlab_host::partition::{enter_for_run, Header, Journal, Method, Snapshot};
+    use jitterlab_host::pin::Sched;
+    use jitterlab_host::tasks::Policy;
+
+    let t = Vm2Copy::new();
+    let root = t.root();
+    let dir = "/sys/fs/cgroup/cpuset/jitterlab.isolated";
+    t.write(&format!("{dir}/cgroup.procs"), "");
+    let state = tempfile::tempdir().unwrap();
+    let cpus = CpuSet::parse_list("1").unwrap();
+    let header = Header {
+        version: Header::VERSION,
+        boot_id: String::new(),
+        pid: 1,
+        start_ticks: 0,
+        created_unix: 0,
+        cpus: cpus.clone(),
+        housekeeping: CpuSet::parse_list("0").unwrap(),
+        method: Method::Cgroup1,
+        isolated_dir: Some(dir.into()),
+        isolated_cgroup: Some("/jitterlab.isolated".into()),
+        excluded_pids: vec![1],
+        snapshot: Snapshot::read(&root).unwrap(),
+    };
+    Journal::create(state.path(), &header)
+        .unwrap()
+        .finish()
+        .unwrap();
+    let argv = vec!["true".into()];
+    let procs = || t.read(&format!("{dir}/cgroup.procs"));
+    let runs = state.path().join("runs.jsonl");
+
+    let bad = Sched {
+        policy: Policy::Fifo,
+        priority: 500,
+    };
+    let e = err_of(enter_for_run(&root, state.path(), &cpus, &argv, Some(&bad)));
+    assert_eq!(e, "priority 500 is out of range for policy fifo: 1-99");
+    assert_eq!(procs(), "", "nothing entered");
+    assert!(!runs.exists(), "nothing registered");
+    let e = err_of(enter_for_run(&root, state.path(), &cpus, &[], None));
+    assert_eq!(e, "no command to run");
+    assert_eq!(procs(), "");
+
+    let good = Sched {
+        policy: Policy::Fifo,
+        priority: 50,
+    };
+    enter_for_run(&root, state.path(), &cpus, &argv, Some(&good)).unwrap();
+    assert_eq!(procs(), std::process::id().to_string());
+    assert!(runs.exists());
 }
