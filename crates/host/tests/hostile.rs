@@ -426,3 +426,46 @@ fn run_checks_everything_before_it_enters_the_partition() {
     assert_eq!(procs(), std::process::id().to_string());
     assert!(runs.exists());
 }
+
+#[test]
+fn cpuset_files_flags_and_task_ids() {
+    let cs = "/sys/fs/cgroup/cpuset";
+    let t = Vm2Copy::new();
+    t.write(&format!("{cs}/cpuset.sched_load_balance"), "7\n");
+    let e = err_of(jitterlab_host::Cgroups::read(&t.root()));
+    assert!(
+        e.contains("cpuset.sched_load_balance:1: expected 0 or 1, found \"7\""),
+        "{e}"
+    );
+    let t = Vm2Copy::new();
+    t.write(&format!("{cs}/tasks"), "1\n2\nnot-a-pid\n");
+    let e = err_of(jitterlab_host::Cgroups::read(&t.root()));
+    assert!(
+        e.contains("cpuset/tasks:3: expected a task id, found \"not-a-pid\""),
+        "{e}"
+    );
+}
+
+#[test]
+fn proc_stat_steal_out_of_range() {
+    let t = Vm2Copy::new();
+    assert_eq!(
+        jitterlab_host::env::steal_ticks(&t.root()).unwrap(),
+        [(0, 121), (1, 132)]
+    );
+    t.edit(
+        "/proc/stat",
+        "cpu1 5696 0 2275 51273 469 0 46 132",
+        "cpu1 5696 0 2275 51273 469 0 46 -132",
+    );
+    let e = err_of(jitterlab_host::env::steal_ticks(&t.root()));
+    assert!(
+        e.contains("proc/stat:3: expected field 9 (steal) to be a number")
+            && e.ends_with("found \"-132\""),
+        "{e}"
+    );
+    let t = Vm2Copy::new();
+    t.edit("/proc/stat", "cpu1 ", "cpu4294967296 ");
+    let e = err_of(jitterlab_host::env::steal_ticks(&t.root()));
+    assert!(e.contains("proc/stat:3: expected a CPU number"), "{e}");
+}
