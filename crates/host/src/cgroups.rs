@@ -302,7 +302,11 @@ impl Walk<'_> {
             out.push(cs);
         }
         for name in root.list_dir(&dir)? {
-            if root.path(format!("{dir}/{name}")).is_dir() {
+            // cgroupfs holds no links: a linked directory (in a --root tree, perhaps a
+            // link to an ancestor, a loop) is not a cgroup and is not followed.
+            let is_dir = std::fs::symlink_metadata(root.path(format!("{dir}/{name}")))
+                .is_ok_and(|m| m.file_type().is_dir());
+            if is_dir {
                 let child = if rel == "/" {
                     format!("/{name}")
                 } else {

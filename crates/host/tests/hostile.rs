@@ -469,3 +469,13 @@ fn proc_stat_steal_out_of_range() {
     let e = err_of(jitterlab_host::env::steal_ticks(&t.root()));
     assert!(e.contains("proc/stat:3: expected a CPU number"), "{e}");
 }
+
+#[test]
+fn a_cgroup_directory_linked_to_its_parent_is_not_followed() {
+    let t = Vm2Copy::new();
+    let cs = t.path("/sys/fs/cgroup/cpuset");
+    std::os::unix::fs::symlink(&cs, cs.join("loop")).unwrap();
+    let root = t.root();
+    let cg = within_10s(move || jitterlab_host::Cgroups::read(&root).unwrap());
+    assert!(cg.cpusets.iter().all(|c| !c.path.contains("loop")));
+}
