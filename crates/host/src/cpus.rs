@@ -272,7 +272,9 @@ pub fn read_idle_states(root: &Root, cpu: u32) -> Result<Vec<IdleState>> {
             desc: text(&format!("cpuidle/{state}/desc"))?.unwrap_or_default(),
             latency_us: num("latency")?,
             residency_us: num("residency")?,
-            disabled: num("disable")? != 0,
+            disabled: root
+                .read_flag_opt(format!("{sdir}/disable"))?
+                .unwrap_or(false),
             usage: num("usage")?,
             time_us: num("time")?,
             state,

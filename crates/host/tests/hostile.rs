@@ -479,3 +479,25 @@ fn a_cgroup_directory_linked_to_its_parent_is_not_followed() {
     let cg = within_10s(move || jitterlab_host::Cgroups::read(&root).unwrap());
     assert!(cg.cpusets.iter().all(|c| !c.path.contains("loop")));
 }
+
+#[test]
+fn cpuidle_disable_is_0_or_1() {
+    let t = Vm2Copy::new();
+    let dir = "/sys/devices/system/cpu/cpu0/cpuidle";
+    let Ok(states) = fs::read_dir(t.path(dir)) else {
+        return; // no cpuidle states in the capture
+    };
+    let Some(state) = states
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().into_string().unwrap())
+        .find(|n| n.starts_with("state"))
+    else {
+        return;
+    };
+    t.write(&format!("{dir}/{state}/disable"), "3\n");
+    let e = err_of(CpuMap::read(&t.root(), &CpuSet::new()));
+    assert!(
+        e.contains(&format!("{state}/disable:1: expected 0 or 1, found \"3\"")),
+        "{e}"
+    );
+}
