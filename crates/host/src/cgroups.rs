@@ -244,13 +244,25 @@ impl Walk<'_> {
         };
         let file = |f: &str| format!("{dir}/{}{f}", self.prefix);
         let list = |f: &str| root.read_cpu_list_opt(file(f));
-        let flag = |f: &str| -> Result<Option<bool>> {
-            Ok(root.read_num_opt::<u8>(file(f))?.map(|v| v != 0))
-        };
+        let flag = |f: &str| root.read_flag_opt(file(f));
+        // One task id a line; a line that is none is an error, not a task.
         let count = |f: &str| -> Result<usize> {
-            Ok(root
-                .read_opt(format!("{dir}/{f}"))?
-                .map_or(0, |t| t.lines().filter(|l| !l.trim().is_empty()).count()))
+            let file = format!("{dir}/{f}");
+            let Some(text) = root.read_opt(&file)? else {
+                return Ok(0);
+            };
+            let mut n = 0;
+            for (i, line) in text.lines().enumerate() {
+                let line = line.trim();
+                if line.is_empty() {
+                    continue;
+                }
+                if line.parse::<u32>().is_err() {
+                    return Err(Error::parse(root.path(&file), i + 1, "a task id", line));
+                }
+                n += 1;
+            }
+            Ok(n)
         };
         let path = match (self.mount_root, rel) {
             ("/", rel) => rel.to_string(),
@@ -290,7 +302,11 @@ impl Walk<'_> {
             out.push(cs);
         }
         for name in root.list_dir(&dir)? {
-            if root.path(format!("{dir}/{name}")).is_dir() {
+            // cgroupfs holds no links: a linked directory (in a --root tree, perhaps a
+            // link to an ancestor, a loop) is not a cgroup and is not followed.
+            let is_dir = std::fs::symlink_metadata(root.path(format!("{dir}/{name}")))
+                .is_ok_and(|m| m.file_type().is_dir());
+            if is_dir {
                 let child = if rel == "/" {
                     format!("/{name}")
                 } else {

@@ -272,7 +272,9 @@ pub fn read_idle_states(root: &Root, cpu: u32) -> Result<Vec<IdleState>> {
             desc: text(&format!("cpuidle/{state}/desc"))?.unwrap_or_default(),
             latency_us: num("latency")?,
             residency_us: num("residency")?,
-            disabled: num("disable")? != 0,
+            disabled: root
+                .read_flag_opt(format!("{sdir}/disable"))?
+                .unwrap_or(false),
             usage: num("usage")?,
             time_us: num("time")?,
             state,
@@ -286,9 +288,18 @@ fn read_cpu(root: &Root, cpu: u32, online: bool) -> Result<Cpu> {
     let dir = format!("{CPU_DIR}/cpu{cpu}");
     // Printed with %d: -1 (ARM32 uniprocessor MPIDR) means unknown.
     let topo = |f: &str| -> Result<Option<u32>> {
-        Ok(root
-            .read_num_opt::<i64>(format!("{dir}/topology/{f}"))?
-            .and_then(|v| u32::try_from(v).ok()))
+        let file = format!("{dir}/topology/{f}");
+        match root.read_num_opt::<i64>(&file)? {
+            None | Some(-1) => Ok(None),
+            Some(v) => u32::try_from(v).map(Some).map_err(|_| {
+                crate::Error::parse(
+                    root.path(&file),
+                    1,
+                    "a number from -1 to 4294967295",
+                    &v.to_string(),
+                )
+            }),
+        }
     };
     let text = |f: &str| root.read_line_opt(format!("{dir}/{f}"));
     let freq = if root.exists(format!("{dir}/cpufreq")) {

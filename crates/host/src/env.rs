@@ -5,7 +5,7 @@ use jitterlab_cpuset::CpuSet;
 use serde::Serialize;
 
 use crate::cmdline::Cmdline;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::root::Root;
 
 /// The environment of a measurement.
@@ -117,18 +117,36 @@ impl Environment {
 /// time the hypervisor ran something else while this guest wanted the CPU.
 pub fn steal_ticks(root: &Root) -> Result<Vec<(u32, u64)>> {
     let text = root.read("/proc/stat")?;
+    let path = root.path("/proc/stat");
     let mut out = Vec::new();
-    for line in text.lines() {
+    for (i, line) in text.lines().enumerate() {
         let mut f = line.split_whitespace();
         let Some(cpu) = f.next().and_then(|c| c.strip_prefix("cpu")) else {
             continue;
         };
-        let Ok(cpu) = cpu.parse::<u32>() else {
+        if cpu.is_empty() {
             continue; // the "cpu" total line
-        };
-        if let Some(steal) = f.nth(7).and_then(|s| s.parse().ok()) {
-            out.push((cpu, steal));
         }
+        let cpu = cpu.parse::<u32>().map_err(|_| {
+            Error::parse(
+                &path,
+                i + 1,
+                "a CPU number from 0 to 4294967295 after 'cpu'",
+                cpu,
+            )
+        })?;
+        let steal = f
+            .nth(7)
+            .ok_or_else(|| Error::parse(&path, i + 1, "field 9 (steal) of a cpuN line", line))?;
+        let steal = steal.parse::<u64>().map_err(|_| {
+            Error::parse(
+                &path,
+                i + 1,
+                "field 9 (steal) to be a number from 0 to 18446744073709551615",
+                steal,
+            )
+        })?;
+        out.push((cpu, steal));
     }
     Ok(out)
 }

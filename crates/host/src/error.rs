@@ -31,6 +31,25 @@ pub enum Error {
         /// The offending text (shortened).
         found: String,
     },
+    /// A file is larger than the bound its reader allows: no /proc or /sys file is
+    /// (a `--root` tree's file may be a link to `/dev/zero`, or just a huge file).
+    #[error("{}: more than {limit} bytes, the most read from this file (not a kernel file?)", path.display())]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// The bound, in bytes.
+        limit: u64,
+    },
+    /// A file that is not a regular file (a FIFO, a device, a socket, a directory):
+    /// /proc and /sys files are regular files, and reading a FIFO could block forever
+    /// or a device never end.
+    #[error("{}: {kind}, not a regular file: refused (/proc and /sys files are regular files)", path.display())]
+    NotRegular {
+        /// The file.
+        path: PathBuf,
+        /// What it is: `a FIFO`, `a character device`, ...
+        kind: &'static str,
+    },
     /// A CPU set in a file or argument did not parse.
     #[error("{}: {cause}", path.display())]
     CpuSet {

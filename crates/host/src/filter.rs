@@ -31,7 +31,14 @@ impl Filter {
     /// Builds a filter from the command-line strings.
     pub fn new(cpus: Option<&str>, name: Option<&str>) -> Result<Filter> {
         let cpus = cpus
-            .map(|c| CpuSet::parse_list(c).map_err(|e| Error::Invalid(format!("--cpu: {e}"))))
+            .map(|c| {
+                if c.trim().is_empty() {
+                    return Err(Error::Invalid(format!(
+                        "--cpu {c:?}: expected a CPU list such as 0-3,8 (an empty list is not a filter)"
+                    )));
+                }
+                CpuSet::parse_list(c).map_err(|e| Error::Invalid(format!("--cpu: {e}")))
+            })
             .transpose()?;
         let name = name
             .map(|n| {

@@ -54,6 +54,7 @@ pub mod partition;
 pub mod pin;
 mod root;
 pub mod sched;
+pub mod seconds;
 pub mod tasks;
 #[doc(hidden)]
 pub mod testing;
@@ -67,6 +68,6 @@ pub use filter::{Filter, TaskList};
 pub use irqs::{set_default_affinity, set_irq_affinity, IrqMap};
 pub use overview::Overview;
 pub use pin::{exec_pinned, pin_process};
-pub use root::{running_as_root, Root};
+pub use root::{read_file_bounded, running_as_root, Root, KALLSYMS_LIMIT, READ_LIMIT};
 pub use tasks::{read_tasks, Task, TaskQuery};
 pub use workqueues::Workqueues;

@@ -1,7 +1,8 @@
 //! The root path every /proc and /sys read and write goes through.
 
 use std::fs;
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use jitterlab_cpuset::CpuSet;
@@ -42,15 +43,31 @@ impl Root {
         self.base.join(p.strip_prefix("/").unwrap_or(p))
     }
 
-    /// Reads a whole file as text. Bytes that are not UTF-8 (a thread may name
-    /// itself with any byte) become U+FFFD rather than an error.
+    /// Reads a whole file as text, at most [`READ_LIMIT`] bytes ([`Root::read_bounded`]).
+    /// Bytes that are not UTF-8 (a thread may name itself with any byte) become U+FFFD
+    /// rather than an error.
     pub fn read(&self, host_path: impl AsRef<Path>) -> Result<String> {
-        let path = self.path(host_path);
-        let bytes = fs::read(&path).map_err(|e| Error::io(&path, e))?;
+        self.read_bounded(host_path, READ_LIMIT)
+    }
+
+    /// Reads a whole file as text through [`read_file_bounded`]: a regular file of at
+    /// most `limit` bytes. Bytes that are not UTF-8 become U+FFFD.
+    pub fn read_bounded(&self, host_path: impl AsRef<Path>, limit: u64) -> Result<String> {
+        let bytes = self.read_bytes_bounded(host_path, limit)?;
         match String::from_utf8(bytes) {
             Ok(s) => Ok(s),
             Err(e) => Ok(String::from_utf8_lossy(e.as_bytes()).into_owned()),
         }
+    }
+
+    /// Reads a whole file's bytes, at most [`READ_LIMIT`] of them.
+    pub fn read_bytes(&self, host_path: impl AsRef<Path>) -> Result<Vec<u8>> {
+        self.read_bytes_bounded(host_path, READ_LIMIT)
+    }
+
+    /// Reads a whole file's bytes through [`read_file_bounded`].
+    pub fn read_bytes_bounded(&self, host_path: impl AsRef<Path>, limit: u64) -> Result<Vec<u8>> {
+        read_file_bounded(&self.path(host_path), limit)
     }
 
     /// Reads a file, or `None` when it does not exist (an optional kernel feature).
@@ -130,6 +147,18 @@ impl Root {
             .map_err(|_| Error::parse(self.path(host_path), 1, "a number", text))
     }
 
+    /// Reads a one-line file holding a flag the kernel prints as `0` or `1`, or `None`
+    /// when it does not exist; anything else is an error.
+    pub fn read_flag_opt(&self, host_path: impl AsRef<Path>) -> Result<Option<bool>> {
+        let host_path = host_path.as_ref();
+        match self.read_line_opt(host_path)?.as_deref() {
+            None => Ok(None),
+            Some("0") => Ok(Some(false)),
+            Some("1") => Ok(Some(true)),
+            Some(other) => Err(Error::parse(self.path(host_path), 1, "0 or 1", other)),
+        }
+    }
+
     /// The names in a directory, sorted; an absent directory is empty.
     pub fn list_dir(&self, host_path: impl AsRef<Path>) -> Result<Vec<String>> {
         let path = self.path(host_path);
@@ -177,6 +206,81 @@ impl Root {
         file.write_all(value.as_bytes())
             .map_err(|e| Error::io(&path, e))
     }
+}
+
+/// The most [`Root::read`] reads of one file: 32 MiB. The largest /proc and /sys files
+/// jitterlab reads are `/proc/interrupts` and `/proc/softirqs` (11 bytes per CPU and
+/// row: about 11 MiB for 1,000 IRQs on 1,024 CPUs); a task's files are a few KiB.
+pub const READ_LIMIT: u64 = 32 << 20;
+
+/// The most read of `/proc/kallsyms` (a recording's symbol table: some 10 MiB on a
+/// distribution kernel with its modules): 256 MiB.
+pub const KALLSYMS_LIMIT: u64 = 256 << 20;
+
+/// Reads a whole /proc, /sys or tracefs file: the one reader behind every read of the
+/// host's files.
+///
+/// - Only a regular file is read (a link is followed): the kernel's pseudo-files are
+///   regular files, though their size in `stat` is 0 or 4096 and says nothing. A FIFO
+///   (which would block forever), a device (`/dev/zero` never ends), a socket or a
+///   directory is refused with [`Error::NotRegular`], before and after opening (opened
+///   with `O_NONBLOCK`, so that a file swapped for a FIFO in between cannot block).
+/// - At most `limit` bytes are read; a longer file is [`Error::TooLarge`], naming the
+///   file and the bound, and never more than `limit` plus one read is held.
+/// - Reads are of 64 KiB: tracefs's `events/header_page` and `header_event` answer only
+///   the first `read(2)` (a second at a non-zero offset returns 0), so the first read
+///   must hold all of it — `std::fs::read` starts with a 32-byte probe.
+pub fn read_file_bounded(path: &Path, limit: u64) -> Result<Vec<u8>> {
+    let meta = fs::metadata(path).map_err(|e| Error::io(path, e))?;
+    check_regular(path, &meta.file_type())?;
+    let mut file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| Error::io(path, e))?;
+    let meta = file.metadata().map_err(|e| Error::io(path, e))?;
+    check_regular(path, &meta.file_type())?;
+    let mut out = Vec::new();
+    let mut chunk = vec![0u8; 64 * 1024];
+    loop {
+        match file.read(&mut chunk) {
+            Ok(0) => return Ok(out),
+            Ok(n) => {
+                if (out.len() + n) as u64 > limit {
+                    return Err(Error::TooLarge {
+                        path: path.to_path_buf(),
+                        limit,
+                    });
+                }
+                out.extend_from_slice(&chunk[..n]);
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(Error::io(path, e)),
+        }
+    }
+}
+
+fn check_regular(path: &Path, t: &fs::FileType) -> Result<()> {
+    if t.is_file() {
+        return Ok(());
+    }
+    let kind = if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_dir() {
+        "a directory"
+    } else {
+        "a special file"
+    };
+    Err(Error::NotRegular {
+        path: path.to_path_buf(),
+        kind,
+    })
 }
 
 /// Whether this process runs as root (effective uid 0): what writing /proc/irq,

@@ -186,11 +186,9 @@ pub fn read_tasks(root: &Root, query: TaskQuery) -> Result<Vec<Task>> {
     let pids = match query.pid {
         Some(pid) => {
             // /proc/TID exists for every thread too, listing its whole group.
-            let tgid = match root.read_opt(format!("/proc/{pid}/status"))? {
-                Some(status) => status
-                    .lines()
-                    .find_map(|l| l.strip_prefix("Tgid:"))
-                    .and_then(|t| t.trim().parse::<u32>().ok()),
+            let file = format!("/proc/{pid}/status");
+            let tgid = match root.read_opt(&file)? {
+                Some(status) => parse_tgid(&root.path(&file), &status)?,
                 None => return Err(Error::Invalid(format!("no process with pid {pid}"))),
             };
             if let Some(tgid) = tgid.filter(|&t| t != pid) {
@@ -236,8 +234,7 @@ fn skip_gone<T>(r: Result<T>) -> Result<Option<T>> {
 }
 
 fn read_cmdline(root: &Root, dir: &str) -> Result<String> {
-    let path = root.path(format!("{dir}/cmdline"));
-    let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+    let bytes = root.read_bytes(format!("{dir}/cmdline"))?;
     let args: Vec<String> = bytes
         .split(|&b| b == 0)
         .filter(|a| !a.is_empty())
@@ -360,25 +357,73 @@ pub fn parse_stat(path: &Path, text: &str) -> Result<Stat> {
             .copied()
             .ok_or_else(|| bad(&format!("at least {n} fields")))
     };
-    fn num<T: std::str::FromStr>(path: &Path, text: &str, n: usize, s: &str) -> Result<T> {
+    // Each field as the type the kernel prints it with; a value out of its range is an
+    // error naming the field, never truncated.
+    fn num<T: std::str::FromStr>(
+        path: &Path,
+        n: usize,
+        name: &str,
+        range: &str,
+        s: &str,
+    ) -> Result<T> {
         s.parse()
-            .map_err(|_| Error::parse(path, 1, format!("a number in field {n}"), text.trim_end()))
+            .map_err(|_| Error::parse(path, 1, format!("field {n} ({name}) to be {range}"), s))
     }
-    let f = |n: usize| -> Result<u64> { num(path, text, n, field(n)?) };
+    const U32: &str = "a number from 0 to 4294967295";
+    const U64: &str = "a number from 0 to 18446744073709551615";
+    let state = field(3)?;
+    let mut chars = state.chars();
+    let state = match (chars.next(), chars.next()) {
+        (Some(c), None) if c.is_ascii_alphabetic() => c,
+        _ => {
+            return Err(Error::parse(
+                path,
+                1,
+                "field 3 (state) to be one letter",
+                state,
+            ))
+        }
+    };
     Ok(Stat {
         comm,
-        state: field(3)?.chars().next().unwrap_or('?'),
-        ppid: f(4)? as u32,
-        flags: f(9)?,
-        utime: f(14)?,
-        stime: f(15)?,
-        nice: num(path, text, 19, field(19)?)?,
-        num_threads: f(20)? as u32,
-        start_ticks: f(22)?,
-        processor: f(39)? as u32,
-        rt_priority: f(40)? as u32,
-        policy: f(41)? as u32,
+        state,
+        ppid: num(path, 4, "ppid", U32, field(4)?)?,
+        flags: num(path, 9, "flags", U64, field(9)?)?,
+        utime: num(path, 14, "utime", U64, field(14)?)?,
+        stime: num(path, 15, "stime", U64, field(15)?)?,
+        nice: num(path, 19, "nice", "a number from -20 to 19", field(19)?).and_then(|v: i32| {
+            if (-20..=19).contains(&v) {
+                Ok(v)
+            } else {
+                Err(Error::parse(
+                    path,
+                    1,
+                    "field 19 (nice) to be a number from -20 to 19",
+                    field(19)?,
+                ))
+            }
+        })?,
+        num_threads: num(path, 20, "num_threads", U32, field(20)?)?,
+        start_ticks: num(path, 22, "starttime", U64, field(22)?)?,
+        processor: num(path, 39, "processor", U32, field(39)?)?,
+        rt_priority: num(path, 40, "rt_priority", U32, field(40)?)?,
+        policy: num(path, 41, "policy", U32, field(41)?)?,
     })
+}
+
+/// The `Tgid:` of /proc/PID/status (`None` without the line); a value that is no
+/// process id is an error naming the line.
+pub fn parse_tgid(path: &Path, status: &str) -> Result<Option<u32>> {
+    for (i, line) in status.lines().enumerate() {
+        if let Some(v) = line.strip_prefix("Tgid:") {
+            return v
+                .trim()
+                .parse::<u32>()
+                .map(Some)
+                .map_err(|_| Error::parse(path, i + 1, "a process id after 'Tgid:'", v.trim()));
+        }
+    }
+    Ok(None)
 }
 
 /// Finds `Cpus_allowed_list:` in /proc/PID/status.

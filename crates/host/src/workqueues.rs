@@ -52,14 +52,10 @@ impl Workqueues {
                 continue;
             }
             queues.push(Workqueue {
-                per_cpu: root
-                    .read_num_opt::<u8>(format!("{dir}/per_cpu"))?
-                    .map(|v| v != 0),
+                per_cpu: root.read_flag_opt(format!("{dir}/per_cpu"))?,
                 cpumask: root.read_cpu_mask_opt(format!("{dir}/cpumask"))?,
                 affinity_scope: root.read_line_opt(format!("{dir}/affinity_scope"))?,
-                affinity_strict: root
-                    .read_num_opt::<u8>(format!("{dir}/affinity_strict"))?
-                    .map(|v| v != 0),
+                affinity_strict: root.read_flag_opt(format!("{dir}/affinity_strict"))?,
                 max_active: root.read_num_opt(format!("{dir}/max_active"))?,
                 nice: root.read_num_opt(format!("{dir}/nice"))?,
                 name,

@@ -3,6 +3,7 @@
 //! and stranger machines, malformed files, and the live host.
 
 mod fake;
+mod hostile;
 mod live;
 mod malformed;
 mod partition;

@@ -122,7 +122,13 @@ impl PolicyArg {
 }
 
 /// A CPU list argument (`0-3,8`), parsed; the error names the option.
+/// An empty list is an error too: it selects nothing.
 pub fn cpu_list(option: &str, arg: &str) -> Result<CpuSet, Error> {
+    if arg.trim().is_empty() {
+        return Err(Error::usage(format!(
+            "{option} {arg:?}: expected a CPU list such as 0-3,8, not an empty one"
+        )));
+    }
     CpuSet::parse_list(arg).map_err(|e| Error::usage(format!("{option}: {e}")))
 }
 

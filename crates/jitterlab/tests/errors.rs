@@ -78,6 +78,35 @@ fn bad_arguments() {
         &["show", "irqs", "--interval", "0"],
         "--interval 0: expected seconds above 0",
     );
+    usage(
+        &["show", "irqs", "--interval", "1e300"],
+        "--interval 1e300: expected seconds above 0 and at most 3600",
+    );
+    let o = run(&["show", "irqs", "--interval", "1e300"]);
+    assert!(stderr(&o).len() < 200, "a short message: {}", stderr(&o));
+    for (value, shown) in [
+        ("1e20", "1e20"),
+        ("1e19", "1e19"),
+        ("-1", "-1"),
+        ("NaN", "NaN"),
+    ] {
+        usage(
+            &["verify", "1", &format!("--interval={value}")],
+            &format!("--interval {shown}: expected seconds from 0 to 3600"),
+        );
+    }
+    usage(
+        &["show", "--cpu", ""],
+        "--cpu \"\": expected a CPU list such as 0-3,8 (an empty list is not a filter)",
+    );
+    usage(
+        &["show", "tasks", "--cpu", " "],
+        "an empty list is not a filter",
+    );
+    usage(
+        &["verify", ""],
+        "CPUS \"\": expected a CPU list such as 0-3,8, not an empty one",
+    );
     usage(&["show", "--name", "[x"], "not a glob pattern");
     usage(
         &["irq", "set", "nosuchirq*", "0"],

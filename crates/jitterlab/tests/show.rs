@@ -242,3 +242,121 @@ fn live_irq_rates_over_an_interval() {
     assert!(ticks < 3 * 1000 * 64, "{ticks}");
     assert!(loc["rates"].as_array().unwrap().len() == loc["counts"].as_array().unwrap().len());
 }
+
+/// `--root` trees with a file a hostile user changed: errors naming file, line and
+/// field (exit 1), never a value taken silently, a hang or unbounded memory.
+mod hostile_root {
+    use crate::util::{run, run_within_10s, stderr, stdout, vm2_copy};
+
+    const THREAD_STAT: &str = "proc/8113/task/8157/stat";
+
+    fn edit(dir: &std::path::Path, file: &str, from: &str, to: &str) {
+        let path = dir.join(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains(from), "{file} holds no {from:?}");
+        std::fs::write(path, text.replacen(from, to, 1)).unwrap();
+    }
+
+    fn failed_with(args: &[&str], message: &str) {
+        let o = run_within_10s(args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(message), "{args:?}: {}", stderr(&o));
+        assert!(stdout(&o).is_empty(), "{args:?}: {}", stdout(&o));
+    }
+
+    #[test]
+    fn last_cpu_above_u32() {
+        let t = vm2_copy();
+        let root = t.path().to_str().unwrap();
+        let path = t.path().join(THREAD_STAT);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let close = text.rfind(')').unwrap();
+        let mut fields: Vec<&str> = text[close + 1..].split_whitespace().collect();
+        fields[39 - 3] = "4294967297";
+        std::fs::write(&path, format!("{} {}\n", &text[..=close], fields.join(" "))).unwrap();
+        failed_with(
+            &["--root", root, "show", "tasks", "--threads"],
+            "8157/stat:1: expected field 39 (processor) to be a number from 0 to 4294967295, \
+             found \"4294967297\"",
+        );
+    }
+
+    #[test]
+    fn interrupt_counts_and_numbers_out_of_range() {
+        for (from, to, message) in [
+            (
+                " 26:          0         14",
+                " 26:          0 18446744073709551616",
+                "interrupts:4: expected the count of CPU1 (column 2) to be a number from 0 to \
+                 18446744073709551615, found \"18446744073709551616\"",
+            ),
+            (
+                " 26:          0         14",
+                " 26:         -1         14",
+                "interrupts:4: expected the count of CPU0 (column 1)",
+            ),
+            (
+                " 26:",
+                " 4294967296:",
+                "interrupts:4: expected an IRQ number from 0 to 4294967295, found \"4294967296\"",
+            ),
+            (
+                "CPU1",
+                "CPU1       CPU2",
+                "interrupts:1: expected columns of CPUs this machine has (possible: 0-1), \
+                 found \"CPU2\"",
+            ),
+        ] {
+            let t = vm2_copy();
+            edit(t.path(), "proc/interrupts", from, to);
+            let root = t.path().to_str().unwrap();
+            failed_with(&["--root", root, "show", "irqs"], message);
+            failed_with(&["--root", root, "show"], message);
+        }
+    }
+
+    #[test]
+    fn interrupts_as_dev_zero_or_a_fifo() {
+        let t = vm2_copy();
+        let file = t.path().join("proc/interrupts");
+        std::fs::remove_file(&file).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", &file).unwrap();
+        let root = t.path().to_str().unwrap();
+        failed_with(
+            &["--root", root, "show", "irqs"],
+            "proc/interrupts: a character device, not a regular file: refused",
+        );
+        std::fs::remove_file(&file).unwrap();
+        let c = std::ffi::CString::new(file.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        failed_with(
+            &["--root", root, "show", "irqs"],
+            "proc/interrupts: a FIFO, not a regular file: refused",
+        );
+    }
+
+    #[test]
+    fn control_characters_in_comms_are_escaped() {
+        let t = vm2_copy();
+        for stat in ["proc/8113/stat", "proc/8113/task/8113/stat", THREAD_STAT] {
+            edit(t.path(), stat, "(python3)", "(py\nth\x1b[2Jon)");
+        }
+        let root = t.path().to_str().unwrap();
+        let o = run(&["--root", root, "show", "tasks", "--threads"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let out = stdout(&o);
+        assert!(!out.contains('\x1b'), "{out}");
+        let row = out
+            .lines()
+            .find(|l| l.contains(" 8157 "))
+            .expect("the thread's row");
+        assert!(row.ends_with("py\\nth\\x1b[2Jon"), "{row}");
+        let o = run(&["--root", root, "show"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let out = stdout(&o);
+        assert!(!out.contains('\x1b'), "{out}");
+        assert!(!out.contains("py\nth"), "{out}");
+        assert!(out.contains("py\\nth\\x1b[2Jon[8113]"), "{out}");
+    }
+}

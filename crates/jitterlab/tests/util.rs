@@ -63,3 +63,51 @@ pub fn host_lock() -> jitterlab_host::testing::HostLock {
 }
 
 pub use jitterlab_host::testing::{is_root, skip};
+
+/// A copy of the fixture tree in a temporary directory, to change one file of.
+pub fn vm2_copy() -> tempfile::TempDir {
+    fn copy(from: &std::path::Path, to: &std::path::Path) {
+        std::fs::create_dir_all(to).expect("mkdir");
+        for e in std::fs::read_dir(from).expect("read fixture dir") {
+            let e = e.expect("entry");
+            let target = to.join(e.file_name());
+            let kind = e.file_type().expect("file type");
+            if kind.is_dir() {
+                copy(&e.path(), &target);
+            } else if kind.is_symlink() {
+                let link = std::fs::read_link(e.path()).expect("read link");
+                std::os::unix::fs::symlink(link, &target).expect("symlink");
+            } else {
+                std::fs::copy(e.path(), &target).expect("copy fixture file");
+            }
+        }
+    }
+    let dir = tempfile::tempdir().expect("temporary directory");
+    copy(&vm2(), dir.path());
+    dir
+}
+
+/// Runs jitterlab with `args`, killed (and the test failed) if it has not ended in
+/// ten seconds: for inputs that used to block.
+pub fn run_within_10s(args: &[&str]) -> Output {
+    use std::time::{Duration, Instant};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_jitterlab"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run jitterlab");
+    let start = Instant::now();
+    loop {
+        if child.try_wait().expect("wait").is_some() {
+            return child.wait_with_output().expect("output");
+        }
+        if start.elapsed() > Duration::from_secs(10) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("jitterlab {args:?} did not end within 10 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

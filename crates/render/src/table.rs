@@ -66,7 +66,8 @@ impl Table {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        self.rows.push(cells.into_iter().map(Into::into).collect());
+        self.rows
+            .push(cells.into_iter().map(|c| escape_cell(&c.into())).collect());
     }
 
     /// Whether no row was added.
@@ -118,6 +119,38 @@ impl Table {
     }
 }
 
+/// A cell with every control character escaped ([`crate::units::escape`]) but for the
+/// colour sequences ([`Style`]'s `ESC [ digits;... m`) that the renderers put around
+/// text: whatever a name from the system holds cannot break a row or drive the
+/// terminal, even where its renderer forgot to escape it.
+fn escape_cell(cell: &str) -> String {
+    if !cell.chars().any(char::is_control) {
+        return cell.to_string();
+    }
+    let mut out = String::with_capacity(cell.len());
+    let mut rest = cell;
+    while let Some(i) = rest.find('\x1b') {
+        out.push_str(&crate::units::escape(&rest[..i]));
+        let after = &rest[i + 1..];
+        let sgr = after.strip_prefix('[').and_then(|a| {
+            let end = a.find(|c: char| !(c.is_ascii_digit() || c == ';'))?;
+            (a[end..].starts_with('m')).then_some(end + 2)
+        });
+        match sgr {
+            Some(len) => {
+                out.push_str(&rest[i..i + 1 + len]);
+                rest = &after[len..];
+            }
+            None => {
+                out.push_str("\\x1b");
+                rest = after;
+            }
+        }
+    }
+    out.push_str(&crate::units::escape(rest));
+    out
+}
+
 /// Characters shown, ANSI escape sequences excluded.
 fn visible_width(s: &str) -> usize {
     let mut width = 0;
@@ -137,6 +170,19 @@ fn visible_width(s: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cells_are_escaped_but_colour_is_kept() {
+        let style = Style { color: true };
+        let mut t = Table::new([Col::left("A"), Col::left("B")]);
+        t.row([style.warn("x"), "evil\n\x1b[2J\x1b[31mred".to_string()]);
+        let mut out = Vec::new();
+        t.write(&mut out, &Style::plain()).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2, "{text:?}");
+        assert_eq!(lines[1], "\x1b[33mx\x1b[0m  evil\\n\\x1b[2J\x1b[31mred");
+    }
 
     #[test]
     fn colour_does_not_break_alignment() {

@@ -54,6 +54,31 @@ pub fn khz(k: u64) -> String {
     }
 }
 
+/// A name from the system (a task's comm, an IRQ action, a cgroup path) made safe to
+/// print on a terminal: control characters are escaped as Rust writes them (`\n`,
+/// `\t`, `\r`, `\x1b`, `\u{85}`), everything else is kept (a backslash too: systemd
+/// names hold `\x2d`). A thread may name itself with any byte; printed raw, a newline
+/// breaks a table's rows and an ESC drives the terminal.
+pub fn escape(s: &str) -> String {
+    if !s.chars().any(char::is_control) {
+        return s.to_string();
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if c.is_control() && (c as u32) < 0x80 => {
+                out.push_str(&format!("\\x{:02x}", c as u32))
+            }
+            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// A list of names, at most `max` shown, then `(+N more)`.
 pub fn names(items: &[String], max: usize) -> String {
     if items.is_empty() {
@@ -70,6 +95,14 @@ pub fn names(items: &[String], max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn escapes_control_characters_only() {
+        assert_eq!(escape("kworker/0:1"), "kworker/0:1");
+        assert_eq!(escape("a\nb\x1b[2Jc\t\r"), "a\\nb\\x1b[2Jc\\t\\r");
+        assert_eq!(escape("\u{7f}\u{85}é"), "\\x7f\\u{85}é");
+        assert_eq!(escape("dev-disk-by\\x2duuid"), "dev-disk-by\\x2duuid");
+    }
 
     #[test]
     fn units() {

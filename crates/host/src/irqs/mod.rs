@@ -123,16 +123,12 @@ impl Irq {
 impl IrqMap {
     /// Reads all of it.
     pub fn read(root: &Root) -> Result<IrqMap> {
-        let path = root.path("/proc/interrupts");
-        let (cpus, mut irqs, counters) = parse_interrupts(&path, &root.read("/proc/interrupts")?)?;
+        let (cpus, mut irqs, counters) = read_interrupts(root)?;
         for irq in &mut irqs {
             read_irq_files(root, irq)?;
         }
         let default_affinity = root.read_cpu_mask_opt("/proc/irq/default_smp_affinity")?;
-        let (softirq_cpus, softirqs) = match root.read_opt("/proc/softirqs")? {
-            Some(text) => parse_softirqs(&root.path("/proc/softirqs"), &text)?,
-            None => (Vec::new(), Vec::new()),
-        };
+        let (softirq_cpus, softirqs) = read_softirqs(root)?.unwrap_or_default();
         Ok(IrqMap {
             cpus,
             irqs,
@@ -146,14 +142,10 @@ impl IrqMap {
     /// Samples the IRQ map twice, `seconds` apart, and returns the per-CPU rates over
     /// the window ([`IrqMap::since`]). `seconds` must be above 0 and at most 3600.
     pub fn sample(root: &Root, seconds: f64) -> Result<IrqMap> {
-        if !(seconds > 0.0 && seconds <= 3600.0) {
-            return Err(Error::Invalid(format!(
-                "--interval {seconds}: expected seconds above 0 and at most 3600"
-            )));
-        }
+        let window = crate::seconds::interval("--interval", seconds, false)?;
         let before = IrqMap::read(root)?;
         let start = std::time::Instant::now();
-        std::thread::sleep(std::time::Duration::from_secs_f64(seconds));
+        std::thread::sleep(window);
         let after = IrqMap::read(root)?;
         Ok(after.since(&before, start.elapsed().as_nanos() as u64))
     }
@@ -225,6 +217,45 @@ impl IrqMap {
     }
 }
 
+/// Reads and parses /proc/interrupts, its CPU columns checked against the machine's.
+fn read_interrupts(root: &Root) -> Result<(Vec<u32>, Vec<Irq>, Vec<Counter>)> {
+    let file = "/proc/interrupts";
+    let path = root.path(file);
+    let table = parse_interrupts(&path, &root.read(file)?)?;
+    check_columns(root, &path, &table.0)?;
+    Ok(table)
+}
+
+/// Reads and parses /proc/softirqs (`None` when absent), its columns checked.
+fn read_softirqs(root: &Root) -> Result<Option<(Vec<u32>, Vec<Counter>)>> {
+    let file = "/proc/softirqs";
+    let Some(text) = root.read_opt(file)? else {
+        return Ok(None);
+    };
+    let path = root.path(file);
+    let table = parse_softirqs(&path, &text)?;
+    check_columns(root, &path, &table.0)?;
+    Ok(Some(table))
+}
+
+/// The kernel prints a column per online CPU: a column of a CPU the machine does not
+/// have (not in `/sys/devices/system/cpu/possible`, when that is readable) is an error
+/// on line 1. (Possible rather than online: a CPU may go offline between the reads.)
+fn check_columns(root: &Root, path: &std::path::Path, cpus: &[u32]) -> Result<()> {
+    let Some(possible) = root.read_cpu_list_opt("/sys/devices/system/cpu/possible")? else {
+        return Ok(());
+    };
+    match cpus.iter().find(|&&c| !possible.contains(c)) {
+        Some(c) => Err(Error::parse(
+            path,
+            1,
+            format!("columns of CPUs this machine has (possible: {possible})"),
+            &format!("CPU{c}"),
+        )),
+        None => Ok(()),
+    }
+}
+
 /// Fills in what /proc/irq/N and /sys/kernel/irq/N say of an IRQ.
 fn read_irq_files(root: &Root, irq: &mut Irq) -> Result<()> {
     let n = irq.irq;
@@ -246,7 +277,11 @@ fn read_irq_files(root: &Root, irq: &mut Irq) -> Result<()> {
     irq.affinity = root.read_cpu_list_opt(format!("{dir}/smp_affinity_list"))?;
     irq.effective = root.read_cpu_list_opt(format!("{dir}/effective_affinity_list"))?;
     irq.affinity_hint = match root.read_opt(format!("{dir}/affinity_hint"))? {
-        Some(text) => CpuSet::parse_mask(&text).ok().filter(|s| !s.is_empty()),
+        Some(text) => Some(CpuSet::parse_mask(&text).map_err(|cause| Error::CpuSet {
+            path: root.path(format!("{dir}/affinity_hint")),
+            cause,
+        })?)
+        .filter(|s| !s.is_empty()),
         None => None,
     };
     irq.node = root.read_num_opt(format!("{dir}/node"))?;
@@ -271,8 +306,7 @@ pub struct CpuCounters {
 impl CpuCounters {
     /// Reads /proc/interrupts and /proc/softirqs.
     pub fn read(root: &Root) -> Result<CpuCounters> {
-        let path = root.path("/proc/interrupts");
-        let (cpus, irqs, counters) = parse_interrupts(&path, &root.read("/proc/interrupts")?)?;
+        let (cpus, irqs, counters) = read_interrupts(root)?;
         let mut rows: Vec<(String, Vec<u64>)> = irqs
             .into_iter()
             .map(|i| (format!("IRQ {} {}", i.irq, i.label()), i.counts))
@@ -283,8 +317,7 @@ impl CpuCounters {
                 .filter(|c| c.per_cpu)
                 .map(|c| (c.name, c.counts)),
         );
-        if let Some(text) = root.read_opt("/proc/softirqs")? {
-            let (soft_cpus, soft) = parse_softirqs(&root.path("/proc/softirqs"), &text)?;
+        if let Some((soft_cpus, soft)) = read_softirqs(root)? {
             for row in soft {
                 // Align the softirq columns with the interrupt columns.
                 let counts = cpus

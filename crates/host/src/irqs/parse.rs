@@ -12,7 +12,18 @@ fn parse_header(path: &Path, line: &str) -> Result<Vec<u32>> {
         .map(|t| t.strip_prefix("CPU").and_then(|n| n.parse().ok()))
         .collect();
     match cpus {
-        Some(c) if !c.is_empty() => Ok(c),
+        Some(c) if !c.is_empty() => {
+            // The kernel prints a column per online CPU, in ascending order.
+            if let Some(w) = c.windows(2).find(|w| w[1] <= w[0]) {
+                return Err(Error::parse(
+                    path,
+                    1,
+                    "CPU columns in ascending order, each CPU once",
+                    &format!("CPU{} after CPU{}", w[1], w[0]),
+                ));
+            }
+            Ok(c)
+        }
         _ => Err(Error::parse(
             path,
             1,
@@ -22,31 +33,67 @@ fn parse_header(path: &Path, line: &str) -> Result<Vec<u32>> {
     }
 }
 
-/// Splits `label: n n n rest` into the label, up to `max` counts and the rest.
+/// Splits `label: n n n rest` into the label, up to one count per CPU of `cpus` and the
+/// rest. A number where a count stands that is not one (above 2^64 - 1, negative) is an
+/// error naming its CPU, not the start of the description.
 fn split_row<'a>(
     path: &Path,
     lineno: usize,
     line: &'a str,
-    max: usize,
+    cpus: &[u32],
 ) -> Result<(&'a str, Vec<u64>, &'a str)> {
     let Some((label, mut rest)) = line.split_once(':') else {
         return Err(Error::parse(path, lineno, "a row 'LABEL: counts...'", line));
     };
-    let mut counts = Vec::with_capacity(max);
-    while counts.len() < max {
+    let mut counts = Vec::with_capacity(cpus.len());
+    while counts.len() < cpus.len() {
         let trimmed = rest.trim_start();
         let end = trimmed
             .find(|c: char| c.is_whitespace())
             .unwrap_or(trimmed.len());
-        match trimmed[..end].parse::<u64>() {
-            Ok(n) if end > 0 => {
+        let token = &trimmed[..end];
+        let digits = token.strip_prefix(['-', '+']).unwrap_or(token);
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            break;
+        }
+        match token.parse::<u64>() {
+            Ok(n) if !token.starts_with('+') => {
                 counts.push(n);
                 rest = &trimmed[end..];
             }
-            _ => break,
+            _ => {
+                return Err(Error::parse(
+                    path,
+                    lineno,
+                    format!(
+                        "the count of CPU{} (column {}) to be a number from 0 to {}",
+                        cpus[counts.len()],
+                        counts.len() + 1,
+                        u64::MAX
+                    ),
+                    token,
+                ))
+            }
         }
     }
     Ok((label.trim(), counts, rest.trim()))
+}
+
+/// An IRQ number: a label of digits only must fit the kernel's `unsigned int`.
+fn irq_number(path: &Path, lineno: usize, label: &str) -> Result<Option<u32>> {
+    let digits = label.strip_prefix('-').unwrap_or(label);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Ok(None);
+    }
+    match label.parse::<u32>() {
+        Ok(n) => Ok(Some(n)),
+        Err(_) => Err(Error::parse(
+            path,
+            lineno,
+            "an IRQ number from 0 to 4294967295",
+            label,
+        )),
+    }
 }
 
 type Interrupts = (Vec<u32>, Vec<Irq>, Vec<Counter>);
@@ -63,8 +110,8 @@ pub fn parse_interrupts(path: &Path, text: &str) -> Result<Interrupts> {
         if line.trim().is_empty() {
             continue;
         }
-        let (label, mut counts, rest) = split_row(path, lineno, line, n)?;
-        if let Ok(number) = label.parse::<u32>() {
+        let (label, mut counts, rest) = split_row(path, lineno, line, &cpus)?;
+        if let Some(number) = irq_number(path, lineno, label)? {
             counts.resize(n, 0);
             let (chip, hwirq, trigger, actions) = split_description(rest);
             irqs.push(Irq {
@@ -155,7 +202,7 @@ pub fn parse_softirqs(path: &Path, text: &str) -> Result<(Vec<u32>, Vec<Counter>
         if line.trim().is_empty() {
             continue;
         }
-        let (name, mut counts, rest) = split_row(path, i + 2, line, cpus.len())?;
+        let (name, mut counts, rest) = split_row(path, i + 2, line, &cpus)?;
         if !rest.is_empty() || counts.is_empty() {
             return Err(Error::parse(
                 path,

@@ -2,6 +2,7 @@
 //! of a process whose other threads stay on the housekeeping CPUs (the latency
 //! probe with its load generators).
 
+use std::ffi::OsString;
 use std::path::Path;
 
 use jitterlab_cpuset::CpuSet;
@@ -12,6 +13,7 @@ use crate::cmdline::Cmdline;
 use crate::error::{Error, Result};
 use crate::partition::journal::{Journal, RunRecord};
 use crate::partition::{Method, ISOLATED_SET};
+use crate::pin::Sched;
 use crate::root::Root;
 
 /// Where a command is put.
@@ -25,6 +27,33 @@ pub struct Placement {
     pub cgroup: Option<String>,
     /// How, in words.
     pub how: String,
+}
+
+/// `jitterlab run`: checks every argument first — a command is given, its scheduling
+/// ([`Sched::validate`]) is one that can be set — and only then puts this process into
+/// the partition ([`enter_partition`]) and records the run ([`register_run`]). A bad
+/// request is [`Error::Invalid`] with nothing changed. What is left to the caller is
+/// [`crate::exec_pinned`] with the same `argv`, `cpus` and `sched`.
+pub fn enter_for_run(
+    root: &Root,
+    state_dir: &Path,
+    cpus: &CpuSet,
+    argv: &[OsString],
+    sched: Option<&Sched>,
+) -> Result<Placement> {
+    if argv.is_empty() {
+        return Err(Error::Invalid("no command to run".into()));
+    }
+    if let Some(s) = sched {
+        s.validate()?;
+    }
+    let placement = enter_partition(root, state_dir, cpus)?;
+    let argv: Vec<String> = argv
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    register_run(state_dir, cpus, &argv)?;
+    Ok(placement)
 }
 
 /// Puts this process where it may run on `cpus`: into the isolated cpuset of the

@@ -9,7 +9,7 @@
 //! idempotent). A line cut short by the kill is ignored: its change was never made.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use jitterlab_cpuset::CpuSet;
@@ -25,6 +25,9 @@ use crate::tasks::read_start_ticks;
 
 const JOURNAL: &str = "journal.jsonl";
 const RUNS: &str = "runs.jsonl";
+/// The most read of a journal or the run records: 256 MiB (a step is some 200 bytes;
+/// this is a million threads moved).
+const JOURNAL_LIMIT: u64 = 256 << 20;
 /// The journal format; a reader refuses other versions rather than guess.
 const VERSION: u32 = 1;
 
@@ -207,15 +210,18 @@ impl Journal {
     /// Reads the journal of `dir`; `None` when there is none.
     pub fn read(dir: &Path) -> Result<Option<Recorded>> {
         let path = Journal::path_in(dir);
-        let file = match File::open(&path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(Error::io(&path, e)),
+        let bytes = match crate::root::read_file_bounded(&path, JOURNAL_LIMIT) {
+            Ok(b) => b,
+            Err(e) if e.is_not_found() => return Ok(None),
+            Err(e) => return Err(e),
         };
-        let lines: Vec<String> = BufReader::new(file)
-            .lines()
-            .collect::<std::io::Result<_>>()
-            .map_err(io_err(&path))?;
+        let text = String::from_utf8(bytes).map_err(|e| {
+            Error::io(
+                &path,
+                std::io::Error::new(std::io::ErrorKind::InvalidData, e.utf8_error()),
+            )
+        })?;
+        let lines: Vec<&str> = text.lines().collect();
         let mut header = None;
         let mut steps: Vec<(Step, Option<Outcome>)> = Vec::new();
         let (mut complete, mut torn) = (false, false);
@@ -304,7 +310,8 @@ impl Journal {
 
     /// The `jitterlab run` records of `dir` (unreadable lines are skipped).
     pub fn runs(dir: &Path) -> Vec<RunRecord> {
-        fs::read_to_string(dir.join(RUNS))
+        crate::root::read_file_bounded(&dir.join(RUNS), JOURNAL_LIMIT)
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
             .unwrap_or_default()
             .lines()
             .filter_map(|l| serde_json::from_str(l).ok())

@@ -24,11 +24,19 @@ impl KernelConfig {
     /// none is readable.
     pub fn read(root: &Root) -> Result<Option<KernelConfig>> {
         let gz = root.path("/proc/config.gz");
-        if let Ok(bytes) = std::fs::read(&gz) {
+        if let Ok(bytes) = root.read_bytes("/proc/config.gz") {
+            // Bounded after decompression too: a small file may inflate without end.
             let mut text = String::new();
             flate2::read::GzDecoder::new(bytes.as_slice())
+                .take(crate::root::READ_LIMIT + 1)
                 .read_to_string(&mut text)
                 .map_err(|e| Error::io(&gz, e))?;
+            if text.len() as u64 > crate::root::READ_LIMIT {
+                return Err(Error::TooLarge {
+                    path: gz,
+                    limit: crate::root::READ_LIMIT,
+                });
+            }
             return Ok(Some(KernelConfig::parse("/proc/config.gz", &text)));
         }
         let release = root

@@ -44,7 +44,7 @@ use serde::{Deserialize, Serialize};
 
 pub use advise::{advise, Advice, BootParam};
 pub use apply::{apply, apply_live, ApplyReport, Flow, StepResult, PAUSE_ENV};
-pub use enter::{enter_cpu, enter_partition, register_run, Placement};
+pub use enter::{enter_cpu, enter_for_run, enter_partition, register_run, Placement};
 #[doc(hidden)]
 pub use fake::FakeSystem;
 pub use journal::{Header, Journal, Recorded, RunRecord};

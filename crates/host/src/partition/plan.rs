@@ -332,7 +332,8 @@ fn choose_method(cgroups: &Cgroups, choice: MethodChoice) -> (Method, Check) {
 
 fn irqbalance_of(root: &Root, pid: u32) -> Result<Irqbalance> {
     let start_ticks = crate::tasks::read_start_ticks(root, pid, pid).unwrap_or_default();
-    let argv = std::fs::read(root.path(format!("/proc/{pid}/cmdline")))
+    let argv = root
+        .read_bytes(format!("/proc/{pid}/cmdline"))
         .unwrap_or_default()
         .split(|&b| b == 0)
         .filter(|a| !a.is_empty())

@@ -207,6 +207,13 @@ impl VerifyReport {
 
 /// Samples the CPUs over the window and judges each.
 pub fn verify(root: &Root, req: &VerifyRequest) -> Result<VerifyReport> {
+    if req.interval.as_secs_f64() > crate::seconds::MAX_INTERVAL_SECS {
+        return Err(Error::Invalid(format!(
+            "interval {:?}: expected at most {} s",
+            req.interval,
+            crate::seconds::MAX_INTERVAL_SECS
+        )));
+    }
     let rec = Journal::read(&req.state_dir)?;
     let cgroups = Cgroups::read(root)?;
     let possible = root.read_cpu_list("/sys/devices/system/cpu/possible")?;

@@ -10,7 +10,7 @@ mod session;
 pub use breaker::Breaker;
 pub use record::{events_of, record, Preset, RecordRequest};
 pub use recorder::{RecordSummary, RecordedCpu, Recorder, Spool};
-pub use session::{read_whole, BufferStats, Formats, Headers, Session, SessionConfig};
+pub use session::{BufferStats, Formats, Headers, Session, SessionConfig};
 
 use crate::cgroups::parse_mountinfo;
 use crate::error::{Error, Result};

@@ -239,10 +239,7 @@ impl Session {
     /// system's when a whole system was enabled) and of the ftrace events.
     pub fn headers(&self) -> Result<Headers> {
         let root = &self.root;
-        let read_bytes = |p: &str| -> Result<Vec<u8>> {
-            let path = root.path(p);
-            read_whole(&path).map_err(|e| Error::io(&path, e))
-        };
+        let read_bytes = |p: &str| -> Result<Vec<u8>> { root.read_bytes(p) };
         let events = format!("{}/events", self.dir);
         let formats_of = |system: &str| -> Result<Formats> {
             let mut out = Vec::new();
@@ -299,7 +296,9 @@ impl Session {
             header_event: read_bytes(&format!("{events}/header_event"))?,
             ftrace_formats: formats_of("ftrace")?,
             event_formats,
-            kallsyms: read_bytes("/proc/kallsyms").unwrap_or_default(),
+            kallsyms: root
+                .read_bytes_bounded("/proc/kallsyms", crate::root::KALLSYMS_LIMIT)
+                .unwrap_or_default(),
             printk_formats: read_bytes(&format!("{mount}/printk_formats")).unwrap_or_default(),
             page_size,
             clock,
@@ -311,7 +310,9 @@ impl Session {
     pub fn task_names(&self) -> Result<(Vec<u8>, Vec<u8>)> {
         let mount = &self.mount;
         let read = |f: &str| -> Vec<u8> {
-            read_whole(&self.root.path(format!("{mount}/{f}"))).unwrap_or_default()
+            self.root
+                .read_bytes(format!("{mount}/{f}"))
+                .unwrap_or_default()
         };
         Ok((read("saved_cmdlines"), read("saved_tgids")))
     }
@@ -378,25 +379,6 @@ fn uname() -> String {
         field(&u.version),
         field(&u.machine)
     )
-}
-
-/// Reads a tracefs file in 64 KiB reads. `events/header_page` and `header_event` answer
-/// only the first `read(2)` (a second one at a non-zero offset returns 0), so the first
-/// read must be large enough for all of it — `std::fs::read` starts with a 32-byte probe
-/// and gets 32 bytes.
-pub fn read_whole(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    let mut file = File::open(path)?;
-    let mut out = Vec::new();
-    let mut chunk = vec![0u8; 64 * 1024];
-    loop {
-        match file.read(&mut chunk) {
-            Ok(0) => return Ok(out),
-            Ok(n) => out.extend_from_slice(&chunk[..n]),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
 }
 
 /// Removes `instances/jitterlab-PID` directories whose process is gone (a session that

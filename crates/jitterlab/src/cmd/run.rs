@@ -4,7 +4,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use clap::Args;
-use jitterlab_host::partition::{enter_partition, register_run, DEFAULT_STATE_DIR};
+use jitterlab_host::partition::{enter_for_run, DEFAULT_STATE_DIR};
 use jitterlab_host::pin::Sched;
 use jitterlab_host::Root;
 use jitterlab_render::{render, Format};
@@ -45,16 +45,10 @@ pub fn run(root: &Root, args: RunArgs) -> Result {
         ));
     }
     let cpus = super::online_cpus(root, &args.cpus)?;
-    let placement = enter_partition(root, &args.state_dir, &cpus)?;
-    let argv: Vec<String> = args
-        .command
-        .iter()
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect();
-    register_run(&args.state_dir, &cpus, &argv)?;
+    let sched = Sched::for_command(args.policy.map(PolicyArg::policy), args.priority);
+    let placement = enter_for_run(root, &args.state_dir, &cpus, &args.command, sched.as_ref())?;
     if args.json {
         render(&placement, Format::Json, &mut std::io::stderr())?;
     }
-    let sched = Sched::for_command(args.policy.map(PolicyArg::policy), args.priority);
     super::exec(&args.command, &cpus, sched)
 }

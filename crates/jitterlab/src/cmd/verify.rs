@@ -1,15 +1,13 @@
 //! `jitterlab verify`.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use clap::Args;
-use jitterlab_cpuset::CpuSet;
 use jitterlab_host::partition::{verify, VerifyRequest, DEFAULT_STATE_DIR};
 use jitterlab_host::Root;
 
 use crate::cli::Color;
-use crate::exit::{Error, Exit, Result};
+use crate::exit::{Exit, Result};
 use crate::output::{emit, format};
 
 /// `jitterlab verify`.
@@ -39,19 +37,14 @@ pub fn run(root: &Root, args: VerifyArgs, color: Color) -> Result {
     let cpus = args
         .cpus
         .as_deref()
-        .map(|c| CpuSet::parse_list(c).map_err(|e| Error::usage(e.to_string())))
+        .map(|c| crate::cli::cpu_list("CPUS", c))
         .transpose()?;
-    if !(args.interval.is_finite() && args.interval >= 0.0) {
-        return Err(Error::usage(format!(
-            "--interval {}: expected seconds >= 0",
-            args.interval
-        )));
-    }
+    let interval = jitterlab_host::seconds::interval("--interval", args.interval, true)?;
     let report = verify(
         root,
         &VerifyRequest {
             cpus,
-            interval: Duration::from_secs_f64(args.interval),
+            interval,
             state_dir: args.state_dir,
         },
     )?;

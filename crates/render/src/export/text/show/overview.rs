@@ -6,7 +6,7 @@ use jitterlab_host::overview::Overview;
 use jitterlab_host::tasks::TaskKind;
 
 use super::{isolation, set};
-use crate::units::{names, opt};
+use crate::units::{escape, names, opt};
 use crate::{Render, Style};
 
 impl Render for Overview {
@@ -44,7 +44,7 @@ impl Render for Overview {
                 "{}",
                 style.warn(&format!(
                     "warning: the threads of {}[{}] do not share one CPU mask: {} (see: jitterlab show tasks -p {})",
-                    p.comm,
+                    escape(&p.comm),
                     p.pid,
                     groups.join(", "),
                     p.pid
@@ -75,7 +75,7 @@ impl Render for Overview {
             let irqs: Vec<String> = c
                 .irqs
                 .iter()
-                .map(|i| format!("{} {}", i.irq, i.name))
+                .map(|i| format!("{} {}", i.irq, escape(&i.name)))
                 .collect();
             writeln!(
                 out,
@@ -86,7 +86,7 @@ impl Render for Overview {
             let ran: Vec<String> = c
                 .last_ran
                 .iter()
-                .map(|t| format!("{}[{}]", t.comm, t.tid))
+                .map(|t| format!("{}[{}]", escape(&t.comm), t.tid))
                 .collect();
             writeln!(
                 out,
@@ -103,8 +103,8 @@ impl Render for Overview {
                 .kthreads
                 .iter()
                 .map(|t| match t.kind {
-                    TaskKind::KthreadPerCpu => t.comm.clone(),
-                    _ => format!("{} (movable)", t.comm),
+                    TaskKind::KthreadPerCpu => escape(&t.comm),
+                    _ => format!("{} (movable)", escape(&t.comm)),
                 })
                 .collect();
             writeln!(

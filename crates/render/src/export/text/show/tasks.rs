@@ -6,7 +6,7 @@ use jitterlab_host::tasks::Task;
 use jitterlab_host::TaskList;
 
 use super::kind;
-use crate::units::{cpu_time, names, opt};
+use crate::units::{cpu_time, escape, names, opt};
 use crate::{Col, Render, Style, Table};
 
 /// Longest command line shown in text; JSON has it whole.
@@ -23,8 +23,8 @@ fn task_row(t: &Task, threads: bool) -> Vec<String> {
             format!("{}...", c.chars().take(MAX_COMMAND - 3).collect::<String>())
         }
         (Some(c), false) if !c.is_empty() => c.clone(),
-        _ if t.kind.is_kthread() => format!("[{}]", t.comm),
-        _ => t.comm.clone(),
+        _ if t.kind.is_kthread() => format!("[{}]", escape(&t.comm)),
+        _ => escape(&t.comm),
     };
     cells.extend([
         t.policy.short().to_string(),
