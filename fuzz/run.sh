@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Fuzzes every reader for SECONDS each (default 60) with AddressSanitizer.
+# Fuzzes every reader for SECONDS each (default 60) with AddressSanitizer; exits 1 at
+# the first target that crashes, leaks past its limits or allocates over 64 MB at once.
+# .ci/run runs it for 20 s a target on every submission.
 #   cargo install cargo-fuzz && fuzz/run.sh 300
 # cargo-fuzz needs nightly features; RUSTC_BOOTSTRAP=1 enables them on the
 # stable toolchain, which is all this machine can install. Seeds come from the
@@ -12,8 +14,20 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 secs=${1:-60}
+regressions=../crates/trace/tests/data/fuzz-regressions
 for t in cpuset proc_interrupts proc_task cmdline_mountinfo dat ringbuf ftrace_text fgraph_text perf_text; do
   mkdir -p "corpus/$t"
-  RUSTC_BOOTSTRAP=1 cargo fuzz run -s address "$t" "corpus/$t" "seeds/$t" -- \
-    -max_total_time="$secs" -max_len=4096
+  # New finds go to corpus/ (the first directory, not committed); the committed seeds and
+  # the regressions of the trace readers are replayed first. Any single allocation over
+  # 64 MB is a failure, as a crash is.
+  extra=()
+  case $t in dat | ringbuf | ftrace_text | fgraph_text | perf_text) extra=("$regressions") ;; esac
+  if ! RUSTC_BOOTSTRAP=1 cargo fuzz run -s address "$t" "corpus/$t" "seeds/$t" "${extra[@]}" -- \
+    -max_total_time="$secs" -max_len=4096 -malloc_limit_mb=64 -rss_limit_mb=2048 \
+    >"corpus/$t.log" 2>&1; then
+    tail -40 "corpus/$t.log"
+    echo "fuzz: $t failed; the input is in fuzz/artifacts/$t/"
+    exit 1
+  fi
+  echo "fuzz: $t: $(grep -E '^Done' "corpus/$t.log" | tail -1)"
 done
