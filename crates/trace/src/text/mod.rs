@@ -66,6 +66,11 @@
 //! older than one already returned cannot be placed: in strict mode it is an error naming its
 //! line, in lenient mode it is counted in [`crate::ReadStats::skipped`] and dropped.
 //!
+//! Read from a stream (a pipe, `trace_pipe`: [`crate::Trace::open`] of a file without a
+//! size), the events waiting in the window are handed out whenever the input has been quiet
+//! for 100 ms, so that a slow stream is not held back; a [`TextOptions::cancel`] flag ends
+//! the read where it is.
+//!
 //! Memory is bounded by the window, the longest line (1 MiB), the interned names (at most
 //! 16384 strings of up to 96 bytes) and, for function_graph, the open calls of each task,
 //! never by the length of the file.
@@ -78,7 +83,10 @@
 //! `CPU:N [LOST M EVENTS]` (kernel) and `CPU:N [M EVENTS DROPPED]` (trace-cmd) lines become
 //! [`crate::EventKind::Lost`] events on CPU N, timed at the next event of that CPU (where the
 //! gap ends, or at its last event when none follows), and are added up per CPU in
-//! [`crate::ReadStats::lost`]. The `entries-in-buffer/entries-written` header of the `trace`
+//! [`crate::ReadStats::lost`], saturating at `u64::MAX` (a count printed past it is
+//! `u64::MAX` too: "at least that many"). `trace-cmd report` text of several buffers names
+//! the buffer before the line (`jlab_small: CPU:0 [734 EVENTS DROPPED]`); its drops are
+//! counted on the CPU, whatever the buffer. The `entries-in-buffer/entries-written` header of the `trace`
 //! file also tells of events overwritten before the oldest one shown, on CPUs it does not
 //! name: [`FtraceReader::overwritten`].
 //!
