@@ -62,8 +62,10 @@ pub(crate) struct Lines<R> {
     buf: Vec<u8>,
     lossy: String,
     line_no: u64,
-    /// The last line ended with `\r`: a `\n` right after it belongs to it.
+    /// The first line ended with `\r`: a `\n` right after it belongs to it.
     after_cr: bool,
+    /// How this input ends its lines, told by its first line.
+    ends: Ends,
     /// `buf` holds the start of a line, read before the input went idle.
     partial: bool,
     cancel: Cancel,
@@ -79,6 +81,7 @@ impl<R: BufRead> Lines<R> {
             lossy: String::new(),
             line_no: 0,
             after_cr: false,
+            ends: Ends::Unknown,
             partial: false,
             cancel,
         }
@@ -94,7 +97,13 @@ impl<R: BufRead> Lines<R> {
             self.buf.clear();
         }
         let cap = (MAX_LINE + 1).saturating_sub(self.buf.len());
-        match read_line(&mut self.input, &mut self.buf, cap, &mut self.after_cr) {
+        match read_line(
+            &mut self.input,
+            &mut self.buf,
+            cap,
+            &mut self.ends,
+            &mut self.after_cr,
+        ) {
             Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
                 self.partial = !self.buf.is_empty();
@@ -112,15 +121,22 @@ impl<R: BufRead> Lines<R> {
         }
         self.line_no += 1;
         if ended {
-            self.buf.pop();
+            if self.buf.pop() == Some(b'\n') && self.buf.last() == Some(&b'\r') {
+                self.buf.pop();
+            }
         } else if self.buf.len() > MAX_LINE {
             loop {
                 self.buf.clear();
-                let n =
-                    match read_line(&mut self.input, &mut self.buf, MAX_LINE, &mut self.after_cr) {
-                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
-                        r => r.map_err(|e| self.io_error(source, e))?,
-                    };
+                let n = match read_line(
+                    &mut self.input,
+                    &mut self.buf,
+                    MAX_LINE,
+                    &mut self.ends,
+                    &mut self.after_cr,
+                ) {
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+                    r => r.map_err(|e| self.io_error(source, e))?,
+                };
                 if n == 0 || self.cancel.is_set() || matches!(self.buf.last(), Some(b'\n' | b'\r'))
                 {
                     break;
@@ -148,13 +164,27 @@ impl<R: BufRead> Lines<R> {
     }
 }
 
-/// Reads one line into `buf`, its end included (`\n` or `\r`; the `\n` of a `\r\n` is
-/// skipped by the next call, through `after_cr`), at most `cap` bytes; the bytes read, 0 at
-/// the end of the input.
+/// How an input ends its lines: `\n` (or `\r\n`), or a lone `\r` (old Mac style). Told
+/// by the first line end, so that a `\r` inside a line of a `\n` file (a trace_marker
+/// text) stays in its line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Ends {
+    /// Not seen yet.
+    Unknown,
+    /// `\n` or `\r\n`.
+    Lf,
+    /// A lone `\r`.
+    Cr,
+}
+
+/// Reads one line into `buf`, its end included, at most `cap` bytes; the bytes read, 0 at
+/// the end of the input. The first line end tells `ends` (a `\r` is told apart from a
+/// `\r\n` at the next call, through `after_cr`).
 fn read_line<R: BufRead>(
     input: &mut R,
     buf: &mut Vec<u8>,
     cap: usize,
+    ends: &mut Ends,
     after_cr: &mut bool,
 ) -> std::io::Result<usize> {
     let mut n = 0;
@@ -167,14 +197,30 @@ fn read_line<R: BufRead>(
         if avail.is_empty() {
             break;
         }
-        if std::mem::take(after_cr) && avail[0] == b'\n' {
-            input.consume(1);
-            continue;
+        if std::mem::take(after_cr) {
+            if avail[0] == b'\n' {
+                // The first line ended with `\r\n`.
+                *ends = Ends::Lf;
+                input.consume(1);
+                continue;
+            }
+            *ends = Ends::Cr;
         }
         let look = &avail[..avail.len().min(cap - n)];
-        match memchr::memchr2(b'\n', b'\r', look) {
+        let end = match *ends {
+            Ends::Unknown => memchr::memchr2(b'\n', b'\r', look),
+            Ends::Lf => memchr::memchr(b'\n', look),
+            Ends::Cr => memchr::memchr(b'\r', look),
+        };
+        match end {
             Some(i) => {
-                *after_cr = look[i] == b'\r';
+                if *ends == Ends::Unknown {
+                    if look[i] == b'\n' {
+                        *ends = Ends::Lf;
+                    } else {
+                        *after_cr = true;
+                    }
+                }
                 buf.extend_from_slice(&look[..=i]);
                 input.consume(i + 1);
                 return Ok(n + i + 1);

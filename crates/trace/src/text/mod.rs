@@ -224,7 +224,8 @@ impl TextOptions {
 /// at 15 bytes may end inside a UTF-8 character: such lines are read lossily). Lines end at
 /// `\n`, `\r\n` or a lone `\r`. Text with headers and no data line (an empty `trace`
 /// file, `trace-cmd report` of an empty buffer, a function_graph header) is a trace of its
-/// format with no events; whitespace alone is not a trace.
+/// format with no events; whitespace alone is not a trace. (A `\r` ends lines only in text
+/// without `\n`.)
 pub fn detect(bytes: &[u8]) -> Option<TextKind> {
     match detect_lines(bytes, true) {
         Detected::Kind(k) => Some(k),
@@ -262,7 +263,9 @@ pub(crate) fn detect_lines(bytes: &[u8], complete: bool) -> Detected {
         }
     };
     let mut header = None;
-    for raw in whole.split(|b| *b == b'\n' || *b == b'\r').take(400) {
+    // Lines end at `\n` (or `\r\n`), or at a lone `\r` when there is no `\n`.
+    let end = if whole.contains(&b'\n') { b'\n' } else { b'\r' };
+    for raw in whole.split(|b| *b == end).take(400) {
         let line = String::from_utf8_lossy(raw);
         let line: &str = &line;
         let t = line.trim();

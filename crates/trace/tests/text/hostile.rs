@@ -127,6 +127,15 @@ fn cr_and_crlf_end_lines() {
     assert_eq!(count(crlf.as_bytes()), 30);
     let s = stats_of(&Path::new(DATA).join("perf-cr-line-ends.txt"));
     assert_eq!(s.total, 30);
+    // In text whose lines end with `\n`, a `\r` is part of its line (a marker's text).
+    let marker = b"# tracer: nop\n  bash-1 [000] .....   1.000000: tracing_mark_write: a\rb\n  bash-1 [000] .....   1.000001: tracing_mark_write: c\n";
+    let r = read_with(marker, TextKind::Ftrace, TextOptions::named("x")).unwrap();
+    assert_eq!(r.events.len(), 2);
+    assert!(
+        matches!(&r.events[0].kind, EventKind::Print { text, .. } if &**text == "a\rb"),
+        "{:?}",
+        r.events[0].kind
+    );
 }
 
 const HEADER: &str = "# tracer: nop\n#\n";
