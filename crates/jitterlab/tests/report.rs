@@ -319,7 +319,31 @@ mod stream {
         })
     }
 
+    /// Waits (at most 30 s) until `child` blocks SIGINT: from then on Ctrl-C ends its read
+    /// and it reports (before, SIGINT would end it as any program).
+    pub(crate) fn wait_sigint_blocked(child: &Child) {
+        let t = Instant::now();
+        loop {
+            let status =
+                std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap_or_default();
+            let blocked = status
+                .lines()
+                .find_map(|l| l.strip_prefix("SigBlk:"))
+                .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
+                .is_some_and(|m| m & (1 << (libc::SIGINT - 1)) != 0);
+            if blocked {
+                return;
+            }
+            assert!(
+                t.elapsed() < Duration::from_secs(30),
+                "SIGINT never blocked"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     pub(crate) fn interrupt(child: &Child) {
+        wait_sigint_blocked(child);
         // SAFETY: a signal to our own child.
         assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
     }
