@@ -62,6 +62,12 @@ pub enum Trace {
 impl Trace {
     /// Opens `path`, telling the format from its content. With `lenient`, undecodable
     /// records and lines are skipped and counted instead of failing the read.
+    ///
+    /// A file without a size (a pipe, a FIFO, tracefs `trace` and `trace_pipe`) is a
+    /// stream ([`Trace::is_stream`]): this returns once its first event line (or its end)
+    /// is read, and its events are read once, as they come, in bounded memory. An empty
+    /// file (nothing but blank lines) is not a trace ([`ErrorKind::UnknownFormat`]); text
+    /// with headers and no event is a trace with no events.
     pub fn open(path: impl AsRef<Path>, lenient: bool) -> Result<Trace> {
         let path = path.as_ref();
         let name = path.display().to_string();
