@@ -78,6 +78,7 @@ fn an_empty_trace_has_no_events_and_an_empty_file_is_no_trace() {
         ("empty-ftrace-trace.txt", TextKind::Ftrace),
         ("empty-report.txt", TextKind::TraceCmdReport),
         ("empty-function-graph.txt", TextKind::FunctionGraph),
+        ("empty-perf-script.txt", TextKind::PerfScript),
     ] {
         assert_eq!(detect(&data(name)), Some(kind), "{name}");
         assert!(read(name).events.is_empty(), "{name}");
