@@ -1,6 +1,11 @@
 //! Where and how results are written: stdout or a file, text or JSON.
 
 use std::io::{self, BufWriter, IsTerminal, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use jitterlab_host::child::cancel_on_signals;
+use jitterlab_trace::Trace;
 
 use jitterlab_render::{render, Format, Render, Style};
 
@@ -25,4 +30,29 @@ pub fn emit<T: Render>(value: &T, format: Format) -> io::Result<()> {
     let mut out = BufWriter::new(stdout.lock());
     render(value, format, &mut out)?;
     out.flush()
+}
+
+/// Ctrl-C (SIGINT, SIGTERM) while a text trace is read ends its read where it is, and
+/// the command reports what was read (`report` and `analyze` on a stream such as
+/// `trace_pipe`). A .dat file keeps the default: Ctrl-C ends the command.
+pub struct Interrupt(Option<Arc<AtomicBool>>);
+
+impl Interrupt {
+    /// Set up for `trace`; call before any thread starts.
+    pub fn for_trace(trace: &mut Trace) -> Interrupt {
+        if !matches!(trace, Trace::Text { .. }) {
+            return Interrupt(None);
+        }
+        let flag = cancel_on_signals();
+        trace.set_cancel(Arc::clone(&flag));
+        Interrupt(Some(flag))
+    }
+
+    /// Says on stderr when the read was cut short: what was printed is what was read
+    /// before Ctrl-C.
+    pub fn note(&self) {
+        if self.0.as_ref().is_some_and(|f| f.load(Ordering::Relaxed)) {
+            eprintln!("jitterlab: interrupted: the results are those of the events read before");
+        }
+    }
 }

@@ -418,3 +418,26 @@ fn compare_with_a_trace_without_calls_says_so() {
         .unwrap()
         .contains("this trace has no function_graph calls"));
 }
+
+/// Issue 13: lost counts past 2^64 saturate and say so, as in `report --stats` (D10); an
+/// empty trace is analyzed as one with no events (D7).
+#[test]
+fn analyze_hostile_text_inputs() {
+    let wrap = data("text/lost-count-wrap.ftrace.txt");
+    let o = run(&["analyze", &wrap, "--section", "summary"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("lost events: CPU 0: >= 18446744073709551615"),
+        "{}",
+        stdout(&o)
+    );
+    let d = json_data(
+        &run(&["analyze", &wrap, "--section", "summary", "--json"]),
+        "jitterlab.analyze",
+    );
+    assert_eq!(d["summary"]["lost_per_cpu"][0].as_u64(), Some(u64::MAX));
+    for f in ["text/empty-ftrace-trace.txt", "text/empty-report.txt"] {
+        let o = run(&["analyze", &data(f)]);
+        assert!(o.status.success(), "{f}: {}", stderr(&o));
+    }
+}

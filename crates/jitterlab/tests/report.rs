@@ -214,3 +214,290 @@ fn lost_events_a_format_does_not_record_are_unknown_not_none() {
     let o = run(&["analyze", &dat]);
     assert!(stdout(&o).contains("lost events: none"), "{}", stdout(&o));
 }
+
+/// Issue 13: a comm that is not UTF-8 on the first line (D4), a buffer-named drop line
+/// (D6), empty traces and an empty file (D7), lost counts past 2^64 (D10), CR line ends.
+#[test]
+fn hostile_text_inputs() {
+    let (_, total, _) = stats(&data("text/nonutf8-comm-line1.ftrace.txt"));
+    assert_eq!(total, 20);
+
+    let o = run(&[
+        "report",
+        &data("text/report-buffer-dropped.txt"),
+        "--stats",
+        "--json",
+    ]);
+    let d = json_data(&o, "jitterlab.report.stats");
+    assert_eq!(d["per_cpu"][0]["lost"], 734);
+
+    for f in [
+        "text/empty-ftrace-trace.txt",
+        "text/empty-report.txt",
+        "text/empty-function-graph.txt",
+    ] {
+        let (_, total, _) = stats(&data(f));
+        assert_eq!(total, 0, "{f}");
+        let o = run(&["report", &data(f)]);
+        assert!(o.status.success(), "{f}: {}", stderr(&o));
+        assert_eq!(stdout(&o), "", "{f}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.txt");
+    std::fs::write(&empty, "").unwrap();
+    let o = run(&["report", "--stats", empty.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("the file is empty: not a trace"),
+        "{}",
+        stderr(&o)
+    );
+
+    let wrap = data("text/lost-count-wrap.ftrace.txt");
+    let o = run(&["report", &wrap, "--stats"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains(">= 18446744073709551615"),
+        "{}",
+        stdout(&o)
+    );
+    let o = run(&["report", &wrap, "--stats", "--json"]);
+    let d = json_data(&o, "jitterlab.report.stats");
+    assert_eq!(d["per_cpu"][0]["lost"].as_u64(), Some(u64::MAX));
+
+    let (_, total, _) = stats(&data("text/perf-cr-line-ends.txt"));
+    assert_eq!(total, 30);
+}
+
+mod stream {
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::path::{Path, PathBuf};
+    use std::process::{Child, Command, Stdio};
+    use std::time::{Duration, Instant};
+
+    use crate::util::stderr;
+
+    pub(crate) const HEADER: &str = "# tracer: nop\n#\n";
+
+    pub(crate) fn line(i: u64) -> String {
+        format!(
+            "            bash-11382   [000] d..2. 1000.{:06}: sched_waking: comm=foo pid={} prio=120 target_cpu=001\n",
+            i % 1_000_000,
+            100 + i % 1000
+        )
+    }
+
+    pub(crate) fn jitterlab(args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_jitterlab"));
+        c.args(args).env("NO_COLOR", "1");
+        c
+    }
+
+    pub(crate) fn fifo(dir: &Path) -> PathBuf {
+        let path = dir.join("fifo");
+        let st = Command::new("mkfifo").arg(&path).status().unwrap();
+        assert!(st.success());
+        path
+    }
+
+    /// Writes the header, `n` lines and half a line to `path`, then keeps it open
+    /// (silent) until `done` says.
+    pub(crate) fn stalled_writer(
+        path: PathBuf,
+        n: u64,
+        done: std::sync::mpsc::Receiver<()>,
+    ) -> std::thread::JoinHandle<()> {
+        std::thread::spawn(move || {
+            let mut f = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+            let mut text = HEADER.to_string();
+            for i in 0..n {
+                text.push_str(&line(i));
+            }
+            text.push_str("            bash-11382   [000] d..2. 10");
+            f.write_all(text.as_bytes()).unwrap();
+            let _ = done.recv_timeout(Duration::from_secs(60));
+        })
+    }
+
+    /// Waits (at most 30 s) until `child` blocks SIGINT: from then on Ctrl-C ends its read
+    /// and it reports (before, SIGINT would end it as any program).
+    pub(crate) fn wait_sigint_blocked(child: &Child) {
+        let t = Instant::now();
+        loop {
+            let status =
+                std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap_or_default();
+            let blocked = status
+                .lines()
+                .find_map(|l| l.strip_prefix("SigBlk:"))
+                .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
+                .is_some_and(|m| m & (1 << (libc::SIGINT - 1)) != 0);
+            if blocked {
+                return;
+            }
+            assert!(
+                t.elapsed() < Duration::from_secs(30),
+                "SIGINT never blocked"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    pub(crate) fn interrupt(child: &Child) {
+        wait_sigint_blocked(child);
+        // SAFETY: a signal to our own child.
+        assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    }
+
+    /// Waits for `child` at most `secs`, killing it past that (a failure).
+    pub(crate) fn wait(mut child: Child, secs: u64) -> std::process::Output {
+        let t = Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if t.elapsed() > Duration::from_secs(secs) {
+                let _ = child.kill();
+                panic!("still running after {secs} s");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        child.wait_with_output().unwrap()
+    }
+
+    /// D5: 200 MB through a pipe: `report --stats /dev/stdin` counts them all with a peak
+    /// resident size far below the input's (it read the whole input into memory before).
+    #[test]
+    fn a_pipe_is_read_with_bounded_memory() {
+        const MB: usize = 1 << 20;
+        let mut child = jitterlab(&["report", "--stats", "--json", "/dev/stdin"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let one = line(7);
+        let chunk = one.repeat(MB / one.len());
+        let per_chunk = (MB / one.len()) as u64;
+        let chunks = 200;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(HEADER.as_bytes()).unwrap();
+        for _ in 0..chunks {
+            stdin.write_all(chunk.as_bytes()).unwrap();
+        }
+        stdin.flush().unwrap();
+        // Everything but the end was read (the pipe holds at most 64 KiB): the peak so
+        // far, from the kernel's own account, before the child can exit.
+        let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
+        let hwm_kb: u64 = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap();
+        drop(stdin);
+        let o = wait(child, 600);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["data"]["total"].as_u64(), Some(chunks * per_chunk));
+        assert!(
+            hwm_kb < 64 * 1024,
+            "peak RSS {hwm_kb} kB for 200 MB of input"
+        );
+    }
+
+    /// D5: Ctrl-C during an endless FIFO stream prints the counts of what was read and
+    /// exits 0; a stalled stream (nothing written, the FIFO still open) too, without the
+    /// line its writer left half-written.
+    #[test]
+    fn ctrl_c_reports_what_was_read() {
+        // Endless.
+        let dir = tempfile::tempdir().unwrap();
+        let path = fifo(dir.path());
+        let writer = {
+            let path = path.clone();
+            std::thread::spawn(move || {
+                let mut f = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+                let _ = f.write_all(HEADER.as_bytes());
+                let chunk: String = (0..1000).map(|_| line(1)).collect();
+                while f.write_all(chunk.as_bytes()).is_ok() {}
+            })
+        };
+        let child = jitterlab(&["report", "--stats", path.to_str().unwrap()])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(1500));
+        interrupt(&child);
+        let o = wait(child, 20);
+        writer.join().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        let n: u64 = out
+            .lines()
+            .nth(1)
+            .and_then(|l| l.split_once(" events"))
+            .and_then(|(n, _)| n.parse().ok())
+            .unwrap_or_else(|| panic!("{out}"));
+        assert!(n > 0, "{out}");
+        assert!(stderr(&o).contains("interrupted"), "{}", stderr(&o));
+
+        // Stalled, for report --stats and analyze.
+        for args in [
+            &["report", "--stats"][..],
+            &["analyze", "--section", "summary"],
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let path = fifo(dir.path());
+            let (done, wait_done) = std::sync::mpsc::channel();
+            let writer = stalled_writer(path.clone(), 1000, wait_done);
+            let mut all = args.to_vec();
+            all.push(path.to_str().unwrap());
+            let child = jitterlab(&all)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            std::thread::sleep(Duration::from_millis(1500));
+            interrupt(&child);
+            let o = wait(child, 20);
+            done.send(()).unwrap();
+            writer.join().unwrap();
+            assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+            let out = String::from_utf8_lossy(&o.stdout).into_owned();
+            assert!(out.contains("1000 events"), "{args:?}: {out}");
+        }
+    }
+
+    /// D5: `report` of a stream prints each event as it comes, not at the end.
+    #[test]
+    fn report_prints_a_stream_as_it_comes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = fifo(dir.path());
+        let (done, wait_done) = std::sync::mpsc::channel();
+        let writer = stalled_writer(path.clone(), 10, wait_done);
+        let mut child = jitterlab(&["report", path.to_str().unwrap()])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        let mut lines = Vec::new();
+        let t = Instant::now();
+        for _ in 0..10 {
+            let mut l = String::new();
+            out.read_line(&mut l).unwrap();
+            lines.push(l);
+        }
+        // All ten while the writer still holds the FIFO open.
+        assert!(t.elapsed() < Duration::from_secs(20));
+        assert!(
+            lines.iter().all(|l| l.contains("sched_waking")),
+            "{lines:?}"
+        );
+        interrupt(&child);
+        let mut rest = String::new();
+        out.read_to_string(&mut rest).unwrap();
+        let o = wait(child, 20);
+        done.send(()).unwrap();
+        writer.join().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert_eq!(rest, "", "the half line is not printed");
+    }
+}

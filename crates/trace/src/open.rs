@@ -6,9 +6,12 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
 
 use crate::dat::{DatFile, DatOptions};
-use crate::text::{self, TextKind, TextOptions};
+use crate::text::stream::{read_head, CancelRead};
+use crate::text::{self, Cancel, TextKind, TextOptions};
 use crate::{Comm, Error, ErrorKind, EventSource, Location, Result};
 
 /// The first bytes of every trace-cmd .dat file.
@@ -18,9 +21,17 @@ const DAT_MAGIC: &[u8] = b"\x17\x08\x44tracing";
 pub enum TextSource {
     /// A regular file, read again from its start for each pass.
     File(PathBuf),
-    /// The whole text, for what cannot be read twice or has no size (a pipe, tracefs
-    /// `trace`, a /proc-like file).
+    /// The whole text of a small file.
     Bytes(Vec<u8>),
+    /// What has no size (a pipe, a FIFO, tracefs `trace` and `trace_pipe`): read once, as it
+    /// comes, with bounded memory. The start read to tell the format, then the rest; the
+    /// first [`Trace::events`] takes the file.
+    Stream {
+        /// The start, already read.
+        head: Vec<u8>,
+        /// The rest, until taken.
+        rest: Mutex<Option<File>>,
+    },
 }
 
 /// Text read per system call when streaming a file.
@@ -43,12 +54,20 @@ pub enum Trace {
         kind: TextKind,
         /// Skip undecodable lines instead of failing.
         lenient: bool,
+        /// Ends the read early once set ([`Trace::set_cancel`]).
+        cancel: Cancel,
     },
 }
 
 impl Trace {
     /// Opens `path`, telling the format from its content. With `lenient`, undecodable
     /// records and lines are skipped and counted instead of failing the read.
+    ///
+    /// A file without a size (a pipe, a FIFO, tracefs `trace` and `trace_pipe`) is a
+    /// stream ([`Trace::is_stream`]): this returns once its first event line (or its end)
+    /// is read, and its events are read once, as they come, in bounded memory. An empty
+    /// file (nothing but blank lines) is not a trace ([`ErrorKind::UnknownFormat`]); text
+    /// with headers and no event is a trace with no events.
     pub fn open(path: impl AsRef<Path>, lenient: bool) -> Result<Trace> {
         let path = path.as_ref();
         let name = path.display().to_string();
@@ -61,6 +80,10 @@ impl Trace {
             )
         };
         let mut file = File::open(path).map_err(cannot)?;
+        let sized = file.metadata().is_ok_and(|m| m.is_file() && m.len() > 0);
+        if !sized {
+            return Trace::open_stream(file, name, lenient);
+        }
         let mut head = Vec::with_capacity(DETECT_BYTES);
         (&mut file)
             .take(DETECT_BYTES as u64)
@@ -71,15 +94,7 @@ impl Trace {
             let dat = DatFile::open_with(path, DatOptions { lenient })?;
             return Ok(Trace::Dat(Box::new(dat)));
         }
-        let Some(kind) = text::detect(&head) else {
-            return Err(Error::new(
-                ErrorKind::UnknownFormat,
-                name,
-                Location::Offset(0),
-                "expected a trace-cmd .dat file (magic 17 08 44 'tracing'), ftrace text, \
-                 trace-cmd report text, function_graph text or perf script text",
-            ));
-        };
+        let kind = known(text::detect(&head), &head, &name)?;
         // A regular file with a size is read again for each pass; anything else (a pipe,
         // tracefs `trace`, which reports size 0) once, whole.
         let regular = file
@@ -101,12 +116,78 @@ impl Trace {
             source,
             kind,
             lenient,
+            cancel: Cancel::default(),
         })
+    }
+
+    /// A pipe, FIFO or size-less file: its format told from its first lines as they come,
+    /// the rest left to be read once.
+    fn open_stream(mut file: File, name: String, lenient: bool) -> Result<Trace> {
+        let (head, kind) = read_head(&mut file).map_err(|e| {
+            Error::new(
+                ErrorKind::Io,
+                &name,
+                Location::Whole,
+                format!("cannot read: {e}"),
+            )
+        })?;
+        if head.starts_with(DAT_MAGIC) {
+            return Err(Error::new(
+                ErrorKind::Unsupported,
+                name,
+                Location::Whole,
+                "a trace-cmd .dat file is read from a regular file, not from a pipe: \
+                 save it to a file first",
+            ));
+        }
+        let kind = known(kind, &head, &name)?;
+        Ok(Trace::Text {
+            name,
+            source: TextSource::Stream {
+                head,
+                rest: Mutex::new(Some(file)),
+            },
+            kind,
+            lenient,
+            cancel: Cancel::default(),
+        })
+    }
+
+    /// Ends reading this trace's events early once `flag` is set (Ctrl-C): the events read
+    /// so far are handed out, then the end, as if the input ended there (a line cut short
+    /// is dropped). A read waiting on a pipe looks at the flag every 100 ms. True for text
+    /// traces; a .dat file is not cut short (false).
+    pub fn set_cancel(&mut self, flag: Arc<AtomicBool>) -> bool {
+        match self {
+            Trace::Text { cancel, .. } => {
+                *cancel = Cancel::new(flag);
+                true
+            }
+            Trace::Dat(_) => false,
+        }
+    }
+
+    /// Whether this is a text read once, as it comes (a pipe, a FIFO, tracefs `trace_pipe`):
+    /// its events are handed out as they arrive (see [`Trace::set_cancel`]).
+    pub fn is_stream(&self) -> bool {
+        matches!(
+            self,
+            Trace::Text {
+                source: TextSource::Stream { .. },
+                ..
+            }
+        )
     }
 
     /// The text's lines from the start, buffered.
     fn text_lines(&self) -> Result<Box<dyn BufRead + '_>> {
-        let Trace::Text { name, source, .. } = self else {
+        let Trace::Text {
+            name,
+            source,
+            cancel,
+            ..
+        } = self
+        else {
             return Err(Error::new(
                 ErrorKind::InvalidArgument,
                 "",
@@ -127,6 +208,25 @@ impl Trace {
                 Box::new(BufReader::with_capacity(TEXT_BUFFER, f))
             }
             TextSource::Bytes(b) => Box::new(&b[..]),
+            TextSource::Stream { head, rest } => {
+                let file = rest.lock().ok().and_then(|mut r| r.take()).ok_or_else(|| {
+                    Error::new(
+                        ErrorKind::InvalidArgument,
+                        name,
+                        Location::Whole,
+                        "a pipe is read once: its events were read already",
+                    )
+                })?;
+                let rest = CancelRead {
+                    file,
+                    cancel: cancel.clone(),
+                    quiet: false,
+                };
+                Box::new(BufReader::with_capacity(
+                    TEXT_BUFFER,
+                    std::io::Cursor::new(&head[..]).chain(rest),
+                ))
+            }
         })
     }
 
@@ -151,12 +251,14 @@ impl Trace {
                 name,
                 kind,
                 lenient,
+                cancel,
                 ..
             } => text::open(
                 self.text_lines()?,
                 *kind,
                 TextOptions {
                     lenient: *lenient,
+                    cancel: cancel.clone(),
                     ..TextOptions::named(name.clone())
                 },
             ),
@@ -169,6 +271,12 @@ impl Trace {
     /// table) and the other text formats.
     pub fn tgids(&self) -> HashMap<i32, i32> {
         match self {
+            // A stream is read once: its tgids are those of its first lines.
+            Trace::Text {
+                kind: TextKind::Ftrace,
+                source: TextSource::Stream { head, .. },
+                ..
+            } => text::scan_tgids(&head[..]),
             Trace::Text {
                 kind: TextKind::Ftrace,
                 ..
@@ -185,4 +293,28 @@ impl Trace {
             Trace::Text { .. } => HashMap::new(),
         }
     }
+}
+
+/// `kind`, or the error for text that is no trace (`head` its start): an empty file is
+/// not a trace; a trace with no events still has its headers.
+fn known(kind: Option<TextKind>, head: &[u8], name: &str) -> Result<TextKind> {
+    if let Some(kind) = kind {
+        return Ok(kind);
+    }
+    if head.iter().all(u8::is_ascii_whitespace) {
+        return Err(Error::new(
+            ErrorKind::UnknownFormat,
+            name,
+            Location::Whole,
+            "the file is empty: not a trace (a trace without events still has its header: \
+             `# tracer:`, `cpus=N`)",
+        ));
+    }
+    Err(Error::new(
+        ErrorKind::UnknownFormat,
+        name,
+        Location::Offset(0),
+        "expected a trace-cmd .dat file (magic 17 08 44 'tracing'), ftrace text, \
+         trace-cmd report text, function_graph text or perf script text",
+    ))
 }

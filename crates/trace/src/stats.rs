@@ -56,7 +56,7 @@ pub struct TraceStats {
 
 fn add_lost(slot: &mut Option<u64>, more: Option<u64>) {
     *slot = match (*slot, more) {
-        (Some(a), Some(b)) => Some(a + b),
+        (Some(a), Some(b)) => Some(a.saturating_add(b)),
         _ => None,
     };
 }

@@ -10,6 +10,8 @@ mod errors;
 mod ftrace;
 #[path = "text/function_graph.rs"]
 mod function_graph;
+#[path = "text/hostile.rs"]
+mod hostile;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;

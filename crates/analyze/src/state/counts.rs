@@ -127,7 +127,7 @@ impl Counts {
             count: 0,
             first_ts: ts,
         });
-        e.count += n;
+        e.count = e.count.saturating_add(n);
     }
 
     /// Total events.

@@ -8,7 +8,7 @@ use jitterlab_trace::Trace;
 
 use crate::cli::{Color, Window};
 use crate::exit::{Exit, Result};
-use crate::output::{emit, format};
+use crate::output::{emit, format, Interrupt};
 
 /// `jitterlab analyze`.
 #[derive(Args, Debug)]
@@ -63,7 +63,8 @@ pub fn run(args: AnalyzeArgs, color: Color) -> Result {
         blame: args.worst,
         ..Options::default()
     };
-    let trace = Trace::open(&args.file, args.lenient)?;
+    let mut trace = Trace::open(&args.file, args.lenient)?;
+    let interrupt = Interrupt::for_trace(&mut trace);
     let other = match &args.compare {
         Some(path) => Some((Trace::open(path, args.lenient)?, path.display().to_string())),
         None => None,
@@ -73,6 +74,7 @@ pub fn run(args: AnalyzeArgs, color: Color) -> Result {
         options,
         other.as_ref().map(|(t, n)| (t, n.as_str())),
     )?;
+    interrupt.note();
     emit(&report, format(args.json, color))?;
     Ok(Exit::Ok)
 }

@@ -1,6 +1,6 @@
 //! `jitterlab report FILE`: a trace's events one per line, or its counts.
 
-use std::io::{self, BufWriter};
+use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 
 use clap::Args;
@@ -11,7 +11,7 @@ use jitterlab_trace::Trace;
 
 use crate::cli::{Color, Window};
 use crate::exit::{Exit, Result};
-use crate::output::{emit, format};
+use crate::output::{emit, format, Interrupt};
 
 /// `jitterlab report`.
 #[derive(Args, Debug)]
@@ -51,9 +51,11 @@ pub fn run(args: ReportArgs, color: Color) -> Result {
         names: args.event.iter().map(Pattern::new).collect(),
         tgids: Default::default(),
     };
-    let trace = Trace::open(&args.file, args.lenient)?;
+    let mut trace = Trace::open(&args.file, args.lenient)?;
+    let interrupt = Interrupt::for_trace(&mut trace);
     if args.stats {
         let stats = TraceStats::of(&args.file.display().to_string(), &trace)?;
+        interrupt.note();
         emit(&stats, format(args.json, color))?;
         return Ok(Exit::Ok);
     }
@@ -62,8 +64,14 @@ pub fn run(args: ReportArgs, color: Color) -> Result {
         ..filter
     };
     let names = TaskNames::new(trace.cmdlines());
-    let mut out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
+    // From a stream, each line as it comes (stdout is line-buffered); else in blocks.
+    let mut out: Box<dyn Write> = if trace.is_stream() {
+        Box::new(io::stdout().lock())
+    } else {
+        Box::new(BufWriter::with_capacity(1 << 16, io::stdout().lock()))
+    };
     let skipped = write_events(&mut *trace.events()?, &filter, names, args.json, &mut out)?;
+    interrupt.note();
     if skipped > 0 {
         eprintln!("jitterlab: {skipped} undecodable records or lines skipped (--lenient)");
     }

@@ -46,7 +46,7 @@ impl<R: BufRead> FtraceReader<R> {
     /// first data line cannot be decoded.
     pub fn new(input: R, options: TextOptions) -> Result<Self> {
         let mut r = FtraceReader {
-            lines: Lines::new(input),
+            lines: Lines::new(input, options.cancel.clone()),
             st: State {
                 out: Output::new(options.reorder_window),
                 opts: options,
@@ -361,9 +361,9 @@ pub(crate) fn scan_tgids(mut text: impl BufRead) -> HashMap<i32, i32> {
             Ok(0) | Err(_) => return tgids,
             Ok(_) => {}
         }
-        let Ok(line) = std::str::from_utf8(&buf) else {
-            continue;
-        };
+        // A comm cut inside a UTF-8 character is read lossily, as by the reader.
+        let line = String::from_utf8_lossy(&buf);
+        let line: &str = &line;
         if line.trim_start().starts_with('#') {
             continue;
         }

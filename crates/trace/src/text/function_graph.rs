@@ -74,7 +74,7 @@ impl<R: BufRead> FgraphReader<R> {
     /// first data line cannot be decoded.
     pub fn new(input: R, options: TextOptions) -> Result<Self> {
         let mut r = FgraphReader {
-            lines: Lines::new(input),
+            lines: Lines::new(input, options.cancel.clone()),
             st: State {
                 out: Output::new(options.reorder_window),
                 opts: options,

@@ -1,10 +1,11 @@
-//! Line input for the text readers: one reused buffer, line numbers, a length cap, and
-//! lossy UTF-8 for the rare line that is not valid UTF-8.
+//! Line input for the text readers: one reused buffer, line numbers, a length cap, lossy
+//! UTF-8 for the rare line that is not valid UTF-8 (a comm cut inside a character), lines
+//! ended by `\n`, `\r\n` or a lone `\r`, and an end on cancel.
 
-use std::io::{BufRead, Read};
+use std::io::BufRead;
 
 use super::reorder::Output;
-use super::TextOptions;
+use super::{Cancel, TextOptions};
 use crate::{Error, ErrorKind, Event, Location, Result};
 
 /// The longest line read; a longer one is an error (and is skipped whole in lenient mode).
@@ -12,10 +13,13 @@ pub(crate) const MAX_LINE: usize = 1 << 20;
 
 /// One line read.
 pub(crate) enum Line<'a> {
-    /// A line (number, text without its `\n` / `\r\n`).
+    /// A line (number, text without its `\n`, `\r\n` or `\r`).
     Text(u64, &'a str),
     /// A line longer than [`MAX_LINE`] (number); it was consumed and dropped.
     TooLong(u64),
+    /// No input for a while (a stream waiting for its writer): what waits may be handed
+    /// out. A line begun is kept for the next call.
+    Idle,
 }
 
 /// Why a line does not decode: the kind of [`Error`] it becomes (a plain message is
@@ -52,48 +56,93 @@ impl From<&str> for LineError {
     }
 }
 
-/// Lines of a `BufRead`, without their `\n` / `\r\n`.
+/// Lines of a `BufRead`, without their `\n`, `\r\n` or `\r`.
 pub(crate) struct Lines<R> {
     input: R,
     buf: Vec<u8>,
     lossy: String,
     line_no: u64,
+    /// The first line ended with `\r`: a `\n` right after it belongs to it.
+    after_cr: bool,
+    /// How this input ends its lines, told by its first line.
+    ends: Ends,
+    /// `buf` holds the start of a line, read before the input went idle.
+    partial: bool,
+    cancel: Cancel,
 }
 
 impl<R: BufRead> Lines<R> {
-    pub(crate) fn new(input: R) -> Self {
+    /// Lines of `input`; once `cancel` is set they end (before the next line, and a line
+    /// cut short by the cancel is dropped).
+    pub(crate) fn new(input: R, cancel: Cancel) -> Self {
         Lines {
             input,
             buf: Vec::with_capacity(256),
             lossy: String::new(),
             line_no: 0,
+            after_cr: false,
+            ends: Ends::Unknown,
+            partial: false,
+            cancel,
         }
     }
 
-    /// The next line and its 1-based number, `None` at the end. Fails only on read errors.
+    /// The next line and its 1-based number, `None` at the end (or once cancelled). Fails
+    /// only on read errors.
     pub(crate) fn next_line(&mut self, source: &str) -> Result<Option<Line<'_>>> {
-        self.buf.clear();
-        let n = read_capped(&mut self.input, &mut self.buf, MAX_LINE + 1)
-            .map_err(|e| self.io_error(source, e))?;
-        if n == 0 {
+        if self.cancel.is_set() {
+            return Ok(None);
+        }
+        if !std::mem::take(&mut self.partial) {
+            self.buf.clear();
+        }
+        let cap = (MAX_LINE + 1).saturating_sub(self.buf.len());
+        match read_line(
+            &mut self.input,
+            &mut self.buf,
+            cap,
+            &mut self.ends,
+            &mut self.after_cr,
+        ) {
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                self.partial = !self.buf.is_empty();
+                return Ok(Some(Line::Idle));
+            }
+            Err(e) => return Err(self.io_error(source, e)),
+        }
+        if self.buf.is_empty() {
+            return Ok(None);
+        }
+        let ended = matches!(self.buf.last(), Some(b'\n' | b'\r'));
+        if !ended && self.cancel.is_set() {
+            // The read ended because of the cancel, inside a line.
             return Ok(None);
         }
         self.line_no += 1;
-        if self.buf.last() == Some(&b'\n') {
-            self.buf.pop();
+        if ended {
+            if self.buf.pop() == Some(b'\n') && self.buf.last() == Some(&b'\r') {
+                self.buf.pop();
+            }
         } else if self.buf.len() > MAX_LINE {
             loop {
                 self.buf.clear();
-                let n = read_capped(&mut self.input, &mut self.buf, MAX_LINE)
-                    .map_err(|e| self.io_error(source, e))?;
-                if n == 0 || self.buf.last() == Some(&b'\n') {
+                let n = match read_line(
+                    &mut self.input,
+                    &mut self.buf,
+                    MAX_LINE,
+                    &mut self.ends,
+                    &mut self.after_cr,
+                ) {
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+                    r => r.map_err(|e| self.io_error(source, e))?,
+                };
+                if n == 0 || self.cancel.is_set() || matches!(self.buf.last(), Some(b'\n' | b'\r'))
+                {
                     break;
                 }
             }
             return Ok(Some(Line::TooLong(self.line_no)));
-        }
-        if self.buf.last() == Some(&b'\r') {
-            self.buf.pop();
         }
         let no = self.line_no;
         match std::str::from_utf8(&self.buf) {
@@ -115,9 +164,76 @@ impl<R: BufRead> Lines<R> {
     }
 }
 
-/// `read_until(b'\n')` of at most `cap` bytes.
-fn read_capped<R: BufRead>(input: &mut R, buf: &mut Vec<u8>, cap: usize) -> std::io::Result<usize> {
-    input.by_ref().take(cap as u64).read_until(b'\n', buf)
+/// How an input ends its lines: `\n` (or `\r\n`), or a lone `\r` (old Mac style). Told
+/// by the first line end, so that a `\r` inside a line of a `\n` file (a trace_marker
+/// text) stays in its line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Ends {
+    /// Not seen yet.
+    Unknown,
+    /// `\n` or `\r\n`.
+    Lf,
+    /// A lone `\r`.
+    Cr,
+}
+
+/// Reads one line into `buf`, its end included, at most `cap` bytes; the bytes read, 0 at
+/// the end of the input. The first line end tells `ends` (a `\r` is told apart from a
+/// `\r\n` at the next call, through `after_cr`).
+fn read_line<R: BufRead>(
+    input: &mut R,
+    buf: &mut Vec<u8>,
+    cap: usize,
+    ends: &mut Ends,
+    after_cr: &mut bool,
+) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < cap {
+        let avail = match input.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if avail.is_empty() {
+            break;
+        }
+        if std::mem::take(after_cr) {
+            if avail[0] == b'\n' {
+                // The first line ended with `\r\n`.
+                *ends = Ends::Lf;
+                input.consume(1);
+                continue;
+            }
+            *ends = Ends::Cr;
+        }
+        let look = &avail[..avail.len().min(cap - n)];
+        let end = match *ends {
+            Ends::Unknown => memchr::memchr2(b'\n', b'\r', look),
+            Ends::Lf => memchr::memchr(b'\n', look),
+            Ends::Cr => memchr::memchr(b'\r', look),
+        };
+        match end {
+            Some(i) => {
+                if *ends == Ends::Unknown {
+                    if look[i] == b'\n' {
+                        *ends = Ends::Lf;
+                    } else {
+                        *after_cr = true;
+                    }
+                }
+                buf.extend_from_slice(&look[..=i]);
+                input.consume(i + 1);
+                return Ok(n + i + 1);
+            }
+            None => {
+                let len = look.len();
+                buf.extend_from_slice(look);
+                input.consume(len);
+                n += len;
+            }
+        }
+    }
+    Ok(n)
 }
 
 /// What the line-oriented readers' states offer to the shared driver ([`step`],
@@ -146,6 +262,10 @@ pub(crate) fn step<R: BufRead, S: LineState>(lines: &mut Lines<R>, st: &mut S) -
     let (no, res) = match lines.next_line(&st.opts().source_name)? {
         None => {
             st.finish();
+            return Ok(false);
+        }
+        Some(Line::Idle) => {
+            st.out().idle();
             return Ok(false);
         }
         Some(Line::TooLong(no)) => (

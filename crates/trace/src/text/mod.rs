@@ -66,6 +66,11 @@
 //! older than one already returned cannot be placed: in strict mode it is an error naming its
 //! line, in lenient mode it is counted in [`crate::ReadStats::skipped`] and dropped.
 //!
+//! Read from a stream (a pipe, `trace_pipe`: [`crate::Trace::open`] of a file without a
+//! size), the events waiting in the window are handed out whenever the input has been quiet
+//! for 100 ms, so that a slow stream is not held back; a [`TextOptions::cancel`] flag ends
+//! the read where it is.
+//!
 //! Memory is bounded by the window, the longest line (1 MiB), the interned names (at most
 //! 16384 strings of up to 96 bytes) and, for function_graph, the open calls of each task,
 //! never by the length of the file.
@@ -78,7 +83,10 @@
 //! `CPU:N [LOST M EVENTS]` (kernel) and `CPU:N [M EVENTS DROPPED]` (trace-cmd) lines become
 //! [`crate::EventKind::Lost`] events on CPU N, timed at the next event of that CPU (where the
 //! gap ends, or at its last event when none follows), and are added up per CPU in
-//! [`crate::ReadStats::lost`]. The `entries-in-buffer/entries-written` header of the `trace`
+//! [`crate::ReadStats::lost`], saturating at `u64::MAX` (a count printed past it is
+//! `u64::MAX` too: "at least that many"). `trace-cmd report` text of several buffers names
+//! the buffer before the line (`jlab_small: CPU:0 [734 EVENTS DROPPED]`); its drops are
+//! counted on the CPU, whatever the buffer. The `entries-in-buffer/entries-written` header of the `trace`
 //! file also tells of events overwritten before the oldest one shown, on CPUs it does not
 //! name: [`FtraceReader::overwritten`].
 //!
@@ -96,9 +104,12 @@ mod function_graph_lines;
 mod lines;
 mod perf;
 mod reorder;
+pub(crate) mod stream;
 mod syntax;
 
 use std::io::BufRead;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use crate::{EventSource, Result};
 
@@ -150,7 +161,40 @@ pub struct TextOptions {
     pub lenient: bool,
     /// How many decoded events are held back to be put in time order (see the module docs).
     pub reorder_window: usize,
+    /// Once set, the input ends where it is: the line being read (if cut) is dropped, the
+    /// events read are handed out and the read ends as at the end of the input (Ctrl-C on
+    /// a stream).
+    pub cancel: Cancel,
 }
+
+/// A flag that ends a read early (see [`TextOptions::cancel`]); the default is never set.
+/// Two `Cancel`s are equal when they share their flag.
+#[derive(Clone, Debug, Default)]
+pub struct Cancel(Option<Arc<AtomicBool>>);
+
+impl Cancel {
+    /// Ends the read once `flag` is true (set by a signal handler, another thread, ...).
+    pub fn new(flag: Arc<AtomicBool>) -> Cancel {
+        Cancel(Some(flag))
+    }
+
+    /// Whether the read is to end.
+    pub fn is_set(&self) -> bool {
+        self.0.as_ref().is_some_and(|f| f.load(Ordering::Relaxed))
+    }
+}
+
+impl PartialEq for Cancel {
+    fn eq(&self, other: &Cancel) -> bool {
+        match (&self.0, &other.0) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        }
+    }
+}
+
+impl Eq for Cancel {}
 
 impl Default for TextOptions {
     fn default() -> Self {
@@ -158,6 +202,7 @@ impl Default for TextOptions {
             source_name: "text trace".to_string(),
             lenient: false,
             reorder_window: 4096,
+            cancel: Cancel::default(),
         }
     }
 }
@@ -174,30 +219,72 @@ impl TextOptions {
 
 /// Tells which text trace format `bytes` (the start of a file is enough; 64 KiB are looked
 /// at) holds, or `None` if it is none of them (binary data, an empty file, other text).
+///
+/// The first data line decides; the bytes of a comm do not matter (a comm the kernel cut
+/// at 15 bytes may end inside a UTF-8 character: such lines are read lossily). Lines end at
+/// `\n`, `\r\n` or a lone `\r`. Text with headers and no data line (an empty `trace`
+/// file, `trace-cmd report` of an empty buffer, a function_graph header) is a trace of its
+/// format with no events; whitespace alone is not a trace. (A `\r` ends lines only in text
+/// without `\n`.)
 pub fn detect(bytes: &[u8]) -> Option<TextKind> {
+    match detect_lines(bytes, true) {
+        Detected::Kind(k) => Some(k),
+        Detected::NotATrace | Detected::Undecided => None,
+    }
+}
+
+/// What the lines read so far tell.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Detected {
+    /// This format.
+    Kind(TextKind),
+    /// None of the formats.
+    NotATrace,
+    /// Headers only, so far: more text is needed (only when not `complete`).
+    Undecided,
+}
+
+/// [`detect`] over the start of an input; when not `complete` (more may follow: a pipe),
+/// the last line, which may be cut, is not looked at, and headers alone leave the format
+/// [`Detected::Undecided`].
+pub(crate) fn detect_lines(bytes: &[u8], complete: bool) -> Detected {
     let head = &bytes[..bytes.len().min(64 * 1024)];
     if head.contains(&0) {
-        return None;
+        return Detected::NotATrace;
     }
-    let text = match std::str::from_utf8(head) {
-        Ok(t) => t,
-        Err(e) => std::str::from_utf8(&head[..e.valid_up_to()]).ok()?,
+    // Only whole lines when more may follow (or the head was cut at 64 KiB).
+    let whole = if complete && head.len() == bytes.len() {
+        head
+    } else {
+        match head.iter().rposition(|b| *b == b'\n' || *b == b'\r') {
+            Some(end) => &head[..end],
+            None if head.len() == bytes.len() && !complete => return Detected::Undecided,
+            None => head,
+        }
     };
-    let mut saw_report_header = false;
-    for line in text.lines().take(400) {
+    let mut header = None;
+    // Lines end at `\n` (or `\r\n`), or at a lone `\r` when there is no `\n`.
+    let end = if whole.contains(&b'\n') { b'\n' } else { b'\r' };
+    for raw in whole.split(|b| *b == end).take(400) {
+        let line = String::from_utf8_lossy(raw);
+        let line: &str = &line;
         let t = line.trim();
-        if t.is_empty() || t.starts_with("-----") || t.starts_with("CPU:") {
+        if t.is_empty() || t.starts_with("-----") || syntax::parse_lost(t).is_some() {
             continue;
         }
         if let Some(tracer) = t.strip_prefix("# tracer:") {
             if tracer.trim() == "function_graph" {
-                return Some(TextKind::FunctionGraph);
+                return Detected::Kind(TextKind::FunctionGraph);
             }
+            header.get_or_insert(TextKind::Ftrace);
             continue;
         }
         if t.starts_with('#') {
             if t.contains("FUNCTION CALLS") {
-                return Some(TextKind::FunctionGraph);
+                return Detected::Kind(TextKind::FunctionGraph);
+            }
+            if t.starts_with("# captured on") || t.starts_with("# perf version") {
+                header.get_or_insert(TextKind::PerfScript);
             }
             continue;
         }
@@ -205,25 +292,29 @@ pub fn detect(bytes: &[u8]) -> Option<TextKind> {
             || t.starts_with("version =")
             || (t.starts_with("CPU ") && t.ends_with(" is empty"))
         {
-            saw_report_header = true;
+            header = Some(TextKind::TraceCmdReport);
             continue;
         }
         if ftrace::looks_like_event_line(line) {
-            return Some(if saw_report_header {
+            return Detected::Kind(if header == Some(TextKind::TraceCmdReport) {
                 TextKind::TraceCmdReport
             } else {
                 TextKind::Ftrace
             });
         }
         if perf::looks_like_perf_line(line) {
-            return Some(TextKind::PerfScript);
+            return Detected::Kind(TextKind::PerfScript);
         }
         if function_graph::looks_like_graph_line(line) {
-            return Some(TextKind::FunctionGraph);
+            return Detected::Kind(TextKind::FunctionGraph);
         }
-        return None;
+        return Detected::NotATrace;
     }
-    saw_report_header.then_some(TextKind::TraceCmdReport)
+    match header {
+        Some(k) if complete || head.len() < bytes.len() => Detected::Kind(k),
+        None if complete || head.len() < bytes.len() => Detected::NotATrace,
+        _ => Detected::Undecided,
+    }
 }
 
 /// Opens the reader for `kind` over `input` (use `&bytes[..]` for bytes in memory).

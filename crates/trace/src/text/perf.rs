@@ -49,7 +49,7 @@ impl<R: BufRead> PerfReader<R> {
     /// data line cannot be decoded.
     pub fn new(input: R, options: TextOptions) -> Result<Self> {
         let mut r = PerfReader {
-            lines: Lines::new(input),
+            lines: Lines::new(input, options.cancel.clone()),
             st: State {
                 out: Output::new(options.reorder_window),
                 opts: options,

@@ -20,6 +20,8 @@ pub(crate) struct Output {
     pending_lost: Vec<Option<Option<u64>>>,
     /// Per CPU: the last timestamp pushed, to place a trailing lost marker.
     last_ts: Vec<u64>,
+    /// The input went idle since the last push: everything waiting may be handed out.
+    idle: bool,
     pub(crate) stats: ReadStats,
 }
 
@@ -31,6 +33,7 @@ impl Output {
             released: None,
             pending_lost: Vec::new(),
             last_ts: Vec::new(),
+            idle: false,
             stats: ReadStats::default(),
         }
     }
@@ -68,6 +71,7 @@ impl Output {
     /// event's time, if it is older than an event already released.
     pub(crate) fn push(&mut self, ev: Event) -> Result<(), LineError> {
         self.check(ev.ts)?;
+        self.idle = false;
         let c = ev.cpu as usize;
         if let Some(Some(count)) = self.pending_lost.get_mut(c).map(Option::take) {
             self.insert(Event {
@@ -118,9 +122,16 @@ impl Output {
         }
     }
 
-    /// The oldest event, if more than the window are waiting.
+    /// The input went idle (a stream waits for its writer): the events waiting are handed
+    /// out rather than held for a window that may not fill for a long time. An event
+    /// older than these that arrives later is out of order (an error, or skipped).
+    pub(crate) fn idle(&mut self) {
+        self.idle = true;
+    }
+
+    /// The oldest event, if more than the window are waiting (or the input went idle).
     pub(crate) fn pop_ready(&mut self) -> Option<Event> {
-        if self.buf.len() > self.window {
+        if self.buf.len() > self.window || (self.idle && !self.buf.is_empty()) {
             self.pop()
         } else {
             None

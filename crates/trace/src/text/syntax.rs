@@ -81,9 +81,23 @@ pub(crate) fn parse_flags(s: &str) -> Option<(Flags, u8)> {
 }
 
 /// A lost-events line: `CPU:1 [LOST 42 EVENTS]`, `CPU:1 [LOST EVENTS]` (kernel) or
-/// `CPU:1 [42 EVENTS DROPPED]`, `CPU:1 [EVENTS DROPPED]` (trace-cmd). `Some((cpu, count))`.
+/// `CPU:1 [42 EVENTS DROPPED]`, `CPU:1 [EVENTS DROPPED]` (trace-cmd), possibly after the
+/// name of the buffer it is about (`trace-cmd report` of several buffers:
+/// `jlab_small: CPU:0 [734 EVENTS DROPPED]`). `Some((cpu, count))`; a count above
+/// `u64::MAX` is `u64::MAX` (saturated: at least that many).
 pub(crate) fn parse_lost(line: &str) -> Option<(u32, Option<u64>)> {
-    let rest = line.trim().strip_prefix("CPU:")?;
+    let line = line.trim();
+    let rest = match line.strip_prefix("CPU:") {
+        Some(rest) => rest,
+        None => {
+            // `BUFFER: CPU:N [...]`: an instance name is one word.
+            let (buffer, rest) = line.split_once(": ")?;
+            if buffer.is_empty() || buffer.contains(char::is_whitespace) {
+                return None;
+            }
+            rest.trim_start().strip_prefix("CPU:")?
+        }
+    };
     let (cpu, rest) = rest.split_once(' ')?;
     let cpu: u32 = cpu.parse().ok()?;
     let inner = rest.trim().strip_prefix('[')?.strip_suffix(']')?;
@@ -94,7 +108,10 @@ pub(crate) fn parse_lost(line: &str) -> Option<(u32, Option<u64>)> {
         .strip_prefix("LOST ")
         .and_then(|n| n.strip_suffix(" EVENTS"))
         .or_else(|| inner.strip_suffix(" EVENTS DROPPED"))?;
-    Some((cpu, Some(count.parse().ok()?)))
+    if count.is_empty() || !count.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some((cpu, Some(count.parse().unwrap_or(u64::MAX))))
 }
 
 /// `key=value` pairs of an event body. A value runs up to the next ` key=` (so comms with

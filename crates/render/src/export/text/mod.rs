@@ -25,3 +25,13 @@ impl<M: Render> Exporter<M> for Text {
         model.text(out, &self.0)
     }
 }
+
+/// A lost-event count: `u64::MAX` is a saturated sum (at least that many), printed
+/// `>= 18446744073709551615`.
+pub(crate) fn lost_count(n: u64) -> String {
+    if n == u64::MAX {
+        format!(">= {n}")
+    } else {
+        n.to_string()
+    }
+}

@@ -53,7 +53,7 @@ impl Render for TraceStats {
             let lost = match c.lost {
                 Some(0) if !self.lost_recorded => "?".to_string(),
                 Some(0) => "0".to_string(),
-                Some(n) => style.bad(&n.to_string()),
+                Some(n) => style.bad(&super::lost_count(n)),
                 None => style.bad("some"),
             };
             t.row([

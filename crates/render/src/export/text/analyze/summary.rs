@@ -42,7 +42,10 @@ pub(super) fn write(s: &Summary, out: &mut dyn Write, style: &Style) -> io::Resu
         .map(|(c, l)| {
             format!(
                 "CPU {c}: {}",
-                l.map_or_else(|| "some (count unknown)".to_string(), |n| n.to_string())
+                l.map_or_else(
+                    || "some (count unknown)".to_string(),
+                    crate::export::text::lost_count,
+                )
             )
         })
         .collect();
@@ -98,7 +101,7 @@ pub(super) fn write(s: &Summary, out: &mut dyn Write, style: &Style) -> io::Resu
         t.row([
             a.kind.name().to_string(),
             a.cpu.to_string(),
-            a.count.to_string(),
+            crate::export::text::lost_count(a.count),
             ts(a.first_ns),
         ]);
     }
