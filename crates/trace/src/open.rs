@@ -48,8 +48,27 @@ pub enum Trace {
 
 impl Trace {
     /// Opens `path`, telling the format from its content. With `lenient`, undecodable
-    /// records and lines are skipped and counted instead of failing the read.
+    /// records and lines are skipped and counted instead of failing the read. The events
+    /// of a .dat with several buffers are those of the buffer the default rule chooses
+    /// (see [`Trace::open_buffer`]).
     pub fn open(path: impl AsRef<Path>, lenient: bool) -> Result<Trace> {
+        Trace::open_buffer(path, lenient, None)
+    }
+
+    /// [`Trace::open`], reading the events of the .dat buffer named `buffer` (`""` or
+    /// `top` for the top buffer): without a name, the top buffer when it holds events,
+    /// else the buffer with the most (see [`DatFile::choose_buffer`]); [`Trace::notes`]
+    /// then names the buffers left out, with their event and lost counts. A name the
+    /// file does not have, or a name for a text trace (read whole), is an
+    /// [`ErrorKind::InvalidArgument`] error.
+    ///
+    /// A .dat that is not a regular file (a pipe, `/dev/stdin`) is read whole into
+    /// memory; a regular file is mapped.
+    pub fn open_buffer(
+        path: impl AsRef<Path>,
+        lenient: bool,
+        buffer: Option<&str>,
+    ) -> Result<Trace> {
         let path = path.as_ref();
         let name = path.display().to_string();
         let cannot = |e: std::io::Error| {
@@ -67,9 +86,28 @@ impl Trace {
             .read_to_end(&mut head)
             .map_err(cannot)?;
         if head.starts_with(DAT_MAGIC) {
-            // Memory-mapped: memory stays bounded by the pages in flight.
-            let dat = DatFile::open_with(path, DatOptions { lenient })?;
+            let options = DatOptions { lenient };
+            let mut dat = if file.metadata().is_ok_and(|m| m.is_file()) {
+                // Memory-mapped: memory stays bounded by the pages in flight.
+                DatFile::open_with(path, options)?
+            } else {
+                // A pipe cannot be mapped nor read twice: the rest of it, whole.
+                let mut bytes = head;
+                file.read_to_end(&mut bytes).map_err(cannot)?;
+                DatFile::from_vec(&name, bytes, options)?
+            };
+            dat.choose_buffer(buffer)?;
             return Ok(Trace::Dat(Box::new(dat)));
+        }
+        if let Some(b) = buffer {
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                name,
+                Location::Whole,
+                format!(
+                    "expected a trace-cmd .dat file for --buffer {b:?}, found a text trace (read whole, every buffer)"
+                ),
+            ));
         }
         let Some(kind) = text::detect(&head) else {
             return Err(Error::new(
@@ -143,10 +181,34 @@ impl Trace {
         }
     }
 
-    /// The events of the top buffer, in time order.
+    /// What a reader of this trace should be told about its layout: bytes of a .dat that
+    /// no CPU range covers (a gap between ranges, data past the last range), each with
+    /// its byte offset. Empty when all is well.
+    pub fn notes(&self) -> Vec<String> {
+        match self {
+            Trace::Dat(d) => d.warnings().iter().map(|w| w.to_string()).collect(),
+            Trace::Text { .. } => Vec::new(),
+        }
+    }
+
+    /// When the default rule chose the buffer of a .dat and left out others that hold
+    /// events or losses: the note naming the buffer read and the others, with their event
+    /// and lost counts.
+    pub fn buffer_note(&self) -> Option<String> {
+        match self {
+            Trace::Dat(d) => d
+                .buffer_choice()
+                .and_then(|c| c.note())
+                .map(|n| format!("{}: {n}", d.name())),
+            Trace::Text { .. } => None,
+        }
+    }
+
+    /// The events, in time order: of a .dat, those of its chosen buffer (see
+    /// [`Trace::open_buffer`]).
     pub fn events(&self) -> Result<Box<dyn EventSource + '_>> {
         match self {
-            Trace::Dat(d) => Ok(Box::new(d.events(0)?)),
+            Trace::Dat(d) => Ok(Box::new(d.events(d.chosen_buffer())?)),
             Trace::Text {
                 name,
                 kind,
