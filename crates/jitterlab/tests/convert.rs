@@ -522,4 +522,14 @@ fn perfetto_of_a_multi_buffer_dat_names_the_buffers_not_drawn() {
     let o = run(&["convert", &file, &out, "--format", "v6"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(stderr(&o), "");
+    // ... so a buffer to copy makes no sense.
+    let o = run(&[
+        "convert", &file, &out, "--format", "v6", "--buffer", "jlab_big",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--buffer applies to Perfetto output only"),
+        "{}",
+        stderr(&o)
+    );
 }

@@ -73,8 +73,8 @@ pub enum ConvertError {
 }
 
 /// Converts `trace` (read from `input`) into `output` as `format`; for Perfetto output,
-/// only what `filter` keeps (a .dat copy is whole: a filter there is
-/// [`ConvertError::Invalid`]). The output is written under a temporary name in the same
+/// only what `filter` keeps, from the buffer `trace` chose (a .dat copy is whole: a
+/// filter or a buffer chosen by name there is [`ConvertError::Invalid`]). The output is written under a temporary name in the same
 /// directory and renamed when complete, so a failure leaves no partial file.
 pub fn convert(
     trace: &Trace,
@@ -87,6 +87,13 @@ pub fn convert(
         return Err(ConvertError::Invalid(
             "--cpu, --from and --to apply to Perfetto output only; a .dat copy is whole".into(),
         ));
+    }
+    if let Trace::Dat(d) = trace {
+        if format != OutputFormat::Perfetto && d.buffer_choice().is_some_and(|c| c.by_name) {
+            return Err(ConvertError::Invalid(
+                "--buffer applies to Perfetto output only; a .dat copy keeps every buffer".into(),
+            ));
+        }
     }
     let tmp = temporary(output);
     let written = write(trace, input, format, filter, &tmp);
