@@ -79,6 +79,18 @@ pub(crate) fn check(
     for b in &h.buffers {
         cpu_spans(b, file_ps, file_len, &err, &mut spans)?;
     }
+    // Version 6: CPU data follows the top buffer's CPU table.
+    if let Some(start) = h.data_region {
+        if let Some(s) = spans.iter().find(|s| s.range.start < start) {
+            return Err(err(
+                s.at,
+                format!(
+                    "expected {} after the CPU table (from byte {start}), found offset {}",
+                    s.what, s.range.start
+                ),
+            ));
+        }
+    }
     for (r, inst) in &h.meta_ranges {
         spans.push(Span {
             range: r.clone(),

@@ -100,6 +100,14 @@ fn overlapping_cpu_ranges_are_an_error() {
         "{e}"
     );
     assert!(e.message.contains("overlapping"), "{e}");
+    // CPU 0 inside the metadata (a page-aligned offset: the alignment check passes).
+    let e = parse_err(&variant(&[(CPU0_ENTRY, 4096, 8)]));
+    assert_eq!(
+        (e.kind, e.location),
+        (ErrorKind::Corrupt, Location::Offset(CPU0_ENTRY as u64)),
+        "{e}"
+    );
+    assert!(e.message.contains("after the CPU table"), "{e}");
     // Both CPUs at the same data.
     let e = parse_err(&variant(&[
         (CPU1_ENTRY, 7462912, 8),
