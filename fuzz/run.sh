@@ -19,11 +19,14 @@ for t in cpuset proc_interrupts proc_task cmdline_mountinfo dat ringbuf ftrace_t
   mkdir -p "corpus/$t"
   # New finds go to corpus/ (the first directory, not committed); the committed seeds and
   # the regressions of the trace readers are replayed first. Any single allocation over
-  # 64 MB is a failure, as a crash is.
+  # 64 MB is a failure, as a crash is. libFuzzer reads no more than max_len bytes of a
+  # seed: the dat seeds include a whole three-buffer trace-cmd file (157 kB).
   extra=()
   case $t in dat | ringbuf | ftrace_text | fgraph_text | perf_text) extra=("$regressions") ;; esac
+  len=4096
+  [ "$t" = dat ] && len=262144
   if ! RUSTC_BOOTSTRAP=1 cargo fuzz run -s address "$t" "corpus/$t" "seeds/$t" "${extra[@]}" -- \
-    -max_total_time="$secs" -max_len=4096 -malloc_limit_mb=64 -rss_limit_mb=2048 \
+    -max_total_time="$secs" -max_len="$len" -malloc_limit_mb=64 -rss_limit_mb=2048 \
     >"corpus/$t.log" 2>&1; then
     tail -40 "corpus/$t.log"
     echo "fuzz: $t failed; the input is in fuzz/artifacts/$t/"

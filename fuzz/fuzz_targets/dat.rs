@@ -9,7 +9,7 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     for lenient in [false, true] {
-        let dat = match DatFile::parse_with("fuzz", data, DatOptions { lenient }) {
+        let mut dat = match DatFile::parse_with("fuzz", data, DatOptions { lenient }) {
             Ok(d) => d,
             Err(e) => {
                 assert!(
@@ -34,6 +34,13 @@ fuzz_target!(|data: &[u8]| {
         };
         let _ = dat.cmdlines();
         let _ = dat.kallsyms();
+        // Layout warnings name an offset.
+        for w in dat.warnings() {
+            assert!(matches!(w.location, Location::Offset(_)), "{w}");
+        }
+        if let Ok(choice) = dat.choose_buffer(None) {
+            let _ = choice.note();
+        }
         for b in 0..dat.buffers().len() {
             let _ = dat.count_events(b);
             let Ok(mut src) = dat.events(b) else { continue };

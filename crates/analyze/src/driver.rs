@@ -210,7 +210,9 @@ pub fn analyze_trace(
         ..options
     };
     let mut report = match trace {
-        Trace::Dat(d) => jitterlab_trace::read_ahead(d.events(0)?, |s| analyze(s, &options))?,
+        Trace::Dat(d) => {
+            jitterlab_trace::read_ahead(d.events(d.chosen_buffer())?, |s| analyze(s, &options))?
+        }
         _ => analyze(&mut *trace.events()?, &options)?,
     };
     if let Some((other, name)) = compare {

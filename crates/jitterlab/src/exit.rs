@@ -141,7 +141,11 @@ impl From<jitterlab_render::ExportError> for Error {
 
 impl From<jitterlab_trace::Error> for Error {
     fn from(e: jitterlab_trace::Error) -> Error {
-        Error::Failed(e.into())
+        match e.kind {
+            // Asked for what the trace does not have (a --buffer it lacks): exit 2.
+            jitterlab_trace::ErrorKind::InvalidArgument => Error::Usage(e.to_string()),
+            _ => Error::Failed(e.into()),
+        }
     }
 }
 

@@ -56,3 +56,12 @@ impl Interrupt {
         }
     }
 }
+
+/// Tells stderr what the reader found odd in `trace` (layout warnings) and, with
+/// `buffers`, which buffers of a .dat are not read.
+pub fn trace_notes(trace: &jitterlab_trace::Trace, buffers: bool) {
+    let note = buffers.then(|| trace.buffer_note()).flatten();
+    for n in trace.notes().into_iter().chain(note) {
+        eprintln!("jitterlab: warning: {n}");
+    }
+}

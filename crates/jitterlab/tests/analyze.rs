@@ -441,3 +441,39 @@ fn analyze_hostile_text_inputs() {
         assert!(o.status.success(), "{f}: {}", stderr(&o));
     }
 }
+
+/// Issue 13, D2: `analyze` reads one buffer of a multi-buffer .dat — the top buffer when it
+/// holds events, or `--buffer NAME` — and names the others on stderr.
+#[test]
+fn analyze_reads_one_buffer_and_names_the_others() {
+    let file = data("instances.v7.dat");
+    let o = run(&["analyze", &file, "--section", "summary", "--json"]);
+    let top = json_data(&o, "jitterlab.analyze");
+    assert_eq!(top["summary"]["events"], 7, "{top}");
+    assert!(
+        stderr(&o).contains(
+            "not read: buffer jlab_small (404 events, 2043 lost), buffer jlab_big (2056 events)"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(&[
+        "analyze",
+        &file,
+        "--section",
+        "summary",
+        "--json",
+        "--buffer",
+        "jlab_small",
+    ]);
+    let small = json_data(&o, "jitterlab.analyze");
+    // 404 records and 2 loss notices (734 and 1309 events lost).
+    assert_eq!(small["summary"]["events"], 404 + 2, "{small}");
+    assert_eq!(
+        small["summary"]["lost_per_cpu"],
+        serde_json::json!([734, 1309])
+    );
+    assert_eq!(stderr(&o), "");
+    let o = run(&["analyze", &file, "--buffer", "nope"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}

@@ -280,6 +280,12 @@ fn stats(file: &Path) -> Value {
         .as_array_mut()
         .unwrap()
         .retain(|c| c["events"] != 0 || c["lost"] != 0);
+    for b in v["buffers"].as_array_mut().unwrap() {
+        b["per_cpu"]
+            .as_array_mut()
+            .unwrap()
+            .retain(|c| c["events"] != 0 || c["lost"] != 0);
+    }
     v
 }
 
@@ -581,4 +587,46 @@ fn a_perfetto_export_that_holds_nothing_says_so() {
         "--json",
     ]);
     assert!(json_data(&o, "jitterlab.convert")["warnings"].is_null());
+}
+
+/// Issue 13, D2: Perfetto JSON of a multi-buffer .dat is drawn from one buffer, named on
+/// stderr with the others; `--buffer` picks it. A .dat copy keeps every buffer.
+#[test]
+fn perfetto_of_a_multi_buffer_dat_names_the_buffers_not_drawn() {
+    let dir = tmpdir("buffers");
+    let file = data("instances.v7.dat");
+    let out = dir.path().join("top.json").display().to_string();
+    let o = run(&["convert", &file, &out, "--json"]);
+    let top = json_data(&o, "jitterlab.convert");
+    assert!(
+        stderr(&o).contains(
+            "not read: buffer jlab_small (404 events, 2043 lost), buffer jlab_big (2056 events)"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    let out = dir.path().join("big.json").display().to_string();
+    let o = run(&["convert", &file, &out, "--json", "--buffer", "jlab_big"]);
+    let big = json_data(&o, "jitterlab.convert");
+    assert_eq!(stderr(&o), "");
+    assert!(
+        big["perfetto"]["irq_slices"].as_u64().unwrap()
+            > top["perfetto"]["irq_slices"].as_u64().unwrap(),
+        "{big} {top}"
+    );
+    // The copy has every buffer: no warning.
+    let out = dir.path().join("copy.dat").display().to_string();
+    let o = run(&["convert", &file, &out, "--format", "v6"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "");
+    // ... so a buffer to copy makes no sense.
+    let o = run(&[
+        "convert", &file, &out, "--format", "v6", "--buffer", "jlab_big",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--buffer applies to Perfetto output only"),
+        "{}",
+        stderr(&o)
+    );
 }

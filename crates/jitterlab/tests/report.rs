@@ -501,3 +501,166 @@ mod stream {
         assert_eq!(rest, "", "the half line is not printed");
     }
 }
+
+/// Issue 13, D2: the three buffers of a multi-buffer .dat (`trace-cmd extract -B`;
+/// ../shared/repro/multi-buffer.v7.dat is instances.v7.dat) are all counted by
+/// `--stats`; the events come from one, and the others are named on stderr.
+#[test]
+fn every_buffer_is_counted_and_the_unread_ones_are_named() {
+    let file = data("instances.v7.dat");
+    let o = run(&["report", &file, "--stats", "--json"]);
+    let d = json_data(&o, "jitterlab.report.stats");
+    assert_eq!(d["total"], 7 + 404 + 2056);
+    let buffers: Vec<(String, u64, u64)> = d["buffers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            (
+                b["name"].as_str().unwrap().to_string(),
+                b["total"].as_u64().unwrap(),
+                b["lost"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        buffers,
+        [
+            ("".to_string(), 7, 0),
+            ("jlab_small".to_string(), 404, 2043),
+            ("jlab_big".to_string(), 2056, 0)
+        ]
+    );
+    assert_eq!(d["per_cpu"][0]["lost"], 734);
+    assert_eq!(d["per_cpu"][1]["lost"], 1309);
+    // --stats reads every buffer: nothing to warn of.
+    assert_eq!(stderr(&o), "");
+    // The text has a table per buffer and CPU.
+    let o = run(&["report", &file, "--stats"]);
+    let text = stdout(&o);
+    assert!(
+        text.starts_with(&format!("{file}: trace-cmd .dat v7 (zstd)\n2467 events")),
+        "{text}"
+    );
+    assert!(text.contains("jlab_small    0     237   734"), "{text}");
+
+    // Events: the top buffer (it holds events), the others named with their counts.
+    let o = run(&["report", &file]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o).lines().count(), 7);
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "jitterlab: warning: {file}: reading the top buffer (7 events); not read: buffer \
+             jlab_small (404 events, 2043 lost), buffer jlab_big (2056 events) (choose with \
+             --buffer NAME; report --stats counts every buffer)\n"
+        )
+    );
+    // --buffer: that buffer, loss notices included, no warning.
+    let o = run(&["report", &file, "--buffer", "jlab_small"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o).lines().count(), 404 + 2);
+    assert!(stdout(&o).contains("[LOST 734 EVENTS]"), "{}", stdout(&o));
+    assert_eq!(stderr(&o), "");
+    let o = run(&["report", &file, "--buffer", "top"]);
+    assert_eq!(stdout(&o).lines().count(), 7);
+    // A buffer the file lacks: a usage error naming those it has.
+    let o = run(&["report", &file, "--buffer", "jlab"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o)
+            .contains("expected a buffer of the file (top, jlab_small, jlab_big), found \"jlab\""),
+        "{}",
+        stderr(&o)
+    );
+    // A text trace has no buffers to choose from.
+    let o = run(&[
+        "report",
+        &data("text/cyclictest-idle.ftrace.txt"),
+        "--buffer",
+        "x",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
+/// Issue 13, D12: a .dat from a pipe is read (whole, into memory), as from its file.
+#[test]
+fn a_dat_from_a_pipe_reads_as_from_its_file() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    for name in ["instances.v7.dat", "cyclictest-idle.v7.dat"] {
+        let file = data(name);
+        let bytes = std::fs::read(&file).unwrap();
+        for args in [
+            vec!["report", "/dev/stdin"],
+            vec!["report", "/dev/stdin", "--stats", "--json"],
+        ] {
+            let mut child = Command::new(env!("CARGO_BIN_EXE_jitterlab"))
+                .args(&args)
+                .env("NO_COLOR", "1")
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let mut stdin = child.stdin.take().unwrap();
+            let bytes = bytes.clone();
+            let feed = std::thread::spawn(move || {
+                let _ = stdin.write_all(&bytes);
+            });
+            let piped = child.wait_with_output().unwrap();
+            feed.join().unwrap();
+            assert!(
+                piped.status.success(),
+                "{name} {args:?}: {}",
+                stderr(&piped)
+            );
+            let mut direct_args = args.clone();
+            direct_args[1] = &file;
+            let direct = run(&direct_args);
+            assert_eq!(
+                stdout(&piped).replace("/dev/stdin", "F"),
+                stdout(&direct).replace(&file, "F"),
+                "{name} {args:?}"
+            );
+            assert!(!stdout(&piped).is_empty());
+        }
+    }
+}
+
+/// Issue 13, D11: a page size or CPU offset that contradicts the data is an error naming
+/// the offset (was: half the events, or none of CPU 0, and exit 0).
+#[test]
+fn a_dat_whose_layout_contradicts_itself_is_refused() {
+    let dir = tempfile::Builder::new()
+        .prefix("jitterlab-layout-")
+        .tempdir()
+        .unwrap();
+    let zst = std::fs::read(data("cyclictest-idle.v6.dat.zst")).unwrap();
+    let base = zstd::decode_all(&zst[..]).unwrap();
+    // As ../shared/repro/make-dat-variants.py makes them.
+    for (name, at, value, width, want) in [
+        ("v6-pagesize-8192.dat", 14, 8192u64, 4, "byte offset 14: expected a page size of 4096"),
+        (
+            "v6-cpu0-offset-plus3.dat",
+            7459020,
+            7462912 + 3,
+            8,
+            "byte offset 7459020: expected CPU 0 data of buffer \"\" at a multiple of the page size 4096, found offset 7462915",
+        ),
+    ] {
+        let mut v = base.clone();
+        v[at..at + width].copy_from_slice(&value.to_le_bytes()[..width]);
+        let path = dir.path().join(name);
+        std::fs::write(&path, &v).unwrap();
+        let path = path.display().to_string();
+        for cmd in [vec!["report", "--stats"], vec!["analyze"], vec!["report"]] {
+            let mut args = cmd.clone();
+            args.push(&path);
+            let o = run(&args);
+            assert_eq!(o.status.code(), Some(1), "{name} {cmd:?}: {}", stdout(&o));
+            assert!(stderr(&o).contains(want), "{name} {cmd:?}: {}", stderr(&o));
+            assert!(stdout(&o).is_empty(), "{name} {cmd:?}");
+        }
+    }
+}

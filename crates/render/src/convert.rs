@@ -74,10 +74,11 @@ pub enum ConvertError {
 }
 
 /// Converts `trace` (read from `input`) into `output` as `format`; for Perfetto output,
-/// only what `filter` keeps (a .dat copy is whole: a filter there is
-/// [`ConvertError::Invalid`]). The output is written as [`OutputFile`] writes: under a
-/// temporary name and renamed over a regular file when complete (a failure leaves no
-/// partial file), copied through into a FIFO or device, never renamed over one.
+/// only what `filter` keeps, from the buffer `trace` chose (a .dat copy is whole: a
+/// filter or a buffer chosen by name there is [`ConvertError::Invalid`]). The output is
+/// written as [`OutputFile`] writes: under a temporary name and renamed over a regular
+/// file when complete (a failure leaves no partial file), copied through into a FIFO or
+/// device, never renamed over one.
 pub fn convert(
     trace: &Trace,
     input: &Path,
@@ -89,6 +90,13 @@ pub fn convert(
         return Err(ConvertError::Invalid(
             "--cpu, --from and --to apply to Perfetto output only; a .dat copy is whole".into(),
         ));
+    }
+    if let Trace::Dat(d) = trace {
+        if format != OutputFormat::Perfetto && d.buffer_choice().is_some_and(|c| c.by_name) {
+            return Err(ConvertError::Invalid(
+                "--buffer applies to Perfetto output only; a .dat copy keeps every buffer".into(),
+            ));
+        }
     }
     let out_err = |cause| ConvertError::Io {
         path: output.to_path_buf(),

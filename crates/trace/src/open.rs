@@ -61,7 +61,9 @@ pub enum Trace {
 
 impl Trace {
     /// Opens `path`, telling the format from its content. With `lenient`, undecodable
-    /// records and lines are skipped and counted instead of failing the read.
+    /// records and lines are skipped and counted instead of failing the read. The events
+    /// of a .dat with several buffers are those of the buffer the default rule chooses
+    /// (see [`Trace::open_buffer`]).
     ///
     /// A file without a size (a pipe, a FIFO, tracefs `trace` and `trace_pipe`) is a
     /// stream ([`Trace::is_stream`]): this returns once its first event line (or its end)
@@ -69,6 +71,23 @@ impl Trace {
     /// file (nothing but blank lines) is not a trace ([`ErrorKind::UnknownFormat`]); text
     /// with headers and no event is a trace with no events.
     pub fn open(path: impl AsRef<Path>, lenient: bool) -> Result<Trace> {
+        Trace::open_buffer(path, lenient, None)
+    }
+
+    /// [`Trace::open`], reading the events of the .dat buffer named `buffer` (`""` or
+    /// `top` for the top buffer): without a name, the top buffer when it holds events,
+    /// else the buffer with the most (see [`DatFile::choose_buffer`]); [`Trace::notes`]
+    /// then names the buffers left out, with their event and lost counts. A name the
+    /// file does not have, or a name for a text trace (read whole), is an
+    /// [`ErrorKind::InvalidArgument`] error.
+    ///
+    /// A .dat that is not a regular file (a pipe, `/dev/stdin`) is read whole into
+    /// memory; a regular file is mapped.
+    pub fn open_buffer(
+        path: impl AsRef<Path>,
+        lenient: bool,
+        buffer: Option<&str>,
+    ) -> Result<Trace> {
         let path = path.as_ref();
         let name = path.display().to_string();
         let cannot = |e: std::io::Error| {
@@ -82,7 +101,7 @@ impl Trace {
         let mut file = File::open(path).map_err(cannot)?;
         let sized = file.metadata().is_ok_and(|m| m.is_file() && m.len() > 0);
         if !sized {
-            return Trace::open_stream(file, name, lenient);
+            return Trace::open_stream(file, name, lenient, buffer);
         }
         let mut head = Vec::with_capacity(DETECT_BYTES);
         (&mut file)
@@ -90,10 +109,20 @@ impl Trace {
             .read_to_end(&mut head)
             .map_err(cannot)?;
         if head.starts_with(DAT_MAGIC) {
-            // Memory-mapped: memory stays bounded by the pages in flight.
-            let dat = DatFile::open_with(path, DatOptions { lenient })?;
+            let options = DatOptions { lenient };
+            let mut dat = if file.metadata().is_ok_and(|m| m.is_file()) {
+                // Memory-mapped: memory stays bounded by the pages in flight.
+                DatFile::open_with(path, options)?
+            } else {
+                // A pipe cannot be mapped nor read twice: the rest of it, whole.
+                let mut bytes = head;
+                file.read_to_end(&mut bytes).map_err(cannot)?;
+                DatFile::from_vec(&name, bytes, options)?
+            };
+            dat.choose_buffer(buffer)?;
             return Ok(Trace::Dat(Box::new(dat)));
         }
+        no_buffer_in_text(buffer, &name)?;
         let kind = known(text::detect(&head), &head, &name)?;
         // A regular file with a size is read again for each pass; anything else (a pipe,
         // tracefs `trace`, which reports size 0) once, whole.
@@ -122,7 +151,12 @@ impl Trace {
 
     /// A pipe, FIFO or size-less file: its format told from its first lines as they come,
     /// the rest left to be read once.
-    fn open_stream(mut file: File, name: String, lenient: bool) -> Result<Trace> {
+    fn open_stream(
+        mut file: File,
+        name: String,
+        lenient: bool,
+        buffer: Option<&str>,
+    ) -> Result<Trace> {
         let (head, kind) = read_head(&mut file).map_err(|e| {
             Error::new(
                 ErrorKind::Io,
@@ -132,14 +166,21 @@ impl Trace {
             )
         })?;
         if head.starts_with(DAT_MAGIC) {
-            return Err(Error::new(
-                ErrorKind::Unsupported,
-                name,
-                Location::Whole,
-                "a trace-cmd .dat file is read from a regular file, not from a pipe: \
-                 save it to a file first",
-            ));
+            // A pipe cannot be mapped nor read twice: the rest of it, whole.
+            let mut bytes = head;
+            file.read_to_end(&mut bytes).map_err(|e| {
+                Error::new(
+                    ErrorKind::Io,
+                    &name,
+                    Location::Whole,
+                    format!("cannot read: {e}"),
+                )
+            })?;
+            let mut dat = DatFile::from_vec(&name, bytes, DatOptions { lenient })?;
+            dat.choose_buffer(buffer)?;
+            return Ok(Trace::Dat(Box::new(dat)));
         }
+        no_buffer_in_text(buffer, &name)?;
         let kind = known(kind, &head, &name)?;
         Ok(Trace::Text {
             name,
@@ -243,10 +284,34 @@ impl Trace {
         }
     }
 
-    /// The events of the top buffer, in time order.
+    /// What a reader of this trace should be told about its layout: bytes of a .dat that
+    /// no CPU range covers (a gap between ranges, data past the last range), each with
+    /// its byte offset. Empty when all is well.
+    pub fn notes(&self) -> Vec<String> {
+        match self {
+            Trace::Dat(d) => d.warnings().iter().map(|w| w.to_string()).collect(),
+            Trace::Text { .. } => Vec::new(),
+        }
+    }
+
+    /// When the default rule chose the buffer of a .dat and left out others that hold
+    /// events or losses: the note naming the buffer read and the others, with their event
+    /// and lost counts.
+    pub fn buffer_note(&self) -> Option<String> {
+        match self {
+            Trace::Dat(d) => d
+                .buffer_choice()
+                .and_then(|c| c.note())
+                .map(|n| format!("{}: {n}", d.name())),
+            Trace::Text { .. } => None,
+        }
+    }
+
+    /// The events, in time order: of a .dat, those of its chosen buffer (see
+    /// [`Trace::open_buffer`]).
     pub fn events(&self) -> Result<Box<dyn EventSource + '_>> {
         match self {
-            Trace::Dat(d) => Ok(Box::new(d.events(0)?)),
+            Trace::Dat(d) => Ok(Box::new(d.events(d.chosen_buffer())?)),
             Trace::Text {
                 name,
                 kind,
@@ -292,6 +357,21 @@ impl Trace {
             Trace::Dat(d) => d.cmdlines(),
             Trace::Text { .. } => HashMap::new(),
         }
+    }
+}
+
+/// `--buffer` names a .dat buffer: for a text trace it is an error.
+fn no_buffer_in_text(buffer: Option<&str>, name: &str) -> Result<()> {
+    match buffer {
+        Some(b) => Err(Error::new(
+            ErrorKind::InvalidArgument,
+            name,
+            Location::Whole,
+            format!(
+                "expected a trace-cmd .dat file for --buffer {b:?}, found a text trace (read whole, every buffer)"
+            ),
+        )),
+        None => Ok(()),
     }
 }
 

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use crate::dat::EventCounts;
+use crate::dat::{CpuCount, DatFile, EventCounts};
 use crate::{Comm, Event, EventKind, EventSource, Result};
 
 /// Records of one event type.
@@ -52,6 +52,22 @@ pub struct TraceStats {
     /// Whether the format records lost events; when not (`perf script` text), a
     /// CPU's `lost` of 0 means unknown.
     pub lost_recorded: bool,
+    /// The buffers of a .dat (the top buffer, named `""`, and instances), each counted on
+    /// its own; the fields above add them up. Empty for text traces.
+    pub buffers: Vec<BufferStat>,
+}
+
+/// One buffer of a .dat, counted.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct BufferStat {
+    /// The instance name; empty for the top buffer.
+    pub name: String,
+    /// Its records.
+    pub total: u64,
+    /// Events the kernel lost in it, all CPUs (`None`: some, count unknown).
+    pub lost: Option<u64>,
+    /// Per CPU, by number.
+    pub per_cpu: Vec<CpuStat>,
 }
 
 fn add_lost(slot: &mut Option<u64>, more: Option<u64>) {
@@ -59,6 +75,25 @@ fn add_lost(slot: &mut Option<u64>, more: Option<u64>) {
         (Some(a), Some(b)) => Some(a.saturating_add(b)),
         _ => None,
     };
+}
+
+/// `f` of both when both are there, else the one that is.
+fn min_opt(a: Option<u64>, b: Option<u64>, f: fn(u64, u64) -> u64) -> Option<u64> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(f(x, y)),
+        (x, None) => x,
+        (None, y) => y,
+    }
+}
+
+fn cpu_stat(p: &CpuCount) -> CpuStat {
+    CpuStat {
+        cpu: p.cpu,
+        events: p.events,
+        lost: p.lost,
+        first_ts: p.first_ts,
+        last_ts: p.last_ts,
+    }
 }
 
 impl TraceStats {
@@ -76,29 +111,77 @@ impl TraceStats {
                     count: e.count,
                 })
                 .collect(),
-            per_cpu: c
-                .per_cpu
-                .iter()
-                .map(|p| CpuStat {
-                    cpu: p.cpu,
-                    events: p.events,
-                    lost: p.lost,
-                    first_ts: p.first_ts,
-                    last_ts: p.last_ts,
-                })
-                .collect(),
+            per_cpu: c.per_cpu.iter().map(cpu_stat).collect(),
             first_ts: c.first_ts,
             last_ts: c.last_ts,
             skipped: c.skipped,
             lost_recorded: true,
+            buffers: vec![BufferStat {
+                name: c.buffer.clone(),
+                total: c.total,
+                lost: c
+                    .per_cpu
+                    .iter()
+                    .try_fold(0u64, |a, p| Some(a.saturating_add(p.lost?))),
+                per_cpu: c.per_cpu.iter().map(cpu_stat).collect(),
+            }],
         }
     }
 
+    /// Every buffer of `dat` counted ([`DatFile::count_events`]), and added up: events by
+    /// name and by CPU, losses, the time span over all buffers.
+    pub fn from_dat(file: &str, dat: &DatFile<'_>) -> Result<TraceStats> {
+        let mut all: Option<TraceStats> = None;
+        for i in 0..dat.buffers().len() {
+            let one = TraceStats::from_dat_counts(file, &dat.count_events(i)?);
+            all = Some(match all {
+                None => one,
+                Some(sum) => sum.plus(one),
+            });
+        }
+        Ok(all.unwrap_or_else(|| TraceStats {
+            file: file.to_string(),
+            format: dat.meta().format.clone(),
+            lost_recorded: true,
+            ..TraceStats::default()
+        }))
+    }
+
+    /// `self` and `other` (another buffer of the same file) added up.
+    fn plus(mut self, other: TraceStats) -> TraceStats {
+        self.total += other.total;
+        for e in other.by_event {
+            match self.by_event.iter_mut().find(|m| m.name == e.name) {
+                Some(m) => m.count += e.count,
+                None => self.by_event.push(e),
+            }
+        }
+        self.by_event
+            .sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.name.cmp(&b.name)));
+        for c in other.per_cpu {
+            match self.per_cpu.iter_mut().find(|m| m.cpu == c.cpu) {
+                Some(m) => {
+                    m.events += c.events;
+                    add_lost(&mut m.lost, c.lost);
+                    m.first_ts = min_opt(m.first_ts, c.first_ts, u64::min);
+                    m.last_ts = min_opt(m.last_ts, c.last_ts, u64::max);
+                }
+                None => self.per_cpu.push(c),
+            }
+        }
+        self.per_cpu.sort_by_key(|c| c.cpu);
+        self.first_ts = min_opt(self.first_ts, other.first_ts, u64::min);
+        self.last_ts = min_opt(self.last_ts, other.last_ts, u64::max);
+        self.skipped += other.skipped;
+        self.buffers.extend(other.buffers);
+        self
+    }
+
     /// The counts of an open trace named `file`: a .dat from its pages' headers (no field
-    /// decoded), a text trace by reading every event.
+    /// decoded), every buffer; a text trace by reading every event.
     pub fn of(file: &str, trace: &crate::Trace) -> Result<TraceStats> {
         match trace {
-            crate::Trace::Dat(d) => Ok(TraceStats::from_dat_counts(file, &d.count_events(0)?)),
+            crate::Trace::Dat(d) => TraceStats::from_dat(file, d),
             _ => TraceStats::count(file, &trace.format(), &mut *trace.events()?),
         }
     }

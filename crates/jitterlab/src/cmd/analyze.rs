@@ -8,7 +8,7 @@ use jitterlab_trace::Trace;
 
 use crate::cli::{Color, Window};
 use crate::exit::{Exit, Result};
-use crate::output::{emit, format, Interrupt};
+use crate::output::{emit, format, trace_notes, Interrupt};
 
 /// `jitterlab analyze`.
 #[derive(Args, Debug)]
@@ -48,6 +48,11 @@ pub struct AnalyzeArgs {
     /// before vs. after a fix): the functions whose self time or call count changed most.
     #[arg(long, value_name = "OTHER")]
     pub compare: Option<PathBuf>,
+    /// The buffer of a multi-buffer .dat (`trace-cmd record -B`, instances) to read:
+    /// its instance name, or `top`. Default: the top buffer when it holds events, else the
+    /// buffer with the most; the buffers not read are named on stderr.
+    #[arg(long, value_name = "NAME")]
+    pub buffer: Option<String>,
     /// Skip undecodable records and lines, counting them, instead of stopping.
     #[arg(long)]
     pub lenient: bool,
@@ -63,7 +68,8 @@ pub fn run(args: AnalyzeArgs, color: Color) -> Result {
         blame: args.worst,
         ..Options::default()
     };
-    let mut trace = Trace::open(&args.file, args.lenient)?;
+    let mut trace = Trace::open_buffer(&args.file, args.lenient, args.buffer.as_deref())?;
+    trace_notes(&trace, true);
     let interrupt = Interrupt::for_trace(&mut trace);
     let other = match &args.compare {
         Some(path) => Some((Trace::open(path, args.lenient)?, path.display().to_string())),

@@ -10,7 +10,7 @@ use jitterlab_trace::Trace;
 
 use crate::cli::{Color, Window};
 use crate::exit::{Exit, Result};
-use crate::output::{emit, format};
+use crate::output::{emit, format, trace_notes};
 
 /// Output formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -57,6 +57,12 @@ pub struct ConvertArgs {
     /// Print the summary as JSON.
     #[arg(long)]
     pub json: bool,
+    /// For Perfetto output, the buffer of a multi-buffer .dat (`trace-cmd record -B`,
+    /// instances) to draw (a .dat copy keeps every buffer):
+    /// its instance name, or `top`. Default: the top buffer when it holds events, else the
+    /// buffer with the most; the buffers not read are named on stderr.
+    #[arg(long, value_name = "NAME")]
+    pub buffer: Option<String>,
     /// Skip undecodable records and lines, counting them, instead of stopping.
     #[arg(long)]
     pub lenient: bool,
@@ -64,7 +70,7 @@ pub struct ConvertArgs {
 
 pub fn run(args: ConvertArgs, color: Color) -> Result {
     let filter = args.window.filter(None)?;
-    let trace = Trace::open(&args.input, args.lenient)?;
+    let trace = Trace::open_buffer(&args.input, args.lenient, args.buffer.as_deref())?;
     let compression = match args.compression {
         Compress::Zstd => Compression::Zstd,
         Compress::Zlib => Compression::Zlib,
@@ -76,6 +82,8 @@ pub fn run(args: ConvertArgs, color: Color) -> Result {
         Some(To::Perfetto) => OutputFormat::Perfetto,
         None => OutputFormat::from_name(&args.output, &trace, compression)?,
     };
+    // A .dat copy keeps every buffer; Perfetto JSON is drawn from one.
+    trace_notes(&trace, format_out == OutputFormat::Perfetto);
     let summary = convert(&trace, &args.input, &args.output, format_out, &filter)?;
     emit(&summary, format(args.json, color))?;
     Ok(Exit::Ok)

@@ -11,7 +11,7 @@ use jitterlab_trace::Trace;
 
 use crate::cli::{Color, Window};
 use crate::exit::{Exit, Result};
-use crate::output::{emit, format, Interrupt};
+use crate::output::{emit, format, trace_notes, Interrupt};
 
 /// `jitterlab report`.
 #[derive(Args, Debug)]
@@ -23,7 +23,7 @@ pub struct ReportArgs {
     /// text: told apart by content.
     pub file: PathBuf,
     /// Counts per event type and per CPU, lost events, time span and format, without
-    /// printing events.
+    /// printing events: of every buffer of a .dat, added up and one by one.
     #[arg(long)]
     pub stats: bool,
     /// Only events of these CPUs and this window.
@@ -40,6 +40,11 @@ pub struct ReportArgs {
     /// counts as one JSON document.
     #[arg(long)]
     pub json: bool,
+    /// The buffer of a multi-buffer .dat (`trace-cmd record -B`, instances) to read:
+    /// its instance name, or `top`. Default: the top buffer when it holds events, else the
+    /// buffer with the most; the buffers not read are named on stderr.
+    #[arg(long, value_name = "NAME")]
+    pub buffer: Option<String>,
     /// Skip undecodable records and lines, counting them, instead of stopping.
     #[arg(long)]
     pub lenient: bool,
@@ -51,7 +56,9 @@ pub fn run(args: ReportArgs, color: Color) -> Result {
         names: args.event.iter().map(Pattern::new).collect(),
         tgids: Default::default(),
     };
-    let mut trace = Trace::open(&args.file, args.lenient)?;
+    let mut trace = Trace::open_buffer(&args.file, args.lenient, args.buffer.as_deref())?;
+    // --stats counts every buffer; events come from one.
+    trace_notes(&trace, !args.stats);
     let interrupt = Interrupt::for_trace(&mut trace);
     if args.stats {
         let stats = TraceStats::of(&args.file.display().to_string(), &trace)?;

@@ -70,6 +70,17 @@ pub(crate) struct Header {
     pub(crate) printk: Blob,
     pub(crate) cmdlines: Blob,
     pub(crate) buffers: Vec<Buffer>,
+    /// File offset of the page size in the file header.
+    pub(crate) page_size_at: u64,
+    /// Version 6: where the CPU data may start (the end of the top buffer's CPU table and
+    /// clock); from there to the end of the file, every byte belongs to a CPU's data, an
+    /// instance's options and CPU table, or the page alignment between them.
+    pub(crate) data_region: Option<u64>,
+    /// Version 6: the options and CPU table of each instance (they sit between CPU data).
+    pub(crate) meta_ranges: Vec<(Range<u64>, String)>,
+    /// Version 7: the file header and every section the options reach (options, header
+    /// files, formats, kallsyms, printk, cmdlines, buffers' data), header included.
+    pub(crate) sections: Vec<Range<u64>>,
 }
 
 pub(crate) fn parse(name: &str, data: &[u8], lenient: bool) -> Result<Header> {
@@ -115,6 +126,7 @@ pub(crate) fn parse(name: &str, data: &[u8], lenient: bool) -> Result<Header> {
             format!("expected a long size of 4 or 8, found {long_size}"),
         ));
     }
+    let page_size_at = c.pos as u64;
     let page_size = c.u32("the page size")?;
     if !(64..=(64 << 20)).contains(&page_size) {
         return Err(c.err_at(
@@ -150,6 +162,10 @@ pub(crate) fn parse(name: &str, data: &[u8], lenient: bool) -> Result<Header> {
         printk: Blob::Missing,
         cmdlines: Blob::Missing,
         buffers: Vec::new(),
+        page_size_at,
+        data_region: None,
+        meta_ranges: Vec::new(),
+        sections: Vec::new(),
     };
     if version == 6 {
         parse_v6(&mut c, &mut h, lenient)?;
@@ -262,13 +278,16 @@ fn parse_v6(c: &mut Cursor, h: &mut Header, lenient: bool) -> Result<()> {
         clock = parse_clock(&String::from_utf8_lossy(&c.data[r]));
     }
     h.info.clock = clock.clone();
+    h.data_region = Some(c.pos as u64);
     h.buffers.push(Buffer {
         name: String::new(),
         clock: clock.clone(),
         page_size: h.info.page_size as usize,
         cpus: cpu_data,
         compressed: false,
+        data_start: 0,
         data_end: c.data.len() as u64,
+        page_size_at: h.page_size_at,
     });
     for (name, at) in instances {
         let mut ic = Cursor::at(c.name, c.data, at, c.endian)?;
@@ -281,13 +300,16 @@ fn parse_v6(c: &mut Cursor, h: &mut Header, lenient: bool) -> Result<()> {
             ));
         }
         let cpus = v6_cpu_table(&mut ic, cpus)?;
+        h.meta_ranges.push((at..ic.pos as u64, name.clone()));
         h.buffers.push(Buffer {
             name,
             clock: clock.clone(),
             page_size: h.info.page_size as usize,
             cpus,
             compressed: false,
+            data_start: 0,
             data_end: c.data.len() as u64,
+            page_size_at: h.page_size_at,
         });
     }
     Ok(())
@@ -341,9 +363,15 @@ fn v6_options(
 fn v6_cpu_table(c: &mut Cursor, cpus: u32) -> Result<Vec<CpuData>> {
     let mut v = Vec::new();
     for cpu in 0..cpus {
+        let entry_at = c.pos as u64;
         let offset = c.u64("a CPU data offset")?;
         let size = c.u64("a CPU data size")?;
-        v.push(CpuData { cpu, offset, size });
+        v.push(CpuData {
+            cpu,
+            offset,
+            size,
+            entry_at,
+        });
     }
     Ok(v)
 }

@@ -30,11 +30,13 @@
 //! # Ok::<(), jitterlab_trace::Error>(())
 //! ```
 
+mod choice;
 mod compress;
 mod count;
 mod cursor;
 mod events;
 mod header;
+mod layout;
 mod pages;
 mod spool;
 mod v7;
@@ -45,6 +47,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
+pub use choice::{BufferChoice, BufferSummary};
 pub use compress::Compression;
 pub use count::{CpuCount, EventCount, EventCounts};
 pub use events::DatEvents;
@@ -108,6 +111,10 @@ pub struct CpuData {
     pub offset: u64,
     /// Size in the file, bytes (compressed size for version 7 compressed data).
     pub size: u64,
+    /// File offset of this entry's `offset` field in the CPU table (its `size` field
+    /// follows), for errors; for a compressed options section, the section's offset.
+    #[serde(skip)]
+    pub(crate) entry_at: u64,
 }
 
 /// One ring buffer of the trace: the top buffer (name `""`) or an instance.
@@ -123,9 +130,16 @@ pub struct Buffer {
     pub cpus: Vec<CpuData>,
     /// True when the per-CPU data is compressed in chunks (version 7).
     pub compressed: bool,
+    /// File offset where this buffer's data section starts (version 7; 0 in version 6).
+    #[serde(skip)]
+    pub(crate) data_start: u64,
     /// File offset where this buffer's data section ends.
     #[serde(skip)]
     pub(crate) data_end: u64,
+    /// File offset of the field that gave the page size (the file header's, or the
+    /// BUFFER option's), for errors.
+    #[serde(skip)]
+    pub(crate) page_size_at: u64,
 }
 
 enum Storage<'a> {
@@ -159,6 +173,8 @@ pub struct DatFile<'a> {
     format_files: Vec<(String, Vec<u8>)>,
     format_errors: u64,
     buffers: Vec<Buffer>,
+    warnings: Vec<Error>,
+    choice: Option<BufferChoice>,
     kallsyms_blob: Blob,
     printk_blob: Blob,
     cmdlines_blob: Blob,
@@ -167,7 +183,8 @@ pub struct DatFile<'a> {
 }
 
 impl DatFile<'static> {
-    /// Open and memory-map the file at `path`.
+    /// Open and memory-map the file at `path`. What is not a regular file (a pipe, a
+    /// FIFO, `/dev/stdin`) cannot be mapped: it is read whole into memory.
     pub fn open(path: impl AsRef<Path>) -> Result<DatFile<'static>> {
         DatFile::open_with(path, DatOptions::default())
     }
@@ -184,7 +201,13 @@ impl DatFile<'static> {
                 format!("cannot read: {e}"),
             )
         };
-        let file = std::fs::File::open(path).map_err(io)?;
+        let mut file = std::fs::File::open(path).map_err(io)?;
+        if !file.metadata().map_err(io)?.is_file() {
+            // A pipe, FIFO or character device cannot be mapped: read it whole.
+            let mut bytes = Vec::new();
+            std::io::Read::read_to_end(&mut file, &mut bytes).map_err(io)?;
+            return DatFile::build(name, Storage::Owned(bytes), options);
+        }
         // SAFETY: the map is read-only; a file truncated by another process while mapped
         // would fault, which is the usual caveat of mapped readers (trace-cmd maps too).
         let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
@@ -233,6 +256,7 @@ impl<'a> DatFile<'a> {
         for b in &mut h.buffers {
             if b.page_size == 0 {
                 b.page_size = h.info.page_size as usize;
+                b.page_size_at = h.page_size_at;
             }
             if b.page_size < layout.data_offset + 8 {
                 return Err(Error::new(
@@ -246,6 +270,11 @@ impl<'a> DatFile<'a> {
                 ));
             }
         }
+        // The page size the saved header_page implies: its data field's offset and size.
+        let header_page_size = PageLayout::parse(&h.header_page, h.endian, None)
+            .map(|l| l.page_size)
+            .unwrap_or(layout.page_size);
+        let warnings = layout::check(&name, bytes.len() as u64, header_page_size, &h)?;
         let format = match h.info.version {
             6 => "trace-cmd .dat v6".to_string(),
             v => format!("trace-cmd .dat v{v} ({})", h.info.compression.name()),
@@ -267,6 +296,8 @@ impl<'a> DatFile<'a> {
             format_files: h.format_files,
             format_errors: h.format_errors,
             buffers: h.buffers,
+            warnings,
+            choice: None,
             kallsyms_blob: h.kallsyms,
             printk_blob: h.printk,
             cmdlines_blob: h.cmdlines,
@@ -299,6 +330,13 @@ impl<'a> DatFile<'a> {
     /// The buffers: the top buffer first (when recorded), then instances.
     pub fn buffers(&self) -> &[Buffer] {
         &self.buffers
+    }
+
+    /// What the layout check found odd but readable: bytes of CPU data that no CPU's
+    /// range covers (a gap between ranges, data past the last range). Each names the
+    /// file offset; events there are not read.
+    pub fn warnings(&self) -> &[Error] {
+        &self.warnings
     }
 
     /// The index of the buffer named `name` (`""` for the top buffer).
@@ -424,7 +462,16 @@ impl<'a> DatFile<'a> {
         let file = self.bytes();
         let start = usize::try_from(cpu.offset).unwrap_or(usize::MAX);
         let end = if b.compressed {
-            b.data_end as usize
+            // Up to the next CPU's chunks (sizes may be a few bytes short of them).
+            let next = b
+                .cpus
+                .iter()
+                .filter(|c| c.size > 0 && c.offset > cpu.offset)
+                .map(|c| c.offset)
+                .min()
+                .unwrap_or(b.data_end)
+                .min(b.data_end);
+            usize::try_from(next).unwrap_or(usize::MAX)
         } else {
             start.saturating_add(usize::try_from(cpu.size).unwrap_or(usize::MAX))
         };
@@ -441,7 +488,7 @@ impl<'a> DatFile<'a> {
             &self.name,
             file,
             self.endian,
-            b.compressed,
+            b.compressed.then_some(cpu.size),
             start..end,
             b.page_size,
             target,

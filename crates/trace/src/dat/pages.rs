@@ -85,17 +85,18 @@ pub(crate) enum Segment {
     Chunks { pos: usize, count: u32, end: usize },
 }
 
-/// Split a CPU's data into segments of about `target` bytes (whole pages or chunks).
+/// Split a CPU's data into segments of about `target` bytes (whole pages or chunks);
+/// `compressed`: the CPU's size in the table, when its data is compressed chunks.
 pub(crate) fn segments(
     name: &str,
     file: &[u8],
     endian: Endian,
-    compressed: bool,
+    compressed: Option<u64>,
     range: Range<usize>,
     page_size: usize,
     target: usize,
 ) -> Result<Vec<Segment>> {
-    if !compressed {
+    let Some(size) = compressed else {
         let step = (target / page_size).max(1) * page_size;
         let mut v = Vec::new();
         let mut s = range.start;
@@ -105,7 +106,7 @@ pub(crate) fn segments(
             s = e;
         }
         return Ok(v);
-    }
+    };
     let count = endian
         .u32(file, range.start)
         .filter(|_| range.start + 4 <= range.end)
@@ -120,8 +121,10 @@ pub(crate) fn segments(
         })?;
     let mut v = Vec::new();
     let (mut pos, mut start, mut n, mut bytes) = (range.start + 4, range.start + 4, 0u32, 0usize);
+    let mut complete = true;
     for _ in 0..count {
         let Some(z) = endian.u32(file, pos).filter(|_| pos + 8 <= range.end) else {
+            complete = false;
             break; // reported by the reader of the last segment
         };
         n += 1;
@@ -136,8 +139,23 @@ pub(crate) fn segments(
             (start, n, bytes) = (pos, 0, 0);
         }
         if pos > range.end {
+            complete = false;
             break;
         }
+    }
+    // The chunks fill the CPU's size (trace-cmd 3.1's sizes leave out the 4-byte chunk
+    // count): else the offset or the size is wrong, and the chunks read are not the CPU's.
+    let walked = (pos - range.start) as u64;
+    if complete && !(size..=size.saturating_add(4)).contains(&walked) {
+        return Err(error_at(
+            ErrorKind::Corrupt,
+            name,
+            Origin::File(range.start as u64),
+            0,
+            format!(
+                "expected compressed CPU data of {size} bytes, found {count} chunks in {walked} bytes (a CPU table offset or size is wrong?)"
+            ),
+        ));
     }
     let rest = count
         - v.iter()

@@ -120,8 +120,9 @@ pub(crate) fn parse(c: &mut Cursor, h: &mut Header, lenient: bool) -> Result<()>
     h.info.compression = kind;
     h.info.compression_version = (!cversion.is_empty()).then_some(cversion);
     let mut next = c.u64("the offset of the first options section")?;
+    h.sections.push(0..c.pos as u64);
     let mut refs: Vec<(u16, u64)> = Vec::new();
-    let mut buffers: Vec<(Vec<u8>, u64)> = Vec::new();
+    let mut buffers: Vec<(Vec<u8>, Origin)> = Vec::new();
     let mut seen = Vec::new();
     while next != 0 {
         if seen.contains(&next) || seen.len() >= MAX_OPTION_SECTIONS {
@@ -133,6 +134,7 @@ pub(crate) fn parse(c: &mut Cursor, h: &mut Header, lenient: bool) -> Result<()>
         }
         seen.push(next);
         let sec = section(c, next, opt::DONE, Some(kind))?;
+        h.sections.push(sec.at..sec.range.end as u64);
         let mut o = sec.cursor(c);
         loop {
             let id = o.u16("an option id")?;
@@ -146,13 +148,7 @@ pub(crate) fn parse(c: &mut Cursor, h: &mut Header, lenient: bool) -> Result<()>
                     break;
                 }
                 opt::HEADER_INFO..=opt::CMDLINES => refs.push((id, b.u64("a section offset")?)),
-                opt::BUFFER => buffers.push((
-                    body.to_vec(),
-                    match sec.inflated {
-                        Some(_) => sec.at,
-                        None => (sec.range.start + at) as u64,
-                    },
-                )),
+                opt::BUFFER => buffers.push((body.to_vec(), sec_origin(&sec, at))),
                 opt::BUFFER_TEXT => {}
                 _ => common_option(&o, h, id, body, at)?,
             }
@@ -161,6 +157,7 @@ pub(crate) fn parse(c: &mut Cursor, h: &mut Header, lenient: bool) -> Result<()>
     for (id, at) in refs {
         let inflate = !matches!(id, opt::KALLSYMS | opt::PRINTK | opt::CMDLINES);
         let sec = section(c, at, id, inflate.then_some(kind))?;
+        h.sections.push(sec.at..sec.range.end as u64);
         let mut s = sec.cursor(c);
         match id {
             opt::HEADER_INFO => parse_headers(&mut s, h)?,
@@ -176,8 +173,26 @@ pub(crate) fn parse(c: &mut Cursor, h: &mut Header, lenient: bool) -> Result<()>
             }
         }
     }
-    for (body, at) in buffers {
-        let b = buffer_option(c, &body, at)?;
+    for (body, origin) in buffers {
+        let b = buffer_option(c, &body, origin)?;
+        h.sections.push(b.data_start.saturating_sub(16)..b.data_end);
+        if let Some(cpu) = b
+            .cpus
+            .iter()
+            .find(|cpu| h.info.cpus > 0 && cpu.cpu >= h.info.cpus)
+        {
+            // The CPUCOUNT option counts the traced machine's CPUs.
+            return Err(super::cursor::error_at(
+                ErrorKind::Corrupt,
+                c.name,
+                Origin::File(0),
+                cpu.entry_at.saturating_sub(4) as usize,
+                format!(
+                    "expected a CPU id below the CPU count {} in buffer {:?}, found {}",
+                    h.info.cpus, b.name, cpu.cpu
+                ),
+            ));
+        }
         h.buffers.push(b);
     }
     if h.header_page.is_empty() {
@@ -232,8 +247,12 @@ fn lazy_blob(c: &Cursor, sec: &Section, kind: Compression, wide: bool) -> Result
 }
 
 /// A BUFFER option: the flyrecord section, name, clock, [page size,] CPU table.
-fn buffer_option(c: &Cursor, body: &[u8], at: u64) -> Result<Buffer> {
-    let mut b = Cursor::new(c.name, body, Origin::File(at), c.endian);
+fn buffer_option(c: &Cursor, body: &[u8], origin: Origin) -> Result<Buffer> {
+    let mut b = Cursor::new(c.name, body, origin, c.endian);
+    let file_at = |pos: usize| match origin {
+        Origin::File(at) => at + pos as u64,
+        Origin::Inflated(at) => at,
+    };
     let offset = b.u64("the buffer section offset")?;
     let name = b.cstr("the buffer name")?;
     let clock = b.cstr("the buffer clock")?;
@@ -242,6 +261,7 @@ fn buffer_option(c: &Cursor, body: &[u8], at: u64) -> Result<Buffer> {
     let mut page_size = None;
     let with_page =
         rest >= 8 && c.endian.u32(body, b.pos + 4).map(|n| n as usize * 20 + 8) == Some(rest);
+    let page_size_at = file_at(b.pos);
     if with_page {
         page_size = Some(b.u32("the buffer page size")? as usize);
     }
@@ -257,9 +277,15 @@ fn buffer_option(c: &Cursor, body: &[u8], at: u64) -> Result<Buffer> {
                 format!("expected a CPU id below {MAX_CPUS}, found {cpu}"),
             ));
         }
+        let entry_at = file_at(b.pos);
         let offset = b.u64("a CPU data offset")?;
         let size = b.u64("a CPU data size")?;
-        table.push(CpuData { cpu, offset, size });
+        table.push(CpuData {
+            cpu,
+            offset,
+            size,
+            entry_at,
+        });
     }
     let sec = section(c, offset, opt::BUFFER, None)?;
     let ps = page_size.unwrap_or(0);
@@ -276,6 +302,8 @@ fn buffer_option(c: &Cursor, body: &[u8], at: u64) -> Result<Buffer> {
         page_size: ps,
         cpus: table,
         compressed: sec.flags & SEC_COMPRESSED != 0,
+        data_start: sec.range.start as u64,
         data_end: sec.range.end as u64,
+        page_size_at: if page_size.is_some() { page_size_at } else { 0 },
     })
 }

@@ -1,7 +1,9 @@
 //! The .dat reader against real traces and their `trace-cmd report` output.
 
 mod decode;
+mod layout;
 mod robust;
+mod sweep;
 mod synth;
 mod util;
 mod write;

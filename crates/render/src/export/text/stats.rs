@@ -49,22 +49,60 @@ impl Render for TraceStats {
                 format!("{}.{:06}", t / 1_000_000_000, t % 1_000_000_000 / 1000)
             })
         };
+        let lost = |l: Option<u64>| match l {
+            Some(0) if !self.lost_recorded => "?".to_string(),
+            Some(0) => "0".to_string(),
+            Some(n) => style.bad(&super::lost_count(n)),
+            None => style.bad("some"),
+        };
         for c in &self.per_cpu {
-            let lost = match c.lost {
-                Some(0) if !self.lost_recorded => "?".to_string(),
-                Some(0) => "0".to_string(),
-                Some(n) => style.bad(&super::lost_count(n)),
-                None => style.bad("some"),
-            };
             t.row([
                 c.cpu.to_string(),
                 c.events.to_string(),
-                lost,
+                lost(c.lost),
                 ts(c.first_ts),
                 ts(c.last_ts),
             ]);
         }
         t.write(out, style)?;
+        // Several buffers: the tables above add them up; here each on its own.
+        if self.buffers.len() > 1 {
+            writeln!(out)?;
+            let mut t = Table::new([
+                Col::left("BUFFER"),
+                Col::right("CPU"),
+                Col::right("EVENTS"),
+                Col::right("LOST"),
+                Col::left("FIRST"),
+                Col::left("LAST"),
+            ]);
+            for b in &self.buffers {
+                let name = if b.name.is_empty() {
+                    "(top)".to_string()
+                } else {
+                    b.name.clone()
+                };
+                t.row([
+                    name.clone(),
+                    "all".into(),
+                    b.total.to_string(),
+                    lost(b.lost),
+                    "".into(),
+                    "".into(),
+                ]);
+                for c in &b.per_cpu {
+                    t.row([
+                        name.clone(),
+                        c.cpu.to_string(),
+                        c.events.to_string(),
+                        lost(c.lost),
+                        ts(c.first_ts),
+                        ts(c.last_ts),
+                    ]);
+                }
+            }
+            t.write(out, style)?;
+        }
         if !self.lost_recorded {
             writeln!(
                 out,
