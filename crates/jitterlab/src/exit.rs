@@ -133,12 +133,6 @@ impl From<jitterlab_render::stream::StreamError> for Error {
     }
 }
 
-impl From<jitterlab_render::ExportError> for Error {
-    fn from(e: jitterlab_render::ExportError) -> Error {
-        Error::Failed(e.into())
-    }
-}
-
 impl From<jitterlab_trace::Error> for Error {
     fn from(e: jitterlab_trace::Error) -> Error {
         match e.kind {
@@ -149,17 +143,18 @@ impl From<jitterlab_trace::Error> for Error {
     }
 }
 
-impl From<io::Error> for Error {
-    fn from(e: io::Error) -> Error {
-        Error::Failed(e.into())
-    }
+/// Errors that are always runtime failures (status 1).
+macro_rules! failed_from {
+    ($($t:ty),*) => {$(
+        impl From<$t> for Error {
+            fn from(e: $t) -> Error {
+                Error::Failed(e.into())
+            }
+        }
+    )*};
 }
 
-impl From<anyhow::Error> for Error {
-    fn from(e: anyhow::Error) -> Error {
-        Error::Failed(e)
-    }
-}
+failed_from!(jitterlab_render::ExportError, io::Error, anyhow::Error);
 
 /// The result of a command.
 pub type Result<T = Exit> = std::result::Result<T, Error>;
