@@ -583,6 +583,69 @@ fn every_buffer_is_counted_and_the_unread_ones_are_named() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
 
+/// Issue 13, D6: `trace-cmd report` text of several buffers (`NAME: ` before each line of an
+/// instance) is counted per buffer by `--stats`, as a .dat is: `jlab_small` lost 734 events
+/// on CPU 0; the per-CPU totals stay the buffers added up.
+#[test]
+fn report_text_of_several_buffers_is_counted_per_buffer() {
+    let file = data("text/report-buffer-dropped.txt");
+    let o = run(&["report", &file, "--stats", "--json"]);
+    let d = json_data(&o, "jitterlab.report.stats");
+    assert_eq!(d["total"], 6);
+    assert_eq!(d["per_cpu"][0]["lost"], 734);
+    // (name, total, lost, [(cpu, events, lost)])
+    type Buffer = (String, u64, u64, Vec<(u64, u64, u64)>);
+    let buffers: Vec<Buffer> = d["buffers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            let cpus = b["per_cpu"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| {
+                    (
+                        c["cpu"].as_u64().unwrap(),
+                        c["events"].as_u64().unwrap(),
+                        c["lost"].as_u64().unwrap(),
+                    )
+                })
+                .collect();
+            (
+                b["name"].as_str().unwrap().to_string(),
+                b["total"].as_u64().unwrap(),
+                b["lost"].as_u64().unwrap(),
+                cpus,
+            )
+        })
+        .collect();
+    assert_eq!(
+        buffers,
+        [
+            ("".to_string(), 1, 0, vec![(0, 1, 0)]),
+            ("jlab_big".to_string(), 3, 0, vec![(1, 3, 0)]),
+            ("jlab_small".to_string(), 2, 734, vec![(0, 2, 734)]),
+        ]
+    );
+    assert_eq!(stderr(&o), "");
+    let o = run(&["report", &file, "--stats"]);
+    let text = stdout(&o);
+    assert!(
+        text.contains("jlab_small    0       2   734  4290.779935  4290.779981"),
+        "{text}"
+    );
+    // Text that names no buffer has none.
+    let o = run(&[
+        "report",
+        &data("text/cyclictest-idle.report.txt"),
+        "--stats",
+        "--json",
+    ]);
+    let d = json_data(&o, "jitterlab.report.stats");
+    assert_eq!(d["buffers"], serde_json::json!([]));
+}
+
 /// Issue 13, D12: a .dat from a pipe is read (whole, into memory), as from its file.
 #[test]
 fn a_dat_from_a_pipe_reads_as_from_its_file() {

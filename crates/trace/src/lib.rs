@@ -59,6 +59,12 @@ pub struct ReadStats {
     /// The format does not record where events were lost (`perf script` text): an
     /// empty `lost` then means unknown, not none.
     pub lost_unrecorded: bool,
+    /// The buffers of `trace-cmd report` text of several buffers, which names the buffer
+    /// before each of its lines (`jlab_small: CPU:0 [734 EVENTS DROPPED]`), each counted on
+    /// its own: the top buffer (named `""`, the lines without a name) first, then the
+    /// others in the order the text first names them. Empty when the text names no
+    /// buffer (and for every other format).
+    pub buffers: Vec<stats::BufferStat>,
 }
 
 /// A source of events in timestamp order.

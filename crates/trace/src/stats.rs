@@ -52,12 +52,13 @@ pub struct TraceStats {
     /// Whether the format records lost events; when not (`perf script` text), a
     /// CPU's `lost` of 0 means unknown.
     pub lost_recorded: bool,
-    /// The buffers of a .dat (the top buffer, named `""`, and instances), each counted on
-    /// its own; the fields above add them up. Empty for text traces.
+    /// The buffers of a .dat (the top buffer, named `""`, and instances), or of
+    /// `trace-cmd report` text that names them ([`crate::ReadStats::buffers`]), each counted
+    /// on its own; the fields above add them up. Empty for other text traces.
     pub buffers: Vec<BufferStat>,
 }
 
-/// One buffer of a .dat, counted.
+/// One buffer of a .dat or of `trace-cmd report` text, counted.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct BufferStat {
     /// The instance name; empty for the top buffer.
@@ -241,6 +242,7 @@ impl TraceStats {
                 }
             }
         }
+        s.buffers = source.stats().buffers.clone();
         s.skipped = source.stats().skipped;
         s.lost_recorded = !source.stats().lost_unrecorded;
         let mut by_event: Vec<NameCount> = by_name

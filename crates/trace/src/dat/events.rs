@@ -61,6 +61,7 @@ impl<'f> DatEvents<'f> {
             lost: vec![Some(0); cpus],
             skipped: skipped + dat.format_errors,
             lost_unrecorded: false,
+            buffers: Vec::new(),
         };
         Ok(DatEvents {
             name: &dat.name,

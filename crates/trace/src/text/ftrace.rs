@@ -9,7 +9,7 @@ use super::function_graph_lines::{parse_graph, GraphState};
 use super::lines::LineError;
 use super::lines::{self, LineState, Lines};
 use super::reorder::{Output, MAX_CPU};
-use super::syntax::{parse_flags, parse_lost, parse_ts};
+use super::syntax::{parse_flags, parse_lost, parse_ts, split_buffer};
 use super::{TextOptions, KERNEL_STACK, USER_STACK};
 use crate::{Event, EventKind, EventSource, Flags, ReadStats, Result};
 use crate::{TraceMeta, Value};
@@ -129,6 +129,16 @@ impl State {
         if let Some(ev) = self.stack.take() {
             self.out.push(ev)?;
         }
+        // `trace-cmd report` of several buffers: `NAME: ` before a buffer's lines (a drop
+        // line names its buffer in any text).
+        let named = split_buffer(t).filter(|(_, rest)| {
+            parse_lost(rest).is_some() || (self.report && looks_like_event_line(rest))
+        });
+        self.out.set_buffer(named.map(|(name, _)| name))?;
+        let (t, line) = match named {
+            Some((_, rest)) => (rest.trim(), rest),
+            None => (t, line),
+        };
         if t.is_empty() {
             return Ok(false);
         }

@@ -85,8 +85,12 @@
 //! gap ends, or at its last event when none follows), and are added up per CPU in
 //! [`crate::ReadStats::lost`], saturating at `u64::MAX` (a count printed past it is
 //! `u64::MAX` too: "at least that many"). `trace-cmd report` text of several buffers names
-//! the buffer before the line (`jlab_small: CPU:0 [734 EVENTS DROPPED]`); its drops are
-//! counted on the CPU, whatever the buffer. The `entries-in-buffer/entries-written` header of the `trace`
+//! the buffer before each line of an instance (`jlab_small: CPU:0 [734 EVENTS DROPPED]`,
+//! `  jlab_big:   <idle>-0 [001] ...`; the top buffer's lines have blanks there); its drops
+//! are counted on the CPU, whatever the buffer, and each buffer's events and losses per CPU
+//! in [`crate::ReadStats::buffers`]. A drop line's buffer name is read in any text; an
+//! event line's first word ending in `:` only in `trace-cmd report` text, and only when the
+//! rest of the line is an event line. The `entries-in-buffer/entries-written` header of the `trace`
 //! file also tells of events overwritten before the oldest one shown, on CPUs it does not
 //! name: [`FtraceReader::overwritten`].
 //!

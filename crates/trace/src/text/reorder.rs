@@ -4,10 +4,15 @@
 use std::collections::VecDeque;
 
 use super::lines::LineError;
+use crate::stats::{BufferStat, CpuStat};
 use crate::{ErrorKind, Event, EventKind, Flags, ReadStats};
 
 /// The highest CPU number accepted (the kernel's largest `NR_CPUS` is 8192).
 pub(crate) const MAX_CPU: u32 = 8191;
+
+/// The most buffer names a text may give (`trace-cmd report` of several buffers); a
+/// trace-cmd recording has a handful.
+pub(crate) const MAX_BUFFERS: usize = 1024;
 
 /// Events waiting to be put in time order, lost-event markers waiting for the event that
 /// ends their gap, and the reader's counters.
@@ -22,6 +27,12 @@ pub(crate) struct Output {
     last_ts: Vec<u64>,
     /// The input went idle since the last push: everything waiting may be handed out.
     idle: bool,
+    /// The top buffer's counts while the text has named no buffer (then they move to
+    /// `stats.buffers[0]`).
+    top: BufferStat,
+    /// The buffer the line being read belongs to: an index into `stats.buffers` (0, the
+    /// top buffer, while it is empty).
+    buffer: usize,
     pub(crate) stats: ReadStats,
 }
 
@@ -34,8 +45,68 @@ impl Output {
             pending_lost: Vec::new(),
             last_ts: Vec::new(),
             idle: false,
+            top: BufferStat {
+                lost: Some(0),
+                ..BufferStat::default()
+            },
+            buffer: 0,
             stats: ReadStats::default(),
         }
+    }
+
+    /// The lines that follow belong to buffer `name` (`trace-cmd report` of several
+    /// buffers: `NAME: ` before the line), or to the top buffer (`None`, or `""`). Fails past
+    /// [`MAX_BUFFERS`] names.
+    pub(crate) fn set_buffer(&mut self, name: Option<&str>) -> Result<(), LineError> {
+        let name = name.unwrap_or("");
+        if name.is_empty() {
+            self.buffer = 0;
+            return Ok(());
+        }
+        if self.stats.buffers.is_empty() {
+            self.stats.buffers.push(std::mem::take(&mut self.top));
+        }
+        self.buffer = match self.stats.buffers.iter().position(|b| b.name == name) {
+            Some(i) => i,
+            None if self.stats.buffers.len() > MAX_BUFFERS => {
+                return Err(LineError::limit(format!(
+                    "expected at most {MAX_BUFFERS} buffer names"
+                )))
+            }
+            None => {
+                self.stats.buffers.push(BufferStat {
+                    name: name.to_string(),
+                    lost: Some(0),
+                    ..BufferStat::default()
+                });
+                self.stats.buffers.len() - 1
+            }
+        };
+        Ok(())
+    }
+
+    /// The counts of `cpu` in the current buffer.
+    fn buffer_cpu(&mut self, cpu: u32) -> (&mut BufferStat, usize) {
+        let b = if self.stats.buffers.is_empty() {
+            &mut self.top
+        } else {
+            &mut self.stats.buffers[self.buffer]
+        };
+        let i = match b.per_cpu.binary_search_by_key(&cpu, |c| c.cpu) {
+            Ok(i) => i,
+            Err(i) => {
+                b.per_cpu.insert(
+                    i,
+                    CpuStat {
+                        cpu,
+                        lost: Some(0),
+                        ..CpuStat::default()
+                    },
+                );
+                i
+            }
+        };
+        (b, i)
     }
 
     /// Sets the number of CPUs when a header tells it: every CPU gets a lost count of 0.
@@ -65,6 +136,9 @@ impl Output {
             (Some(Some(a)), Some(b)) => Some(a.saturating_add(b)),
             (Some(_), _) => None,
         });
+        let (b, i) = self.buffer_cpu(cpu);
+        add_lost(&mut b.per_cpu[i].lost, count);
+        add_lost(&mut b.lost, count);
     }
 
     /// Queues `ev` (after the lost marker its CPU may be waiting for). Fails, giving the
@@ -85,6 +159,12 @@ impl Output {
             self.last_ts.resize(c + 1, 0);
         }
         self.last_ts[c] = self.last_ts[c].max(ev.ts);
+        let (b, i) = self.buffer_cpu(ev.cpu);
+        b.total += 1;
+        let cs = &mut b.per_cpu[i];
+        cs.events += 1;
+        cs.first_ts = Some(cs.first_ts.map_or(ev.ts, |t| t.min(ev.ts)));
+        cs.last_ts = Some(cs.last_ts.map_or(ev.ts, |t| t.max(ev.ts)));
         self.insert(ev);
         Ok(())
     }
@@ -163,4 +243,12 @@ impl Output {
         self.released = Some(ev.ts);
         Some(ev)
     }
+}
+
+/// `slot + more`, saturating; unknown (`None`) once either is.
+fn add_lost(slot: &mut Option<u64>, more: Option<u64>) {
+    *slot = match (*slot, more) {
+        (Some(a), Some(b)) => Some(a.saturating_add(b)),
+        _ => None,
+    };
 }

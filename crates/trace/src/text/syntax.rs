@@ -114,6 +114,20 @@ pub(crate) fn parse_lost(line: &str) -> Option<(u32, Option<u64>)> {
     Some((cpu, Some(count.parse().unwrap_or(u64::MAX))))
 }
 
+/// `NAME: REST` -> `(NAME, REST)`: a line of `trace-cmd report` of several buffers, which
+/// prints the buffer's name before each of its lines (right-aligned, the top buffer's lines
+/// with blanks instead). NAME is the line's first word, ending in `:`; whether REST is a
+/// line is for the caller to check.
+pub(crate) fn split_buffer(line: &str) -> Option<(&str, &str)> {
+    let line = line.trim_start();
+    let (word, rest) = line.split_once(|c: char| c.is_ascii_whitespace())?;
+    let name = word.strip_suffix(':')?;
+    if name.is_empty() {
+        return None;
+    }
+    Some((name, rest.trim_start()))
+}
+
 /// `key=value` pairs of an event body. A value runs up to the next ` key=` (so comms with
 /// spaces and `4 [action=BLOCK]` stay whole).
 pub(crate) struct Fields<'a> {

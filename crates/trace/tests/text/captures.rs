@@ -59,6 +59,7 @@ fn cyclictest_idle_both_printings_decode_to_the_same_events() {
             lost: vec![Some(0), Some(0)],
             skipped: 0,
             lost_unrecorded: false,
+            buffers: Vec::new(),
         }
     );
     assert_eq!(r.stats, f.stats);

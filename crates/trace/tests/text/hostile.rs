@@ -70,6 +70,120 @@ fn a_buffer_named_drop_line_counts_as_that_cpus_lost_events() {
     assert_eq!(s.total, 6);
 }
 
+/// One buffer's counts: (name, total, lost, [(cpu, events, lost)]).
+type Buf = (String, u64, Option<u64>, Vec<(u32, u64, Option<u64>)>);
+
+fn buffers(b: &[jitterlab_trace::stats::BufferStat]) -> Vec<Buf> {
+    b.iter()
+        .map(|b| {
+            let cpus = b
+                .per_cpu
+                .iter()
+                .map(|c| (c.cpu, c.events, c.lost))
+                .collect();
+            (b.name.clone(), b.total, b.lost, cpus)
+        })
+        .collect()
+}
+
+/// D6: ... and counts per buffer: each line's `NAME: ` prefix (none: the top buffer) puts
+/// its event or its drops in that buffer, as `report --stats` of a .dat does.
+#[test]
+fn report_text_of_several_buffers_is_counted_per_buffer() {
+    let want = vec![
+        (String::new(), 1, Some(0), vec![(0, 1, Some(0))]),
+        ("jlab_big".to_string(), 3, Some(0), vec![(1, 3, Some(0))]),
+        (
+            "jlab_small".to_string(),
+            2,
+            Some(734),
+            vec![(0, 2, Some(734))],
+        ),
+    ];
+    let r = read("report-buffer-dropped.txt");
+    assert_eq!(buffers(&r.stats.buffers), want);
+    let s = stats_of(&Path::new(DATA).join("report-buffer-dropped.txt"));
+    assert_eq!(buffers(&s.buffers), want);
+    let small = &s.buffers[2].per_cpu[0];
+    assert_eq!(
+        (small.first_ts, small.last_ts),
+        (Some(4_290_779_935_000), Some(4_290_779_981_000))
+    );
+    // The per-CPU totals are the buffers added up, losses included.
+    for c in &s.per_cpu {
+        let (events, lost) = s
+            .buffers
+            .iter()
+            .flat_map(|b| b.per_cpu.iter().filter(|p| p.cpu == c.cpu))
+            .fold((0, 0), |(e, l), p| (e + p.events, l + p.lost.unwrap()));
+        assert_eq!((events, Some(lost)), (c.events, c.lost), "CPU {}", c.cpu);
+    }
+
+    // As trace-cmd prints it: names right-aligned, the top buffer's lines indented as far;
+    // an unknown count of drops; the same through `Trace::open` and `TraceStats::of`.
+    let text = "          cpus=2\n\
+        \x20           <idle>-0     [001]  10.000001: sched_waking: comm=a pid=2 prio=120 target_cpu=001\n\
+        \x20  one:           a-2     [001]  10.000002: sched_waking: comm=b pid=3 prio=120 target_cpu=001\n\
+        three: CPU:1 [EVENTS DROPPED]\n\
+        three:           b-3     [001]  10.000003: sched_waking: comm=c pid=4 prio=120 target_cpu=001\n\
+        \x20  one: CPU:0 [5 EVENTS DROPPED]\n\
+        \x20  one:           c-4     [000]  10.000004: sched_waking: comm=d pid=5 prio=120 target_cpu=000\n";
+    let want = vec![
+        (String::new(), 1, Some(0), vec![(1, 1, Some(0))]),
+        (
+            "one".to_string(),
+            2,
+            Some(5),
+            vec![(0, 1, Some(5)), (1, 1, Some(0))],
+        ),
+        ("three".to_string(), 1, None, vec![(1, 1, None)]),
+    ];
+    assert_eq!(detect(text.as_bytes()), Some(TextKind::TraceCmdReport));
+    let r = read_with(
+        text.as_bytes(),
+        TextKind::TraceCmdReport,
+        TextOptions::named("x"),
+    )
+    .unwrap();
+    assert_eq!(r.events.len(), 6, "4 events and 2 lost markers");
+    assert_eq!(buffers(&r.stats.buffers), want);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("several.txt");
+    std::fs::write(&path, text).unwrap();
+    assert_eq!(buffers(&stats_of(&path).buffers), want);
+}
+
+/// D6: text that names no buffer has no buffer counts: one-buffer report text, the kernel's
+/// text (where a first word ending in `:` is not taken for a buffer), comms with colons.
+#[test]
+fn text_that_names_no_buffer_has_no_buffer_counts() {
+    for name in ["cyclictest-idle.report.txt", "cyclictest-idle.ftrace.txt"] {
+        assert_eq!(read(name).stats.buffers, vec![], "{name}");
+        assert_eq!(
+            stats_of(&Path::new(DATA).join(name)).buffers,
+            vec![],
+            "{name}"
+        );
+    }
+    let report = "cpus=1\n\
+        kworker/0:1-12    [000]  1.000001: sched_waking: comm=a pid=2 prio=120 target_cpu=000\n\
+        CPU:0 [3 EVENTS DROPPED]\n\
+        \x20      a:-13    [000]  1.000002: sched_waking: comm=a pid=2 prio=120 target_cpu=000\n";
+    let r = read_with(
+        report.as_bytes(),
+        TextKind::TraceCmdReport,
+        TextOptions::named("x"),
+    )
+    .unwrap();
+    assert_eq!(r.stats.buffers, vec![]);
+    assert_eq!(r.stats.lost, vec![Some(3)]);
+    let ftrace = "# tracer: nop\n\
+        x: y-12 [000] ..... 1.000001: sched_waking: comm=a pid=2 prio=120 target_cpu=000\n";
+    let r = read_with(ftrace.as_bytes(), TextKind::Ftrace, TextOptions::named("x")).unwrap();
+    assert_eq!(r.stats.buffers, vec![]);
+    assert_eq!(r.events[0].pid, 12);
+}
+
 /// D7: headers and no event is a trace with no events, in every format; an empty file
 /// (or whitespace) is not a trace.
 #[test]
