@@ -151,20 +151,16 @@ fn read_all(root: &Root) -> String {
 /// FINDINGS (issue 13): the parsers that go over the budget, or would at 16 MB (their
 /// inputs here are 4 MB where they are slow in a debug build; the memory grows with the
 /// input), each held to its peak of today in MB (+5%) so that the test fails if it gets
-/// worse. The peaks measured with 16 MB inputs are in the comments.
+/// worse. The peaks measured with 16 MB inputs are in the comments. (Fixed: a header of
+/// 100,000 CPU columns made every row of /proc/interrupts 800 KB, 755 MB for 16 MB; the
+/// columns are now checked first. A row of 8 million counts took 207 MB; its words are
+/// no longer collected.)
 const KNOWN: &[(&str, usize)] = &[
-    // /proc/interrupts: every row's counts are collected whatever the header's column
-    // count; with 8192 CPUs possible, 100,000 header columns: 755 MB at 16 MB.
-    ("interrupts: 4 MB, 100,000 columns, 8192 CPUs", 166),
-    // 100,000 header columns and 2 CPUs (an error in the end): 77 MB at 16 MB.
-    ("interrupts: 4 MB, 100,000 CPU columns", 18),
-    ("softirqs: 4 MB, 100,000 CPU columns", 18),
-    // One row of 8 million counts: 207 MB at 16 MB (the tokens and counts collected).
-    ("interrupts: one row of 2 million counts", 55),
-    // 16 MB of ordinary rows (about 300,000 IRQs): 241 MB; the model grows with IRQs.
+    // /proc/interrupts: the model grows with IRQs, about 900 bytes each: 16 MB of
+    // ordinary rows (about 300,000 IRQs) took 241 MB.
     ("interrupts: 4 MB of IRQ rows", 64),
-    // /proc/cmdline: a String pair per option: 226 MB for 16 MB of short options; lists
-    // of 65536 CPUs then 8 million zeros: 325 MB at 17 MB; noise: 83 MB.
+    // /proc/cmdline: 226 MB for 16 MB of short options (some 400 bytes an option);
+    // lists of 65536 CPUs then 8 million zeros: 325 MB at 17 MB; noise: 83 MB.
     ("cmdline: 4 MB of options", 60),
     ("cmdline: a 4 MB isolcpus list", 83),
     ("cmdline: 16 MB noise", 88),
@@ -203,28 +199,28 @@ fn no_proc_parser_allocates_64_mb_for_a_file_under_16_mb() {
     let cases: Vec<(&str, Files)> = vec![
         ("vm2 as captured", vec![]),
         (
-            "interrupts: 4 MB, 100,000 CPU columns",
+            "interrupts: 16 MB, 100,000 CPU columns",
             vec![(
                 "/proc/interrupts",
-                repeat_to(&cpu_header(100_000), &format!(" 24:{}  IO-APIC 5-edge ACPI:Ged\n", counts(100_000)), SMALL),
+                repeat_to(&cpu_header(100_000), &format!(" 24:{}  IO-APIC 5-edge ACPI:Ged\n", counts(100_000)), BIG),
             )],
         ),
         (
-            "interrupts: 4 MB, 100,000 columns, 8192 CPUs",
+            "interrupts: 16 MB, 100,000 columns, 8192 CPUs",
             vec![
                 (
                     "/proc/interrupts",
-                    repeat_to(&cpu_header(100_000), &format!(" 24:{}  IO-APIC 5-edge ACPI:Ged\n", counts(8192)), SMALL),
+                    repeat_to(&cpu_header(100_000), &format!(" 24:{}  IO-APIC 5-edge ACPI:Ged\n", counts(8192)), BIG),
                 ),
                 ("/sys/devices/system/cpu/possible", b"0-8191\n".to_vec()),
                 ("/sys/devices/system/cpu/present", b"0-8191\n".to_vec()),
             ],
         ),
         (
-            "interrupts: one row of 2 million counts",
+            "interrupts: one row of 8 million counts",
             vec![(
                 "/proc/interrupts",
-                format!("{}  24:{}  IO-APIC 5-edge ACPI:Ged\n", cpu_header(2), counts(2_000_000)).into_bytes(),
+                format!("{}  24:{}  IO-APIC 5-edge ACPI:Ged\n", cpu_header(2), counts(8_000_000)).into_bytes(),
             )],
         ),
         (
@@ -244,10 +240,10 @@ fn no_proc_parser_allocates_64_mb_for_a_file_under_16_mb() {
             vec![("/proc/interrupts", format!("{} 24:          1          0  IO-APIC   5-edge      {}\n", cpu_header(2), "a".repeat(BIG - 100)).into_bytes())],
         ),
         (
-            "softirqs: 4 MB, 100,000 CPU columns",
+            "softirqs: 16 MB, 100,000 CPU columns",
             vec![(
                 "/proc/softirqs",
-                repeat_to(&cpu_header(100_000), &format!("  TIMER:{}\n", counts(100_000)), SMALL),
+                repeat_to(&cpu_header(100_000), &format!("  TIMER:{}\n", counts(100_000)), BIG),
             )],
         ),
         (
