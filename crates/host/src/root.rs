@@ -56,7 +56,7 @@ impl Root {
         let bytes = self.read_bytes_bounded(host_path, limit)?;
         match String::from_utf8(bytes) {
             Ok(s) => Ok(s),
-            Err(e) => Ok(String::from_utf8_lossy(e.as_bytes()).into_owned()),
+            Err(e) => Ok(lossy(e.as_bytes())),
         }
     }
 
@@ -240,7 +240,13 @@ pub fn read_file_bounded(path: &Path, limit: u64) -> Result<Vec<u8>> {
         .map_err(|e| Error::io(path, e))?;
     let meta = file.metadata().map_err(|e| Error::io(path, e))?;
     check_regular(path, &meta.file_type())?;
-    let mut out = Vec::new();
+    // The size a regular file states, when within the bound, is allocated at once (a
+    // doubling Vec would hold twice a file just past a power of two); /proc files state 0.
+    let mut out = Vec::with_capacity(if meta.len() <= limit {
+        meta.len() as usize
+    } else {
+        0
+    });
     let mut chunk = vec![0u8; 64 * 1024];
     loop {
         match file.read(&mut chunk) {
@@ -258,6 +264,24 @@ pub fn read_file_bounded(path: &Path, limit: u64) -> Result<Vec<u8>> {
             Err(e) => return Err(Error::io(path, e)),
         }
     }
+}
+
+/// `String::from_utf8_lossy`, in a string allocated at its exact size: that one grows by
+/// doubling, so 16 MiB of bytes that are not UTF-8 (up to 3 bytes of U+FFFD each) took
+/// 64 MiB.
+fn lossy(bytes: &[u8]) -> String {
+    let size: usize = bytes
+        .utf8_chunks()
+        .map(|c| c.valid().len() + if c.invalid().is_empty() { 0 } else { 3 })
+        .sum();
+    let mut s = String::with_capacity(size);
+    for c in bytes.utf8_chunks() {
+        s.push_str(c.valid());
+        if !c.invalid().is_empty() {
+            s.push(char::REPLACEMENT_CHARACTER);
+        }
+    }
+    s
 }
 
 fn check_regular(path: &Path, t: &fs::FileType) -> Result<()> {

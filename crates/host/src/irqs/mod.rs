@@ -12,6 +12,7 @@ use serde::Serialize;
 use crate::error::{Error, Result};
 use crate::root::Root;
 
+use parse::parse_header;
 pub use parse::{parse_interrupts, parse_softirqs};
 pub use set::{
     set_default_affinity, set_irq_affinity, DefaultChange, IrqChange, IrqOutcome, IrqSetReport,
@@ -221,9 +222,15 @@ impl IrqMap {
 fn read_interrupts(root: &Root) -> Result<(Vec<u32>, Vec<Irq>, Vec<Counter>)> {
     let file = "/proc/interrupts";
     let path = root.path(file);
-    let table = parse_interrupts(&path, &root.read(file)?)?;
-    check_columns(root, &path, &table.0)?;
-    Ok(table)
+    let text = root.read(file)?;
+    // The columns are checked before the rows are read: every row holds a count per
+    // column, so a header of 100,000 made-up CPUs would make each row 800 KB.
+    check_columns(
+        root,
+        &path,
+        &parse_header(&path, text.lines().next().unwrap_or(""))?,
+    )?;
+    parse_interrupts(&path, &text)
 }
 
 /// Reads and parses /proc/softirqs (`None` when absent), its columns checked.
@@ -233,9 +240,12 @@ fn read_softirqs(root: &Root) -> Result<Option<(Vec<u32>, Vec<Counter>)>> {
         return Ok(None);
     };
     let path = root.path(file);
-    let table = parse_softirqs(&path, &text)?;
-    check_columns(root, &path, &table.0)?;
-    Ok(Some(table))
+    check_columns(
+        root,
+        &path,
+        &parse_header(&path, text.lines().next().unwrap_or(""))?,
+    )?;
+    Ok(Some(parse_softirqs(&path, &text)?))
 }
 
 /// The kernel prints a column per online CPU: a column of a CPU the machine does not

@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 use crate::irqs::{Counter, Irq};
 
 /// Parses the CPU header of /proc/interrupts or /proc/softirqs: `CPU0 CPU1 ...`.
-fn parse_header(path: &Path, line: &str) -> Result<Vec<u32>> {
+pub(crate) fn parse_header(path: &Path, line: &str) -> Result<Vec<u32>> {
     let cpus: Option<Vec<u32>> = line
         .split_whitespace()
         .map(|t| t.strip_prefix("CPU").and_then(|n| n.parse().ok()))
@@ -163,34 +163,52 @@ pub fn parse_interrupts(path: &Path, text: &str) -> Result<Interrupts> {
 /// The chip name may hold spaces; it ends where the hwirq starts. Actions are
 /// separated by `, `. /sys/kernel/irq/N, when present, overrides all of this.
 fn split_description(rest: &str) -> (String, Option<String>, Option<String>, Vec<String>) {
-    let tokens: Vec<&str> = rest.split_whitespace().collect();
     let is_num = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
     let x86 = |t: &str| {
         t.split_once('-')
             .is_some_and(|(h, f)| is_num(h) && !f.is_empty())
     };
-    let arm = |i: usize| {
-        is_num(tokens[i])
-            && tokens
-                .get(i + 1)
-                .is_some_and(|t| t.eq_ignore_ascii_case("level") || t.eq_ignore_ascii_case("edge"))
-    };
-    let Some(k) = (1..tokens.len()).find(|&i| x86(tokens[i]) || arm(i)) else {
+    let level = |t: &str| t.eq_ignore_ascii_case("level") || t.eq_ignore_ascii_case("edge");
+    // The tokens are looked at two at a time, with their byte offsets, never collected:
+    // a row of millions of them would cost 16 bytes each.
+    let offset = |t: &str| t.as_ptr() as usize - rest.as_ptr() as usize;
+    let mut it = rest.split_whitespace().enumerate().peekable();
+    let mut found = None;
+    while let Some((i, t)) = it.next() {
+        let next = it.peek().map(|(_, n)| *n);
+        if i >= 1 && (x86(t) || (is_num(t) && next.is_some_and(level))) {
+            found = Some((t, next));
+            break;
+        }
+    }
+    let Some((tok, next)) = found else {
         // Not a layout we know: keep the text as the chip, claim no actions.
-        return (tokens.join(" "), None, None, Vec::new());
+        return (join_words(rest), None, None, Vec::new());
     };
-    let chip = tokens[..k].join(" ");
-    let (hwirq, trigger, first_action) = match tokens[k].split_once('-') {
-        Some((h, f)) if x86(tokens[k]) => (h.to_string(), f.to_lowercase(), k + 1),
-        _ => (tokens[k].to_string(), tokens[k + 1].to_lowercase(), k + 2),
+    let chip = join_words(&rest[..offset(tok)]);
+    let (hwirq, trigger, after) = match (tok.split_once('-'), next) {
+        (Some((h, f)), _) if x86(tok) => (h.to_string(), f.to_lowercase(), tok),
+        (_, Some(n)) => (tok.to_string(), n.to_lowercase(), n),
+        (_, None) => unreachable!("an ARM hwirq is followed by its trigger"),
     };
-    let actions = tokens[first_action.min(tokens.len())..]
-        .join(" ")
+    let actions = join_words(&rest[offset(after) + after.len()..])
         .split(", ")
         .map(|a| a.trim().to_string())
         .filter(|a| !a.is_empty())
         .collect();
     (chip, Some(hwirq), Some(trigger), actions)
+}
+
+/// The words of `s` joined by single spaces.
+fn join_words(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for w in s.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(w);
+    }
+    out
 }
 
 /// Parses /proc/softirqs text.

@@ -170,15 +170,38 @@ impl Deflater {
     }
 }
 
+/// Reads what `r` inflates, up to `expected + 1` bytes (one more tells a wrong size), into
+/// `out`. The buffer grows by doubling as output arrives, capped at `expected + 1`: never
+/// twice the size the file claims (`read_to_end` would round 128 MiB + 1 up to 256 MiB),
+/// nor more than twice what actually inflated (a false claim costs little).
 fn read_limited(
-    r: impl Read,
+    mut r: impl Read,
     expected: usize,
     out: &mut Vec<u8>,
     what: &str,
 ) -> Result<(), String> {
-    r.take(expected as u64 + 1)
-        .read_to_end(out)
-        .map_err(|e| format!("expected {what} data, decompression failed: {e}"))?;
+    let limit = expected.saturating_add(1);
+    let mut len = out.len();
+    loop {
+        if len == out.len() {
+            if len >= limit {
+                break;
+            }
+            let grow = len.max(64 << 10).min(limit - len);
+            out.reserve_exact(grow);
+            out.resize(len + grow, 0);
+        }
+        match r.read(&mut out[len..]) {
+            Ok(0) => break,
+            Ok(n) => len += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                out.truncate(len);
+                return Err(format!("expected {what} data, decompression failed: {e}"));
+            }
+        }
+    }
+    out.truncate(len);
     Ok(())
 }
 

@@ -234,10 +234,15 @@ fn lazy_blob(c: &Cursor, sec: &Section, kind: Compression, wide: bool) -> Result
         let sec = section(c, sec.at, sec.id, Some(kind))?;
         let mut s = sec.cursor(c);
         let r = sized(&mut s, wide, "a size-prefixed section")?;
-        let v = sec.inflated.unwrap_or_default();
-        Ok(Blob::Owned(
-            v.get(r).map(|b| b.to_vec()).unwrap_or_default(),
-        ))
+        // The blob is cut out of the inflated section in place, not copied: a section
+        // of N bytes costs N, not 2N.
+        let mut v = sec.inflated.unwrap_or_default();
+        if r.end > v.len() {
+            v.clear();
+        }
+        v.truncate(r.end);
+        v.drain(..r.start.min(v.len()));
+        Ok(Blob::Owned(v))
     } else {
         let mut s = Cursor::new(c.name, c.data, Origin::File(0), c.endian);
         s.pos = sec.range.start;

@@ -25,7 +25,10 @@ impl Kallsyms {
         } else {
             text
         };
-        let mut syms = Vec::with_capacity(text.len() / 40);
+        // About 40 bytes a line in real files; never more than the lines there are (a
+        // text of one long line, or none, reserves nothing).
+        let lines = memchr::memchr_iter(b'\n', text.as_bytes()).count() + 1;
+        let mut syms = Vec::with_capacity((text.len() / 40).min(lines));
         let mut line_start = 0usize;
         for line in text.split('\n') {
             let base = line_start;

