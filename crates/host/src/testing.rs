@@ -105,3 +105,86 @@ pub fn restore(
         }
     }
 }
+
+/// A global allocator that counts the live heap bytes of a test binary and their peak,
+/// for the memory tests (`crates/*/tests/memory.rs`):
+///
+/// ```ignore
+/// #[global_allocator]
+/// static ALLOC: CountingAlloc = CountingAlloc::new();
+/// let peak = ALLOC.peak_of(|| { /* read something */ });
+/// ```
+///
+/// A `realloc` counts the old and new blocks as both live, as a copying realloc has them,
+/// so figures lean high.
+pub struct CountingAlloc {
+    current: std::sync::atomic::AtomicUsize,
+    peak: std::sync::atomic::AtomicUsize,
+}
+
+impl CountingAlloc {
+    /// Nothing counted yet.
+    pub const fn new() -> CountingAlloc {
+        CountingAlloc {
+            current: std::sync::atomic::AtomicUsize::new(0),
+            peak: std::sync::atomic::AtomicUsize::new(0),
+        }
+    }
+
+    fn grew(&self, n: usize) {
+        use std::sync::atomic::Ordering::Relaxed;
+        let now = self.current.fetch_add(n, Relaxed) + n;
+        self.peak.fetch_max(now, Relaxed);
+    }
+
+    /// Runs `f` and returns the peak of live heap bytes it added on top of what was live
+    /// before (an input built beforehand is not counted).
+    pub fn peak_of(&self, f: impl FnOnce()) -> usize {
+        use std::sync::atomic::Ordering::Relaxed;
+        let base = self.current.load(Relaxed);
+        self.peak.store(base, Relaxed);
+        f();
+        self.peak.load(Relaxed).saturating_sub(base)
+    }
+}
+
+impl Default for CountingAlloc {
+    fn default() -> CountingAlloc {
+        CountingAlloc::new()
+    }
+}
+
+// SAFETY: every call is passed to the system allocator unchanged; only counters change.
+unsafe impl std::alloc::GlobalAlloc for CountingAlloc {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        let p = std::alloc::System.alloc(layout);
+        if !p.is_null() {
+            self.grew(layout.size());
+        }
+        p
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: std::alloc::Layout) -> *mut u8 {
+        let p = std::alloc::System.alloc_zeroed(layout);
+        if !p.is_null() {
+            self.grew(layout.size());
+        }
+        p
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        std::alloc::System.dealloc(ptr, layout);
+        self.current
+            .fetch_sub(layout.size(), std::sync::atomic::Ordering::Relaxed);
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, new_size: usize) -> *mut u8 {
+        let p = std::alloc::System.realloc(ptr, layout, new_size);
+        if !p.is_null() {
+            self.grew(new_size);
+            self.current
+                .fetch_sub(layout.size(), std::sync::atomic::Ordering::Relaxed);
+        }
+        p
+    }
+}

@@ -7,59 +7,19 @@
 //! whole, up to `READ_LIMIT`, 32 MiB; larger is an error before any parsing). The cases
 //! run one at a time, in one `#[test]`. Run with `--nocapture` to see each peak.
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::fs;
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
+
+use jitterlab_host::testing::CountingAlloc;
 
 use jitterlab_cpuset::CpuSet;
 use jitterlab_host::cmdline::Cmdline;
 use jitterlab_host::irqs::CpuCounters;
 use jitterlab_host::{read_tasks, Cgroups, CpuMap, IrqMap, Root, TaskQuery};
 
-struct Counting;
-
-static CURRENT: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-fn grew(n: usize) {
-    let now = CURRENT.fetch_add(n, Ordering::Relaxed) + n;
-    PEAK.fetch_max(now, Ordering::Relaxed);
-}
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = System.alloc(layout);
-        if !p.is_null() {
-            grew(layout.size());
-        }
-        p
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        let p = System.alloc_zeroed(layout);
-        if !p.is_null() {
-            grew(layout.size());
-        }
-        p
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        System.dealloc(ptr, layout);
-        CURRENT.fetch_sub(layout.size(), Ordering::Relaxed);
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let p = System.realloc(ptr, layout, new_size);
-        if !p.is_null() {
-            // Counted as the old and new blocks both live, as a copying realloc has them.
-            grew(new_size);
-            CURRENT.fetch_sub(layout.size(), Ordering::Relaxed);
-        }
-        p
-    }
-}
-
 #[global_allocator]
-static ALLOC: Counting = Counting;
+static ALLOC: CountingAlloc = CountingAlloc::new();
 
 const MB: usize = 1 << 20;
 const BUDGET: usize = 64 * MB;
@@ -69,10 +29,7 @@ const SMALL: usize = 4 * MB;
 
 /// Runs `f` and returns the peak of live heap bytes it added.
 fn peak_of(f: impl FnOnce()) -> usize {
-    let base = CURRENT.load(Ordering::Relaxed);
-    PEAK.store(base, Ordering::Relaxed);
-    f();
-    PEAK.load(Ordering::Relaxed).saturating_sub(base)
+    ALLOC.peak_of(f)
 }
 
 fn copy_tree(from: &Path, to: &Path) {

@@ -7,9 +7,9 @@
 //! run one at a time, in one `#[test]`, so a peak belongs to one input. Run with
 //! `--nocapture` to see each case's peak.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
+
+use jitterlab_host::testing::CountingAlloc;
 
 use jitterlab_trace::dat::{DatFile, DatOptions};
 use jitterlab_trace::format::Endian;
@@ -18,48 +18,8 @@ use jitterlab_trace::stats::TraceStats;
 use jitterlab_trace::text::{self, TextKind, TextOptions};
 use jitterlab_trace::EventSource;
 
-struct Counting;
-
-static CURRENT: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-fn grew(n: usize) {
-    let now = CURRENT.fetch_add(n, Ordering::Relaxed) + n;
-    PEAK.fetch_max(now, Ordering::Relaxed);
-}
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = System.alloc(layout);
-        if !p.is_null() {
-            grew(layout.size());
-        }
-        p
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        let p = System.alloc_zeroed(layout);
-        if !p.is_null() {
-            grew(layout.size());
-        }
-        p
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        System.dealloc(ptr, layout);
-        CURRENT.fetch_sub(layout.size(), Ordering::Relaxed);
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let p = System.realloc(ptr, layout, new_size);
-        if !p.is_null() {
-            // Counted as the old and new blocks both live, as a copying realloc has them.
-            grew(new_size);
-            CURRENT.fetch_sub(layout.size(), Ordering::Relaxed);
-        }
-        p
-    }
-}
-
 #[global_allocator]
-static ALLOC: Counting = Counting;
+static ALLOC: CountingAlloc = CountingAlloc::new();
 
 const MB: usize = 1 << 20;
 /// The budget: 64 MB on top of the input.
@@ -67,13 +27,9 @@ const BUDGET: usize = 64 * MB;
 /// The largest input.
 const BIG: usize = 16 * MB;
 
-/// Runs `f` and returns the peak of live heap bytes it added (what was live before it,
-/// the input included, is not counted).
+/// Runs `f` and returns the peak of live heap bytes it added.
 fn peak_of(f: impl FnOnce()) -> usize {
-    let base = CURRENT.load(Ordering::Relaxed);
-    PEAK.store(base, Ordering::Relaxed);
-    f();
-    PEAK.load(Ordering::Relaxed).saturating_sub(base)
+    ALLOC.peak_of(f)
 }
 
 /// The bytes of a fixture under tests/data (`NAME.zst` decompressed when `NAME` is not there).
