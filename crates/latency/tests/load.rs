@@ -25,10 +25,25 @@ fn alive(pid: u32) -> bool {
     unsafe { libc::kill(pid as libc::pid_t, 0) == 0 }
 }
 
+/// The processes running `sleep 30`.
+fn sleeps_30() -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .filter(|pid: &u32| {
+            std::fs::read_to_string(format!("/proc/{pid}/cmdline"))
+                .map(|c| c.starts_with("sleep\u{0}30"))
+                .unwrap_or(false)
+        })
+        .collect()
+}
+
 #[test]
 fn generators_load_and_clean_up() {
     let _serial = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let cpus = CpuSet::from_iter([0]);
+    // `sleep 30`s that ran before (another test's) are not this command's.
+    let before = sleeps_30();
     let loads = start(
         &[
             LoadSpec::Cpu(4),
@@ -50,14 +65,9 @@ fn generators_load_and_clean_up() {
         "one file per io thread"
     );
     // The command runs in its own process group: both sleeps are in it.
-    let group: Vec<u32> = std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
-        .filter(|pid: &u32| {
-            std::fs::read_to_string(format!("/proc/{pid}/cmdline"))
-                .map(|c| c.starts_with("sleep\u{0}30"))
-                .unwrap_or(false)
-        })
+    let group: Vec<u32> = sleeps_30()
+        .into_iter()
+        .filter(|p| !before.contains(p))
         .collect();
     assert!(group.len() >= 2, "{group:?}");
 
@@ -76,15 +86,21 @@ fn generators_load_and_clean_up() {
         0
     );
     assert!(!dir.exists(), "io files removed");
-    std::thread::sleep(Duration::from_millis(50));
+    // Killed processes finish exiting on their own time: a loaded VM took more than
+    // 50 ms once. Each must be gone (or a zombie) within 5 s.
+    let ended = |pid: u32| {
+        !alive(pid)
+            || std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .map(|s| s.contains(") Z ") || s.contains(") X "))
+                .unwrap_or(true)
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
     for pid in group {
-        assert!(
-            !alive(pid)
-                || std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                    .map(|s| s.contains(") Z "))
-                    .unwrap_or(true),
-            "sleep {pid} ended"
-        );
+        while !ended(pid) && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        assert!(ended(pid), "sleep {pid} ended: {state}");
     }
 }
 
