@@ -2,7 +2,6 @@
 //! whole under a temporary name and then renamed, and the model of what was written
 //! ([`Conversion`]; its text is in `export/text/convert.rs`).
 
-use std::fs::File;
 use std::io::{self, BufWriter};
 use std::path::{Path, PathBuf};
 
@@ -102,8 +101,8 @@ pub fn convert(
         path: output.to_path_buf(),
         cause,
     };
-    let out = OutputFile::create(output).map_err(out_err)?;
-    let (output_format, perfetto) = write(trace, input, format, filter, &out)?;
+    let mut out = OutputFile::create(output).map_err(out_err)?;
+    let (output_format, perfetto) = write(trace, input, format, filter, &mut out)?;
     let bytes = out.commit().map_err(out_err)?;
     let mut warnings = Vec::new();
     if let Some(p) = &perfetto {
@@ -131,17 +130,17 @@ fn write(
     input: &Path,
     format: OutputFormat,
     filter: &Filter,
-    out: &OutputFile,
+    out: &mut OutputFile,
 ) -> Result<(String, Option<PerfettoCounts>), ConvertError> {
-    let tmp = out.path();
+    let tmp = out.path().to_path_buf();
     let io_err = |cause| ConvertError::Io {
-        path: tmp.to_path_buf(),
+        path: tmp.clone(),
         cause,
     };
     match (format, trace) {
         (OutputFormat::Perfetto, _) => {
-            let file = File::create(tmp).map_err(io_err)?;
-            let writer = PerfettoWriter::new(BufWriter::with_capacity(1 << 20, file))
+            // Through the output's own handle, not a second one opened by its path.
+            let writer = PerfettoWriter::new(BufWriter::with_capacity(1 << 20, &mut *out))
                 .map_err(io_err)?;
             let mut sink = Filtered::new(filter.clone(), writer);
             let mut machine = Machine::new(MachineOptions::default());
@@ -154,11 +153,11 @@ fn write(
             let spool = Spool::Dir(out.scratch_dir().to_path_buf());
             match format {
                 OutputFormat::V7(c) => {
-                    copy_to_v7(dat, tmp, spool, c)?;
+                    copy_to_v7(dat, &tmp, spool, c)?;
                     Ok((format!("trace-cmd .dat v7 ({})", c.name()), None))
                 }
                 _ => {
-                    copy_to_v6(dat, tmp, spool)?;
+                    copy_to_v6(dat, &tmp, spool)?;
                     Ok(("trace-cmd .dat v6".into(), None))
                 }
             }
