@@ -146,7 +146,7 @@ pub fn record(root: &Root, req: &RecordRequest, cancel: &AtomicBool) -> Result<R
     let headers = session.headers()?;
     // The .dat is written as OutputFile writes (renamed over a regular file when
     // complete, copied into a FIFO or device); the spools wait beside its temporary file.
-    let out = OutputFile::create(&req.output).map_err(|e| Error::io(&req.output, e))?;
+    let mut out = OutputFile::create(&req.output).map_err(|e| Error::io(&req.output, e))?;
     let dir = out.scratch_dir();
     let spool_dir = tempfile::Builder::new()
         .prefix(".jitterlab-record-")
@@ -228,7 +228,6 @@ pub fn record(root: &Root, req: &RecordRequest, cancel: &AtomicBool) -> Result<R
             .adopt_pages(0, spool.cpu, spool.path.clone())
             .map_err(|e| Error::io(&spool.path, e))?;
     }
-    let mut out = out;
     writer.finish(&mut out).map_err(out_err)?;
     let bytes = out.commit().map_err(out_err)?;
     Ok(RecordSummary {
