@@ -188,3 +188,18 @@ unsafe impl std::alloc::GlobalAlloc for CountingAlloc {
         p
     }
 }
+
+/// `size` bytes of a fixed-seed xorshift: the same noise on every run, for the tests
+/// that feed readers garbage.
+pub fn noise(size: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed;
+    let mut v = Vec::with_capacity(size + 8);
+    while v.len() < size {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        v.extend_from_slice(&x.to_le_bytes());
+    }
+    v.truncate(size);
+    v
+}

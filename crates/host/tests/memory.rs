@@ -11,7 +11,7 @@ use std::fs;
 use std::path::Path;
 use std::time::Instant;
 
-use jitterlab_host::testing::CountingAlloc;
+use jitterlab_host::testing::{noise, CountingAlloc};
 
 use jitterlab_cpuset::CpuSet;
 use jitterlab_host::cmdline::Cmdline;
@@ -70,20 +70,6 @@ fn repeat_to(head: &str, unit: &str, size: usize) -> Vec<u8> {
     while v.len() + unit.len() <= size {
         v.extend_from_slice(unit.as_bytes());
     }
-    v
-}
-
-/// `size` bytes of a fixed-seed xorshift.
-fn random(size: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed;
-    let mut v = Vec::with_capacity(size + 8);
-    while v.len() < size {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        v.extend_from_slice(&x.to_le_bytes());
-    }
-    v.truncate(size);
     v
 }
 
@@ -207,22 +193,22 @@ fn no_proc_parser_allocates_64_mb_for_a_file_under_16_mb() {
             "softirqs: one row of 8 million counts",
             vec![("/proc/softirqs", format!("{}  TIMER:{}\n", cpu_header(2), counts(8_000_000)).into_bytes())],
         ),
-        ("interrupts: 16 MB noise", vec![("/proc/interrupts", random(BIG, 1))]),
-        ("softirqs: 16 MB noise", vec![("/proc/softirqs", random(BIG, 2))]),
+        ("interrupts: 16 MB noise", vec![("/proc/interrupts", noise(BIG, 1))]),
+        ("softirqs: 16 MB noise", vec![("/proc/softirqs", noise(BIG, 2))]),
         ("task stat: a 16 MB comm", vec![("/proc/8113/task/8155/stat", stat_long_comm.into_bytes())]),
-        ("task stat: 16 MB noise", vec![("/proc/8113/task/8155/stat", random(BIG, 3))]),
+        ("task stat: 16 MB noise", vec![("/proc/8113/task/8155/stat", noise(BIG, 3))]),
         ("task status: a 16 MB Cpus_allowed mask", vec![("/proc/8113/task/8155/status", mask.into_bytes())]),
         (
             "task status: 16 MB of lines",
             vec![("/proc/8113/task/8155/status", repeat_to("Name:\tpython3\nTgid:\t8113\nPid:\t8155\n", "Cpus_allowed_list:\t0-1\n", BIG))],
         ),
-        ("task status: 16 MB noise", vec![("/proc/8113/task/8155/status", random(BIG, 4))]),
+        ("task status: 16 MB noise", vec![("/proc/8113/task/8155/status", noise(BIG, 4))]),
         ("cmdline: 4 MB of options", vec![("/proc/cmdline", repeat_to("", "isolcpus=1 nohz_full=1 quiet ", SMALL))]),
         (
             "cmdline: a 4 MB isolcpus list",
             vec![("/proc/cmdline", format!("isolcpus={cpu_list} nohz_full={cpu_list} rcu_nocbs={}", "0,".repeat(SMALL / 2 - 900_000)).into_bytes())],
         ),
-        ("cmdline: 16 MB noise", vec![("/proc/cmdline", random(BIG, 5))]),
+        ("cmdline: 16 MB noise", vec![("/proc/cmdline", noise(BIG, 5))]),
         (
             "mountinfo: 16 MB of mounts",
             vec![("/proc/self/mountinfo", repeat_to("", "22 27 0:21 / /proc rw,relatime - proc proc rw\n", BIG))],
@@ -231,16 +217,16 @@ fn no_proc_parser_allocates_64_mb_for_a_file_under_16_mb() {
             "mountinfo: 16 MB of cgroup mounts",
             vec![("/proc/self/mountinfo", repeat_to("", "30 25 0:26 / /sys/fs/cgroup/cpuset rw,nosuid,nodev,noexec,relatime shared:11 - cgroup cgroup rw,cpuset\n", BIG))],
         ),
-        ("mountinfo: 16 MB noise", vec![("/proc/self/mountinfo", random(BIG, 6))]),
+        ("mountinfo: 16 MB noise", vec![("/proc/self/mountinfo", noise(BIG, 6))]),
         ("task cgroup: 16 MB of lines", vec![("/proc/8113/task/8155/cgroup", repeat_to("", "9:name=systemd:/\n", BIG))]),
-        ("task cgroup: 16 MB noise", vec![("/proc/8113/task/8155/cgroup", random(BIG, 7))]),
+        ("task cgroup: 16 MB noise", vec![("/proc/8113/task/8155/cgroup", noise(BIG, 7))]),
         (
             "cpuset.cpus: a 16 MB list",
             vec![("/sys/fs/cgroup/cpuset/cpuset.cpus", (cpu_list.clone() + &",0".repeat(BIG / 2 - 300_000) + "\n").into_bytes())],
         ),
-        ("cpuset.cpus: 16 MB noise", vec![("/sys/fs/cgroup/cpuset/cpuset.cpus", random(BIG, 8))]),
+        ("cpuset.cpus: 16 MB noise", vec![("/sys/fs/cgroup/cpuset/cpuset.cpus", noise(BIG, 8))]),
         ("cpu online: a 16 MB list", vec![("/sys/devices/system/cpu/online", (cpu_list.clone() + &",0".repeat(BIG / 2 - 300_000) + "\n").into_bytes())]),
-        ("cpu possible: 16 MB noise", vec![("/sys/devices/system/cpu/possible", random(BIG, 9))]),
+        ("cpu possible: 16 MB noise", vec![("/sys/devices/system/cpu/possible", noise(BIG, 9))]),
     ];
     let mut rows = Vec::new();
     for (name, files) in cases {

@@ -9,7 +9,7 @@
 
 use std::time::Instant;
 
-use jitterlab_host::testing::CountingAlloc;
+use jitterlab_host::testing::{noise, CountingAlloc};
 
 use jitterlab_trace::dat::{DatFile, DatOptions};
 use jitterlab_trace::format::Endian;
@@ -48,20 +48,6 @@ fn repeat_to(unit: &[u8], size: usize) -> Vec<u8> {
     while v.len() + unit.len() <= size {
         v.extend_from_slice(unit);
     }
-    v
-}
-
-/// `size` bytes of a fixed-seed xorshift.
-fn random(size: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed;
-    let mut v = Vec::with_capacity(size + 8);
-    while v.len() < size {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        v.extend_from_slice(&x.to_le_bytes());
-    }
-    v.truncate(size);
     v
 }
 
@@ -236,20 +222,20 @@ fn no_reader_allocates_64_mb_for_an_input_under_16_mb() {
     }
     // The v6 file's header then 16 MB of noise; and the whole v6 file with its CPU 1
     // data (the last in the file) extended to 16 MB by noise.
-    let mut noise = v6[..top + 10].to_vec();
-    noise.extend(random(BIG - noise.len(), 1));
-    run(&mut cases, "dat header + noise", &noise, |b| {
+    let mut noisy = v6[..top + 10].to_vec();
+    noisy.extend(noise(BIG - noisy.len(), 1));
+    run(&mut cases, "dat header + noise", &noisy, |b| {
         outcome(read_dat(b))
     });
     let cpu1 = find(&v6, &7_499_776u64.to_le_bytes());
     let mut long = v6.clone();
-    long.extend(random(BIG - v6.len(), 2));
+    long.extend(noise(BIG - v6.len(), 2));
     let grown = (BIG - 7_499_776) / 4096 * 4096;
     long[cpu1 + 8..cpu1 + 16].copy_from_slice(&(grown as u64).to_le_bytes());
     run(&mut cases, "dat CPU 1 data of 8 MB noise", &long, |b| {
         outcome(read_dat(b))
     });
-    drop((v6, v7, inst, noise, long));
+    drop((v6, v7, inst, noisy, long));
 
     // v7 zstd decompression bombs (the compressed sizes unchanged, the rest of each
     // compressed payload a skippable frame). FINDING (issue 13): what a v7 file says a
@@ -382,22 +368,22 @@ fn no_reader_allocates_64_mb_for_an_input_under_16_mb() {
     }
     // Noise, as each format: bytes, and printable text (lines of 0 to 255 bytes, of
     // the characters the formats use).
-    let noise = random(BIG, 3);
+    let bytes = noise(BIG, 3);
     for kind in KINDS {
         run(
             &mut cases,
             &format!("16 MB noise as {kind:?}"),
-            &noise,
+            &bytes,
             |b| outcome(read_text(b, kind)),
         );
     }
     let alphabet = b" -[]():|=>.0123456789abcdefx_\t{}";
-    let mut printable: Vec<u8> = random(BIG, 5)
+    let mut printable: Vec<u8> = noise(BIG, 5)
         .iter()
         .map(|b| alphabet[*b as usize % alphabet.len()])
         .collect();
     let mut i = 0;
-    for r in random(BIG / 128, 6) {
+    for r in noise(BIG / 128, 6) {
         i += r as usize;
         if i >= printable.len() {
             break;
@@ -412,14 +398,14 @@ fn no_reader_allocates_64_mb_for_an_input_under_16_mb() {
             |b| outcome(read_text(b, kind)),
         );
     }
-    drop((big, one, noise, printable, cpus, lost));
+    drop((big, one, bytes, printable, cpus, lost));
 
     // Ring-buffer pages: 16 MB of noise as 4 KiB pages, and as one 16 MB page.
-    let noise = random(BIG, 4);
-    run(&mut cases, "ringbuf noise, 4 KiB pages", &noise, |b| {
+    let pages = noise(BIG, 4);
+    run(&mut cases, "ringbuf noise, 4 KiB pages", &pages, |b| {
         format!("{} records", read_pages(b, 4096))
     });
-    run(&mut cases, "ringbuf noise, one 16 MB page", &noise, |b| {
+    run(&mut cases, "ringbuf noise, one 16 MB page", &pages, |b| {
         format!("{} records", read_pages(b, BIG))
     });
 
