@@ -1,0 +1,43 @@
+//! Embeds the HTML report's viewer: the modules listed in `web/MODULES`, in that order,
+//! and `web/style.css` (see docs/html.md).
+
+use std::env;
+use std::fmt::Write as _;
+use std::fs;
+use std::path::Path;
+
+fn main() {
+    let web = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../web");
+    let web = web.canonicalize().unwrap_or(web);
+    println!("cargo:rerun-if-changed={}", web.display());
+    let list = web.join("MODULES");
+    let modules =
+        fs::read_to_string(&list).unwrap_or_else(|e| panic!("cannot read {}: {e}", list.display()));
+    let mut out = String::from("/// The viewer's modules, in order: file name and text.\n");
+    out.push_str("pub(super) const MODULES: &[(&str, &str)] = &[\n");
+    for name in modules.lines().map(str::trim) {
+        if name.is_empty() || name.starts_with('#') {
+            continue;
+        }
+        let path = web.join(name);
+        assert!(
+            path.is_file(),
+            "web/MODULES names {name}, which is not a file in web/"
+        );
+        writeln!(
+            out,
+            "    ({name:?}, include_str!({:?})),",
+            path.display().to_string()
+        )
+        .unwrap();
+    }
+    out.push_str("];\n/// The viewer's style sheet.\n");
+    writeln!(
+        out,
+        "pub(super) const CSS: &str = include_str!({:?});",
+        web.join("style.css").display().to_string()
+    )
+    .unwrap();
+    let dest = Path::new(&env::var("OUT_DIR").expect("OUT_DIR")).join("web.rs");
+    fs::write(&dest, out).unwrap_or_else(|e| panic!("cannot write {}: {e}", dest.display()));
+}
