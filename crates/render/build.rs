@@ -1,5 +1,5 @@
-//! Embeds the HTML report's viewer: the modules listed in `web/MODULES`, in that order,
-//! and `web/style.css` (see docs/html.md).
+//! Embeds the HTML report's viewer: the JavaScript modules and style sheets listed in
+//! `web/MODULES`, in that order (see docs/html.md).
 
 use std::env;
 use std::fmt::Write as _;
@@ -13,8 +13,7 @@ fn main() {
     let list = web.join("MODULES");
     let modules =
         fs::read_to_string(&list).unwrap_or_else(|e| panic!("cannot read {}: {e}", list.display()));
-    let mut out = String::from("/// The viewer's modules, in order: file name and text.\n");
-    out.push_str("pub(super) const MODULES: &[(&str, &str)] = &[\n");
+    let (mut js, mut css) = (String::new(), String::new());
     for name in modules.lines().map(str::trim) {
         if name.is_empty() || name.starts_with('#') {
             continue;
@@ -24,18 +23,28 @@ fn main() {
             path.is_file(),
             "web/MODULES names {name}, which is not a file in web/"
         );
+        let list = if name.ends_with(".css") {
+            &mut css
+        } else {
+            &mut js
+        };
         writeln!(
-            out,
+            list,
             "    ({name:?}, include_str!({:?})),",
             path.display().to_string()
         )
         .unwrap();
     }
-    out.push_str("];\n/// The viewer's style sheet.\n");
+    let mut out = String::from("/// The viewer's modules, in order: file name and text.\n");
     writeln!(
         out,
-        "pub(super) const CSS: &str = include_str!({:?});",
-        web.join("style.css").display().to_string()
+        "pub(super) const MODULES: &[(&str, &str)] = &[\n{js}];"
+    )
+    .unwrap();
+    out.push_str("/// The viewer's style sheets, in order: file name and text.\n");
+    writeln!(
+        out,
+        "pub(super) const STYLES: &[(&str, &str)] = &[\n{css}];"
     )
     .unwrap();
     let dest = Path::new(&env::var("OUT_DIR").expect("OUT_DIR")).join("web.rs");

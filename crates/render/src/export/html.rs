@@ -316,6 +316,15 @@ fn viewer_script() -> String {
     out.replace("</script", "<\\/script")
 }
 
+/// The viewer's style sheets as one.
+fn style_sheet() -> String {
+    let mut out = String::new();
+    for (name, text) in web::STYLES {
+        out.push_str(&format!("/* ---- web/{name} */\n{text}\n"));
+    }
+    out.replace("</style", "<\\/style")
+}
+
 /// `s` with `&`, `<`, `>` and `"` escaped for HTML text and attributes.
 fn escape_html(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
@@ -438,7 +447,7 @@ impl<M: HtmlModel> Exporter<M> for Html {
              <meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">\n\
              <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
              <title>{title} — jitterlab</title>\n<style>\n{}</style>\n</head>\n<body>\n",
-            web::CSS
+            style_sheet()
         )?;
         out.write_all(b"<script type=\"application/json\" id=\"jl-meta\">")?;
         out.write_all(&meta)?;
