@@ -83,10 +83,13 @@ impl SavedResult {
     /// [`VIEWABLE`] schemas at version 1.
     pub fn from_json(name: &str, bytes: &[u8]) -> Result<SavedResult, String> {
         let envelope: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| {
+            let at = format!(" at line {} column {}", e.line(), e.column());
+            let what = e.to_string();
             format!(
-                "{name}: line {}, column {}: {e}; expected a result saved with --json",
+                "{name}: line {}, column {}: {}; expected a result saved with --json",
                 e.line(),
-                e.column()
+                e.column(),
+                what.strip_suffix(&at).unwrap_or(&what)
             )
         })?;
         let schema = envelope.get("schema").and_then(|s| s.as_str());

@@ -14,8 +14,12 @@ impl Render for Viewed {
         if self.schema == "jitterlab.analyze" {
             writeln!(
                 out,
-                "): {} CPUs, {} task slices, {} wake-ups, {} IRQ and softirq spans",
-                self.cpus, self.slices, self.wakes, self.spans
+                "): {} CPU{}, {} task slices, {} wake-ups, {} IRQ and softirq spans",
+                self.cpus,
+                if self.cpus == 1 { "" } else { "s" },
+                self.slices,
+                self.wakes,
+                self.spans
             )?;
         } else {
             writeln!(out, "): a {} result", self.schema)?;
