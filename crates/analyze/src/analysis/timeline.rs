@@ -17,6 +17,7 @@ use crate::model::{
     TaskId, Wake, Waker,
 };
 use crate::sink::Sink;
+use jitterlab_trace::TaskState;
 
 /// What the timeline keeps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -287,11 +288,13 @@ pub struct TimelineFold {
     cpus: Vec<CpuLanes>,
     /// Switch-ins of the kept wake-ups, per CPU, to find their slices at the end.
     pending: Vec<Vec<PendingWake>>,
-    tasks: FxMap<TaskId, u32>,
+    /// The timeline's index of each task incarnation (`u32::MAX`: none yet).
+    tasks: Vec<u32>,
     task_order: Vec<TaskId>,
     irqs: FxMap<u32, u32>,
     irq_order: Vec<u32>,
-    states: Vec<String>,
+    /// Sleep states seen, with their letters.
+    states: Vec<(TaskState, String)>,
     markers: Vec<TimelineMarker>,
     blinds: Vec<TimelineBlind>,
     lost: Vec<TimelineLost>,
@@ -300,8 +303,9 @@ pub struct TimelineFold {
     overview_ns: u64,
 }
 
-/// The overview's first bucket width, ns; it doubles until the trace fits.
-const OVERVIEW_BASE_NS: u64 = 1_000;
+/// The overview's first bucket width, ns (a power of two); it doubles until the trace
+/// fits.
+const OVERVIEW_BASE_NS: u64 = 1024;
 
 impl TimelineFold {
     /// A fold with `options`.
@@ -315,7 +319,7 @@ impl TimelineFold {
             end: 0,
             cpus: Vec::new(),
             pending: Vec::new(),
-            tasks: FxMap::default(),
+            tasks: Vec::new(),
             task_order: Vec::new(),
             irqs: FxMap::default(),
             irq_order: Vec::new(),
@@ -376,6 +380,10 @@ impl TimelineFold {
     /// The overview bucket of absolute time `ts`, widening the buckets until it fits.
     fn bucket(&mut self, ts: u64) -> usize {
         let off = ts.saturating_sub(self.origin());
+        let shift = self.overview_ns.trailing_zeros();
+        if ((off >> shift) as usize) < self.options.overview_buckets {
+            return (off >> shift) as usize;
+        }
         while (off / self.overview_ns) as usize >= self.options.overview_buckets {
             self.overview_ns *= 2;
             for c in &mut self.cpus {
@@ -433,14 +441,14 @@ impl TimelineFold {
             SliceEnd::Displaced => END_DISPLACED,
             SliceEnd::Lost => END_LOST,
             SliceEnd::Slept(st) => {
-                let letters = st.to_string();
-                match self.states.iter().position(|s| *s == letters) {
-                    Some(k) => END_SLEPT + k as u8,
-                    None if self.states.len() < (END_SLEPT_OTHER - END_SLEPT) as usize => {
-                        self.states.push(letters);
-                        END_SLEPT + self.states.len() as u8 - 1
-                    }
-                    None => END_SLEPT_OTHER,
+                if let Some(k) = self.states.iter().position(|s| s.0 == st) {
+                    return END_SLEPT + k as u8;
+                }
+                if self.states.len() < (END_SLEPT_OTHER - END_SLEPT) as usize {
+                    self.states.push((st, st.to_string()));
+                    END_SLEPT + self.states.len() as u8 - 1
+                } else {
+                    END_SLEPT_OTHER
                 }
             }
         }
@@ -549,7 +557,7 @@ impl TimelineFold {
                 })
                 .collect(),
             cpus: self.cpus,
-            states: self.states,
+            states: self.states.into_iter().map(|s| s.1).collect(),
             markers: self.markers,
             blinds: self.blinds,
             lost: self.lost,
@@ -594,11 +602,15 @@ impl Sink for TimelineFold {
             }
             return;
         }
-        let n = self.task_order.len() as u32;
-        let index = *self.tasks.entry(task).or_insert_with(|| {
+        let t = task as usize;
+        if self.tasks.len() <= t {
+            self.tasks.resize(t + 1, u32::MAX);
+        }
+        if self.tasks[t] == u32::MAX {
+            self.tasks[t] = self.task_order.len() as u32;
             self.task_order.push(task);
-            n
-        });
+        }
+        let index = self.tasks[t];
         let end = self.end_code(s.end_kind);
         let begin: u8 = match s.start_kind {
             SliceStart::Switch => 0,

@@ -276,7 +276,7 @@ fn compress(blocks: Vec<Vec<u8>>) -> io::Result<Vec<(usize, String)>> {
                 scope.spawn(move || -> io::Result<(usize, String)> {
                     let mut z = DeflateEncoder::new(
                         Vec::with_capacity(bytes.len() / 3),
-                        Compression::new(6),
+                        Compression::new(2),
                     );
                     z.write_all(&bytes)?;
                     let z = z.finish()?;
