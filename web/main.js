@@ -10,7 +10,7 @@ async function start() {
   out.textContent = `${meta.title}: ${meta.report.schema}` +
     (lanes ? `, ${lanes.map((l) => l.slices.start.length).reduce((a, b) => a + b, 0)} slices` : "");
   document.body.append(out);
-  window.jitterlab = { meta, lanes };
+  window.jitterlab = { meta, lanes, ready: true };
 }
 
 start().catch((e) => {
@@ -18,5 +18,5 @@ start().catch((e) => {
   p.className = "jl-error";
   p.textContent = `jitterlab: ${e.message}`;
   document.body.append(p);
-  throw e;
+  window.jitterlab = Object.assign(window.jitterlab || {}, { error: e.message });
 });
