@@ -212,19 +212,20 @@ export function mountOverTime(root, ctx) {
   const px0 = Math.floor(f.inner.left), px1 = Math.ceil(f.inner.right);
   cpus.forEach((c, k) => {
     const { bucket_ns: bucket, worst_ns: worst } = c.over_time;
-    // The worst bucket of each pixel column.
-    const cols = new Float64Array(px1 - px0 + 1);
-    for (let i = 0; i < worst.length; i++) {
-      if (!(worst[i] > 0)) continue;
-      const p = Math.round(f.x(((i + 0.5) * bucket) / 1e9)) - px0;
-      if (p >= 0 && p < cols.length && worst[i] > cols[p]) cols[p] = worst[i];
+    // The worst of the buckets each pixel column covers (buckets wider than a pixel
+    // cover several columns); no sample: a gap.
+    const cols = new Float64Array(px1 - px0);
+    for (let p = 0; p < cols.length; p++) {
+      const i0 = Math.floor((f.x.invert(px0 + p) * 1e9) / bucket);
+      const i1 = Math.min(worst.length - 1, Math.ceil((f.x.invert(px0 + p + 1) * 1e9) / bucket) - 1);
+      for (let i = Math.max(0, i0); i <= i1; i++) if (worst[i] > cols[p]) cols[p] = worst[i];
     }
     let d = "";
     let pen = false;
     for (let p = 0; p < cols.length; p++) {
       if (!cols[p]) { pen = false; continue; }
       const y = f.y(Math.max(lo, cols[p] / 1000)).toFixed(1);
-      d += `${pen ? "L" : "M"}${px0 + p},${y}`;
+      d += pen ? `V${y}H${px0 + p + 1}` : `M${px0 + p},${y}H${px0 + p + 1}`;
       pen = true;
     }
     f.plot.append(svgEl("path", { class: "jl-series jl-overtime-curve", d, style: `stroke: ${seriesColor(k)}`, "data-cpu": c.cpu }));

@@ -66,7 +66,8 @@ function subtitle(meta) {
   const src = r.source ?? {};
   const s = r.summary;
   const span = s ? `, ${fmtDur(s.span_ns)} from ${fmtTs(s.start_ns)} s` : "";
-  return `${src.format ?? "trace"}, ${src.cpus ?? "?"} CPUs${span}`;
+  const cpus = src.cpus ?? s?.cpus;
+  return `${src.format ?? "trace"}${cpus ? `, ${cpus} CPUs` : ""}${span}`;
 }
 
 /** The header's notes: what the user should know before reading any number. */

@@ -147,19 +147,25 @@ export class Report {
   }
 
   /**
-   * Compares a screenshot of the page (or of `selector`) with golden/NAME.png: fails
+   * Compares a screenshot of the page (or of `selector`) with golden/NAME.png, the
+   * elements matching the `mask` selectors painted over: fails
    * when more than `tolerance` of the pixels differ (pixelmatch, per-pixel `threshold`).
    * With UPDATE_GOLDEN=1, or when the golden file does not exist yet (outside CI,
    * JITTERLAB_REQUIRE_LIVE=1 and UPDATE_GOLDEN=0), writes it instead.
    */
-  async matchGolden(name, { selector, tolerance = 0.005, threshold = 0.1 } = {}) {
+  async matchGolden(name, { selector, mask = [], tolerance = 0.005, threshold = 0.1 } = {}) {
     // No caret, no animations, and the page settled (fonts, two frames).
     await this.page.evaluate(async () => {
       await document.fonts.ready;
       await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
     });
     const target = selector ? this.page.locator(selector).first() : this.page;
-    const png = await target.screenshot({ animations: "disabled", caret: "hide" });
+    const png = await target.screenshot({
+      animations: "disabled",
+      caret: "hide",
+      mask: mask.map((m) => this.page.locator(m)),
+      maskColor: "#888",
+    });
     return compareGolden(name, png, { tolerance, threshold });
   }
 }
@@ -212,7 +218,8 @@ export function compareGolden(name, png, { tolerance = 0.005, threshold = 0.1, d
  * Opens `file` (a path) in a fresh context of `browser` and waits for the page's ready
  * signal: window.jitterlab.ready, or window.jitterlab.error (an error the page shows;
  * `open` fails on it unless `allowError`). Options: viewport, colorScheme ("light"),
- * timeout (ms, 20000), hash (a URL fragment, without #), ready (false: do not wait).
+ * timeout (ms, 20000), hash (a URL fragment, without #), ready (false: do not wait),
+ * init (a function or script run in the page before its own scripts).
  */
 export async function open(browser, file, opts = {}) {
   const context = await browser.newContext({
@@ -224,6 +231,7 @@ export async function open(browser, file, opts = {}) {
     offline: true,
   });
   const url = pathToFileURL(path.resolve(file)).href;
+  if (opts.init) await context.addInitScript(opts.init);
   const page = await context.newPage();
   const report = new Report(context, page, url);
   page.on("request", (req) => {

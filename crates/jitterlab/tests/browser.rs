@@ -104,6 +104,33 @@ fn write_reports(dir: &Path) {
         "--html".as_ref(),
         &o("functions.html"),
     ]);
+    // Lost events: a buffer of instances.v7.dat that overran (2043 lost).
+    let instances = trace("instances.v7.dat").into_os_string();
+    let (buffer, small) = ("--buffer".as_ref(), "jlab_small".as_ref());
+    let lost = o("lost.html");
+    jitterlab(&[
+        "view".as_ref(),
+        &instances,
+        buffer,
+        small,
+        "-o".as_ref(),
+        &lost,
+    ]);
+    let json = jitterlab(&[
+        "analyze".as_ref(),
+        &instances,
+        buffer,
+        small,
+        "--json".as_ref(),
+    ]);
+    std::fs::write(dir.join("lost.json"), json).unwrap();
+    // A saved analyze result: no timeline.
+    jitterlab(&[
+        "view".as_ref(),
+        &o("disk.json"),
+        "-o".as_ref(),
+        &o("saved.html"),
+    ]);
     // A saved latency result (web/test/fixtures/README.md).
     let latency = repo().join("web/test/fixtures/latency-2cpu.json");
     std::fs::copy(&latency, dir.join("latency.json")).unwrap();
@@ -112,6 +139,39 @@ fn write_reports(dir: &Path) {
         latency.as_os_str(),
         "-o".as_ref(),
         &o("latency.html"),
+    ]);
+    // The same with latency over time, which that result predates: made-up buckets,
+    // for drawing only (each CPU's maximum in bucket 7).
+    let mut doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&latency).unwrap()).unwrap();
+    let bucket_ns = 10_000_000u64;
+    let wall = doc["data"]["wall_ns"].as_u64().unwrap();
+    for cpu in doc["data"]["cpus"].as_array_mut().unwrap() {
+        let n = wall.div_ceil(bucket_ns);
+        let (p50, max) = (
+            cpu["p50_ns"].as_u64().unwrap(),
+            cpu["max_ns"].as_u64().unwrap(),
+        );
+        let worst: Vec<u64> = (0..n)
+            .map(|i| {
+                if i == 7 {
+                    max
+                } else {
+                    p50 + (i * 7919 % 97) * 1000
+                }
+            })
+            .collect();
+        let samples: Vec<u64> = (0..n).map(|_| 10).collect();
+        cpu["over_time"] =
+            serde_json::json!({ "bucket_ns": bucket_ns, "worst_ns": worst, "samples": samples });
+    }
+    let overtime = dir.join("latency-overtime.json");
+    std::fs::write(&overtime, serde_json::to_vec(&doc).unwrap()).unwrap();
+    jitterlab(&[
+        "view".as_ref(),
+        overtime.as_os_str(),
+        "-o".as_ref(),
+        &o("latency-overtime.html"),
     ]);
 }
 
