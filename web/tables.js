@@ -51,7 +51,7 @@ function fixedNs(ns, scale, d) {
 /** A duration in ns as `850 ns`, `12.3 us`, `4.56 ms`, `1.23 s`, `2h03m`; null as `-`. */
 export function fmtDur(ns) {
   if (ns === null || ns === undefined) return "-";
-  if (ns < 1e3) return `${ns} ns`;
+  if (ns < 1e3) return `${Math.round(ns)} ns`; // an average may be fractional
   if (ns < 1e6) return `${fixedNs(ns, 1e3, 1)} us`;
   if (ns < 1e9) return `${fixedNs(ns, 1e6, 2)} ms`;
   if (ns < 3600e9) return `${fixedNs(ns, 1e9, 2)} s`;
