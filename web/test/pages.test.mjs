@@ -61,12 +61,11 @@ const GOLDEN_PAGES = [
   ["lost.html", ["summary"]],
   ["functions.html", ["functions"]],
   ["latency.html", ["histograms", "percentiles", "overtime", "spikes", "run"]],
-  ["latency-overtime.html", ["overtime"]],
 ];
 
 export const tests = {
   async "every page of every report shows without a request or an error"({ browser }) {
-    for (const name of ["disk.html", "idle.html", "instances.html", "lost.html", "functions.html", "saved.html", "latency.html", "latency-overtime.html"]) {
+    for (const name of ["disk.html", "idle.html", "instances.html", "lost.html", "functions.html", "saved.html", "latency.html", "latency-old.html"]) {
       await withReport(browser, reportPath(name), async (r) => {
         const tabs = await visitAll(r);
         assert(tabs.length >= 5, `${name}: tabs ${tabs}`);
@@ -249,11 +248,11 @@ export const tests = {
   },
 
   async "latency over time: drawn when recorded, said when not"({ browser }) {
-    await withReport(browser, reportPath("latency.html"), { hash: "view=overtime" }, async (r) => {
+    await withReport(browser, reportPath("latency-old.html"), { hash: "view=overtime" }, async (r) => {
       assert((await r.text("#jl-overtime-missing")).startsWith("not recorded"), "not recorded");
     });
-    const cpus = readReportJson("latency-overtime.json").data.cpus;
-    await withReport(browser, reportPath("latency-overtime.html"), { hash: "view=overtime" }, async (r) => {
+    const cpus = readReportJson("latency.json").data.cpus;
+    await withReport(browser, reportPath("latency.html"), { hash: "view=overtime" }, async (r) => {
       assertEqual(await r.page.$$eval("path.jl-overtime-curve", (ps) => ps.map((p) => Number(p.dataset.cpu))), cpus.map((c) => c.cpu), "curves");
     });
   },

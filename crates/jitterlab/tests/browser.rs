@@ -140,38 +140,19 @@ fn write_reports(dir: &Path) {
         "-o".as_ref(),
         &o("latency.html"),
     ]);
-    // The same with latency over time, which that result predates: made-up buckets,
-    // for drawing only (each CPU's maximum in bucket 7).
+    // The same as an older jitterlab saved it, before latency over time was recorded.
     let mut doc: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&latency).unwrap()).unwrap();
-    let bucket_ns = 10_000_000u64;
-    let wall = doc["data"]["wall_ns"].as_u64().unwrap();
     for cpu in doc["data"]["cpus"].as_array_mut().unwrap() {
-        let n = wall.div_ceil(bucket_ns);
-        let (p50, max) = (
-            cpu["p50_ns"].as_u64().unwrap(),
-            cpu["max_ns"].as_u64().unwrap(),
-        );
-        let worst: Vec<u64> = (0..n)
-            .map(|i| {
-                if i == 7 {
-                    max
-                } else {
-                    p50 + (i * 7919 % 97) * 1000
-                }
-            })
-            .collect();
-        let samples: Vec<u64> = (0..n).map(|_| 10).collect();
-        cpu["over_time"] =
-            serde_json::json!({ "bucket_ns": bucket_ns, "worst_ns": worst, "samples": samples });
+        cpu.as_object_mut().unwrap().remove("over_time");
     }
-    let overtime = dir.join("latency-overtime.json");
-    std::fs::write(&overtime, serde_json::to_vec(&doc).unwrap()).unwrap();
+    let old = dir.join("latency-old.json");
+    std::fs::write(&old, serde_json::to_vec(&doc).unwrap()).unwrap();
     jitterlab(&[
         "view".as_ref(),
-        overtime.as_os_str(),
+        old.as_os_str(),
         "-o".as_ref(),
-        &o("latency-overtime.html"),
+        &o("latency-old.html"),
     ]);
 }
 
