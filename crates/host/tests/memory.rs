@@ -102,11 +102,6 @@ const KNOWN: &[(&str, usize)] = &[
     // /proc/interrupts: the model grows with IRQs, about 900 bytes each: 16 MB of
     // ordinary rows (about 300,000 IRQs) took 241 MB.
     ("interrupts: 4 MB of IRQ rows", 64),
-    // /proc/cmdline: 226 MB for 16 MB of short options (some 400 bytes an option);
-    // lists of 65536 CPUs then 8 million zeros: 325 MB at 17 MB; noise: 83 MB.
-    ("cmdline: 4 MB of options", 60),
-    ("cmdline: a 4 MB isolcpus list", 83),
-    ("cmdline: 16 MB noise", 88),
     // mountinfo: a Mount of Strings per line, 370,000 of them: 94 MB.
     ("mountinfo: 16 MB of mounts", 99),
 ];
@@ -203,10 +198,10 @@ fn no_proc_parser_allocates_64_mb_for_a_file_under_16_mb() {
             vec![("/proc/8113/task/8155/status", repeat_to("Name:\tpython3\nTgid:\t8113\nPid:\t8155\n", "Cpus_allowed_list:\t0-1\n", BIG))],
         ),
         ("task status: 16 MB noise", vec![("/proc/8113/task/8155/status", noise(BIG, 4))]),
-        ("cmdline: 4 MB of options", vec![("/proc/cmdline", repeat_to("", "isolcpus=1 nohz_full=1 quiet ", SMALL))]),
+        ("cmdline: 16 MB of options", vec![("/proc/cmdline", repeat_to("", "isolcpus=1 nohz_full=1 quiet ", BIG))]),
         (
-            "cmdline: a 4 MB isolcpus list",
-            vec![("/proc/cmdline", format!("isolcpus={cpu_list} nohz_full={cpu_list} rcu_nocbs={}", "0,".repeat(SMALL / 2 - 900_000)).into_bytes())],
+            "cmdline: a 16 MB isolcpus list",
+            vec![("/proc/cmdline", format!("isolcpus={cpu_list} nohz_full={cpu_list} rcu_nocbs={}", "0,".repeat(BIG / 2 - 900_000)).into_bytes())],
         ),
         ("cmdline: 16 MB noise", vec![("/proc/cmdline", noise(BIG, 5))]),
         (
