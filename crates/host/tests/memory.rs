@@ -102,8 +102,6 @@ const KNOWN: &[(&str, usize)] = &[
     // /proc/interrupts: the model grows with IRQs, about 900 bytes each: 16 MB of
     // ordinary rows (about 300,000 IRQs) took 241 MB.
     ("interrupts: 4 MB of IRQ rows", 64),
-    // mountinfo: a Mount of Strings per line, 370,000 of them: 94 MB.
-    ("mountinfo: 16 MB of mounts", 99),
 ];
 
 /// Files to write over the copy: host path, contents.
