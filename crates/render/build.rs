@@ -9,8 +9,10 @@ use std::path::Path;
 fn main() {
     let web = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../web");
     let web = web.canonicalize().unwrap_or(web);
-    println!("cargo:rerun-if-changed={}", web.display());
+    // MODULES and the files it names, not all of web/: the browser tests write there
+    // (web/test/node_modules, golden and failed screenshots).
     let list = web.join("MODULES");
+    println!("cargo:rerun-if-changed={}", list.display());
     let modules =
         fs::read_to_string(&list).unwrap_or_else(|e| panic!("cannot read {}: {e}", list.display()));
     let (mut js, mut css) = (String::new(), String::new());
@@ -19,6 +21,7 @@ fn main() {
             continue;
         }
         let path = web.join(name);
+        println!("cargo:rerun-if-changed={}", path.display());
         assert!(
             path.is_file(),
             "web/MODULES names {name}, which is not a file in web/"
