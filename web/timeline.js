@@ -5,7 +5,7 @@
 // wake-up's cause chain, and the view in the URL fragment (#t=S0,S1&sel=CPU:SLICE).
 // mountTimeline(el, ctx) returns the object also put on window.jitterlab.timeline.
 import { tlModel } from "./tlmodel.js";
-import { TL, tlDraw, tlPick, tlSnap } from "./tldraw.js";
+import { TL, tlDraw, tlPick, tlSnap, tlRowLayout } from "./tldraw.js";
 import { tlDur, tlAbs, tlRelSecs, tlEsc } from "./tlformat.js";
 import { tlDetailsHtml, tlSliceInfo, tlSpanInfo, tlAreaHtml, tlLeftOutText, tlParseDur } from "./tlpanels.js";
 
@@ -30,6 +30,7 @@ export function mountTimeline(el, ctx) {
       <label title="Wake-ups above this latency are drawn red">wake-up threshold <input class="tl-thr" value="100 us" size="7"></label>
       <span class="tl-sep"></span>
       <span class="tl-cursor-text"></span>
+      <span class="tl-counts tl-dim"></span>
       <span class="tl-help" title="wheel or W/S: zoom at the pointer · drag or A/D: pan · F: fit · click: select and cursor A · shift+click: cursor B · shift+drag or drag on the axis: area · N / shift+N: next / previous match · Esc: clear">keys?</span>
     </div>
     <div class="tl-leftout" hidden></div>
@@ -74,6 +75,15 @@ export function mountTimeline(el, ctx) {
   let hashTimer = 0;
   let mouseX = null;
 
+  const counts = () => {
+    const cpus = model.lanes.map((L) => ({ cpu: L.cpu, slices: L.slices.start.length, wakes: L.wakes.slice.length }));
+    return { cpus, slices: cpus.reduce((a, c) => a + c.slices, 0), wakeups: cpus.reduce((a, c) => a + c.wakes, 0) };
+  };
+  {
+    const c = counts();
+    $(".tl-counts").textContent = `${c.slices.toLocaleString("en-US")} slices · ${c.wakeups.toLocaleString("en-US")} wake-ups`;
+    $(".tl-counts").title = c.cpus.map((x) => `CPU ${x.cpu}: ${x.slices} slices, ${x.wakes} wake-ups`).join("\n");
+  }
   if (T.left_out) {
     const lo = $(".tl-leftout");
     lo.hidden = false;
@@ -584,6 +594,8 @@ export function mountTimeline(el, ctx) {
     get area() {
       return s.area ? { ...s.area } : null;
     },
+    /** Slices and wake-ups per CPU and in all, as the page holds them. */
+    counts,
     goTo,
     select(what) {
       const r = select(what);
@@ -599,6 +611,18 @@ export function mountTimeline(el, ctx) {
     zoomAt,
     pan,
     draw,
+    /** Where things are drawn, in the canvas's CSS pixels (for tests). */
+    geometry: {
+      canvas: () => canvas,
+      xOf: (t) => TL.gutter + ((t - s.view.t0) * (s.width - TL.gutter)) / (s.view.t1 - s.view.t0),
+      /** Sub-lane `lane` (irq, softirq, task, lat) of `cpu`'s row: { y, h }. */
+      lane(cpu, lane) {
+        const row = model.lanes.findIndex((L) => L.cpu === cpu);
+        if (row < 0) return null;
+        const r = tlRowLayout(TL.headH + row * TL.rowH - s.scrollTop)[lane];
+        return r ? { y: r[0], h: r[1] } : null;
+      },
+    },
     /** Whether the timeline is on screen (its tab shown). */
     active: () => el.offsetParent !== null || el.getClientRects().length > 0,
     /** Called by the shell when its tab is shown. */

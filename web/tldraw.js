@@ -650,9 +650,13 @@ export function tlSnap(s, pick, px = 6) {
       }
     }
   }
-  if (s.wake) for (const h of s.wake.hops) {
-    consider(h.t0);
-    consider(h.t1);
+  // The selection's chain: the times on this sub-lane (the hops' ends drawn there).
+  if (s.wake) {
+    const lane = pick.lane === "lat" ? "task" : pick.lane;
+    for (const h of s.wake.hops) {
+      if (h.lane0 === lane && pick.cpu === s.wake.wakerCpu) consider(h.t0);
+      if (h.lane1 === lane && pick.cpu === (lane === "task" ? s.sel.cpu : s.wake.wakerCpu)) consider(h.t1);
+    }
   }
   return best;
 }
