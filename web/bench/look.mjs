@@ -10,7 +10,7 @@ page.on("console", (m) => { if (m.type() === "error" || m.type() === "warning") 
 page.on("pageerror", (e) => errors.push(`pageerror: ${e.message}`));
 page.on("request", (r) => { if (!r.url().startsWith("file:")) errors.push(`request: ${r.url()}`); });
 await page.goto(`file://${file}${frag}`);
-await page.waitForFunction(() => window.jitterlab && window.jitterlab.painted, null, { timeout: 30000 }).catch(() => errors.push("never painted"));
+await page.waitForFunction(() => window.jitterlab && (window.jitterlab.painted || window.jitterlab.ready), null, { timeout: 30000 }).catch(() => errors.push("never painted"));
 const figures = await page.evaluate(() => ({ painted: window.jitterlab?.painted, decodeMs: window.jitterlab?.decodeMs, hash: location.hash }));
 await page.waitForTimeout(400);
 await page.screenshot({ path: png, fullPage: true });
