@@ -2,9 +2,11 @@
 //!
 //! The file is laid out as docs/html.md says: the CSS, a `jl-meta` JSON element (the
 //! model's JSON envelope, exactly what `--json` writes, and the timeline's small tables),
-//! one `jl-data-K` element per CPU with that CPU's timeline columns (byte-planar, raw
-//! deflate, base64), and the viewer's JavaScript modules concatenated into one module
-//! script. A Content-Security-Policy forbids every network request.
+//! two `jl-data-K` elements per CPU with that CPU's timeline columns (byte-planar in as
+//! few planes as the values need, raw deflate, base64): what the timeline draws, which
+//! the page inflates before its first paint, and the details, and the viewer's
+//! JavaScript modules concatenated into one module script. A Content-Security-Policy
+//! forbids every network request.
 //!
 //! The exporter encodes (deltas, byte planes, compression); every number it encodes comes
 //! from the model. The zoom-out summaries the viewer draws are built in the page.
@@ -100,76 +102,117 @@ impl HtmlModel for SavedResult {
     }
 }
 
-/// Where a column is in its CPU's block (docs/html.md, "Columns").
+/// Where a column is (docs/html.md, "Columns").
 #[derive(Clone, Copy, Debug, Serialize)]
 struct ColumnRef {
     #[serde(rename = "type")]
     kind: &'static str,
+    /// The data block (`jl-data-K`) holding it.
+    block: usize,
     offset: usize,
     count: usize,
+    /// `u32`, `u32x`: the byte planes stored (the lowest ones; 1 to 4).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    planes: Option<u8>,
     #[serde(skip_serializing_if = "Option::is_none")]
     big: Option<usize>,
+    /// `end`: a start column holds each start minus the previous interval's end.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    delta: Option<&'static str>,
 }
 
-/// One CPU's columns, uncompressed.
-#[derive(Default)]
+/// One block of columns, uncompressed.
 struct Block {
+    index: usize,
     bytes: Vec<u8>,
     columns: BTreeMap<&'static str, ColumnRef>,
 }
 
+/// The byte planes needed for values up to `max`.
+fn planes_for(max: u64) -> u8 {
+    match max {
+        0..=0xFF => 1,
+        0x100..=0xFFFF => 2,
+        0x1_0000..=0xFF_FFFF => 3,
+        _ => 4,
+    }
+}
+
+/// The escape of a `u32x` column of `planes` planes: its all-ones value.
+fn escape_of(planes: u8) -> u64 {
+    (1u64 << (8 * u32::from(planes))) - 1
+}
+
 impl Block {
+    fn new(index: usize) -> Block {
+        Block {
+            index,
+            bytes: Vec::new(),
+            columns: BTreeMap::new(),
+        }
+    }
+
+    fn add(&mut self, name: &'static str, kind: &'static str, count: usize) -> &mut ColumnRef {
+        let r = ColumnRef {
+            kind,
+            block: self.index,
+            offset: self.bytes.len(),
+            count,
+            planes: None,
+            big: None,
+            delta: None,
+        };
+        self.columns.entry(name).or_insert(r)
+    }
+
     fn u8s(&mut self, name: &'static str, v: &[u8]) {
-        self.columns.insert(
-            name,
-            ColumnRef {
-                kind: "u8",
-                offset: self.bytes.len(),
-                count: v.len(),
-                big: None,
-            },
-        );
+        self.add(name, "u8", v.len());
         self.bytes.extend_from_slice(v);
     }
 
-    fn planes(&mut self, v: impl Iterator<Item = u32> + Clone) {
-        for shift in [0, 8, 16, 24] {
+    /// The lowest `planes` byte planes of `v`: all lowest bytes, then all second bytes...
+    fn planes(&mut self, planes: u8, v: impl Iterator<Item = u32> + Clone) {
+        for shift in (0..u32::from(planes)).map(|p| 8 * p) {
             self.bytes.extend(v.clone().map(|x| (x >> shift) as u8));
         }
     }
 
     fn u32s(&mut self, name: &'static str, v: &[u32]) {
-        self.columns.insert(
-            name,
-            ColumnRef {
-                kind: "u32",
-                offset: self.bytes.len(),
-                count: v.len(),
-                big: None,
-            },
-        );
-        self.planes(v.iter().copied());
+        let planes = planes_for(v.iter().copied().max().map_or(0, u64::from));
+        self.add(name, "u32", v.len()).planes = Some(planes);
+        self.planes(planes, v.iter().copied());
     }
 
-    /// A `u32x` column: values of 0xFFFFFFFF and over are escaped into f64s.
-    fn u32x(&mut self, name: &'static str, v: impl Iterator<Item = u64> + Clone) {
-        let offset = self.bytes.len();
+    /// A `u32x` column: the planes that make it smallest, values at or over the escape
+    /// (the planes' all-ones value) written as f64s after them.
+    fn u32x(&mut self, name: &'static str, v: impl Iterator<Item = u64> + Clone) -> &mut ColumnRef {
         let count = v.clone().count();
-        self.planes(v.clone().map(|x| u32::try_from(x).unwrap_or(u32::MAX)));
+        let mut over = [0usize; 4];
+        for x in v.clone() {
+            for (p, o) in over.iter_mut().enumerate() {
+                if x >= escape_of(p as u8 + 1) {
+                    *o += 1;
+                }
+            }
+        }
+        // The fewest planes that leave at most 1 % of the values escaped: an f64
+        // compresses far worse than a plane that is mostly zeros.
+        let planes = (1..=4u8)
+            .find(|&p| over[usize::from(p) - 1] * 100 <= count)
+            .unwrap_or(4);
+        let escape = escape_of(planes);
+        let offset = self.bytes.len();
+        self.planes(planes, v.clone().map(|x| x.min(escape) as u32));
         let mut big = 0;
-        for x in v.filter(|&x| x >= u64::from(u32::MAX)) {
+        for x in v.filter(|&x| x >= escape) {
             self.bytes.extend_from_slice(&(x as f64).to_le_bytes());
             big += 1;
         }
-        self.columns.insert(
-            name,
-            ColumnRef {
-                kind: "u32x",
-                offset,
-                count,
-                big: Some(big),
-            },
-        );
+        let r = self.add(name, "u32x", count);
+        r.offset = offset;
+        r.planes = Some(planes);
+        r.big = Some(big);
+        r
     }
 }
 
@@ -181,14 +224,34 @@ fn deltas(v: &[u64], first: u64) -> impl Iterator<Item = u64> + Clone + '_ {
         .map(|(a, b)| b.saturating_sub(a))
 }
 
-fn block_of(c: &CpuLanes, origin: u64) -> Block {
-    let mut b = Block::default();
+/// Each start minus the previous interval's end (the first: minus `first`), when no
+/// interval starts before the previous one ends.
+fn gaps<'a>(start: &'a [u64], dur: &'a [u64], first: u64) -> Option<Vec<u64>> {
+    let mut prev_end = first;
+    let mut out = Vec::with_capacity(start.len());
+    for (&s, &d) in start.iter().zip(dur) {
+        out.push(s.checked_sub(prev_end)?);
+        prev_end = s + d;
+    }
+    Some(out)
+}
+
+/// A CPU's columns in two blocks: `draw`, what the timeline draws (it is inflated before
+/// the first paint), and `detail`, the rest.
+fn blocks_of(c: &CpuLanes, origin: u64, draw_index: usize) -> (Block, Block) {
+    let mut b = Block::new(draw_index);
+    let mut d = Block::new(draw_index + 1);
     let s = &c.slices;
-    b.u32x("slices.start", deltas(&s.start, origin));
+    match gaps(&s.start, &s.dur, origin) {
+        Some(g) => b.u32x("slices.start", g.into_iter()).delta = Some("end"),
+        None => {
+            b.u32x("slices.start", deltas(&s.start, origin));
+        }
+    }
     b.u32x("slices.dur", s.dur.iter().copied());
     b.u32s("slices.task", &s.task);
-    b.u8s("slices.prio", &s.prio);
-    b.u8s("slices.flags", &s.flags);
+    d.u8s("slices.prio", &s.prio);
+    d.u8s("slices.flags", &s.flags);
     let w = &c.wakes;
     let slice_deltas: Vec<u32> = std::iter::once(0)
         .chain(w.slice.iter().copied())
@@ -197,30 +260,30 @@ fn block_of(c: &CpuLanes, origin: u64) -> Block {
         .collect();
     b.u32s("wakes.slice", &slice_deltas);
     b.u32x("wakes.lat", w.lat.iter().copied());
-    b.u8s("wakes.waker", &w.waker);
-    b.u32s("wakes.waker_cpu", &w.waker_cpu);
-    b.u32s("wakes.waker_id", &w.waker_id);
-    b.u8s("wakes.vec", &w.vec);
-    b.u32x("wakes.irq_exit", w.irq_exit.iter().copied());
-    b.u32x("wakes.wakeup", w.wakeup.iter().copied());
-    b.u8s("wakes.flags", &w.flags);
+    d.u8s("wakes.waker", &w.waker);
+    d.u32s("wakes.waker_cpu", &w.waker_cpu);
+    d.u32s("wakes.waker_id", &w.waker_id);
+    d.u8s("wakes.vec", &w.vec);
+    d.u32x("wakes.irq_exit", w.irq_exit.iter().copied());
+    d.u32x("wakes.wakeup", w.wakeup.iter().copied());
+    d.u8s("wakes.flags", &w.flags);
     let i = &c.irqs;
     b.u32x("irqs.start", deltas(&i.start, origin));
     b.u32x("irqs.dur", i.dur.iter().copied());
-    b.u32s("irqs.irq", &i.irq);
-    b.u8s("irqs.depth", &i.depth);
+    d.u32s("irqs.irq", &i.irq);
+    d.u8s("irqs.depth", &i.depth);
     let s = &c.softirqs;
     b.u32x("softirqs.start", deltas(&s.start, origin));
     b.u32x("softirqs.dur", s.dur.iter().copied());
-    b.u8s("softirqs.vec", &s.vec);
-    b.u32s("softirqs.raised_by", &s.raised_by);
-    b.u32x("softirqs.raise", s.raise.iter().copied());
+    d.u8s("softirqs.vec", &s.vec);
+    d.u32s("softirqs.raised_by", &s.raised_by);
+    d.u32x("softirqs.raise", s.raise.iter().copied());
     let o = &c.overview;
     b.u32x("overview.busy", o.busy.iter().copied());
     b.u32x("overview.max_dur", o.max_dur.iter().copied());
     b.u32x("overview.max_lat", o.max_lat.iter().copied());
     b.u32x("overview.count", o.count.iter().copied());
-    b
+    (b, d)
 }
 
 /// A CPU in `meta.timeline.cpus`.
@@ -233,7 +296,9 @@ struct CpuMeta {
     wakes: usize,
     irqs: usize,
     softirqs: usize,
+    /// Its draw block (`detail_block` has the rest).
     block: usize,
+    detail_block: usize,
     columns: BTreeMap<&'static str, ColumnRef>,
 }
 
@@ -369,13 +434,17 @@ impl<M: HtmlModel> Exporter<M> for Html {
         let (timeline, blocks) = match model.timeline() {
             Some(t) => {
                 let o = t.origin;
-                let blocks: Vec<Block> = t.cpus.iter().map(|c| block_of(c, o)).collect();
+                let blocks: Vec<(Block, Block)> = t
+                    .cpus
+                    .iter()
+                    .enumerate()
+                    .map(|(k, c)| blocks_of(c, o, 2 * k))
+                    .collect();
                 let cpus = t
                     .cpus
                     .iter()
                     .zip(&blocks)
-                    .enumerate()
-                    .map(|(k, (c, b))| CpuMeta {
+                    .map(|(c, (b, d))| CpuMeta {
                         cpu: c.cpu,
                         first: c.first.map(|f| rel(f, o)),
                         last: rel(c.last, o),
@@ -383,8 +452,14 @@ impl<M: HtmlModel> Exporter<M> for Html {
                         wakes: c.wakes.lat.len(),
                         irqs: c.irqs.start.len(),
                         softirqs: c.softirqs.start.len(),
-                        block: k,
-                        columns: b.columns.clone(),
+                        block: b.index,
+                        detail_block: d.index,
+                        columns: b
+                            .columns
+                            .iter()
+                            .chain(&d.columns)
+                            .map(|(k, v)| (*k, *v))
+                            .collect(),
                     })
                     .collect();
                 let meta = TimelineMeta {
@@ -426,7 +501,13 @@ impl<M: HtmlModel> Exporter<M> for Html {
                         ..l
                     }),
                 };
-                (Some(meta), blocks.into_iter().map(|b| b.bytes).collect())
+                (
+                    Some(meta),
+                    blocks
+                        .into_iter()
+                        .flat_map(|(b, d)| [b.bytes, d.bytes])
+                        .collect(),
+                )
             }
             None => (None, Vec::new()),
         };
@@ -472,18 +553,39 @@ mod tests {
     use super::*;
 
     #[test]
-    fn u32x_escapes_values_past_u32() {
-        let mut b = Block::default();
+    fn u32x_escapes_values_past_its_planes() {
+        let mut b = Block::new(0);
         b.u32x("t", [1u64, 0x1_0000_0000, 2].into_iter());
         let c = b.columns["t"];
-        assert_eq!((c.count, c.big), (3, Some(1)));
-        // Byte planes: lowest bytes first.
+        // A third of the values past u32: four planes, the big one escaped.
+        assert_eq!((c.count, c.planes, c.big), (3, Some(4), Some(1)));
         assert_eq!(&b.bytes[..3], &[1, 0xFF, 2]);
-        assert_eq!(&b.bytes[9..12], &[0, 0xFF, 0]);
         assert_eq!(
             f64::from_le_bytes(b.bytes[12..20].try_into().unwrap()),
             4294967296.0
         );
+        // Under 1 % past three planes: three planes, the rest escaped.
+        let mut b = Block::new(0);
+        let v = [300u64, 0x1_0000_0000, 70_000, 255];
+        b.u32x("t", v.into_iter().chain(std::iter::repeat_n(7, 96)));
+        let c = b.columns["t"];
+        assert_eq!((c.planes, c.big), (Some(3), Some(1)));
+        let c = c.count;
+        // Planes: lowest bytes first.
+        assert_eq!(&b.bytes[..4], &[44, 0xFF, 0x70, 255]);
+        assert_eq!(&b.bytes[c..c + 4], &[1, 0xFF, 0x11, 0]);
+        assert_eq!(&b.bytes[2 * c..2 * c + 4], &[0, 0xFF, 1, 0]);
+        b.u32s("u", &[5, 256]);
+        assert_eq!(b.columns["u"].planes, Some(2));
+    }
+
+    #[test]
+    fn slice_starts_are_gaps_unless_slices_overlap() {
+        assert_eq!(
+            gaps(&[105, 110, 130], &[5, 10, 1], 100),
+            Some(vec![5, 0, 10])
+        );
+        assert_eq!(gaps(&[105, 108], &[5, 1], 100), None);
     }
 
     #[test]
