@@ -65,9 +65,11 @@ fn block(page: &str, k: usize) -> Vec<u8> {
     bytes
 }
 
-/// Column `name` of a CPU as u64 values, as the page decodes it.
-fn column(bytes: &[u8], cols: &Value, name: &str) -> Vec<u64> {
+/// Column `name` of a CPU as u64 values, as the page decodes it, from the inflated
+/// blocks (`blocks[k]` is `jl-data-K`).
+fn column(blocks: &[Vec<u8>], cols: &Value, name: &str) -> Vec<u64> {
     let c = &cols[name];
+    let bytes = &blocks[c["block"].as_u64().unwrap() as usize];
     let (off, n) = (
         c["offset"].as_u64().unwrap() as usize,
         c["count"].as_u64().unwrap() as usize,
@@ -75,13 +77,15 @@ fn column(bytes: &[u8], cols: &Value, name: &str) -> Vec<u64> {
     match c["type"].as_str().unwrap() {
         "u8" => bytes[off..off + n].iter().map(|&b| u64::from(b)).collect(),
         kind => {
-            let mut big = off + 4 * n;
+            let planes = c["planes"].as_u64().unwrap() as usize;
+            let escape = (1u64 << (8 * planes)) - 1;
+            let mut big = off + planes * n;
             (0..n)
                 .map(|i| {
-                    let v = (0..4).fold(0u64, |v, p| {
+                    let v = (0..planes).fold(0u64, |v, p| {
                         v | u64::from(bytes[off + p * n + i]) << (8 * p)
                     });
-                    if kind == "u32x" && v == 0xFFFF_FFFF {
+                    if kind == "u32x" && v == escape {
                         let x = f64::from_le_bytes(bytes[big..big + 8].try_into().unwrap());
                         big += 8;
                         x as u64
@@ -92,6 +96,24 @@ fn column(bytes: &[u8], cols: &Value, name: &str) -> Vec<u64> {
                 .collect()
         }
     }
+}
+
+/// A start column back to times: running sums of starts, or of gaps after each end.
+fn starts(blocks: &[Vec<u8>], cols: &Value, prefix: &str, origin: u64) -> Vec<u64> {
+    let d = column(blocks, cols, &format!("{prefix}.start"));
+    if cols[format!("{prefix}.start")]["delta"] != "end" {
+        return sums(d, origin);
+    }
+    let dur = column(blocks, cols, &format!("{prefix}.dur"));
+    let mut end = origin;
+    d.iter()
+        .zip(&dur)
+        .map(|(gap, dur)| {
+            let start = end + gap;
+            end = start + dur;
+            start
+        })
+        .collect()
 }
 
 fn sums(v: Vec<u64>, first: u64) -> Vec<u64> {
@@ -108,14 +130,16 @@ fn assert_round_trip(page: &str, t: &Timeline) {
     let m = meta(page);
     let cpus = m["timeline"]["cpus"].as_array().unwrap();
     assert_eq!(cpus.len(), t.cpus.len());
+    let n = 2 * cpus.len();
+    let blocks: Vec<Vec<u8>> = (0..n).map(|k| block(page, k)).collect();
+    assert!(element(page, &format!("jl-data-{n}")).is_none());
     for (c, lanes) in cpus.iter().zip(&t.cpus) {
-        let bytes = block(page, c["block"].as_u64().unwrap() as usize);
         let cols = &c["columns"];
-        let col = |name| column(&bytes, cols, name);
+        let col = |name| column(&blocks, cols, name);
         let u32s = |v: &[u32]| v.iter().map(|&x| u64::from(x)).collect::<Vec<_>>();
         let u8s = |v: &[u8]| v.iter().map(|&x| u64::from(x)).collect::<Vec<_>>();
         let s = &lanes.slices;
-        assert_eq!(sums(col("slices.start"), t.origin), s.start);
+        assert_eq!(starts(&blocks, cols, "slices", t.origin), s.start);
         assert_eq!(col("slices.dur"), s.dur);
         assert_eq!(col("slices.task"), u32s(&s.task));
         assert_eq!(col("slices.prio"), u8s(&s.prio));
@@ -131,12 +155,12 @@ fn assert_round_trip(page: &str, t: &Timeline) {
         assert_eq!(col("wakes.wakeup"), w.wakeup);
         assert_eq!(col("wakes.flags"), u8s(&w.flags));
         let i = &lanes.irqs;
-        assert_eq!(sums(col("irqs.start"), t.origin), i.start);
+        assert_eq!(starts(&blocks, cols, "irqs", t.origin), i.start);
         assert_eq!(col("irqs.dur"), i.dur);
         assert_eq!(col("irqs.irq"), u32s(&i.irq));
         assert_eq!(col("irqs.depth"), u8s(&i.depth));
         let so = &lanes.softirqs;
-        assert_eq!(sums(col("softirqs.start"), t.origin), so.start);
+        assert_eq!(starts(&blocks, cols, "softirqs", t.origin), so.start);
         assert_eq!(col("softirqs.dur"), so.dur);
         assert_eq!(col("softirqs.vec"), u8s(&so.vec));
         assert_eq!(col("softirqs.raised_by"), u32s(&so.raised_by));
