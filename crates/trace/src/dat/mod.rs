@@ -58,7 +58,7 @@ use crate::format::{Endian, Formats};
 use crate::ringbuf::{self, PageLayout};
 use crate::{Comm, Error, ErrorKind, Location, Result, TraceMeta};
 use header::Blob;
-use pages::{CpuSource, Segment};
+use pages::{ChunkPool, CpuSource, Segment};
 
 /// How to read a file.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -504,14 +504,7 @@ impl<'a> DatFile<'a> {
     }
 
     fn source<'s>(&'s self, b: &Buffer, seg: Segment) -> CpuSource<'s> {
-        let src = CpuSource::new(
-            &self.name,
-            self.bytes(),
-            self.endian,
-            b.page_size,
-            self.info.compression,
-            seg,
-        );
+        let src = CpuSource::new(&self.name, self.bytes(), self.endian, b.page_size, seg);
         match &self.data {
             // Memory stays at the pages in flight, not the file's size.
             Storage::Mapped(map) => src.release_behind(map),
@@ -543,9 +536,10 @@ impl<'a> DatFile<'a> {
             return Ok(());
         };
         let mut skipped = 0;
+        let mut pool = ChunkPool::new(self.info.compression);
         for seg in self.segments(b, cpu, usize::MAX)? {
             let mut src = self.source(b, seg);
-            while let Some(p) = src.next_page(self.options.lenient, &mut skipped)? {
+            while let Some(p) = src.next_page(&mut pool, self.options.lenient, &mut skipped)? {
                 f(src.backing().get(p.range).unwrap_or(&[]))?;
             }
         }
