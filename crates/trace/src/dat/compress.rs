@@ -40,9 +40,12 @@ impl Compression {
     }
 }
 
-/// Output sizes up to this are decompressed into a buffer allocated up front; larger ones
-/// grow as output arrives, so a corrupt size word cannot allocate gigabytes by itself.
-const PREALLOC_MAX: usize = 16 << 20;
+/// Output sizes up to this are decompressed into a buffer allocated up front, at the
+/// size the file claims; larger ones grow as output arrives. The reader bounds what it
+/// asks for first (a chunk by its pages and `CHUNKS_HELD`, 24 MiB; the sections of a
+/// file by `SECTIONS_INFLATED`, 32 MiB in all), so every claim it lets through is
+/// allocated once, exactly, and a corrupt size word costs at most that bound.
+const PREALLOC_MAX: usize = 32 << 20;
 
 /// A reusable decompressor for one algorithm.
 pub(crate) struct Inflater {

@@ -1,9 +1,13 @@
 //! Hostile version 7 files whose size words ask the reader for more memory than it may
-//! hold (issue 13): a decompression bomb in a CPU data chunk, and a buffer of thousands
-//! of CPUs each holding a chunk. Made from disk-irq-stress.v7.dat (zstd, 4096-byte
-//! pages, 2 CPUs).
+//! hold (issue 13): decompression bombs in a CPU data chunk and in the kallsyms section,
+//! and a buffer of thousands of CPUs each holding a chunk. Made from
+//! disk-irq-stress.v7.dat (zstd, 4096-byte pages, 2 CPUs; its kallsyms section at byte
+//! 124459). Also compiled into tests/memory.rs.
 
 use jitterlab_trace::dat::{Compression, DatFile, DatMeta, DatWriter, Spool};
+
+/// Where disk-irq-stress.v7.dat's kallsyms section (id 19, compressed) starts.
+pub const KALLSYMS_AT: usize = 124_459;
 
 /// A zstd frame that inflates to `prefix` then zeros, `size` bytes in all (a raw block
 /// for the prefix, then run-length blocks of 128 KiB: about 4 bytes each), followed by a
@@ -53,6 +57,20 @@ pub fn chunk_bomb(v7: &[u8], size: usize) -> (Vec<u8>, usize) {
     (v, at)
 }
 
+/// disk-irq-stress.v7.dat (`v7`) whose kallsyms section claims and inflates to `size`
+/// bytes, all of them the kallsyms text (a size word, then zeros), its compressed size
+/// unchanged.
+pub fn kallsyms_bomb(v7: &[u8], size: usize) -> Vec<u8> {
+    let at = KALLSYMS_AT;
+    assert_eq!(&v7[at..at + 4], &[19, 0, 1, 0], "the kallsyms section");
+    let z = u32_at(v7, at + 16);
+    let mut v = v7.to_vec();
+    v[at + 20..at + 24].copy_from_slice(&(size as u32).to_le_bytes());
+    let prefix = ((size - 4) as u32).to_le_bytes();
+    v[at + 24..at + 24 + z].copy_from_slice(&zstd_bomb(&prefix, size, z));
+    v
+}
+
 /// A v7 zstd file with disk-irq-stress.v7.dat's metadata (without kallsyms) and `cpus`
 /// CPUs, each with one chunk of ten pages: CPU 0's first page of that file, then nine
 /// empty pages. `cpus` × 40 KiB decompressed, about 1.5 KiB a CPU in the file.
@@ -73,6 +91,26 @@ pub fn many_cpus(v7: &[u8], cpus: u32) -> Vec<u8> {
     let mut w = DatWriter::new_v7(meta, Spool::Memory, Compression::Zstd).unwrap();
     for cpu in 0..cpus {
         w.write_pages(0, cpu, &pages).unwrap();
+    }
+    let mut out = Vec::new();
+    w.finish(&mut out).unwrap();
+    out
+}
+
+/// A v7 zstd copy of `v7` (one buffer) whose kallsyms is `kallsyms` (a real kallsyms
+/// repeated past what real kernels have, say), every section and chunk as big as it
+/// really inflates.
+pub fn with_kallsyms(v7: &[u8], kallsyms: Vec<u8>) -> Vec<u8> {
+    let dat = DatFile::parse("v7", v7).unwrap();
+    let mut meta = DatMeta::from_dat(&dat);
+    meta.kallsyms = kallsyms;
+    let mut w = DatWriter::new_v7(meta, Spool::Memory, Compression::Zstd).unwrap();
+    for (i, cpu) in dat.buffers()[0].cpus.iter().enumerate() {
+        dat.cpu_pages(0, i, |p| {
+            w.write_pages(0, cpu.cpu, p).unwrap();
+            Ok(())
+        })
+        .unwrap();
     }
     let mut out = Vec::new();
     w.finish(&mut out).unwrap();

@@ -1,8 +1,9 @@
 //! Issue 13: what a version 7 file says its compressed data inflates to is bounded before
 //! anything is allocated for it. A CPU data chunk inflates to at most ten pages (what
-//! trace-cmd writes), the chunks the readers hold at once to at most 24 MiB; past a
-//! bound, an error names the byte offset and the bound (lenient mode skips the chunk).
-//! The committed traces read as they did before these bounds.
+//! trace-cmd writes), the chunks the readers hold at once to at most 24 MiB, the
+//! compressed sections of a file to at most 32 MiB in all; past a bound, an error names
+//! the byte offset and the bound (lenient mode skips the chunk). The committed traces
+//! read as they did before these bounds.
 
 use jitterlab_trace::dat::{DatFile, DatOptions};
 use jitterlab_trace::{Error, ErrorKind, EventSource, Location};
@@ -12,7 +13,8 @@ use crate::util::*;
 
 const LENIENT: DatOptions = DatOptions { lenient: true };
 
-/// disk-irq-stress.v7.dat's records without CPU 0's first chunk (41636 with it).
+/// disk-irq-stress.v7.dat's records, and those left without CPU 0's first chunk.
+const DISK_IRQ_EVENTS: u64 = 41636;
 const WITHOUT_FIRST_CHUNK: u64 = 40813;
 
 /// Buffer 0's events (loss markers included) and what lenient mode skipped, or the
@@ -107,6 +109,67 @@ fn a_chunk_inflating_past_ten_pages_is_an_error_at_its_offset() {
     assert!(
         e.message
             .ends_with("expected 1048576 bytes after decompression, found 40960"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_section_inflating_past_32_mib_in_all_is_an_error_naming_it() {
+    let v7 = fixture("disk-irq-stress.v7.dat");
+    // The sections before kallsyms (header info, ftrace and event formats) inflate to
+    // 2025049 bytes, those after it (printk formats, cmdlines) to 4320 and 14765: a
+    // kallsyms of the rest of 32 MiB is read.
+    let left = (32 << 20) - 2_025_049;
+    let rest = left - 4320 - 14765;
+    let at_limit = kallsyms_bomb(&v7, rest);
+    let dat = DatFile::parse("k.dat", &at_limit).unwrap();
+    assert_eq!(dat.kallsyms_text().len(), rest - 4);
+    assert_eq!(dat.kallsyms().len(), 0);
+    assert_eq!(read(&dat).unwrap(), (DISK_IRQ_EVENTS, 0));
+    // A real kallsyms five times over (27 MB, more than a big kernel's) reads.
+    let big = with_kallsyms(
+        &v7,
+        open("disk-irq-stress.v7.dat").kallsyms_text().repeat(5),
+    );
+    let dat = DatFile::parse("k.dat", &big).unwrap();
+    assert_eq!(dat.kallsyms_text().len(), 5 * 5_414_658);
+    assert_eq!(dat.kallsyms().len(), 121899);
+    assert_eq!(read(&dat).unwrap(), (DISK_IRQ_EVENTS, 0));
+    // A byte more, and the last section (cmdlines) is past the limit.
+    let e = DatFile::parse("k.dat", &kallsyms_bomb(&v7, rest + 1))
+        .err()
+        .expect("cmdlines past the limit");
+    assert_eq!(e.to_string(), "k.dat: byte offset 1138290: expected the compressed sections to inflate to at most 33554432 bytes in all (14764 bytes left for this one), found section 21 (cmdlines) claiming 14765 bytes and inflating past that");
+    // kallsyms itself past the limit, by a byte or by far.
+    for size in [left + 1, 128 << 20] {
+        let bomb = kallsyms_bomb(&v7, size);
+        for options in [DatOptions::default(), LENIENT] {
+            let e = DatFile::parse_with("k.dat", &bomb, options)
+                .err()
+                .expect("kallsyms past the limit");
+            assert_eq!(
+                (e.kind, e.location),
+                (ErrorKind::Limit, Location::Offset(KALLSYMS_AT as u64))
+            );
+            assert_eq!(
+                e.to_string(),
+                format!("k.dat: byte offset 124459: expected the compressed sections to inflate to at most 33554432 bytes in all ({left} bytes left for this one), found section 19 (kallsyms) claiming {size} bytes and inflating past that")
+            );
+        }
+    }
+    // A size word past the limit over the real kallsyms (5414662 bytes) is corrupt data,
+    // located at the compressed bytes as before.
+    let mut v = v7.clone();
+    let at = KALLSYMS_AT;
+    v[at + 20..at + 24].copy_from_slice(&(128u32 << 20).to_le_bytes());
+    let e = DatFile::parse("k.dat", &v).err().expect("a wrong size");
+    assert_eq!(
+        (e.kind, e.location),
+        (ErrorKind::Decompress, Location::Offset(at as u64 + 24))
+    );
+    assert!(
+        e.message
+            .ends_with("expected 134217728 bytes after decompression, found 5414662"),
         "{e}"
     );
 }
