@@ -398,8 +398,11 @@ impl<'a> DatFile<'a> {
 
     fn lazy_kallsyms(&self) -> LazyKallsyms {
         self.kallsyms
-            .get_or_init(|| {
-                LazyKallsyms::new(String::from_utf8_lossy(self.kallsyms_text()).into_owned())
+            .get_or_init(|| match &self.kallsyms_blob {
+                // Decompressed: shared with the table, not copied.
+                Blob::Owned(text) => LazyKallsyms::shared(text.clone()),
+                // In the file (which the decoder does not borrow): one copy.
+                blob => LazyKallsyms::shared(Arc::new(blob.get(self.bytes()).to_vec())),
             })
             .clone()
     }

@@ -6,6 +6,7 @@
 //! bounded by [`SECTIONS_INFLATED`] in all.
 
 use std::ops::Range;
+use std::sync::Arc;
 
 use super::compress::{Compression, Inflater};
 use super::cursor::{error_at, Cursor, Origin};
@@ -300,7 +301,7 @@ fn lazy_blob(
         }
         v.truncate(r.end);
         v.drain(..r.start.min(v.len()));
-        Ok(Blob::Owned(v))
+        Ok(Blob::Owned(Arc::new(v)))
     } else {
         let mut s = Cursor::new(c.name, c.data, Origin::File(0), c.endian);
         s.pos = sec.range.start;
