@@ -9,7 +9,10 @@
 //! Events are read lazily: [`DatFile::events`] merges the per-CPU page streams of one buffer
 //! in timestamp order and decodes each record only when it is returned; version 7 data is
 //! decompressed one chunk per CPU at a time. [`DatFile::count_events`] counts records per
-//! event and per CPU without decoding any field, in parallel over CPUs and chunks.
+//! event and per CPU without decoding any field, in parallel over CPUs and chunks. What
+//! version 7 data inflates to is bounded before anything is allocated for it: a chunk to
+//! ten pages (what trace-cmd writes), the chunks held at once to 24 MiB, the compressed
+//! sections to 32 MiB in all; past a bound, an error names the offset and the bound.
 //!
 //! [`DatWriter`] writes version 6 or version 7 files from the tracefs metadata and
 //! per-CPU page streams (as `trace_pipe_raw` hands them out); [`copy_to_v6`] and
