@@ -40,9 +40,12 @@ impl Compression {
     }
 }
 
-/// Output sizes up to this are decompressed into a buffer allocated up front; larger ones
-/// grow as output arrives, so a corrupt size word cannot allocate gigabytes by itself.
-const PREALLOC_MAX: usize = 16 << 20;
+/// Output sizes up to this are decompressed into a buffer allocated up front, at the
+/// size the file claims; larger ones grow as output arrives. The reader bounds what it
+/// asks for first (a chunk by its pages and `CHUNKS_HELD`, 24 MiB; the sections of a
+/// file by `SECTIONS_INFLATED`, 32 MiB in all), so every claim it lets through is
+/// allocated once, exactly, and a corrupt size word costs at most that bound.
+const PREALLOC_MAX: usize = 32 << 20;
 
 /// A reusable decompressor for one algorithm.
 pub(crate) struct Inflater {
@@ -82,7 +85,7 @@ impl Inflater {
                         );
                     }
                     if let Some(d) = self.zstd.as_mut() {
-                        out.reserve(expected);
+                        out.reserve_exact(expected);
                         d.decompress_to_buffer(input, out).map_err(|e| {
                             format!("expected zstd data, decompression failed: {e}")
                         })?;
@@ -95,7 +98,8 @@ impl Inflater {
             }
             Compression::Zlib => {
                 if expected <= PREALLOC_MAX {
-                    out.reserve(expected);
+                    // One more byte tells a wrong size (see read_limited).
+                    out.reserve_exact(expected.saturating_add(1));
                 }
                 read_limited(flate2::read::ZlibDecoder::new(input), expected, out, "zlib")?;
             }
@@ -108,6 +112,40 @@ impl Inflater {
         }
         Ok(())
     }
+
+    /// What `input` inflates to, counted up to `cap` bytes without keeping any: `None`
+    /// when it inflates past `cap`. For a size word that claims more than the reader's
+    /// limit: data inflating past the limit is too big, data inflating to less (or not
+    /// at all) is corrupt, as when the claim is within the limit. A zstd frame whose
+    /// header gives a size past `cap` (as trace-cmd's one-shot frames do) is taken at its
+    /// word; else its window (kept by zstd while decoding) may not pass the power of two
+    /// at or above `cap`, or 1 MiB.
+    pub(crate) fn measure(&mut self, input: &[u8], cap: usize) -> Result<Option<usize>, String> {
+        let limit = cap.saturating_add(1) as u64;
+        let counted = match self.kind {
+            Compression::None => input.len() as u64,
+            Compression::Zstd => {
+                if let Ok(Some(n)) = zstd::zstd_safe::get_frame_content_size(input) {
+                    if n >= limit {
+                        return Ok(None);
+                    }
+                }
+                let mut dec = zstd::stream::read::Decoder::with_buffer(input)
+                    .map_err(|e| format!("zstd: {e}"))?;
+                let log = (usize::BITS - cap.leading_zeros()).clamp(20, 30);
+                dec.window_log_max(log).map_err(|e| format!("zstd: {e}"))?;
+                count(dec, limit, "zstd")?
+            }
+            Compression::Zlib => count(flate2::read::ZlibDecoder::new(input), limit, "zlib")?,
+        };
+        Ok((counted < limit).then_some(counted as usize))
+    }
+}
+
+/// The bytes `r` gives, up to `limit`, dropped as they come.
+fn count(r: impl Read, limit: u64, what: &str) -> Result<u64, String> {
+    std::io::copy(&mut r.take(limit), &mut std::io::sink())
+        .map_err(|e| format!("expected {what} data, decompression failed: {e}"))
 }
 
 /// A reusable compressor for one algorithm, as trace-cmd compresses (zstd level 3 here;

@@ -1,9 +1,11 @@
 //! Counting records without decoding them: each page carries its own base timestamp, so
-//! the pages (and the compressed chunks) of every CPU can be read in parallel.
+//! the pages (and the compressed chunks) of every CPU can be read in parallel. Each task
+//! holds one decompressed chunk at a time; at most as many run at once as chunks of the
+//! buffer fit in [`CHUNKS_HELD`].
 
 use rayon::prelude::*;
 
-use super::pages::{CpuReader, Item};
+use super::pages::{chunk_limit, ChunkPool, CpuReader, Item, CHUNKS_HELD};
 use super::DatFile;
 use crate::{Result, Text};
 
@@ -91,9 +93,19 @@ pub(crate) fn count(dat: &DatFile<'_>, buffer: usize, segment: usize) -> Result<
     }
     let endian = dat.endian;
     let shift = dat.info.ts_offset;
+    // Tasks that hold a chunk each: no more at once than CHUNKS_HELD has room for (each
+    // parallel job runs at least `per_job` tasks in turn).
+    let per_job = if b.compressed {
+        let at_once = (CHUNKS_HELD / chunk_limit(b.page_size).max(1)).max(1);
+        tasks.len().div_ceil(at_once).max(1)
+    } else {
+        1
+    };
     let parts: Vec<Result<Part>> = tasks
         .into_par_iter()
+        .with_min_len(per_job)
         .map(|(cpu, seg)| {
+            let mut pool = ChunkPool::new(dat.info.compression);
             let mut r = CpuReader::new(cpu, dat.source(b, seg), dat.layout_for(b), lenient);
             let mut p = Part {
                 cpu,
@@ -101,7 +113,7 @@ pub(crate) fn count(dat: &DatFile<'_>, buffer: usize, segment: usize) -> Result<
             };
             p.c.cpu = cpu;
             let (mut first, mut last) = (None::<u64>, 0u64);
-            while let Some(item) = r.next()? {
+            while let Some(item) = r.next(&mut pool)? {
                 match item {
                     Item::Record { ts, data, .. } => {
                         let id = r.backing().get(data).and_then(|d| endian.u16(d, 0));

@@ -5,7 +5,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use super::cursor::{error_at, Origin};
-use super::pages::{CpuReader, Item};
+use super::pages::{ChunkPool, CpuReader, Item};
 use super::DatFile;
 use crate::decode::Decoder;
 use crate::{Error, ErrorKind, Event, EventKind, EventSource, Flags, ReadStats, Result, TraceMeta};
@@ -18,6 +18,8 @@ use crate::{Error, ErrorKind, Event, EventKind, EventSource, Flags, ReadStats, R
 pub struct DatEvents<'f> {
     name: &'f str,
     readers: Vec<CpuReader<'f>>,
+    /// The decompressor and the chunk memory the readers share.
+    pool: ChunkPool,
     /// The next item of each reader, once peeked.
     pending: Vec<Option<Item>>,
     heap: BinaryHeap<Reverse<(u64, usize)>>,
@@ -67,6 +69,7 @@ impl<'f> DatEvents<'f> {
             name: &dat.name,
             pending: readers.iter().map(|_| None).collect(),
             readers,
+            pool: ChunkPool::new(dat.info.compression),
             heap: BinaryHeap::new(),
             decoder: dat.decoder(),
             ts_offset: dat.info.ts_offset,
@@ -83,7 +86,7 @@ impl<'f> DatEvents<'f> {
             return Ok(());
         };
         let before = r.skipped;
-        let item = r.next();
+        let item = r.next(&mut self.pool);
         self.stats.skipped += r.skipped - before;
         if let Some(item) = item? {
             let ts = match &item {

@@ -3,6 +3,7 @@
 //! table, or (version 7) the chain of options sections and the sections they point to.
 
 use std::ops::Range;
+use std::sync::Arc;
 
 use super::compress::Compression;
 use super::cursor::{Cursor, Origin};
@@ -38,12 +39,13 @@ pub(crate) mod opt {
     pub const JITTERLAB_TGIDS: u16 = 0x8001;
 }
 
-/// Bytes kept for later: in the file, or decompressed.
+/// Bytes kept for later: in the file, or decompressed (shared with what is parsed from
+/// them, such as the kallsyms table, rather than copied).
 #[derive(Clone, Debug)]
 pub(crate) enum Blob {
     Missing,
     File(Range<usize>),
-    Owned(Vec<u8>),
+    Owned(Arc<Vec<u8>>),
 }
 
 impl Blob {

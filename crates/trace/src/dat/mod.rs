@@ -9,7 +9,10 @@
 //! Events are read lazily: [`DatFile::events`] merges the per-CPU page streams of one buffer
 //! in timestamp order and decodes each record only when it is returned; version 7 data is
 //! decompressed one chunk per CPU at a time. [`DatFile::count_events`] counts records per
-//! event and per CPU without decoding any field, in parallel over CPUs and chunks.
+//! event and per CPU without decoding any field, in parallel over CPUs and chunks. What
+//! version 7 data inflates to is bounded before anything is allocated for it: a chunk to
+//! ten pages (what trace-cmd writes), the chunks held at once to 24 MiB, the compressed
+//! sections to 32 MiB in all; past a bound, an error names the offset and the bound.
 //!
 //! [`DatWriter`] writes version 6 or version 7 files from the tracefs metadata and
 //! per-CPU page streams (as `trace_pipe_raw` hands them out); [`copy_to_v6`] and
@@ -58,7 +61,7 @@ use crate::format::{Endian, Formats};
 use crate::ringbuf::{self, PageLayout};
 use crate::{Comm, Error, ErrorKind, Location, Result, TraceMeta};
 use header::Blob;
-use pages::{CpuSource, Segment};
+use pages::{ChunkPool, CpuSource, Segment};
 
 /// How to read a file.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -398,8 +401,11 @@ impl<'a> DatFile<'a> {
 
     fn lazy_kallsyms(&self) -> LazyKallsyms {
         self.kallsyms
-            .get_or_init(|| {
-                LazyKallsyms::new(String::from_utf8_lossy(self.kallsyms_text()).into_owned())
+            .get_or_init(|| match &self.kallsyms_blob {
+                // Decompressed: shared with the table, not copied.
+                Blob::Owned(text) => LazyKallsyms::shared(text.clone()),
+                // In the file (which the decoder does not borrow): one copy.
+                blob => LazyKallsyms::shared(Arc::new(blob.get(self.bytes()).to_vec())),
             })
             .clone()
     }
@@ -504,14 +510,7 @@ impl<'a> DatFile<'a> {
     }
 
     fn source<'s>(&'s self, b: &Buffer, seg: Segment) -> CpuSource<'s> {
-        let src = CpuSource::new(
-            &self.name,
-            self.bytes(),
-            self.endian,
-            b.page_size,
-            self.info.compression,
-            seg,
-        );
+        let src = CpuSource::new(&self.name, self.bytes(), self.endian, b.page_size, seg);
         match &self.data {
             // Memory stays at the pages in flight, not the file's size.
             Storage::Mapped(map) => src.release_behind(map),
@@ -543,9 +542,10 @@ impl<'a> DatFile<'a> {
             return Ok(());
         };
         let mut skipped = 0;
+        let mut pool = ChunkPool::new(self.info.compression);
         for seg in self.segments(b, cpu, usize::MAX)? {
             let mut src = self.source(b, seg);
-            while let Some(p) = src.next_page(self.options.lenient, &mut skipped)? {
+            while let Some(p) = src.next_page(&mut pool, self.options.lenient, &mut skipped)? {
                 f(src.backing().get(p.range).unwrap_or(&[]))?;
             }
         }

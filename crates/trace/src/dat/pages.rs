@@ -1,20 +1,87 @@
 //! One CPU's ring-buffer pages in a .dat file, read page by page: straight from the file
 //! (version 6, or version 7 without compression) or one decompressed chunk at a time
 //! (version 7), so memory stays at one chunk per CPU whatever the trace size.
+//!
+//! A chunk is inflated whole (a zstd frame of trace-cmd's is one segment: its window is
+//! the whole chunk), so what a chunk may claim is bounded twice: by what trace-cmd and
+//! jitterlab write, [`CHUNK_PAGES`] pages of the buffer's page size, and by
+//! [`CHUNKS_HELD`], the decompressed bytes the readers of one pass hold at once (the
+//! time-ordered merge holds a chunk per CPU; counting, a chunk per parallel task).
 
 use std::ops::Range;
 
 use super::compress::{Compression, Inflater};
 use super::cursor::{error_at, Origin};
+pub(crate) use super::spool::CHUNK_PAGES;
 use crate::format::Endian;
 use crate::ringbuf::{Missed, PageCursor, PageHeader, PageLayout};
 use crate::{Error, ErrorKind, Result};
 
-/// Largest decompressed chunk accepted (trace-cmd writes 10 pages per chunk).
-const MAX_CHUNK: usize = 256 << 20;
+/// Decompressed chunk bytes the readers of one pass over a buffer hold at once at most:
+/// 24 MiB, some 600 CPUs' chunks of 10 pages of 4 KiB (trace-cmd's `PAGES_IN_CHUNK`, in
+/// lib/trace-cmd/trace-output.c). A chunk that would take the readers past it is an error
+/// (skipped in lenient mode): a buffer of more CPUs than that, each holding a chunk, is
+/// refused rather than read past the memory budget (issue 13: 64 MB).
+pub(crate) const CHUNKS_HELD: usize = 24 << 20;
+
+/// The most a chunk of a buffer with pages of `page_size` bytes inflates to: ten pages,
+/// as trace-cmd (`PAGES_IN_CHUNK` pages of the buffer's page size) and jitterlab's
+/// writer cut them (the last chunk of a CPU may be shorter).
+pub(crate) fn chunk_limit(page_size: usize) -> usize {
+    page_size.saturating_mul(CHUNK_PAGES)
+}
 
 /// Bytes of a memory-mapped file read before they are given back (see [`Release`]).
 const RELEASE_STEP: usize = 1 << 20;
+
+/// What the chunk readers of one pass share: one decompressor (one zstd context, not one
+/// per CPU) and the count of decompressed bytes they hold, against [`CHUNKS_HELD`].
+pub(crate) struct ChunkPool {
+    inflater: Inflater,
+    held: usize,
+}
+
+impl ChunkPool {
+    /// A pool for data compressed with `kind`.
+    pub(crate) fn new(kind: Compression) -> ChunkPool {
+        ChunkPool {
+            inflater: Inflater::new(kind),
+            held: 0,
+        }
+    }
+
+    /// Makes room in a reader's `buf` (of which it holds `held` bytes) for a chunk that
+    /// inflates to `claim` bytes; the buffer is given back first when that helps. Err:
+    /// the bytes the other readers hold, when the chunk does not fit beside them.
+    fn hold(
+        &mut self,
+        held: &mut usize,
+        buf: &mut Vec<u8>,
+        claim: usize,
+    ) -> std::result::Result<(), usize> {
+        let others = self.held.saturating_sub(*held);
+        if others.saturating_add(buf.capacity().max(claim)) > CHUNKS_HELD {
+            self.give_back(held, buf);
+            if others.saturating_add(claim) > CHUNKS_HELD {
+                return Err(others);
+            }
+        }
+        self.settle(held, buf.capacity().max(claim));
+        Ok(())
+    }
+
+    /// Counts `now` bytes as a reader's instead of its `held`.
+    fn settle(&mut self, held: &mut usize, now: usize) {
+        self.held = self.held.saturating_sub(*held).saturating_add(now);
+        *held = now;
+    }
+
+    /// A reader's buffer, freed.
+    fn give_back(&mut self, held: &mut usize, buf: &mut Vec<u8>) {
+        *buf = Vec::new();
+        self.settle(held, 0);
+    }
+}
 
 /// A page in the reader's backing bytes, and where errors in it point.
 #[derive(Clone, Debug)]
@@ -32,8 +99,9 @@ enum Kind {
         pos: usize,
         left: u32,
         end: usize,
-        inflater: Inflater,
         buf: Vec<u8>,
+        /// The bytes of the pool `buf` counts for.
+        held: usize,
         buf_pos: usize,
         chunk_at: u64,
     },
@@ -178,13 +246,13 @@ pub(crate) fn segments(
 }
 
 impl<'f> CpuSource<'f> {
-    /// The pages of `segment`, `compression` being the file's.
+    /// The pages of `segment` (compressed chunks are inflated through the pool given to
+    /// [`CpuSource::next_page`]).
     pub(crate) fn new(
         name: &'f str,
         file: &'f [u8],
         endian: Endian,
         page_size: usize,
-        compression: Compression,
         segment: Segment,
     ) -> CpuSource<'f> {
         let kind = match segment {
@@ -196,8 +264,8 @@ impl<'f> CpuSource<'f> {
                 pos,
                 left: count,
                 end: end.min(file.len()),
-                inflater: Inflater::new(compression),
                 buf: Vec::new(),
+                held: 0,
                 buf_pos: 0,
                 chunk_at: pos as u64,
             },
@@ -234,8 +302,10 @@ impl<'f> CpuSource<'f> {
     }
 
     /// The next page; with `lenient`, a bad chunk is skipped (counted in `skipped`).
+    /// Chunks are inflated through `pool`.
     pub(crate) fn next_page(
         &mut self,
+        pool: &mut ChunkPool,
         lenient: bool,
         skipped: &mut u64,
     ) -> Result<Option<PageRef>> {
@@ -262,8 +332,8 @@ impl<'f> CpuSource<'f> {
                 pos,
                 left,
                 end,
-                inflater,
                 buf,
+                held,
                 buf_pos,
                 chunk_at,
             } => loop {
@@ -276,6 +346,8 @@ impl<'f> CpuSource<'f> {
                     }));
                 }
                 if *left == 0 {
+                    // The CPU's data is read: its chunk buffer goes back.
+                    pool.give_back(held, buf);
                     if let Some(rel) = &mut self.release {
                         rel.upto(*pos, true);
                     }
@@ -293,20 +365,16 @@ impl<'f> CpuSource<'f> {
                         "expected a compressed chunk header ({} more chunks), found the end of the data (truncated?)",
                         *left + 1
                     ));
+                    pool.give_back(held, buf);
                     return give_up(lenient, skipped, left, e);
                 };
                 let (z, u) = (z as usize, u as usize);
                 let data = at + 8..at + 8 + z;
-                if data.end > *end || u > MAX_CHUNK {
-                    // Past the data: truncated; inflating beyond the sanity cap: a limit.
-                    let kind = if data.end > *end {
-                        ErrorKind::Truncated
-                    } else {
-                        ErrorKind::Limit
-                    };
-                    let e = error_at(kind, self.name, Origin::File(at as u64), 0, format!(
+                if data.end > *end {
+                    let e = error_at(ErrorKind::Truncated, self.name, Origin::File(at as u64), 0, format!(
                         "expected a chunk of {z} compressed bytes (to {u} bytes) within the data ending at byte offset {end}, found it does not fit (truncated or corrupt)"
                     ));
+                    pool.give_back(held, buf);
                     return give_up(lenient, skipped, left, e);
                 }
                 *pos = data.end;
@@ -315,15 +383,41 @@ impl<'f> CpuSource<'f> {
                 }
                 *chunk_at = at as u64;
                 *buf_pos = 0;
-                if let Err(msg) = inflater.inflate(&self.file[data], u, buf) {
-                    buf.clear();
-                    let e = error_at(
+                let limit = chunk_limit(ps);
+                let input = &self.file[data];
+                let (name, origin) = (self.name, Origin::File(at as u64));
+                let corrupt = |msg: String| {
+                    error_at(
                         ErrorKind::Decompress,
-                        self.name,
-                        Origin::File(at as u64),
+                        name,
+                        origin,
                         0,
                         format!("in a compressed chunk: {msg}"),
-                    );
+                    )
+                };
+                let failed = if u > limit {
+                    // Nothing is allocated for the claim: the data, inflated and dropped up
+                    // to the limit, tells a claim that is too big from a corrupt one.
+                    Some(match pool.inflater.measure(input, limit) {
+                        Err(msg) => corrupt(msg),
+                        Ok(Some(n)) => corrupt(format!(
+                            "expected {u} bytes after decompression, found {n}"
+                        )),
+                        Ok(None) => error_at(ErrorKind::Limit, name, origin, 0, format!(
+                            "expected a compressed chunk inflating to at most {limit} bytes ({CHUNK_PAGES} pages of {ps} bytes, as trace-cmd writes them), found one claiming {u} bytes and inflating past that"
+                        )),
+                    })
+                } else if let Err(others) = pool.hold(held, buf, u) {
+                    Some(error_at(ErrorKind::Limit, name, origin, 0, format!(
+                        "expected the decompressed chunks held at once (one per CPU read) to fit in {CHUNKS_HELD} bytes, found {others} bytes held and a chunk of {u} more"
+                    )))
+                } else {
+                    let r = pool.inflater.inflate(input, u, buf);
+                    pool.settle(held, buf.capacity());
+                    r.err().map(corrupt)
+                };
+                if let Some(e) = failed {
+                    buf.clear();
                     if !lenient {
                         return Err(e);
                     }
@@ -440,9 +534,10 @@ impl<'f> CpuReader<'f> {
         }
     }
 
-    /// The next record or loss marker; `Ok(None)` when the CPU's data is done.
+    /// The next record or loss marker; `Ok(None)` when the CPU's data is done. Chunks are
+    /// inflated through `pool`.
     #[inline]
-    pub(crate) fn next(&mut self) -> Result<Option<Item>> {
+    pub(crate) fn next(&mut self, pool: &mut ChunkPool) -> Result<Option<Item>> {
         if let Some(item) = self.stash.take() {
             return Ok(Some(item));
         }
@@ -453,7 +548,7 @@ impl<'f> CpuReader<'f> {
                 }
                 continue;
             }
-            let Some(pref) = self.src.next_page(self.lenient, &mut self.skipped)? else {
+            let Some(pref) = self.src.next_page(pool, self.lenient, &mut self.skipped)? else {
                 return Ok(None);
             };
             let page = self.src.backing().get(pref.range.clone()).unwrap_or(&[]);

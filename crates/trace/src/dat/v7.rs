@@ -1,9 +1,12 @@
 //! Version 7 metadata: the chain of options sections and the sections they point to
 //! (header files, formats, kallsyms, printk formats, cmdlines, buffers), each with a
 //! 16-byte header (`u16 id, u16 flags, u32 description, u64 size`: trace-cmd 3.1 writes
-//! the size in 8 bytes) and, when flagged, compressed whole.
+//! the size in 8 bytes) and, when flagged, compressed whole (trace-cmd compresses a
+//! section in one block, whatever its size). What compressed sections inflate to is
+//! bounded by [`SECTIONS_INFLATED`] in all.
 
 use std::ops::Range;
+use std::sync::Arc;
 
 use super::compress::{Compression, Inflater};
 use super::cursor::{error_at, Cursor, Origin};
@@ -21,6 +24,29 @@ const SEC_COMPRESSED: u16 = 1;
 const MAX_CPUS: u32 = 65536;
 /// Options sections followed at most (a loop in the chain is an error).
 const MAX_OPTION_SECTIONS: usize = 1024;
+/// The most the compressed sections of a file inflate to, in all: 32 MiB. Their
+/// content is kept (kallsyms, printk formats, cmdlines) or parsed into what is kept
+/// (event formats, options): the /proc/kallsyms of a distribution kernel with its modules
+/// is some 10 MB, of a big kernel some 20 MB (the committed traces' is 5.4 MB); a
+/// kernel's event formats, some 2 MB. A section claiming more than is left is an error
+/// naming it and its offset, before anything is allocated for it (issue 13: the reader
+/// stays under 64 MB, whatever a size word says).
+pub(crate) const SECTIONS_INFLATED: usize = 32 << 20;
+
+/// A section's name, for errors.
+fn section_name(id: u16) -> &'static str {
+    match id {
+        opt::DONE => "options",
+        opt::BUFFER => "buffer data",
+        opt::HEADER_INFO => "header info",
+        opt::FTRACE_EVENTS => "ftrace event formats",
+        opt::EVENT_FORMATS => "event formats",
+        opt::KALLSYMS => "kallsyms",
+        opt::PRINTK => "printk formats",
+        opt::CMDLINES => "cmdlines",
+        _ => "unknown",
+    }
+}
 
 /// A v7 section: its id, flags and payload (decompressed if need be).
 struct Section {
@@ -48,8 +74,15 @@ impl Section {
 }
 
 /// Read the section header at `at`; decompress the payload when `inflate` and it is
-/// compressed.
-fn section(c: &Cursor, at: u64, want: u16, inflate: Option<Compression>) -> Result<Section> {
+/// compressed, adding what it inflates to to `total` (the file's sections so far), which
+/// may not pass [`SECTIONS_INFLATED`].
+fn section(
+    c: &Cursor,
+    at: u64,
+    want: u16,
+    inflate: Option<Compression>,
+    total: &mut usize,
+) -> Result<Section> {
     let mut s = Cursor::at(c.name, c.data, at, c.endian)?;
     let id = s.u16("a section id")?;
     if id != want {
@@ -82,20 +115,39 @@ fn section(c: &Cursor, at: u64, want: u16, inflate: Option<Compression>) -> Resu
                 c.endian,
             );
             let zsize = p.u32("the compressed size")?;
-            let usize_ = p.u32("the uncompressed size")?;
+            let usize_ = p.u32("the uncompressed size")? as usize;
             let z = p.bytes(u64::from(zsize), "the compressed data")?;
+            let corrupt = |e: String| {
+                error_at(
+                    ErrorKind::Decompress,
+                    c.name,
+                    Origin::File(start as u64 + 8),
+                    0,
+                    e,
+                )
+            };
+            let mut inflater = Inflater::new(kind);
+            let left = SECTIONS_INFLATED.saturating_sub(*total);
+            if usize_ > left {
+                // Nothing is allocated for the claim: the data, inflated and dropped up
+                // to what is left, tells a claim that is too big from a corrupt one.
+                return Err(match inflater.measure(z, left).map_err(corrupt)? {
+                    Some(n) => corrupt(format!(
+                        "expected {usize_} bytes after decompression, found {n}"
+                    )),
+                    None => s.err_at(
+                        ErrorKind::Limit,
+                        at as usize,
+                        format!(
+                            "expected the compressed sections to inflate to at most {SECTIONS_INFLATED} bytes in all ({left} bytes left for this one), found section {id} ({}) claiming {usize_} bytes and inflating past that",
+                            section_name(id),
+                        ),
+                    ),
+                });
+            }
+            *total += usize_;
             let mut out = Vec::new();
-            Inflater::new(kind)
-                .inflate(z, usize_ as usize, &mut out)
-                .map_err(|e| {
-                    error_at(
-                        ErrorKind::Decompress,
-                        c.name,
-                        Origin::File(start as u64 + 8),
-                        0,
-                        e,
-                    )
-                })?;
+            inflater.inflate(z, usize_, &mut out).map_err(corrupt)?;
             inflated = Some(out);
         }
     }
@@ -124,6 +176,7 @@ pub(crate) fn parse(c: &mut Cursor, h: &mut Header, lenient: bool) -> Result<()>
     let mut refs: Vec<(u16, u64)> = Vec::new();
     let mut buffers: Vec<(Vec<u8>, Origin)> = Vec::new();
     let mut seen = Vec::new();
+    let mut inflated = 0;
     while next != 0 {
         if seen.contains(&next) || seen.len() >= MAX_OPTION_SECTIONS {
             return Err(c.err_at(
@@ -133,7 +186,7 @@ pub(crate) fn parse(c: &mut Cursor, h: &mut Header, lenient: bool) -> Result<()>
             ));
         }
         seen.push(next);
-        let sec = section(c, next, opt::DONE, Some(kind))?;
+        let sec = section(c, next, opt::DONE, Some(kind), &mut inflated)?;
         h.sections.push(sec.at..sec.range.end as u64);
         let mut o = sec.cursor(c);
         loop {
@@ -156,7 +209,7 @@ pub(crate) fn parse(c: &mut Cursor, h: &mut Header, lenient: bool) -> Result<()>
     }
     for (id, at) in refs {
         let inflate = !matches!(id, opt::KALLSYMS | opt::PRINTK | opt::CMDLINES);
-        let sec = section(c, at, id, inflate.then_some(kind))?;
+        let sec = section(c, at, id, inflate.then_some(kind), &mut inflated)?;
         h.sections.push(sec.at..sec.range.end as u64);
         let mut s = sec.cursor(c);
         match id {
@@ -164,7 +217,7 @@ pub(crate) fn parse(c: &mut Cursor, h: &mut Header, lenient: bool) -> Result<()>
             opt::FTRACE_EVENTS => parse_ftrace_formats(&mut s, h, lenient)?,
             opt::EVENT_FORMATS => parse_event_formats(&mut s, h, lenient)?,
             _ => {
-                let blob = lazy_blob(c, &sec, kind, id == opt::CMDLINES)?;
+                let blob = lazy_blob(c, &sec, kind, id == opt::CMDLINES, &mut inflated)?;
                 match id {
                     opt::KALLSYMS => h.kallsyms = blob,
                     opt::PRINTK => h.printk = blob,
@@ -229,9 +282,15 @@ fn sec_origin(sec: &Section, at: usize) -> Origin {
 
 /// kallsyms, printk and cmdlines are decompressed now (they are size-prefixed inside the
 /// section) but kept as bytes for parsing on demand.
-fn lazy_blob(c: &Cursor, sec: &Section, kind: Compression, wide: bool) -> Result<Blob> {
+fn lazy_blob(
+    c: &Cursor,
+    sec: &Section,
+    kind: Compression,
+    wide: bool,
+    inflated: &mut usize,
+) -> Result<Blob> {
     if sec.flags & SEC_COMPRESSED != 0 {
-        let sec = section(c, sec.at, sec.id, Some(kind))?;
+        let sec = section(c, sec.at, sec.id, Some(kind), inflated)?;
         let mut s = sec.cursor(c);
         let r = sized(&mut s, wide, "a size-prefixed section")?;
         // The blob is cut out of the inflated section in place, not copied: a section
@@ -242,7 +301,7 @@ fn lazy_blob(c: &Cursor, sec: &Section, kind: Compression, wide: bool) -> Result
         }
         v.truncate(r.end);
         v.drain(..r.start.min(v.len()));
-        Ok(Blob::Owned(v))
+        Ok(Blob::Owned(Arc::new(v)))
     } else {
         let mut s = Cursor::new(c.name, c.data, Origin::File(0), c.endian);
         s.pos = sec.range.start;
@@ -292,7 +351,8 @@ fn buffer_option(c: &Cursor, body: &[u8], origin: Origin) -> Result<Buffer> {
             entry_at,
         });
     }
-    let sec = section(c, offset, opt::BUFFER, None)?;
+    // Its data is read chunk by chunk (dat/pages.rs), never inflated here.
+    let sec = section(c, offset, opt::BUFFER, None, &mut 0)?;
     let ps = page_size.unwrap_or(0);
     if page_size.is_some() && !(64..=(64 << 20)).contains(&ps) {
         return Err(b.err_at(

@@ -1,7 +1,9 @@
 //! The .dat reader against real traces and their `trace-cmd report` output.
 
+mod bombs;
 mod decode;
 mod layout;
+mod limits;
 mod robust;
 mod sweep;
 mod synth;
