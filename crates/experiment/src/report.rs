@@ -1,0 +1,362 @@
+//! The result of a finished experiment: the cells, every run with its values and
+//! series, and per metric the cells' medians, the comparisons with their
+//! verdicts, the warnings and the steps, in one `Serialize` model that `--json`,
+//! the text tables and the HTML page render.
+//!
+//! Values are `f64` in the metric's unit (`ns` for latencies, `bit/s`, `msg/s`):
+//! medians of an even count and ratios are not integers. A non-finite number
+//! (an unbounded interval) is serialized as `null`.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::recipe::Cell;
+use crate::rng::Rng;
+use crate::stats::steps::{find_steps, Step};
+use crate::stats::warnings::{drift, slow_first};
+use crate::stats::{self, rank, Config, Direction, Estimate, Verdict};
+
+/// A metric the runs report.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Metric {
+    /// Its name (`latency.p99`, `tcp.throughput`, a command measure's name).
+    pub name: String,
+    /// Its unit.
+    pub unit: String,
+    /// Which way is better.
+    pub direction: Direction,
+}
+
+impl Metric {
+    /// A metric.
+    pub fn new(name: &str, unit: &str, direction: Direction) -> Metric {
+        Metric {
+            name: name.into(),
+            unit: unit.into(),
+            direction,
+        }
+    }
+}
+
+/// A per-interval series of one run (messages per second per 100 ms, ...).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Series {
+    /// What it measures (a metric's name, or its own).
+    pub name: String,
+    /// Its unit.
+    pub unit: String,
+    /// The start of each interval, ns from the start of the run.
+    pub t_ns: Vec<u64>,
+    /// The value of each interval.
+    pub values: Vec<f64>,
+    /// The level shifts found in it (filled by [`ExperimentReport::new`]).
+    pub steps: Vec<Step>,
+}
+
+/// One run as the runner recorded it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Run {
+    /// Its place in the plan.
+    pub seq: usize,
+    /// Its cell.
+    pub cell: usize,
+    /// Its round (measured rounds from 0; warm-up runs count their own).
+    pub round: u32,
+    /// A warm-up run: kept in the result, left out of the statistics.
+    pub warmup: bool,
+    /// Whether it was traced.
+    pub traced: bool,
+    /// Its value of each metric it reported.
+    pub values: BTreeMap<String, f64>,
+    /// Its per-interval series.
+    pub series: Vec<Series>,
+    /// Why it failed, if it did (its values are then left out).
+    pub error: Option<String>,
+}
+
+/// A cell's runs of one metric, summarised.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CellSummary {
+    /// The cell.
+    pub cell: usize,
+    /// Measured runs with a value.
+    pub runs: usize,
+    /// Their median with its bootstrap interval; `None` without runs.
+    pub median: Option<Estimate>,
+    /// The least value.
+    pub min: Option<f64>,
+    /// The greatest value.
+    pub max: Option<f64>,
+}
+
+/// A cell compared with its baseline on one metric.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Comparison {
+    /// The cell.
+    pub cell: usize,
+    /// Its baseline cell.
+    pub baseline: usize,
+    /// The ratio of medians, cell over baseline, with its bootstrap interval.
+    pub ratio: Option<Estimate>,
+    /// The Mann-Whitney test of the two cells' runs.
+    pub test: Option<rank::UTest>,
+    /// Its p-value after Holm's correction over all the experiment's comparisons.
+    pub p_holm: Option<f64>,
+    /// Whether the difference is real.
+    pub verdict: Verdict,
+}
+
+/// One metric across the cells.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MetricStats {
+    /// The metric.
+    pub metric: Metric,
+    /// One per cell, in cell order.
+    pub cells: Vec<CellSummary>,
+    /// One per cell that has a baseline other than itself.
+    pub comparisons: Vec<Comparison>,
+}
+
+/// Something in the runs that the numbers alone do not show.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Warning {
+    /// A cell's values trend across the rounds (Spearman's correlation of value and
+    /// round is significant): the machine changed while the experiment ran.
+    Drift {
+        /// The metric.
+        metric: String,
+        /// The cell.
+        cell: usize,
+        /// The correlation (-1 ..= 1).
+        rho: f64,
+        /// Its p-value.
+        p: f64,
+    },
+    /// A cell's first measured run is worse than all its others by more than the
+    /// margin: it was not warmed up enough.
+    SlowFirstRun {
+        /// The metric.
+        metric: String,
+        /// The cell.
+        cell: usize,
+        /// The first run's value.
+        first: f64,
+        /// The worst of the others.
+        others_worst: f64,
+        /// The median of the others.
+        others_median: f64,
+    },
+    /// Runs of a cell whose series have level shifts.
+    Steps {
+        /// The series.
+        series: String,
+        /// The cell.
+        cell: usize,
+        /// How many of its measured runs have steps.
+        runs: usize,
+        /// Its measured runs with this series.
+        of: usize,
+    },
+    /// Runs that failed, left out of the statistics.
+    FailedRuns {
+        /// The cell.
+        cell: usize,
+        /// How many.
+        runs: usize,
+    },
+}
+
+/// A finished experiment.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ExperimentReport {
+    /// The experiment's name.
+    pub name: String,
+    /// The seed of its run order and statistics.
+    pub seed: u64,
+    /// The statistics' settings.
+    pub config: Config,
+    /// The metrics, in the recipe's order.
+    pub metrics: Vec<Metric>,
+    /// The cells.
+    pub cells: Vec<Cell>,
+    /// Each cell's baseline cell.
+    pub baselines: Vec<usize>,
+    /// Every run, warm-up runs included, in the order they ran.
+    pub runs: Vec<Run>,
+    /// The statistics of each metric.
+    pub stats: Vec<MetricStats>,
+    /// The warnings.
+    pub warnings: Vec<Warning>,
+}
+
+impl ExperimentReport {
+    /// Computes the statistics of `runs`: the steps of every series, each cell's
+    /// median per metric, each cell against its baseline (`baselines[cell]`; a
+    /// cell that is its own baseline is not compared), Holm's correction over all
+    /// the comparisons of all metrics, the verdicts and the warnings. The bootstrap
+    /// of metric `m`, cell `c` draws from the stream `(config.seed, m, c)`.
+    pub fn new(
+        name: &str,
+        metrics: Vec<Metric>,
+        cells: Vec<Cell>,
+        baselines: Vec<usize>,
+        mut runs: Vec<Run>,
+        config: Config,
+    ) -> ExperimentReport {
+        for run in &mut runs {
+            for s in &mut run.series {
+                s.steps = find_steps(&s.t_ns, &s.values, &config.steps);
+            }
+        }
+        let measured: Vec<&Run> = runs
+            .iter()
+            .filter(|r| !r.warmup && r.error.is_none())
+            .collect();
+        // A cell's values of a metric, with their rounds, in the order they ran.
+        let values = |metric: &str, cell: usize| -> (Vec<f64>, Vec<f64>) {
+            let mut rs: Vec<&&Run> = measured.iter().filter(|r| r.cell == cell).collect();
+            rs.sort_by_key(|r| r.seq);
+            rs.iter()
+                .filter_map(|r| {
+                    let v = *r.values.get(metric)?;
+                    v.is_finite().then_some((v, f64::from(r.round)))
+                })
+                .unzip()
+        };
+
+        let mut per_metric = Vec::new();
+        let mut warnings = Vec::new();
+        for (mi, metric) in metrics.iter().enumerate() {
+            let per_cell: Vec<(Vec<f64>, Vec<f64>)> =
+                (0..cells.len()).map(|c| values(&metric.name, c)).collect();
+            let summaries = per_cell
+                .iter()
+                .enumerate()
+                .map(|(c, (v, _))| {
+                    let mut rng = Rng::derive(config.seed, &[mi as u64, c as u64, 0]);
+                    CellSummary {
+                        cell: c,
+                        runs: v.len(),
+                        median: stats::median_ci(v, config.confidence, config.resamples, &mut rng),
+                        min: v.iter().copied().reduce(f64::min),
+                        max: v.iter().copied().reduce(f64::max),
+                    }
+                })
+                .collect();
+            let comparisons = (0..cells.len())
+                .filter(|&c| baselines.get(c).is_some_and(|&b| b != c))
+                .map(|c| {
+                    let b = baselines[c];
+                    let mut rng = Rng::derive(config.seed, &[mi as u64, c as u64, 1]);
+                    let cmp = stats::compare(&per_cell[c].0, &per_cell[b].0, &config, &mut rng);
+                    Comparison {
+                        cell: c,
+                        baseline: b,
+                        ratio: cmp.ratio,
+                        test: cmp.test,
+                        p_holm: None,
+                        verdict: Verdict::NoRealDifference { reasons: vec![] },
+                    }
+                })
+                .collect();
+            for (c, (v, rounds)) in per_cell.iter().enumerate() {
+                if let Some(d) = drift(rounds, v, config.drift_alpha) {
+                    warnings.push(Warning::Drift {
+                        metric: metric.name.clone(),
+                        cell: c,
+                        rho: d.rho,
+                        p: d.p,
+                    });
+                }
+                if let Some(s) = slow_first(v, metric.direction, config.first_run_margin) {
+                    warnings.push(Warning::SlowFirstRun {
+                        metric: metric.name.clone(),
+                        cell: c,
+                        first: s.first,
+                        others_worst: s.others_worst,
+                        others_median: s.others_median,
+                    });
+                }
+            }
+            per_metric.push(MetricStats {
+                metric: metric.clone(),
+                cells: summaries,
+                comparisons,
+            });
+        }
+
+        // Holm over every comparison of the experiment, then the verdicts.
+        let ps: Vec<Option<f64>> = per_metric
+            .iter()
+            .flat_map(|r| r.comparisons.iter().map(|c| c.test.map(|t| t.p)))
+            .collect();
+        let mut adjusted = rank::holm(&ps).into_iter();
+        for r in &mut per_metric {
+            for c in &mut r.comparisons {
+                c.p_holm = adjusted.next().flatten();
+                c.verdict =
+                    Verdict::decide(c.ratio.as_ref(), c.p_holm, r.metric.direction, &config);
+            }
+        }
+
+        warnings.extend(step_warnings(&measured, cells.len()));
+        for c in 0..cells.len() {
+            let failed = runs
+                .iter()
+                .filter(|r| r.cell == c && !r.warmup && r.error.is_some())
+                .count();
+            if failed > 0 {
+                warnings.push(Warning::FailedRuns {
+                    cell: c,
+                    runs: failed,
+                });
+            }
+        }
+        ExperimentReport {
+            name: name.to_string(),
+            seed: config.seed,
+            config,
+            metrics,
+            cells,
+            baselines,
+            runs,
+            stats: per_metric,
+            warnings,
+        }
+    }
+
+    /// The statistics of the metric called `name`.
+    pub fn metric(&self, name: &str) -> Option<&MetricStats> {
+        self.stats.iter().find(|r| r.metric.name == name)
+    }
+}
+
+/// Per cell and series name, how many measured runs have steps.
+fn step_warnings(measured: &[&Run], cells: usize) -> Vec<Warning> {
+    let mut out = Vec::new();
+    for c in 0..cells {
+        let mut by_series: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+        for r in measured.iter().filter(|r| r.cell == c) {
+            for s in &r.series {
+                let e = by_series.entry(&s.name).or_default();
+                e.1 += 1;
+                if !s.steps.is_empty() {
+                    e.0 += 1;
+                }
+            }
+        }
+        for (series, (runs, of)) in by_series {
+            if runs > 0 {
+                out.push(Warning::Steps {
+                    series: series.to_string(),
+                    cell: c,
+                    runs,
+                    of,
+                });
+            }
+        }
+    }
+    out
+}
