@@ -31,6 +31,20 @@ pub enum Error {
         /// The offending text (shortened).
         found: String,
     },
+    /// A table with more rows or values than the kernel writes in its file (a `--root`
+    /// tree's made-up /proc/interrupts): refused at the line that crosses the bound,
+    /// before any row is stored.
+    #[error("{}:{line}: {found}; expected {expected}", path.display())]
+    Oversized {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line number of the row past the bound.
+        line: usize,
+        /// What was found: `more than 300000 IRQ rows`.
+        found: String,
+        /// What the kernel writes there.
+        expected: String,
+    },
     /// A file is larger than the bound its reader allows: no /proc or /sys file is
     /// (a `--root` tree's file may be a link to `/dev/zero`, or just a huge file).
     #[error("{}: more than {limit} bytes, the most read from this file (not a kernel file?)", path.display())]

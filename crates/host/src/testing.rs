@@ -203,3 +203,64 @@ pub fn noise(size: usize, seed: u64) -> Vec<u8> {
     v.truncate(size);
     v
 }
+
+/// /proc/interrupts as a kernel prints it (`show_interrupts`: a count in `"%10u "`) for
+/// `irqs` MSI-X IRQs on CPUs `0..cpus`, with x86's named rows (ERR and MIS one count
+/// each): a large file of the real shape, for the tests that check the bounds leave it
+/// alone.
+pub fn real_interrupts(irqs: usize, cpus: usize) -> String {
+    use std::fmt::Write;
+    let mut t = String::from("    ");
+    for c in 0..cpus {
+        let _ = write!(t, "{:<11}", format!("CPU{c}"));
+    }
+    t.push('\n');
+    for i in 0..irqs {
+        let _ = write!(t, "{:>5}:", i + 24);
+        for c in 0..cpus {
+            let _ = write!(t, "{:>10} ", (i * 7 + c * 13) % 100_000);
+        }
+        let _ = writeln!(
+            t,
+            " PCI-MSIX-0000:{:02x}:00.0 {i}-edge      nvme{}q{}",
+            i / 64 % 256,
+            i / 64,
+            i % 64
+        );
+    }
+    for (name, desc) in [
+        ("NMI", "Non-maskable interrupts"),
+        ("LOC", "Local timer interrupts"),
+        ("RES", "Rescheduling interrupts"),
+        ("CAL", "Function call interrupts"),
+    ] {
+        let _ = write!(t, "{name:>5}:");
+        for c in 0..cpus {
+            let _ = write!(t, "{:>10} ", c * 1000);
+        }
+        let _ = writeln!(t, "  {desc}");
+    }
+    let _ = writeln!(t, "{:>5}: {:>10}\n{:>5}: {:>10}", "ERR", 0, "MIS", 0);
+    t
+}
+
+/// /proc/softirqs as a kernel prints it (`" %10u"` a count) for CPUs `0..cpus`.
+pub fn real_softirqs(cpus: usize) -> String {
+    use std::fmt::Write;
+    let mut t = String::from("                ");
+    for c in 0..cpus {
+        let _ = write!(t, "{:<11}", format!("CPU{c}"));
+    }
+    t.push('\n');
+    for name in [
+        "HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER",
+        "RCU",
+    ] {
+        let _ = write!(t, "{name:>12}:");
+        for c in 0..cpus {
+            let _ = write!(t, " {:>10}", c * 17);
+        }
+        t.push('\n');
+    }
+    t
+}

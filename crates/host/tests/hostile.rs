@@ -338,6 +338,186 @@ fn a_huge_file_is_refused_past_the_bound() {
     assert!(t.root().read_bounded("/proc/cmdline", 4096).is_ok());
 }
 
+/// A header of CPU columns `0..n`, as the kernel pads it.
+fn cpu_header(n: usize) -> String {
+    let mut h = String::from("    ");
+    for c in 0..n {
+        h.push_str(&format!("{:<11}", format!("CPU{c}")));
+    }
+    h.push('\n');
+    h
+}
+
+/// `head`, then `row(i)` for every `i` of `rows`.
+fn rows(head: &str, rows: std::ops::Range<usize>, row: impl Fn(usize) -> String) -> String {
+    let mut t = head.to_string();
+    for i in rows {
+        t.push_str(&row(i));
+    }
+    t
+}
+
+#[test]
+fn interrupts_with_more_rows_than_a_kernel_has() {
+    use jitterlab_host::irqs::{parse_interrupts, parse_softirqs, MAX_IRQ_ROWS};
+    assert_eq!(MAX_IRQ_ROWS, 300_000);
+    let refused = "proc/interrupts:300002: more than 300000 IRQ rows; \
+                   expected /proc/interrupts as a kernel writes it";
+    // Bare rows, each padded with zeros to the columns: 2 million of them took 228 MB.
+    let t = Vm2Copy::new();
+    t.write(
+        "/proc/interrupts",
+        &rows(&cpu_header(2), 0..300_001, |i| format!("{i}:\n")),
+    );
+    let e = err_of(IrqMap::read(&t.root()));
+    assert!(e.ends_with(refused), "{e}");
+    // The probe's counters read the file through the same bounds.
+    let e = err_of(CpuCounters::read(&t.root()));
+    assert!(e.ends_with(refused), "{e}");
+    // Named rows count as rows; a blank line does not, but has its line number.
+    let t = Vm2Copy::new();
+    t.write(
+        "/proc/interrupts",
+        &rows(&format!("{}\n", cpu_header(2)), 0..300_001, |i| {
+            format!("N{i}: 1 1\n")
+        }),
+    );
+    let e = err_of(CpuCounters::read(&t.root()));
+    assert!(
+        e.ends_with(
+            "proc/interrupts:300003: more than 300000 IRQ rows; \
+             expected /proc/interrupts as a kernel writes it"
+        ),
+        "{e}"
+    );
+    // At the bound, the file reads.
+    let text = rows(&cpu_header(2), 0..300_000, |i| format!("{i}:\n"));
+    let (_, irqs, _) = parse_interrupts(Path::new("/proc/interrupts"), &text).unwrap();
+    assert_eq!(irqs.len(), 300_000);
+    assert_eq!(irqs[299_999].counts, [0, 0]);
+    // /proc/softirqs, ten rows from a kernel, has the same bound.
+    let t = Vm2Copy::new();
+    t.write(
+        "/proc/softirqs",
+        &rows(&cpu_header(2), 0..300_001, |i| format!("S{i}: 1 1\n")),
+    );
+    let e = err_of(IrqMap::read(&t.root()));
+    assert!(
+        e.ends_with(
+            "proc/softirqs:300002: more than 300000 softirq rows; \
+             expected /proc/softirqs as a kernel writes it"
+        ),
+        "{e}"
+    );
+    let e = err_of(parse_softirqs(
+        Path::new("softirqs"),
+        &t.read("/proc/softirqs"),
+    ));
+    assert!(e.starts_with("softirqs:300002: more than 300000"), "{e}");
+}
+
+#[test]
+fn interrupts_with_more_counts_than_a_kernel_file_holds() {
+    use jitterlab_host::irqs::{parse_interrupts, MAX_COUNTS};
+    assert_eq!(MAX_COUNTS, 3_145_728);
+    let possible = |t: &Vm2Copy| {
+        t.write("/sys/devices/system/cpu/possible", "0-8191\n");
+        t.write("/sys/devices/system/cpu/present", "0-8191\n");
+    };
+    // 8192 columns over short rows padded with zeros: 384 rows are 3145728 counts, the
+    // most; the next row is refused (a 71 KB file took 62.7 MB).
+    let refused = "proc/interrupts:386: more than 3145728 counts: 3153920 in 385 rows of \
+                   8192 CPU columns, padding included; expected /proc/interrupts as a kernel \
+                   writes it (every count in at least 11 characters: 3145728 take more than \
+                   the 32 MiB read of it)";
+    let t = Vm2Copy::new();
+    possible(&t);
+    t.write(
+        "/proc/interrupts",
+        &rows(&cpu_header(8192), 0..385, |i| format!("{i}:\n")),
+    );
+    let e = err_of(IrqMap::read(&t.root()));
+    assert!(e.ends_with(refused), "{e}");
+    let e = err_of(CpuCounters::read(&t.root()));
+    assert!(e.ends_with(refused), "{e}");
+    // A machine-wide row (ERR, MIS: one word after the colon) stores one count, not a
+    // column's worth: 383 full rows and two of them read (as 385 full rows they would
+    // not).
+    let text = rows(&cpu_header(8192), 0..383, |i| format!("{i}:\n")) + "ERR: 0\nMIS: 0\n";
+    let (cpus, irqs, counters) = parse_interrupts(Path::new("i"), &text).unwrap();
+    assert_eq!((cpus.len(), irqs.len(), counters.len()), (8192, 383, 2));
+    assert!(counters.iter().all(|c| c.counts == [0] && !c.per_cpu));
+    // A named row of two counts is padded to a count per column: one too many.
+    let e = err_of(parse_interrupts(
+        Path::new("i"),
+        &(rows(&cpu_header(8192), 0..384, |i| format!("{i}:\n")) + "LOC: 1 2\n"),
+    ));
+    assert!(
+        e.starts_with("i:386: more than 3145728 counts: 3153920 in 385 rows of 8192"),
+        "{e}"
+    );
+    // /proc/softirqs pads every row, one count or not.
+    let t = Vm2Copy::new();
+    possible(&t);
+    t.write(
+        "/proc/softirqs",
+        &rows(&cpu_header(8192), 0..385, |i| format!("S{i}: 1\n")),
+    );
+    let e = err_of(IrqMap::read(&t.root()));
+    assert!(
+        e.ends_with(
+            "proc/softirqs:386: more than 3145728 counts: 3153920 in 385 rows of 8192 CPU \
+             columns, padding included; expected /proc/softirqs as a kernel writes it \
+             (every count in at least 11 characters: 3145728 take more than the 32 MiB \
+             read of it)"
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_large_file_as_a_kernel_writes_it_reads() {
+    use jitterlab_host::testing::{real_interrupts, real_softirqs};
+    // 20,000 IRQs on 64 CPUs: 15 MB, 1.3 million counts, within both bounds.
+    let t = Vm2Copy::new();
+    t.write("/sys/devices/system/cpu/possible", "0-63\n");
+    t.write("/sys/devices/system/cpu/present", "0-63\n");
+    t.write("/proc/interrupts", &real_interrupts(20_000, 64));
+    t.write("/proc/softirqs", &real_softirqs(64));
+    let map = IrqMap::read(&t.root()).unwrap();
+    assert_eq!(map.cpus.len(), 64);
+    assert_eq!(map.irqs.len(), 20_000);
+    assert_eq!(map.irqs[19_999].irq, 20_023);
+    assert_eq!(map.irqs[19_999].counts.len(), 64);
+    assert_eq!(
+        map.irqs[19_999].actions().collect::<Vec<_>>(),
+        ["nvme312q31"]
+    );
+    let names: Vec<_> = map
+        .counters
+        .iter()
+        .map(|c| (c.name.as_str(), c.per_cpu))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("NMI", true),
+            ("LOC", true),
+            ("RES", true),
+            ("CAL", true),
+            ("ERR", false),
+            ("MIS", false)
+        ]
+    );
+    assert_eq!(map.softirqs.len(), 10);
+    let counters = CpuCounters::read(&t.root()).unwrap();
+    assert_eq!(counters.cpus.len(), 64);
+    // The IRQs, the per-CPU named rows and the softirqs; ERR and MIS are machine-wide.
+    assert_eq!(counters.rows.len(), 20_000 + 4 + 10);
+    assert_eq!(counters.rows[20_013].0, "softirq RCU");
+    assert_eq!(counters.rows[20_013].1[63], 63 * 17);
+}
+
 #[test]
 fn workqueue_flags_are_0_or_1() {
     let t = Vm2Copy::new();

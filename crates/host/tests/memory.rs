@@ -11,7 +11,7 @@ use std::fs;
 use std::path::Path;
 use std::time::Instant;
 
-use jitterlab_host::testing::{noise, CountingAlloc};
+use jitterlab_host::testing::{noise, real_interrupts, real_softirqs, CountingAlloc};
 
 use jitterlab_cpuset::CpuSet;
 use jitterlab_host::cmdline::Cmdline;
@@ -71,6 +71,19 @@ fn repeat_to(head: &str, unit: &str, size: usize) -> Vec<u8> {
     v
 }
 
+/// `head`, then `row(0)`, `row(1)`, ... up to 16 MB.
+fn numbered_rows(head: &str, row: impl Fn(usize) -> String) -> Vec<u8> {
+    let mut v = head.as_bytes().to_vec();
+    for i in 0.. {
+        let r = row(i);
+        if v.len() + r.len() > BIG {
+            break;
+        }
+        v.extend_from_slice(r.as_bytes());
+    }
+    v
+}
+
 /// Every reader of the tree, each to its result or error; the outcome in short.
 fn read_all(root: &Root) -> String {
     let mut out = Vec::new();
@@ -101,6 +114,13 @@ fn read_all(root: &Root) -> String {
 //   parameters split from it when asked, CPU lists parsed where they lie, N included).
 // - mountinfo: a Mount of Strings per line, 370,000 lines: 94 MB (each line looked at as
 //   it is read, only the mounts jitterlab uses kept).
+// - /proc/interrupts of rows a kernel cannot write, each padded with zeros to the
+//   header's columns: 16 MB of bare rows `1:` (2 million IRQs), 228 MB for the IRQ map
+//   and 166 MB for the counters (CpuCounters, the probe's); named rows `N1: 1 1`, 171
+//   and 241 MB; a header of 8192 columns (8192 CPUs possible) over short rows, 62.7 MB
+//   for 71 KB. Refused before a row is stored (16.1 MB, the text): more than
+//   MAX_IRQ_ROWS rows, or MAX_COUNTS counts, the most a 32 MiB file of the kernel's
+//   holds.
 
 /// Files to write over the copy: host path, contents.
 type Files = Vec<(&'static str, Vec<u8>)>;
@@ -184,6 +204,31 @@ fn no_proc_parser_allocates_64_mb_for_a_file_under_16_mb() {
             "softirqs: one row of 8 million counts",
             vec![("/proc/softirqs", format!("{}  TIMER:{}\n", cpu_header(2), counts(8_000_000)).into_bytes())],
         ),
+        (
+            "interrupts: 16 MB of bare IRQ rows (refused)",
+            vec![("/proc/interrupts", numbered_rows(&cpu_header(2), |i| format!("{i}:\n")))],
+        ),
+        (
+            "interrupts: 16 MB of named rows (refused)",
+            vec![("/proc/interrupts", numbered_rows(&cpu_header(2), |i| format!("N{i}: 1 1\n")))],
+        ),
+        (
+            "interrupts: 16 MB, 8192 columns, short rows (refused)",
+            vec![
+                ("/proc/interrupts", numbered_rows(&cpu_header(8192), |i| format!("{i}:\n"))),
+                ("/sys/devices/system/cpu/possible", b"0-8191\n".to_vec()),
+                ("/sys/devices/system/cpu/present", b"0-8191\n".to_vec()),
+            ],
+        ),
+        (
+            "interrupts: 20,000 IRQs x 64 CPUs as a kernel writes it",
+            vec![
+                ("/proc/interrupts", real_interrupts(20_000, 64).into_bytes()),
+                ("/proc/softirqs", real_softirqs(64).into_bytes()),
+                ("/sys/devices/system/cpu/possible", b"0-63\n".to_vec()),
+                ("/sys/devices/system/cpu/present", b"0-63\n".to_vec()),
+            ],
+        ),
         ("interrupts: 16 MB noise", vec![("/proc/interrupts", noise(BIG, 1))]),
         ("softirqs: 16 MB noise", vec![("/proc/softirqs", noise(BIG, 2))]),
         ("task stat: a 16 MB comm", vec![("/proc/8113/task/8155/stat", stat_long_comm.into_bytes())]),
@@ -232,18 +277,41 @@ fn no_proc_parser_allocates_64_mb_for_a_file_under_16_mb() {
         let t = Instant::now();
         let peak = peak_of(|| outcome = read_all(&root));
         outcome = format!("{outcome} ({:.1?})", t.elapsed());
+        if name.ends_with("(refused)") {
+            // Refused for what it is, at a line: not some other error.
+            let e = IrqMap::read(&root).unwrap_err().to_string();
+            assert!(
+                e.contains("proc/interrupts:")
+                    && e.contains("; expected /proc/interrupts as a kernel writes it"),
+                "{name}: {e}"
+            );
+        }
         rows.push((name, size, peak, outcome));
     }
     let mut over = Vec::new();
+    let mut wrong = Vec::new();
     for (name, size, peak, outcome) in &rows {
         println!(
-            "{name:>48}  {size:>9} bytes  peak {:>6.1} MB  {outcome}",
+            "{name:>56}  {size:>9} bytes  peak {:>6.1} MB  {outcome}",
             *peak as f64 / MB as f64
         );
         if *peak > BUDGET {
             over.push(format!("{name} ({size} bytes): peak {peak} bytes"));
         }
+        // What a kernel cannot write is refused by both readers of the file; what it
+        // can, read by both.
+        let both = if name.ends_with("(refused)") {
+            "irqs err, softirqs err"
+        } else if name.ends_with("as a kernel writes it") {
+            "irqs ok, softirqs ok"
+        } else {
+            ""
+        };
+        if !outcome.starts_with(both) {
+            wrong.push(format!("{name}: {outcome}"));
+        }
     }
     println!("{} cases in {:?}", rows.len(), start.elapsed());
     assert!(over.is_empty(), "over 64 MB: {over:#?}");
+    assert!(wrong.is_empty(), "not refused or not read: {wrong:#?}");
 }

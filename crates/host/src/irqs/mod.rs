@@ -23,9 +23,8 @@ use crate::error::{Error, Result};
 use crate::root::Root;
 
 pub use desc::Actions;
-use parse::parse_header;
-use parse::{count_rows, interrupt_rows, Row};
-pub use parse::{parse_interrupts, parse_softirqs};
+use parse::{header, interrupt_rows, interrupts_of, measure, softirqs_of, Kind, Row, Table};
+pub use parse::{parse_interrupts, parse_softirqs, MAX_COUNTS, MAX_IRQ_ROWS};
 pub use set::{
     set_default_affinity, set_irq_affinity, DefaultChange, IrqChange, IrqOutcome, IrqSetReport,
 };
@@ -243,8 +242,8 @@ impl std::fmt::Debug for Irq {
 impl IrqMap {
     /// Reads all of it.
     pub fn read(root: &Root) -> Result<IrqMap> {
-        let (path, text) = read_interrupts(root)?;
-        let (cpus, mut irqs, counters) = parse_interrupts(&path, &text)?;
+        let (path, text, table) = read_interrupts(root)?;
+        let (cpus, mut irqs, counters) = interrupts_of(&path, &text, table)?;
         drop(text);
         for irq in &mut irqs {
             read_irq_files(root, irq)?;
@@ -339,35 +338,37 @@ impl IrqMap {
     }
 }
 
-/// Reads /proc/interrupts, its CPU columns checked against the machine's; returns its
-/// path and text.
-fn read_interrupts(root: &Root) -> Result<(std::path::PathBuf, String)> {
+/// Reads /proc/interrupts, its CPU columns checked against the machine's and its rows
+/// measured within the bounds ([`MAX_IRQ_ROWS`], [`MAX_COUNTS`]); returns its path, text
+/// and measure.
+fn read_interrupts(root: &Root) -> Result<(std::path::PathBuf, String, Table)> {
     let file = "/proc/interrupts";
     let path = root.path(file);
     let text = root.read(file)?;
-    // The columns are checked before the rows are read: every row holds a count per
-    // column, so a header of 100,000 made-up CPUs would make each row 800 KB.
-    check_columns(
-        root,
-        &path,
-        &parse_header(&path, text.lines().next().unwrap_or(""))?,
-    )?;
-    Ok((path, text))
+    let table = checked_table(root, &path, &text, Kind::Interrupts)?;
+    Ok((path, text, table))
 }
 
-/// Reads and parses /proc/softirqs (`None` when absent), its columns checked.
+/// Reads and parses /proc/softirqs (`None` when absent), its columns checked and its
+/// rows measured as those of /proc/interrupts.
 fn read_softirqs(root: &Root) -> Result<Option<(Vec<u32>, Vec<Counter>)>> {
     let file = "/proc/softirqs";
     let Some(text) = root.read_opt(file)? else {
         return Ok(None);
     };
     let path = root.path(file);
-    check_columns(
-        root,
-        &path,
-        &parse_header(&path, text.lines().next().unwrap_or(""))?,
-    )?;
-    Ok(Some(parse_softirqs(&path, &text)?))
+    let table = checked_table(root, &path, &text, Kind::Softirqs)?;
+    Ok(Some(softirqs_of(&path, &text, table)?))
+}
+
+/// The header of a table, its columns checked, then its rows measured: both before a
+/// row is stored. The columns come first: every row holds a count per column, so a
+/// header of 100,000 made-up CPUs would make each row 800 KB (and is an error on line 1,
+/// not at the row that crosses [`MAX_COUNTS`]).
+fn checked_table(root: &Root, path: &std::path::Path, text: &str, kind: Kind) -> Result<Table> {
+    let cpus = header(path, text)?;
+    check_columns(root, path, &cpus)?;
+    measure(path, text, cpus, kind)
 }
 
 /// The kernel prints a column per online CPU: a column of a CPU the machine does not
@@ -446,14 +447,14 @@ pub struct CpuCounters {
 impl CpuCounters {
     /// Reads /proc/interrupts and /proc/softirqs.
     pub fn read(root: &Root) -> Result<CpuCounters> {
-        let (path, text) = read_interrupts(root)?;
+        let (path, text, table) = read_interrupts(root)?;
         // Straight from the rows to the labelled counts, no IrqMap in between; the
         // IRQs first, then the named rows.
-        let (numbered, named_rows) = count_rows(&text);
         // The kernel has 10 softirqs (NR_SOFTIRQS).
-        let mut rows: Vec<(String, Vec<u64>)> = Vec::with_capacity(numbered + named_rows + 10);
+        let mut rows: Vec<(String, Vec<u64>)> =
+            Vec::with_capacity(table.numbered + table.named + 10);
         let mut named = Vec::new();
-        let cpus = interrupt_rows(&path, &text, |row| match row {
+        interrupt_rows(&path, &text, &table, |row| match row {
             Row::Irq {
                 number,
                 counts,
@@ -474,21 +475,21 @@ impl CpuCounters {
             Row::Named { .. } => {}
         })?;
         drop(text);
+        let cpus = table.cpus;
         rows.append(&mut named);
         if let Some((soft_cpus, soft)) = read_softirqs(root)? {
             rows.reserve_exact(soft.len());
+            // Align the softirq columns with the interrupt columns: where each CPU of
+            // the interrupts is among those of the softirqs (both in ascending order),
+            // found once, not per row and column.
+            let at: Vec<Option<usize>> = cpus
+                .iter()
+                .map(|c| soft_cpus.binary_search(c).ok())
+                .collect();
             for row in soft {
-                // Align the softirq columns with the interrupt columns.
-                let counts = cpus
+                let counts = at
                     .iter()
-                    .map(|c| {
-                        soft_cpus
-                            .iter()
-                            .position(|s| s == c)
-                            .and_then(|i| row.counts.get(i))
-                            .copied()
-                            .unwrap_or(0)
-                    })
+                    .map(|i| i.and_then(|i| row.counts.get(i)).copied().unwrap_or(0))
                     .collect();
                 rows.push((format!("softirq {}", row.name), counts));
             }

@@ -117,38 +117,149 @@ pub(crate) enum Row<'a> {
     },
 }
 
-/// How many numbered and named rows /proc/interrupts text has, at most: what the
-/// readers allocate for at once (a Vec grown by doubling holds up to three times its
-/// rows while it moves).
-pub(crate) fn count_rows(text: &str) -> (usize, usize) {
-    let (mut numbered, mut named) = (0, 0);
-    for line in text.lines().skip(1) {
-        let label = line.split_once(':').map_or("", |(l, _)| l.trim());
-        if !label.is_empty() && label.bytes().all(|b| b.is_ascii_digit()) {
-            numbered += 1;
-        } else if !line.trim().is_empty() {
-            named += 1;
-        }
-    }
-    (numbered, named)
+/// The most rows read from /proc/interrupts or /proc/softirqs (which has ten): a table
+/// with more is refused at the row past it, before any row is stored.
+///
+/// A row of /proc/interrupts is an IRQ with a handler (or a named counter, a few dozen
+/// of them). The kernel's own bound on IRQ numbers is looser than this: `NR_IRQS + 8196`
+/// until Linux 6.5 (x86's `NR_IRQS` is 256 + 64 per `NR_CPUS`, so 532,740 with
+/// `CONFIG_MAXSMP`'s 8192 CPUs; arm64's is 64, so 8260), and `INT_MAX` since (commit
+/// 721255b9826b, the descriptors in a maple tree, for arm64 servers whose GICv4.1 gives
+/// virtual machines interrupts of their own: 256 of them made some 128,000 IRQs, whose
+/// file on a server of 24 CPUs or more is over the 32 MiB read anyway). 300,000 is
+/// over twice that, and from 11 CPU columns on [`MAX_COUNTS`] is the tighter bound: a
+/// file with more rows is none a kernel wrote for a machine that exists.
+pub const MAX_IRQ_ROWS: usize = 300_000;
+
+/// The most counts stored from /proc/interrupts or /proc/softirqs in all: rows times CPU
+/// columns, the zeros that pad a short row included. The kernel prints every count in
+/// at least 11 characters (`"%10u "`, `" %10u"`), so a file of more counts than this
+/// (3 Mi, 24 MiB as `u64`) is longer than the 32 MiB ([`READ_LIMIT`]) read of it: a
+/// table that holds more is refused at the row past it, before any row is stored.
+///
+/// [`READ_LIMIT`]: crate::READ_LIMIT
+pub const MAX_COUNTS: usize = 3 << 20;
+
+/// Which of the two tables a text is: their rows differ.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// /proc/interrupts: numbered rows (IRQs) and named ones, some machine-wide.
+    Interrupts,
+    /// /proc/softirqs: named rows, every one per CPU.
+    Softirqs,
 }
 
-/// Reads the rows of /proc/interrupts text, each to `f` as it is read; returns the
-/// CPUs of the header.
-pub(crate) fn interrupt_rows<'a>(
-    path: &Path,
-    text: &'a str,
-    mut f: impl FnMut(Row<'a>),
-) -> Result<Vec<u32>> {
-    let mut lines = text.lines();
-    let cpus = parse_header(path, lines.next().unwrap_or(""))?;
+impl Kind {
+    fn file(self) -> &'static str {
+        match self {
+            Kind::Interrupts => "/proc/interrupts",
+            Kind::Softirqs => "/proc/softirqs",
+        }
+    }
+
+    fn rows(self) -> &'static str {
+        match self {
+            Kind::Interrupts => "IRQ rows",
+            Kind::Softirqs => "softirq rows",
+        }
+    }
+}
+
+/// A table's CPU columns and how many rows it has of each kind, measured within
+/// [`MAX_IRQ_ROWS`] and [`MAX_COUNTS`] before any row is stored: the only way to its
+/// rows ([`interrupt_rows`], [`softirqs_of`]), so that no reader skips the bounds.
+pub(crate) struct Table {
+    /// The CPUs of the header, one per count column.
+    pub cpus: Vec<u32>,
+    /// Rows whose label is a number (IRQs).
+    pub numbered: usize,
+    /// The other rows (LOC, ERR, ..., every softirq).
+    pub named: usize,
+}
+
+/// The CPU columns of a table's header (its first line).
+pub(crate) fn header(path: &Path, text: &str) -> Result<Vec<u32>> {
+    parse_header(path, text.lines().next().unwrap_or(""))
+}
+
+/// Counts the rows of `text` below its header, whose columns are `cpus`, and the counts
+/// they would store (padded to a count per column, or one for a machine-wide row of
+/// /proc/interrupts: a named row with one word after its colon): past [`MAX_IRQ_ROWS`]
+/// rows or [`MAX_COUNTS`] counts, an error naming the line. Stores nothing; a row that
+/// does not parse is left to the reading that follows.
+pub(crate) fn measure(path: &Path, text: &str, cpus: Vec<u32>, kind: Kind) -> Result<Table> {
     let n = cpus.len();
-    for (i, line) in lines.enumerate() {
-        let lineno = i + 2;
+    let (mut numbered, mut named, mut counts) = (0usize, 0usize, 0usize);
+    for (i, line) in text.lines().enumerate().skip(1) {
         if line.trim().is_empty() {
             continue;
         }
-        let (label, mut counts, rest) = split_row(path, lineno, line, &cpus)?;
+        let lineno = i + 1;
+        let rows = numbered + named + 1;
+        if rows > MAX_IRQ_ROWS {
+            return Err(Error::Oversized {
+                path: path.into(),
+                line: lineno,
+                found: format!("more than {MAX_IRQ_ROWS} {}", kind.rows()),
+                expected: format!("{} as a kernel writes it", kind.file()),
+            });
+        }
+        let (label, after) = line.split_once(':').unwrap_or(("", line));
+        let label = label.trim();
+        let stored = if !label.is_empty() && label.bytes().all(|b| b.is_ascii_digit()) {
+            numbered += 1;
+            n
+        } else {
+            named += 1;
+            let machine_wide =
+                kind == Kind::Interrupts && after.split_whitespace().nth(1).is_none();
+            if machine_wide {
+                1
+            } else {
+                n
+            }
+        };
+        counts += stored;
+        if counts > MAX_COUNTS {
+            return Err(Error::Oversized {
+                path: path.into(),
+                line: lineno,
+                found: format!(
+                    "more than {MAX_COUNTS} counts: {counts} in {rows} rows of {n} CPU \
+                     columns, padding included"
+                ),
+                expected: format!(
+                    "{} as a kernel writes it (every count in at least 11 characters: \
+                     {MAX_COUNTS} take more than the {} MiB read of it)",
+                    kind.file(),
+                    crate::READ_LIMIT >> 20
+                ),
+            });
+        }
+    }
+    Ok(Table {
+        cpus,
+        numbered,
+        named,
+    })
+}
+
+/// Reads the rows of /proc/interrupts text, measured as `table`, each to `f` as it is
+/// read.
+pub(crate) fn interrupt_rows<'a>(
+    path: &Path,
+    text: &'a str,
+    table: &Table,
+    mut f: impl FnMut(Row<'a>),
+) -> Result<()> {
+    let cpus = &table.cpus;
+    let n = cpus.len();
+    for (i, line) in text.lines().enumerate().skip(1) {
+        let lineno = i + 1;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let (label, mut counts, rest) = split_row(path, lineno, line, cpus)?;
         if let Some(number) = irq_number(path, lineno, label)? {
             counts.resize(n, 0);
             f(Row::Irq {
@@ -178,15 +289,21 @@ pub(crate) fn interrupt_rows<'a>(
             });
         }
     }
-    Ok(cpus)
+    Ok(())
 }
 
-/// Parses /proc/interrupts text.
+/// Parses /proc/interrupts text. A table larger than a kernel writes ([`MAX_IRQ_ROWS`],
+/// [`MAX_COUNTS`]) is an error before any row is stored.
 pub fn parse_interrupts(path: &Path, text: &str) -> Result<Interrupts> {
-    let (numbered, named) = count_rows(text);
-    let mut irqs = Vec::with_capacity(numbered);
-    let mut counters = Vec::with_capacity(named);
-    let cpus = interrupt_rows(path, text, |row| match row {
+    let table = measure(path, text, header(path, text)?, Kind::Interrupts)?;
+    interrupts_of(path, text, table)
+}
+
+/// The IRQs and named rows of /proc/interrupts text measured as `table`.
+pub(crate) fn interrupts_of(path: &Path, text: &str, table: Table) -> Result<Interrupts> {
+    let mut irqs = Vec::with_capacity(table.numbered);
+    let mut counters = Vec::with_capacity(table.named);
+    interrupt_rows(path, text, &table, |row| match row {
         Row::Irq {
             number,
             counts,
@@ -205,23 +322,33 @@ pub fn parse_interrupts(path: &Path, text: &str) -> Result<Interrupts> {
             rates: None,
         }),
     })?;
-    Ok((cpus, irqs, counters))
+    Ok((table.cpus, irqs, counters))
 }
 
-/// Parses /proc/softirqs text.
+/// Parses /proc/softirqs text. A table larger than a kernel writes ([`MAX_IRQ_ROWS`],
+/// [`MAX_COUNTS`]) is an error before any row is stored.
 pub fn parse_softirqs(path: &Path, text: &str) -> Result<(Vec<u32>, Vec<Counter>)> {
-    let mut lines = text.lines();
-    let cpus = parse_header(path, lines.next().unwrap_or(""))?;
-    let mut rows = Vec::new();
-    for (i, line) in lines.enumerate() {
+    let table = measure(path, text, header(path, text)?, Kind::Softirqs)?;
+    softirqs_of(path, text, table)
+}
+
+/// The rows of /proc/softirqs text measured as `table`.
+pub(crate) fn softirqs_of(
+    path: &Path,
+    text: &str,
+    table: Table,
+) -> Result<(Vec<u32>, Vec<Counter>)> {
+    let cpus = table.cpus;
+    let mut rows = Vec::with_capacity(table.numbered + table.named);
+    for (i, line) in text.lines().enumerate().skip(1) {
         if line.trim().is_empty() {
             continue;
         }
-        let (name, mut counts, rest) = split_row(path, i + 2, line, &cpus)?;
+        let (name, mut counts, rest) = split_row(path, i + 1, line, &cpus)?;
         if !rest.is_empty() || counts.is_empty() {
             return Err(Error::parse(
                 path,
-                i + 2,
+                i + 1,
                 "a softirq name and one count per CPU",
                 line,
             ));
@@ -255,6 +382,8 @@ mod tests {
     #[test]
     fn rows_are_counted_before_they_are_read() {
         let text = "  CPU0\n 0: 1 IO-APIC 2-edge timer\n\n 1: 2\nNMI: 0 Non-maskable\nx\n-1: 3\n";
-        assert_eq!(count_rows(text), (2, 3));
+        let path = Path::new("i");
+        let t = measure(path, text, header(path, text).unwrap(), Kind::Interrupts).unwrap();
+        assert_eq!((t.cpus, t.numbered, t.named), (vec![0], 2, 3));
     }
 }
