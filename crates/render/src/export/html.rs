@@ -434,12 +434,22 @@ impl<M: HtmlModel> Exporter<M> for Html {
         let (timeline, blocks) = match model.timeline() {
             Some(t) => {
                 let o = t.origin;
-                let blocks: Vec<(Block, Block)> = t
-                    .cpus
-                    .iter()
-                    .enumerate()
-                    .map(|(k, c)| blocks_of(c, o, 2 * k))
-                    .collect();
+                // Each CPU's columns are encoded on a thread of their own.
+                let blocks: Vec<(Block, Block)> = std::thread::scope(|scope| {
+                    let handles: Vec<_> = t
+                        .cpus
+                        .iter()
+                        .enumerate()
+                        .map(|(k, c)| scope.spawn(move || blocks_of(c, o, 2 * k)))
+                        .collect();
+                    handles
+                        .into_iter()
+                        .map(|h| {
+                            h.join()
+                                .map_err(|_| io::Error::other("an encoding thread panicked"))
+                        })
+                        .collect::<io::Result<_>>()
+                })?;
                 let cpus = t
                     .cpus
                     .iter()
