@@ -7,6 +7,7 @@ use std::str::FromStr;
 use jitterlab_trace::{EventSource, ReadStats};
 use serde::Serialize;
 
+use crate::analysis::timeline::{Timeline, TimelineOptions};
 use crate::analysis::{
     blame::BlameSection, cpus::CpuSection, functions::FunctionSection, irqs::IrqSection,
     summary::Summary, tasks::TaskSection, Analyses,
@@ -101,6 +102,8 @@ pub struct Options {
     pub gap_ns: u64,
     /// Load-over-time buckets per CPU, at most.
     pub load_buckets: usize,
+    /// Keep the [`Timeline`] (for the HTML report), with these limits.
+    pub timeline: Option<TimelineOptions>,
 }
 
 impl Default for Options {
@@ -115,6 +118,7 @@ impl Default for Options {
             tgids: HashMap::new(),
             gap_ns: 100_000,
             load_buckets: 60,
+            timeline: None,
         }
     }
 }
@@ -174,6 +178,10 @@ pub struct AnalyzeReport {
     /// nothing to compare.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// Every slice, wake-up and span, when [`Options::timeline`] asked for it (not in the
+    /// JSON: the HTML report embeds it as columns).
+    #[serde(skip)]
+    pub timeline: Option<Timeline>,
 }
 
 /// Runs the state machine and the analyses over every event of `source`, in one pass.
@@ -219,6 +227,7 @@ pub fn analyze_trace(
         let only = Options {
             sections: vec![Section::Functions],
             tgids: other.tgids(),
+            timeline: None,
             ..options.clone()
         };
         let theirs = analyze(&mut *other.events()?, &only)?;

@@ -29,7 +29,7 @@ mod parse;
 
 use std::fmt;
 
-pub use parse::{Form, ParseError};
+pub use parse::{Form, ParseError, EXCERPT};
 
 /// Highest CPU number accepted by the parsers plus one.
 ///
@@ -61,7 +61,14 @@ impl CpuSet {
     /// `0-15:2/4` (in each group of 4, the first 2) that the kernel accepts.
     /// An empty or all-blank string is the empty set, as the kernel prints it.
     pub fn parse_list(s: &str) -> Result<CpuSet, ParseError> {
-        parse::list(s)
+        parse::list(s, None)
+    }
+
+    /// Parses the list form as the kernel reads a boot option's CPU list
+    /// (`nohz_full=2-N`, `bitmap_parselist`): `N` at either end of a range stands for
+    /// `last`, the highest CPU the machine may have. Errors name the column of `s`.
+    pub fn parse_list_with_last(s: &str, last: u32) -> Result<CpuSet, ParseError> {
+        parse::list(s, Some(last))
     }
 
     /// Parses the kernel's hex mask form: `ff,ffffffff` (32-bit groups, most
@@ -73,7 +80,7 @@ impl CpuSet {
     /// Parses either form, as told by `form`.
     pub fn parse(s: &str, form: Form) -> Result<CpuSet, ParseError> {
         match form {
-            Form::List => parse::list(s),
+            Form::List => parse::list(s, None),
             Form::Mask => parse::mask(s),
         }
     }

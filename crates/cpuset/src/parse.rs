@@ -19,7 +19,8 @@ pub enum Form {
 pub struct ParseError {
     /// `list` or `mask`.
     pub form: &'static str,
-    /// The whole input, trimmed.
+    /// The input, trimmed: all of it up to [`EXCERPT`] bytes; of a longer one the
+    /// [`EXCERPT`] or so around the column, with `...` where it was cut.
     pub input: String,
     /// 1-based column (in bytes) of the first offending character.
     pub column: usize,
@@ -32,6 +33,8 @@ struct Cursor<'a> {
     input: &'a str,
     bytes: &'a [u8],
     pos: usize,
+    /// What `N` stands for at a range's ends, where it is accepted.
+    last: Option<u32>,
 }
 
 impl<'a> Cursor<'a> {
@@ -41,13 +44,14 @@ impl<'a> Cursor<'a> {
             input,
             bytes: input.as_bytes(),
             pos: 0,
+            last: None,
         }
     }
 
     fn error(&self, expected: &'static str) -> ParseError {
         ParseError {
             form: self.form,
-            input: self.input.to_string(),
+            input: excerpt(self.input, self.pos),
             column: self.pos + 1,
             expected,
         }
@@ -82,21 +86,64 @@ impl<'a> Cursor<'a> {
         }
         Ok(value as u32)
     }
+
+    /// A CPU number at either end of a range: a number, or `N` where it is accepted.
+    fn end(&mut self, expected: &'static str) -> Result<u32, ParseError> {
+        match self.last {
+            Some(last) if self.peek() == Some(b'N') => {
+                self.pos += 1;
+                Ok(last)
+            }
+            _ => self.number(expected),
+        }
+    }
 }
 
-pub(crate) fn list(s: &str) -> Result<CpuSet, ParseError> {
+/// The list form; with `last`, `N` at either end of a range stands for it.
+/// The most bytes of the input a [`ParseError`] holds: a list of millions of CPUs
+/// would otherwise be copied whole into its error (and its message).
+pub const EXCERPT: usize = 80;
+
+/// `input`, or when longer than [`EXCERPT`] the part around byte `pos`, marked `...`
+/// where cut.
+fn excerpt(input: &str, pos: usize) -> String {
+    if input.len() <= EXCERPT {
+        return input.to_string();
+    }
+    let mut start = pos.saturating_sub(EXCERPT / 2).min(input.len() - EXCERPT);
+    while !input.is_char_boundary(start) {
+        start -= 1;
+    }
+    let mut end = (start + EXCERPT).min(input.len());
+    while !input.is_char_boundary(end) {
+        end -= 1;
+    }
+    let mut out = String::with_capacity(EXCERPT + 6);
+    if start > 0 {
+        out.push_str("...");
+    }
+    out.push_str(&input[start..end]);
+    if end < input.len() {
+        out.push_str("...");
+    }
+    out
+}
+
+/// The list form; with `last`, `N` at either end of a range stands for it.
+pub(crate) fn list(s: &str, last: Option<u32>) -> Result<CpuSet, ParseError> {
     let s = s.trim();
     let mut set = CpuSet::new();
     if s.is_empty() {
         return Ok(set);
     }
     let mut c = Cursor::new("list", s);
+    c.last = last;
     loop {
         let region_start = c.pos;
-        let start = c.number("a CPU number")?;
+        let start = c.end("a CPU number")?;
         let mut end = start;
         if c.eat(b'-') {
-            end = c.number("a CPU number after '-'")?;
+            end = c.end("a CPU number after '-'")?;
             if end < start {
                 c.pos = region_start;
                 return Err(c.error("a range whose end is not below its start"));

@@ -95,6 +95,45 @@ fn list_errors_name_column_and_expectation() {
 }
 
 #[test]
+fn errors_of_long_inputs_hold_an_excerpt() {
+    let long = format!("{}x{}", "0,".repeat(100), ",1".repeat(100));
+    let e = CpuSet::parse_list(&long).unwrap_err();
+    assert_eq!(e.column, 201);
+    assert_eq!(
+        e.input,
+        format!("...{}x{}...", "0,".repeat(20), ",1".repeat(19) + ",")
+    );
+    let e = CpuSet::parse_list(&format!("x{}", ",1".repeat(100))).unwrap_err();
+    assert_eq!((e.column, e.input.len()), (1, 83));
+    assert!(e.input.starts_with("x,1"), "{}", e.input);
+    let e = CpuSet::parse_list(&format!("{}é", "1,".repeat(100))).unwrap_err();
+    assert_eq!(e.column, 201);
+    assert!(
+        e.input.starts_with("...") && e.input.ends_with("é"),
+        "{}",
+        e.input
+    );
+    let short = "0,".repeat(39) + "x";
+    assert_eq!(CpuSet::parse_list(&short).unwrap_err().input, short);
+}
+
+#[test]
+fn last_cpu_as_n() {
+    let with = |s: &str| CpuSet::parse_list_with_last(s, 15);
+    assert_eq!(with("2-N").unwrap().to_string(), "2-15");
+    assert_eq!(with("N").unwrap().to_string(), "15");
+    assert_eq!(with("0-N:1/4").unwrap().to_string(), "0,4,8,12");
+    assert_eq!(with("N:1/4,1").unwrap().to_string(), "1,15");
+    assert_eq!(with("1-3").unwrap(), list("1-3"));
+    // Only at a range's ends, once, and never in the plain list form.
+    assert_eq!(with("NN").unwrap_err().column, 2);
+    assert_eq!(with("N5").unwrap_err().column, 2);
+    assert_eq!(with("0-7:N/4").unwrap_err().column, 5);
+    assert_eq!(with("N-3").unwrap_err().column, 1);
+    assert_eq!(CpuSet::parse_list("2-N").unwrap_err().column, 3);
+}
+
+#[test]
 fn mask_errors_name_column_and_expectation() {
     let e = CpuSet::parse_mask("fg").unwrap_err();
     assert_eq!(e.column, 2);

@@ -1,5 +1,7 @@
 //! cgroups: which hierarchy holds cpuset, and the cpuset tree.
 
+use std::borrow::Cow;
+
 use jitterlab_cpuset::CpuSet;
 use serde::Serialize;
 
@@ -70,23 +72,31 @@ pub struct Cpuset {
     pub tasks: usize,
 }
 
-/// One line of /proc/self/mountinfo: the fields jitterlab uses.
+/// The file systems whose mounts jitterlab uses: cgroup v1 (`cpuset` is how
+/// `mount -t cpuset` may be listed), cgroup2, and tracefs (also below debugfs).
+pub const MOUNT_TYPES: [&str; 5] = ["cgroup", "cgroup2", "cpuset", "tracefs", "debugfs"];
+
+/// One line of /proc/self/mountinfo: the fields jitterlab uses, borrowed from the text
+/// (a copy only where an octal escape was undone).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Mount {
+pub struct Mount<'a> {
     /// Where it is mounted (octal escapes undone).
-    pub point: String,
+    pub point: Cow<'a, str>,
     /// The directory of the file system that is mounted there (field 4).
-    pub root: String,
+    pub root: Cow<'a, str>,
     /// The file system type (`cgroup`, `cgroup2`, `proc`, ...).
-    pub fstype: String,
+    pub fstype: &'a str,
     /// The super-block options (for cgroup v1: the controllers).
-    pub superopts: String,
+    pub superopts: &'a str,
 }
 
-/// Parses /proc/self/mountinfo text.
-pub fn parse_mountinfo(path: &std::path::Path, text: &str) -> Result<Vec<Mount>> {
-    let mut mounts = Vec::new();
-    for (i, line) in text.lines().enumerate() {
+/// The mounts of /proc/self/mountinfo text, a line at a time: each line is checked as
+/// it comes (an error names `path` and the line), nothing is collected.
+pub fn mounts<'a>(
+    path: &'a std::path::Path,
+    text: &'a str,
+) -> impl Iterator<Item = Result<Mount<'a>>> + 'a {
+    text.lines().enumerate().map(move |(i, line)| {
         let Some((left, right)) = line.split_once(" - ") else {
             return Err(Error::parse(
                 path,
@@ -100,62 +110,93 @@ pub fn parse_mountinfo(path: &std::path::Path, text: &str) -> Result<Vec<Mount>>
         let mut r = right.split_whitespace();
         let (fstype, _source, superopts) = (r.next(), r.next(), r.next());
         match (point, fstype) {
-            (Some(p), Some(f)) => mounts.push(Mount {
+            (Some(p), Some(f)) => Ok(Mount {
                 point: unescape(p),
                 root: unescape(mount_root.unwrap_or("/")),
-                fstype: f.to_string(),
-                superopts: superopts.unwrap_or("").to_string(),
+                fstype: f,
+                superopts: superopts.unwrap_or(""),
             }),
-            _ => {
-                return Err(Error::parse(
-                    path,
-                    i + 1,
-                    "a mount point and a file system type",
-                    line,
-                ))
-            }
+            _ => Err(Error::parse(
+                path,
+                i + 1,
+                "a mount point and a file system type",
+                line,
+            )),
+        }
+    })
+}
+
+/// Parses /proc/self/mountinfo text: every line is checked, and the mounts of the file
+/// systems jitterlab uses ([`MOUNT_TYPES`]) are kept, in order.
+pub fn parse_mountinfo<'a>(path: &'a std::path::Path, text: &'a str) -> Result<Vec<Mount<'a>>> {
+    let mut kept = Vec::new();
+    for m in mounts(path, text) {
+        let m = m?;
+        if MOUNT_TYPES.contains(&m.fstype) {
+            kept.push(m);
         }
     }
-    Ok(mounts)
+    Ok(kept)
 }
 
 /// mountinfo escapes space, tab, newline and backslash as octal.
-fn unescape(s: &str) -> String {
-    s.replace("\\040", " ")
-        .replace("\\011", "\t")
-        .replace("\\012", "\n")
-        .replace("\\134", "\\")
+fn unescape(s: &str) -> Cow<'_, str> {
+    if !s.contains('\\') {
+        return Cow::Borrowed(s);
+    }
+    Cow::Owned(
+        s.replace("\\040", " ")
+            .replace("\\011", "\t")
+            .replace("\\012", "\n")
+            .replace("\\134", "\\"),
+    )
 }
 
 impl Cgroups {
     /// Reads the mounts and walks the cpuset hierarchy.
     pub fn read(root: &Root) -> Result<Cgroups> {
-        let mounts = parse_mountinfo(
-            &root.path("/proc/self/mountinfo"),
-            &root.read("/proc/self/mountinfo")?,
-        )?;
+        let path = root.path("/proc/self/mountinfo");
+        let text = root.read("/proc/self/mountinfo")?;
+        // The mounts are looked at as they are read: the v1 ones, the last v1 mount of
+        // cpuset, the first cgroup2 one.
         let mut v1_mounts = Vec::new();
         let mut cpuset_v1 = None;
-        for m in mounts.iter().filter(|m| m.fstype == "cgroup") {
-            let ctrls: Vec<&str> = m
-                .superopts
-                .split(',')
-                .filter(|o| !matches!(*o, "rw" | "ro") && !o.contains("relatime"))
-                .collect();
-            if ctrls.contains(&"cpuset") {
-                cpuset_v1 = Some((m, ctrls.contains(&"noprefix")));
+        let mut v2 = None;
+        for m in mounts(&path, &text) {
+            let m = m?;
+            match m.fstype {
+                "cgroup" => {
+                    let ctrls = || {
+                        m.superopts
+                            .split(',')
+                            .filter(|o| !matches!(*o, "rw" | "ro") && !o.contains("relatime"))
+                    };
+                    if ctrls().any(|c| c == "cpuset") {
+                        let noprefix = ctrls().any(|c| c == "noprefix");
+                        cpuset_v1 = Some((m.clone(), noprefix));
+                    }
+                    let mut joined = String::new();
+                    for (i, c) in ctrls().enumerate() {
+                        if i > 0 {
+                            joined.push(',');
+                        }
+                        joined.push_str(c);
+                    }
+                    v1_mounts.push((joined, m.point.into_owned()));
+                }
+                "cgroup2" if v2.is_none() => v2 = Some(m),
+                _ => {}
             }
-            v1_mounts.push((ctrls.join(","), m.point.clone()));
         }
-        let v2 = mounts.iter().find(|m| m.fstype == "cgroup2");
+        let v2 = v2.as_ref();
         let layout = match (v1_mounts.is_empty(), v2.is_some()) {
             (false, true) => Layout::Hybrid,
             (false, false) => Layout::V1,
             (true, true) => Layout::V2,
             (true, false) => Layout::None,
         };
-        let (cpuset_version, cpuset_at, noprefix) = match (cpuset_v1, v2) {
-            (Some((m, noprefix)), _) => (Some(1), Some(m), noprefix),
+        let (cpuset_version, cpuset_at, noprefix) = match (&cpuset_v1, v2) {
+            (Some((m, noprefix)), _) => (Some(1), Some(m), *noprefix),
             (None, Some(m)) => {
                 let ctrls = root
                     .read_opt(format!("{}/cgroup.controllers", m.point))?
@@ -179,12 +220,12 @@ impl Cgroups {
             };
             w.walk("/", &mut cpusets)?;
         }
-        let cpuset_mount = cpuset_at.map(|m| m.point.clone());
-        let cpuset_mount_root = cpuset_at.map(|m| m.root.clone());
+        let cpuset_mount = cpuset_at.map(|m| m.point.to_string());
+        let cpuset_mount_root = cpuset_at.map(|m| m.root.to_string());
         Ok(Cgroups {
             layout,
             v1_mounts,
-            v2_mount: v2.map(|m| m.point.clone()),
+            v2_mount: v2.map(|m| m.point.to_string()),
             cpuset_version,
             cpuset_mount,
             cpuset_mount_root,
@@ -316,5 +357,46 @@ impl Walk<'_> {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mountinfo_keeps_the_mounts_jitterlab_uses() {
+        let text = "22 27 0:21 / /proc rw,relatime - proc proc rw\n\
+            30 25 0:26 / /sys/fs/cgroup/cpu\\040set rw shared:11 - cgroup cgroup rw,cpuset\n\
+            31 25 0:27 /sub /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n\
+            32 25 0:28 / /sys/kernel/tracing rw - tracefs tracefs rw\n";
+        let path = std::path::Path::new("mountinfo");
+        let kept = parse_mountinfo(path, text).unwrap();
+        let kept: Vec<(&str, &str, &str)> = kept
+            .iter()
+            .map(|m| (&*m.point, &*m.root, m.fstype))
+            .collect();
+        assert_eq!(
+            kept,
+            [
+                ("/sys/fs/cgroup/cpu set", "/", "cgroup"),
+                ("/sys/fs/cgroup/unified", "/sub", "cgroup2"),
+                ("/sys/kernel/tracing", "/", "tracefs"),
+            ]
+        );
+        assert_eq!(mounts(path, text).count(), 4);
+        assert!(matches!(
+            mounts(path, text).next(),
+            Some(Ok(Mount {
+                point: Cow::Borrowed("/proc"),
+                ..
+            }))
+        ));
+        let e = parse_mountinfo(path, "22 27 0:21 / /proc rw - proc proc rw\nbad\n").unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("mountinfo:2: expected a mountinfo line"),
+            "{e}"
+        );
     }
 }

@@ -1,26 +1,36 @@
 //! The kernel command line (`/proc/cmdline`) and the isolation options in it.
+//!
+//! The line is held once, as read; its parameters are split from it when asked for
+//! (as slices of it, an owned copy only for a word with quotes), never collected: a
+//! 16 MB line of short options would cost some 400 bytes an option as strings.
+
+use std::borrow::Cow;
 
 use jitterlab_cpuset::CpuSet;
+use serde::ser::{SerializeStruct, Serializer};
 use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::root::Root;
 
 /// The kernel's parameters, in order; what follows `--` belongs to init and is left out.
-#[derive(Clone, Debug, Default, Serialize)]
+/// Serialized as `{"raw": LINE, "params": [[KEY, VALUE or null], ...]}`.
+#[derive(Clone, Debug, Default)]
 pub struct Cmdline {
-    /// The full line as the kernel gave it.
+    /// The full line as the kernel gave it (trimmed).
     pub raw: String,
-    /// `key` or `key=value` parameters before any `--`.
-    pub params: Vec<(String, Option<String>)>,
 }
+
+/// One parameter: `key`, and the value of `key=value`.
+pub type Param<'a> = (Cow<'a, str>, Option<Cow<'a, str>>);
 
 /// What the command line asks of CPU isolation.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct BootIsolation {
     /// `isolcpus=`: the CPUs; absent when the option is not given.
     pub isolcpus: Option<CpuSet>,
-    /// `isolcpus=` flags (`domain`, `managed_irq`, `nohz`); `domain` when none is given.
+    /// `isolcpus=` flags (`domain`, `managed_irq`, `nohz`), each once, in the order
+    /// first given; `domain` when none is given.
     pub isolcpus_flags: Vec<String>,
     /// `nohz_full=`.
     pub nohz_full: Option<CpuSet>,
@@ -35,117 +45,188 @@ pub struct BootIsolation {
 impl Cmdline {
     /// Reads `/proc/cmdline`.
     pub fn read(root: &Root) -> Result<Cmdline> {
-        Ok(Cmdline::parse(&root.read("/proc/cmdline")?))
+        Ok(Cmdline::from_string(root.read("/proc/cmdline")?))
     }
 
-    /// Splits a command line into parameters. Double-quoted values may hold spaces.
+    /// A command line. Double-quoted values may hold spaces.
     pub fn parse(raw: &str) -> Cmdline {
-        let mut params = Vec::new();
-        let mut word = String::new();
-        let mut quoted = false;
-        let mut words = Vec::new();
-        for c in raw.trim().chars() {
-            match c {
-                '"' => quoted = !quoted,
-                c if c.is_whitespace() && !quoted => {
-                    if !word.is_empty() {
-                        words.push(std::mem::take(&mut word));
-                    }
-                }
-                c => word.push(c),
-            }
-        }
-        if !word.is_empty() {
-            words.push(word);
-        }
-        for w in words {
-            if w == "--" {
-                break;
-            }
-            match w.split_once('=') {
-                Some((k, v)) => params.push((k.to_string(), Some(v.to_string()))),
-                None => params.push((w, None)),
-            }
-        }
         Cmdline {
             raw: raw.trim().to_string(),
-            params,
         }
+    }
+
+    /// A command line, trimmed in place (no copy).
+    fn from_string(mut raw: String) -> Cmdline {
+        raw.truncate(raw.trim_end().len());
+        let lead = raw.len() - raw.trim_start().len();
+        raw.drain(..lead);
+        Cmdline { raw }
+    }
+
+    /// The `key` or `key=value` parameters before any `--`, in order. A word is split
+    /// at white space outside double quotes, and its quotes are dropped.
+    pub fn params(&self) -> impl Iterator<Item = Param<'_>> + '_ {
+        Words {
+            rest: &self.raw,
+            done: false,
+        }
+        .map(|w| match w {
+            Cow::Borrowed(w) => match w.split_once('=') {
+                Some((k, v)) => (Cow::Borrowed(k), Some(Cow::Borrowed(v))),
+                None => (Cow::Borrowed(w), None),
+            },
+            Cow::Owned(w) => match w.split_once('=') {
+                Some((k, v)) => (Cow::Owned(k.to_string()), Some(Cow::Owned(v.to_string()))),
+                None => (Cow::Owned(w), None),
+            },
+        })
     }
 
     /// The value of the last `key=value` (the kernel honours the last one), or
     /// `Some("")` for a bare `key`.
-    pub fn get(&self, key: &str) -> Option<&str> {
-        self.params
-            .iter()
-            .rev()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_deref().unwrap_or(""))
+    pub fn get(&self, key: &str) -> Option<Cow<'_, str>> {
+        self.params()
+            .filter(|(k, _)| k == key)
+            .last()
+            .map(|(_, v)| v.unwrap_or(Cow::Borrowed("")))
     }
 
     /// Whether `key` is given, with or without a value.
     pub fn has(&self, key: &str) -> bool {
-        self.get(key).is_some()
+        self.params().any(|(k, _)| k == key)
     }
 
     /// The isolation options, parsed. `possible` gives the meaning of the
     /// kernel's `N` (the last CPU) and `all` in boot CPU lists. A malformed CPU
     /// list is an error that names the option.
     pub fn isolation(&self, possible: &CpuSet) -> Result<BootIsolation> {
-        let list = |key: &str| -> Result<Option<CpuSet>> {
-            self.get(key)
-                .map(|v| boot_cpu_list(key, v, possible))
-                .transpose()
+        // One pass over the line for the last value of each option.
+        let [mut isolcpus, mut nohz_full, mut rcu_nocbs, mut irqaffinity] =
+            [None, None, None, None];
+        let mut threadirqs = false;
+        for (k, v) in self.params() {
+            let slot = match &*k {
+                "isolcpus" => &mut isolcpus,
+                "nohz_full" => &mut nohz_full,
+                "rcu_nocbs" => &mut rcu_nocbs,
+                "irqaffinity" => &mut irqaffinity,
+                "threadirqs" => {
+                    threadirqs = true;
+                    continue;
+                }
+                _ => continue,
+            };
+            *slot = Some(v.unwrap_or(Cow::Borrowed("")));
+        }
+        let list = |key: &str, v: Option<Cow<'_, str>>| -> Result<Option<CpuSet>> {
+            v.map(|v| boot_cpu_list(key, &v, possible)).transpose()
         };
         let mut iso = BootIsolation {
-            nohz_full: list("nohz_full")?,
-            rcu_nocbs: list("rcu_nocbs")?,
-            irqaffinity: list("irqaffinity")?,
-            threadirqs: self.has("threadirqs"),
+            nohz_full: list("nohz_full", nohz_full)?,
+            rcu_nocbs: list("rcu_nocbs", rcu_nocbs)?,
+            irqaffinity: list("irqaffinity", irqaffinity)?,
+            threadirqs,
             ..BootIsolation::default()
         };
-        if let Some(v) = self.get("isolcpus") {
-            let mut rest = Vec::new();
-            for item in v.split(',') {
-                match item {
-                    "domain" | "managed_irq" | "nohz" => iso.isolcpus_flags.push(item.to_string()),
-                    _ => rest.push(item),
+        if let Some(v) = isolcpus {
+            let is_flag = |item: &str| matches!(item, "domain" | "managed_irq" | "nohz");
+            for item in v.split(',').filter(|i| is_flag(i)) {
+                if !iso.isolcpus_flags.iter().any(|f| f == item) {
+                    iso.isolcpus_flags.push(item.to_string());
                 }
             }
-            if iso.isolcpus_flags.is_empty() {
+            // The CPUs are the items that are no flag: the value itself when it has none.
+            let cpus = if iso.isolcpus_flags.is_empty() {
                 iso.isolcpus_flags.push("domain".to_string());
-            }
-            iso.isolcpus = Some(boot_cpu_list("isolcpus", &rest.join(","), possible)?);
+                Cow::Borrowed(&*v)
+            } else {
+                let mut rest = String::with_capacity(v.len());
+                for (i, item) in v.split(',').filter(|i| !is_flag(i)).enumerate() {
+                    if i > 0 {
+                        rest.push(',');
+                    }
+                    rest.push_str(item);
+                }
+                Cow::Owned(rest)
+            };
+            iso.isolcpus = Some(boot_cpu_list("isolcpus", &cpus, possible)?);
         }
         Ok(iso)
+    }
+}
+
+impl Serialize for Cmdline {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        /// The parameters, serialized as they are split (never collected).
+        struct Params<'a>(&'a Cmdline);
+        impl Serialize for Params<'_> {
+            fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+                s.collect_seq(self.0.params())
+            }
+        }
+        let mut st = s.serialize_struct("Cmdline", 2)?;
+        st.serialize_field("raw", &self.raw)?;
+        st.serialize_field("params", &Params(self))?;
+        st.end()
+    }
+}
+
+/// The words of a command line up to `--`: white space outside double quotes separates
+/// them, quotes are dropped, and a word left empty is none. A word without quotes is a
+/// slice of the line.
+struct Words<'a> {
+    rest: &'a str,
+    done: bool,
+}
+
+impl<'a> Iterator for Words<'a> {
+    type Item = Cow<'a, str>;
+
+    fn next(&mut self) -> Option<Cow<'a, str>> {
+        while !self.done {
+            let s = self.rest.trim_start();
+            if s.is_empty() {
+                self.done = true;
+                return None;
+            }
+            let mut quoted = false;
+            let mut quotes = false;
+            let end = s
+                .char_indices()
+                .find(|&(_, c)| {
+                    if c == '"' {
+                        quoted = !quoted;
+                        quotes = true;
+                    }
+                    c.is_whitespace() && !quoted
+                })
+                .map_or(s.len(), |(i, _)| i);
+            self.rest = &s[end..];
+            let word = if quotes {
+                Cow::Owned(s[..end].replace('"', ""))
+            } else {
+                Cow::Borrowed(&s[..end])
+            };
+            if word == "--" {
+                self.done = true;
+            } else if !word.is_empty() {
+                return Some(word);
+            }
+        }
+        None
     }
 }
 
 /// Parses a CPU list of a boot option, where the kernel also accepts `all`
 /// and `N` for the last possible CPU (`nohz_full=2-N`).
 fn boot_cpu_list(key: &str, value: &str, possible: &CpuSet) -> Result<CpuSet> {
-    let last = possible.last().unwrap_or(0).to_string();
-    let value = if value.trim() == "all" {
-        format!("0-{last}")
+    let last = possible.last().unwrap_or(0);
+    let set = if value.trim() == "all" {
+        CpuSet::parse_list(&format!("0-{last}"))
     } else {
-        value
-            .split(',')
-            .map(|part| {
-                part.split('-')
-                    .map(|end| match end.strip_prefix('N') {
-                        // N, or N:2/4 at the end of a strided range
-                        Some(rest) if rest.is_empty() || rest.starts_with(':') => {
-                            format!("{last}{rest}")
-                        }
-                        _ => end.to_string(),
-                    })
-                    .collect::<Vec<_>>()
-                    .join("-")
-            })
-            .collect::<Vec<_>>()
-            .join(",")
+        CpuSet::parse_list_with_last(value, last)
     };
-    CpuSet::parse_list(&value).map_err(|cause| Error::CpuSet {
+    set.map_err(|cause| Error::CpuSet {
         path: format!("/proc/cmdline {key}=").into(),
         cause,
     })
@@ -158,9 +239,9 @@ mod tests {
     #[test]
     fn stops_at_init_arguments() {
         let c = Cmdline::parse("quiet panic=1 -- --firecracker-init --addr 0.0.0.0:2024\n");
-        assert_eq!(c.params.len(), 2);
-        assert_eq!(c.get("panic"), Some("1"));
-        assert_eq!(c.get("quiet"), Some(""));
+        assert_eq!(c.params().count(), 2);
+        assert_eq!(c.get("panic").as_deref(), Some("1"));
+        assert_eq!(c.get("quiet").as_deref(), Some(""));
         assert!(!c.has("--addr"));
     }
 
@@ -175,7 +256,46 @@ mod tests {
         assert_eq!(iso.nohz_full.unwrap().to_string(), "2-3");
         assert_eq!(iso.irqaffinity.unwrap().to_string(), "0-1");
         assert!(iso.threadirqs);
-        assert_eq!(c.get("dyndbg"), Some("a b"));
+        assert_eq!(c.get("dyndbg").as_deref(), Some("a b"));
+    }
+
+    #[test]
+    fn words_quotes_and_serialized_form() {
+        let c = Cmdline::parse("  ro a=\"x y\" \"b=1 2\"c \"\" e=  f=g=h\t\"--\" after\n");
+        let params: Vec<_> = c.params().collect();
+        assert_eq!(
+            params,
+            [
+                ("ro".into(), None),
+                ("a".into(), Some("x y".into())),
+                ("b".into(), Some("1 2c".into())),
+                ("e".into(), Some("".into())),
+                ("f".into(), Some("g=h".into())),
+            ]
+        );
+        assert!(
+            matches!(params[0].0, Cow::Borrowed(_)),
+            "a word without quotes is a slice"
+        );
+        assert_eq!(
+            serde_json::to_string(&c).unwrap(),
+            r#"{"raw":"ro a=\"x y\" \"b=1 2\"c \"\" e=  f=g=h\t\"--\" after","params":[["ro",null],["a","x y"],["b","1 2c"],["e",""],["f","g=h"]]}"#
+        );
+        assert_eq!(Cmdline::from_string(" \n a=1 \n".into()).raw, "a=1");
+        assert_eq!(Cmdline::parse("").params().count(), 0);
+    }
+
+    #[test]
+    fn isolcpus_flags_once_and_anywhere() {
+        let iso = Cmdline::parse("isolcpus=2,domain,3,nohz,domain,,4 isolcpus=1,nohz,domain,2")
+            .isolation(&CpuSet::first_n(8))
+            .unwrap();
+        assert_eq!(iso.isolcpus.unwrap().to_string(), "1-2");
+        assert_eq!(iso.isolcpus_flags, ["nohz", "domain"]);
+        let e = Cmdline::parse("isolcpus=2,domain,,4")
+            .isolation(&CpuSet::first_n(8))
+            .unwrap_err();
+        assert!(e.to_string().contains("\"2,,4\" at column 3"), "{e}");
     }
 
     #[test]

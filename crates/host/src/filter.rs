@@ -75,7 +75,7 @@ impl Filter {
     pub fn irqs_view(&self, map: &mut IrqMap) {
         map.irqs.retain(|i| {
             let name = self.name.as_ref().is_none_or(|p| i.matches(p));
-            let cpu = self.cpus_meet(i.delivered_to()) || self.cpus_meet(i.affinity.as_ref());
+            let cpu = self.cpus_meet(i.delivered_to()) || self.cpus_meet(i.affinity());
             name && cpu
         });
         if self.name.is_some() {

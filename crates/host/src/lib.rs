@@ -29,7 +29,7 @@
 //! let text = "           CPU0       CPU1\n 36:          0      30791  PCI-MSIX-0000:00:02.0   1-edge      virtio1-req.0\nLOC:       7126       8872   Local timer interrupts\nERR:          0\n";
 //! let (cpus, irqs, counters) = parse_interrupts("/proc/interrupts".as_ref(), text)?;
 //! assert_eq!(cpus, [0, 1]);
-//! assert_eq!(irqs[0].actions, ["virtio1-req.0"]);
+//! assert_eq!(irqs[0].actions().collect::<Vec<_>>(), ["virtio1-req.0"]);
 //! assert_eq!(irqs[0].counts, [0, 30791]);
 //! assert_eq!(counters[1].name, "ERR");
 //! assert!(!counters[1].per_cpu);

@@ -50,7 +50,10 @@ fn irq_numbers_and_counts_match_proc_interrupts() {
             );
         }
         let sys = fs::read_to_string(format!("/proc/irq/{}/smp_affinity_list", irq.irq)).unwrap();
-        assert_eq!(irq.affinity, Some(CpuSet::parse_list(&sys).unwrap()));
+        assert_eq!(
+            irq.affinity().cloned(),
+            Some(CpuSet::parse_list(&sys).unwrap())
+        );
     }
     let online =
         CpuSet::parse_list(&fs::read_to_string("/sys/devices/system/cpu/online").unwrap()).unwrap();

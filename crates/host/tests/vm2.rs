@@ -43,17 +43,17 @@ fn irqs_affinity_actions_and_counters() {
     assert_eq!(map.cpus, [0, 1]);
     assert_eq!(map.irqs.len(), 19);
     let blk = map.irq(36).unwrap();
-    assert_eq!(blk.actions, ["virtio1-req.0"]);
-    assert_eq!(blk.chip, "PCI-MSIX-0000:00:02.0");
-    assert_eq!(blk.hwirq.as_deref(), Some("1"));
-    assert_eq!(blk.trigger.as_deref(), Some("edge"));
-    assert_eq!(blk.affinity, Some(list("0-1")));
-    assert_eq!(blk.effective, Some(list("1")));
+    assert_eq!(blk.actions().collect::<Vec<_>>(), ["virtio1-req.0"]);
+    assert_eq!(blk.chip(), "PCI-MSIX-0000:00:02.0");
+    assert_eq!(blk.hwirq(), Some("1"));
+    assert_eq!(blk.trigger(), Some("edge"));
+    assert_eq!(blk.affinity().cloned(), Some(list("0-1")));
+    assert_eq!(blk.effective().cloned(), Some(list("1")));
     assert_eq!(blk.counts[0], 0);
     assert!(blk.counts[1] > 10_000);
     let acpi = map.irq(24).unwrap();
-    assert_eq!(acpi.actions, ["ACPI:Ged"]);
-    assert_eq!(acpi.chip, "IO-APIC");
+    assert_eq!(acpi.actions().collect::<Vec<_>>(), ["ACPI:Ged"]);
+    assert_eq!(acpi.chip(), "IO-APIC");
     assert_eq!(map.default_affinity, Some(list("0-1")));
     let loc = map.counters.iter().find(|c| c.name == "LOC").unwrap();
     assert!(loc.per_cpu);
@@ -74,11 +74,7 @@ fn irqs_affinity_actions_and_counters() {
     );
     // Every effective affinity is inside the configured one on this machine.
     for irq in &map.irqs {
-        assert!(irq
-            .effective
-            .as_ref()
-            .unwrap()
-            .is_subset(irq.affinity.as_ref().unwrap()));
+        assert!(irq.effective().unwrap().is_subset(irq.affinity().unwrap()));
     }
 }
 

@@ -140,16 +140,16 @@ fn twelve_count_columns_for_twelve_online_cpus() {
     assert_eq!(map.cpus, (0..12).collect::<Vec<_>>());
     let usb = map.irq(16).unwrap();
     assert_eq!(
-        usb.actions,
+        usb.actions().collect::<Vec<_>>(),
         ["ehci_hcd:usb1", "i801_smbus"],
         "no sysfs: parsed from the row"
     );
-    assert_eq!(usb.chip, "IR-IO-APIC");
-    assert_eq!(usb.trigger.as_deref(), Some("fasteoi"));
+    assert_eq!(usb.chip(), "IR-IO-APIC");
+    assert_eq!(usb.trigger(), Some("fasteoi"));
     assert_eq!(usb.counts, vec![3; 12]);
     assert_eq!(usb.total(), 36);
-    assert_eq!(usb.effective, Some(list("1")));
-    assert_eq!(map.irq(0).unwrap().actions, ["timer"]);
+    assert_eq!(usb.effective().cloned(), Some(list("1")));
+    assert_eq!(map.irq(0).unwrap().actions().collect::<Vec<_>>(), ["timer"]);
     assert_eq!(map.default_affinity, Some(list("0-1")), "mask 003");
     let err = map.counters.iter().find(|c| c.name == "ERR").unwrap();
     assert!(!err.per_cpu);
@@ -225,25 +225,26 @@ fn wide_masks_over_32_cpus() {
     let map = IrqMap::read(&root).unwrap();
     assert_eq!(map.cpus.len(), 128);
     let nic = map.irq(100).unwrap();
-    assert_eq!(nic.affinity, Some(list("0-3,64-127")));
-    assert_eq!(nic.effective, Some(list("64")));
-    assert_eq!(nic.affinity_hint, Some(list("0")));
-    assert_eq!(nic.node, Some(1));
+    assert_eq!(nic.affinity().cloned(), Some(list("0-3,64-127")));
+    assert_eq!(nic.effective().cloned(), Some(list("64")));
+    assert_eq!(nic.affinity_hint().cloned(), Some(list("0")));
+    assert_eq!(nic.node(), Some(1));
     assert_eq!(nic.counts.len(), 128);
     assert_eq!(map.default_affinity, Some(CpuSet::first_n(128)));
     // Several actions from sysfs, which wins over the /proc/interrupts text.
     let eth = map.irq(101).unwrap();
-    assert_eq!(eth.actions, ["eth0-rx", "eth0-tx"]);
-    assert_eq!(eth.chip, "IR-PCI-MSI-0000:00:1f.6");
-    assert_eq!(eth.hwirq.as_deref(), Some("520192"));
+    assert_eq!(eth.actions().collect::<Vec<_>>(), ["eth0-rx", "eth0-tx"]);
+    assert_eq!(eth.chip(), "IR-PCI-MSI-0000:00:1f.6");
+    assert_eq!(eth.hwirq(), Some("520192"));
     assert_eq!(
-        eth.effective, None,
+        eth.effective().cloned(),
+        None,
         "no effective_affinity_list: delivered_to falls back"
     );
     assert_eq!(eth.delivered_to(), Some(&CpuSet::first_n(128)));
     // The list file and the mask file agree.
     let mask = root.read_cpu_mask("/proc/irq/100/smp_affinity").unwrap();
-    assert_eq!(Some(mask), nic.affinity);
+    assert_eq!(Some(mask), nic.affinity().cloned());
 
     let wq = Workqueues::read(&root).unwrap();
     assert_eq!(wq.cpumask, Some(list("4-127")));

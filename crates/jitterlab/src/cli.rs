@@ -80,6 +80,8 @@ pub enum Command {
     Analyze(cmd::analyze::AnalyzeArgs),
     /// Convert a trace: .dat v6 <-> v7, or to Perfetto / chrome://tracing JSON.
     Convert(cmd::convert::ConvertArgs),
+    /// Write a trace or a saved result as one offline HTML report: timeline, tasks, tables, plots.
+    View(cmd::view::ViewArgs),
     /// Print this help, or a command's (`jitterlab help show irqs`).
     Help(HelpArgs),
 }

@@ -133,6 +133,15 @@ impl From<jitterlab_render::stream::StreamError> for Error {
     }
 }
 
+impl From<jitterlab_render::view::ViewError> for Error {
+    fn from(e: jitterlab_render::view::ViewError) -> Error {
+        match e {
+            jitterlab_render::view::ViewError::Trace(e) => e.into(),
+            e => Error::Failed(e.into()),
+        }
+    }
+}
+
 impl From<jitterlab_trace::Error> for Error {
     fn from(e: jitterlab_trace::Error) -> Error {
         match e.kind {

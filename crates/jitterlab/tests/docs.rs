@@ -15,7 +15,7 @@ fn repo() -> PathBuf {
 }
 
 /// Every Markdown file of the repository, relative to its root; build output, fuzzer
-/// corpora and hidden directories are not the repository's.
+/// corpora, npm's node_modules (web/test) and hidden directories are not the repository's.
 fn markdown_files(root: &Path) -> Vec<PathBuf> {
     fn walk(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) {
         let mut entries: Vec<_> = std::fs::read_dir(dir)
@@ -28,6 +28,7 @@ fn markdown_files(root: &Path) -> Vec<PathBuf> {
             if path.is_dir() {
                 let skip = name.starts_with('.')
                     || name == "target"
+                    || name == "node_modules"
                     || (dir.ends_with("fuzz")
                         && ["corpus", "artifacts", "coverage"].contains(&name.as_str()));
                 if !skip {

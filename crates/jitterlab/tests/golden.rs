@@ -30,6 +30,11 @@ fn data() -> PathBuf {
 /// Runs jitterlab in `dir` with `args` and snapshots what it printed as `<name>.snap`.
 /// `tmp`, when given, prints as `[TMP]`.
 fn golden(name: &str, dir: &Path, args: &[&str], tmp: Option<&Path>) {
+    snapshot(name, &printed(dir, args, tmp));
+}
+
+/// What jitterlab printed, run in `dir` with `args`, with its exit status.
+fn printed(dir: &Path, args: &[&str], tmp: Option<&Path>) -> String {
     let o = Command::new(env!("CARGO_BIN_EXE_jitterlab"))
         .args(args)
         .current_dir(dir)
@@ -60,10 +65,96 @@ fn golden(name: &str, dir: &Path, args: &[&str], tmp: Option<&Path>) {
     if let Some(tmp) = tmp {
         text = text.replace(&tmp.display().to_string(), "[TMP]");
     }
+    text
+}
+
+/// Compares `text` with `tests/snapshots/<name>.snap`.
+fn snapshot(name: &str, text: &str) {
     let mut settings = insta::Settings::clone_current();
     settings.set_snapshot_path(manifest().join("tests/snapshots"));
     settings.set_prepend_module_to_snapshot(false);
     settings.bind(|| insta::assert_snapshot!(name, text));
+}
+
+/// `text` with the size `view` prints after a file name, `(156.0 KiB)`, and in its JSON
+/// (`"bytes": 159696,`) as `[SIZE]`: it changes with the viewer's code.
+fn without_sizes(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find(".html (") {
+        let from = at + ".html (".len();
+        out.push_str(&rest[..from]);
+        let close = rest[from..].find(')').map_or(rest.len(), |c| from + c);
+        out.push_str("[SIZE]");
+        rest = &rest[close..];
+    }
+    out.push_str(rest);
+    out.lines()
+        .map(|l| match l.split_once("\"bytes\": ") {
+            Some((head, _)) => format!("{head}\"bytes\": [SIZE],"),
+            None => l.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n"
+}
+
+#[test]
+fn view() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = |n: &str| tmp.path().join(n).display().to_string();
+    let d = data();
+    let t = Some(tmp.path());
+    std::fs::write(
+        tmp.path().join("show.json"),
+        r#"{"schema": "jitterlab.show", "version": 1, "data": {}}"#,
+    )
+    .unwrap();
+    let mut text = Vec::new();
+    for args in [
+        &["view", "disk-irq-stress.v7.dat", "-o", &out("d.html")][..],
+        &[
+            "view",
+            "disk-irq-stress.v7.dat",
+            "-o",
+            &out("d.html"),
+            "--max-slices",
+            "1000",
+        ],
+        &[
+            "view",
+            "disk-irq-stress.v7.dat",
+            "-o",
+            &out("d.html"),
+            "--json",
+        ],
+        &[
+            "view",
+            "disk-irq-stress.v7.dat",
+            "-o",
+            "disk-irq-stress.v7.dat",
+        ],
+        &[
+            "view",
+            "instances.v7.dat",
+            "-o",
+            &out("i.html"),
+            "--cpu",
+            "0",
+        ],
+        &["view", &out("show.json")],
+        &[
+            "analyze",
+            "cyclictest-idle.v7.dat",
+            "--section",
+            "summary",
+            "--html",
+            &out("c.html"),
+        ],
+    ] {
+        text.push(without_sizes(&printed(&d, args, t)));
+    }
+    snapshot("view", &text.join("\n"));
 }
 
 /// Runs jitterlab against the VM tree.

@@ -358,6 +358,7 @@ fn assert_matches_schema(doc: &serde_json::Value) {
 fn the_json_file_matches_its_schema_and_the_plot_its_histogram() {
     let dir = tempfile::tempdir().unwrap();
     let (json, svg) = (dir.path().join("run.json"), dir.path().join("run.svg"));
+    let html = dir.path().join("run.html");
     let o = probe_cpu0(&[
         "--interval",
         "1ms",
@@ -373,11 +374,33 @@ fn the_json_file_matches_its_schema_and_the_plot_its_histogram() {
         json.to_str().unwrap(),
         "--plot",
         svg.to_str().unwrap(),
+        "--html",
+        html.to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_matches_schema(&doc);
+    // Latency over time holds every sample; the HTML report embeds the same result.
+    let over = &doc["data"]["cpus"][0]["over_time"];
+    let in_time: u64 = over["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .sum();
+    assert_eq!(in_time, 300);
+    let page = std::fs::read_to_string(&html).unwrap();
+    let meta = page
+        .split("id=\"jl-meta\">")
+        .nth(1)
+        .and_then(|m| m.split("</script>").next())
+        .expect("the report's meta element");
+    let meta: serde_json::Value = serde_json::from_str(meta).unwrap();
+    assert_eq!(
+        meta["report"], doc,
+        "the page's result is the --json file's"
+    );
     assert!(!doc["data"]["spikes"]["spikes"]
         .as_array()
         .unwrap()

@@ -140,7 +140,7 @@ pub fn measure(
         clock.sleep_until_ns(next);
         let now = clock.now_ns();
         let latency = now.saturating_sub(next);
-        stats.record(latency);
+        stats.record_at(next.saturating_sub(start), latency);
         live.last_ns.store(latency, Ordering::Relaxed);
         live.max_ns.fetch_max(latency, Ordering::Relaxed);
         live.samples.store(stats.samples(), Ordering::Relaxed);

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use crate::config::Config;
 use crate::probe::Run;
-use crate::stats::{Bucket, Summary};
+use crate::stats::{Bucket, OverTime, Summary};
 
 /// A whole run: environment, configuration, per-CPU results, verdicts.
 #[derive(Clone, Debug, Serialize)]
@@ -54,6 +54,8 @@ pub struct CpuResult {
     pub summary: Summary,
     /// Non-empty HDR buckets, ascending.
     pub buckets: Vec<Bucket>,
+    /// The worst latency per stretch of the run.
+    pub over_time: OverTime,
 }
 
 impl LatencyReport {
@@ -73,6 +75,7 @@ impl LatencyReport {
             .map(|s| CpuResult {
                 summary: s.summary(),
                 buckets: s.buckets(),
+                over_time: s.over_time().clone(),
             })
             .collect();
         let steal_ticks: Vec<(u32, u64)> = steal_after

@@ -20,6 +20,55 @@ pub struct CpuStats {
     missed: u64,
     deadline_misses: u64,
     deadline_ns: u64,
+    over_time: OverTime,
+}
+
+/// The worst latency and the samples per stretch of the run, in at most
+/// [`OverTime::MAX_BUCKETS`] buckets of equal width from the run's start (the width
+/// doubles, merging pairs, as the run goes on): latency over time at a fixed cost.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct OverTime {
+    /// The width of a bucket, ns.
+    pub bucket_ns: u64,
+    /// The worst latency of each bucket, ns (0 with no sample).
+    pub worst_ns: Vec<u64>,
+    /// Samples in each bucket.
+    pub samples: Vec<u64>,
+}
+
+impl OverTime {
+    /// Buckets kept, at most.
+    pub const MAX_BUCKETS: usize = 1024;
+    /// The first width, ns.
+    pub const BASE_NS: u64 = 1_000_000;
+
+    fn new() -> OverTime {
+        OverTime {
+            bucket_ns: Self::BASE_NS,
+            worst_ns: Vec::new(),
+            samples: Vec::new(),
+        }
+    }
+
+    /// Counts a sample of `latency_ns` at `at_ns` from the run's start.
+    pub fn record(&mut self, at_ns: u64, latency_ns: u64) {
+        while at_ns / self.bucket_ns >= Self::MAX_BUCKETS as u64 {
+            self.bucket_ns *= 2;
+            self.worst_ns = self
+                .worst_ns
+                .chunks(2)
+                .map(|p| p.iter().copied().max().unwrap_or(0))
+                .collect();
+            self.samples = self.samples.chunks(2).map(|p| p.iter().sum()).collect();
+        }
+        let i = (at_ns / self.bucket_ns) as usize;
+        if self.worst_ns.len() <= i {
+            self.worst_ns.resize(i + 1, 0);
+            self.samples.resize(i + 1, 0);
+        }
+        self.worst_ns[i] = self.worst_ns[i].max(latency_ns);
+        self.samples[i] += 1;
+    }
 }
 
 /// The summary of one CPU's run; all latencies in ns.
@@ -80,7 +129,20 @@ impl CpuStats {
             missed: 0,
             deadline_misses: 0,
             deadline_ns,
+            over_time: OverTime::new(),
         }
+    }
+
+    /// Records one wake-up latency, `at_ns` after the run's start (also into the
+    /// latency over time).
+    pub fn record_at(&mut self, at_ns: u64, latency_ns: u64) {
+        self.record(latency_ns);
+        self.over_time.record(at_ns, latency_ns.min(u64::MAX / 4));
+    }
+
+    /// The latency over time recorded by [`CpuStats::record_at`].
+    pub fn over_time(&self) -> &OverTime {
+        &self.over_time
     }
 
     /// Records one wake-up latency.
@@ -198,6 +260,30 @@ impl CpuStats {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn over_time_keeps_the_worst_of_each_stretch_in_bounded_buckets() {
+        let mut s = CpuStats::new(0, u64::MAX);
+        // 10 s of 1 ms samples: 10,000 samples, one 500 us spike at 7.3 s.
+        for i in 0..10_000u64 {
+            let lat = if i == 7_300 { 500_000 } else { 5_000 + i % 7 };
+            s.record_at(i * 1_000_000, lat);
+        }
+        let o = s.over_time();
+        assert!(o.worst_ns.len() <= OverTime::MAX_BUCKETS);
+        assert_eq!(o.samples.iter().sum::<u64>(), 10_000);
+        assert_eq!(
+            o.bucket_ns, 16_000_000,
+            "1 ms doubled until 10 s fit 1024 buckets"
+        );
+        let spike = (7_300_000_000 / o.bucket_ns) as usize;
+        assert_eq!(o.worst_ns[spike], 500_000);
+        assert!(o
+            .worst_ns
+            .iter()
+            .enumerate()
+            .all(|(i, &w)| i == spike || w < 5_010));
+    }
 
     #[test]
     fn exact_moments_and_percentiles() {

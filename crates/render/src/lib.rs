@@ -35,7 +35,8 @@
 //!
 //! What it does not do: renderers only lay out and convert units (ns to `12.3 us`,
 //! absent data to `-`); they compute no statistics (percentiles, histograms, plot bins
-//! and verdicts come with the models). There is no HTML or Parquet output yet.
+//! and verdicts come with the models). [`view`] writes the HTML report: the viewer under
+//! `web/` and the model inside one file (docs/html.md). There is no Parquet output yet.
 
 #![deny(missing_docs)]
 
@@ -45,6 +46,7 @@ pub mod live;
 pub mod stream;
 mod table;
 pub mod units;
+pub mod view;
 
 use std::io::{self, Write};
 
@@ -53,8 +55,8 @@ use serde::Serialize;
 pub use convert::{convert, Conversion, ConvertError, OutputFormat};
 pub use export::{
     write_cyclictest_histogram, write_event_line, write_latency_plot, Cyclictest, EventLine,
-    Events, EventsJson, ExportError, ExportManager, Exporter, Json, Opened, PerfettoCounts,
-    PerfettoWriter, Svg, Target, Text,
+    Events, EventsJson, ExportError, ExportManager, Exporter, Html, HtmlModel, Json, Opened,
+    PerfettoCounts, PerfettoWriter, SavedResult, Svg, Target, Text, HTML_FORMAT,
 };
 pub use table::{Align, Col, Table};
 

@@ -92,6 +92,21 @@ pub fn names(items: &[String], max: usize) -> String {
     }
 }
 
+/// A size for people: `812 bytes`, `12.5 KiB`, `3.4 MiB`, `1.2 GiB`.
+pub fn bytes(n: u64) -> String {
+    const K: f64 = 1024.0;
+    let x = n as f64;
+    if n < 1024 {
+        format!("{n} bytes")
+    } else if x < K * K {
+        format!("{:.1} KiB", x / K)
+    } else if x < K * K * K {
+        format!("{:.1} MiB", x / (K * K))
+    } else {
+        format!("{:.1} GiB", x / (K * K * K))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

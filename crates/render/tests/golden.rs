@@ -10,6 +10,7 @@
 
 mod golden {
     pub mod host;
+    pub mod html;
     pub mod latency;
     pub mod partition;
     pub mod table;

@@ -31,7 +31,7 @@ pub const HISTORY_ITEMS: usize = 8192;
 /// Timeline steps kept per spike; the rest are counted.
 const STEPS_KEPT: usize = 40;
 /// The prefix of the markers `jitterlab latency --break` writes.
-const MARKER_PREFIX: &str = "jitterlab:";
+pub const MARKER_PREFIX: &str = "jitterlab:";
 
 /// What one step of a timeline was.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

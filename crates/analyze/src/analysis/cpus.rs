@@ -39,6 +39,8 @@ pub struct CpuRow {
     pub irqs: u64,
     /// Softirq runs.
     pub softirqs: u64,
+    /// Task slices (idle excluded), however they began.
+    pub slices: u64,
     /// Task slices begun by a sched_switch (idle excluded).
     pub switches: u64,
     /// Task slices begun without a switch, inferred from common_pid.
@@ -172,6 +174,7 @@ impl Sink for CpuFold {
             return;
         }
         row.busy_ns += d;
+        row.slices += 1;
         match s.start_kind {
             SliceStart::Switch => row.switches += 1,
             SliceStart::Inferred => row.inferred_switches += 1,

@@ -9,6 +9,7 @@ pub mod functions;
 pub mod irqs;
 pub mod summary;
 pub mod tasks;
+pub mod timeline;
 
 use jitterlab_trace::{ReadStats, TraceMeta};
 
@@ -47,6 +48,7 @@ struct Folds {
     tasks: Option<tasks::TaskFold>,
     irqs: Option<irqs::IrqFold>,
     functions: Option<functions::FunctionFold>,
+    timeline: Option<timeline::TimelineFold>,
 }
 
 impl Analyses {
@@ -61,6 +63,7 @@ impl Analyses {
             functions: options
                 .wants(Section::Functions)
                 .then(functions::FunctionFold::default),
+            timeline: options.timeline.map(timeline::TimelineFold::new),
         };
         Analyses {
             summary: options
@@ -106,6 +109,7 @@ impl Analyses {
             functions: f.functions.map(|a| a.finish(&ctx)).filter(|f| {
                 !f.functions.is_empty() || options.sections.contains(&Section::Functions)
             }),
+            timeline: f.timeline.map(|a| a.finish(&ctx)),
             warnings: Vec::new(),
         }
     }
@@ -145,7 +149,9 @@ impl Sink for Analyses {
     fn migration(&mut self, m: &Migration) {
         self.folds.migration(m);
     }
-    fn anomaly(&mut self, _a: &Anomaly) {}
+    fn anomaly(&mut self, a: &Anomaly) {
+        self.folds.anomaly(a);
+    }
     fn func(&mut self, f: &FuncCall) {
         self.folds.func(f);
     }
@@ -158,9 +164,13 @@ impl Sink for Analyses {
         if let Some(a) = &mut self.blame {
             a.marker(m);
         }
+        self.folds.marker(m);
     }
     fn blind(&mut self, b: &Blind) {
         self.folds.blind(b);
+    }
+    fn end(&mut self, ts: u64) {
+        self.folds.end(ts);
     }
 }
 
@@ -169,9 +179,15 @@ impl Sink for Folds {
         if let Some(a) = &mut self.cpus {
             a.begin(ts);
         }
+        if let Some(a) = &mut self.timeline {
+            a.begin(ts);
+        }
     }
     fn slice(&mut self, s: &RunSlice) {
         if let Some(a) = &mut self.cpus {
+            a.slice(s);
+        }
+        if let Some(a) = &mut self.timeline {
             a.slice(s);
         }
         if let Some(a) = &mut self.tasks {
@@ -182,6 +198,9 @@ impl Sink for Folds {
         if let Some(a) = &mut self.tasks {
             a.wake(w);
         }
+        if let Some(a) = &mut self.timeline {
+            a.wake(w);
+        }
         if let Some(a) = &mut self.irqs {
             a.wake(w);
         }
@@ -190,12 +209,18 @@ impl Sink for Folds {
         if let Some(a) = &mut self.cpus {
             a.irq(s);
         }
+        if let Some(a) = &mut self.timeline {
+            a.irq(s);
+        }
         if let Some(a) = &mut self.irqs {
             a.irq(s);
         }
     }
     fn softirq(&mut self, s: &SoftirqSpan) {
         if let Some(a) = &mut self.cpus {
+            a.softirq(s);
+        }
+        if let Some(a) = &mut self.timeline {
             a.softirq(s);
         }
         if let Some(a) = &mut self.irqs {
@@ -215,6 +240,24 @@ impl Sink for Folds {
     fn blind(&mut self, b: &Blind) {
         if let Some(a) = &mut self.cpus {
             a.blind(b);
+        }
+        if let Some(a) = &mut self.timeline {
+            a.blind(b);
+        }
+    }
+    fn anomaly(&mut self, a: &Anomaly) {
+        if let Some(t) = &mut self.timeline {
+            t.anomaly(a);
+        }
+    }
+    fn marker(&mut self, m: &Marker) {
+        if let Some(a) = &mut self.timeline {
+            a.marker(m);
+        }
+    }
+    fn end(&mut self, ts: u64) {
+        if let Some(a) = &mut self.timeline {
+            a.end(ts);
         }
     }
 }

@@ -1,18 +1,30 @@
 //! IRQs: /proc/interrupts, /proc/softirqs, /proc/irq/N and /sys/kernel/irq/N.
 //!
-//! `parse` holds the text parsers of the /proc tables, `set` the affinity
-//! writes; this file the model and its reading.
+//! `parse` holds the text parsers of the /proc tables, `desc` an IRQ's description in
+//! one string, `set` the affinity writes; this file the model and its reading.
+//!
+//! The model is small per IRQ (a machine may have tens of thousands of them, and a
+//! `--root` tree's file 300,000): its description is one string, what /proc/irq/N says
+//! one allocation only where it says something, and the vectors are allocated once.
 
+mod desc;
 mod parse;
 mod set;
 
+use std::fmt::Write;
+
 use jitterlab_cpuset::CpuSet;
+use serde::ser::{SerializeStruct, Serializer};
 use serde::Serialize;
+
+use desc::{ActionList, Desc};
 
 use crate::error::{Error, Result};
 use crate::root::Root;
 
+pub use desc::Actions;
 use parse::parse_header;
+use parse::{count_rows, interrupt_rows, Row};
 pub use parse::{parse_interrupts, parse_softirqs};
 pub use set::{
     set_default_affinity, set_irq_affinity, DefaultChange, IrqChange, IrqOutcome, IrqSetReport,
@@ -45,35 +57,31 @@ pub struct Window {
     pub interval_ns: u64,
 }
 
-/// One device IRQ.
-#[derive(Clone, Debug, Serialize)]
+/// One device IRQ. Serialized with the fields `irq`, `counts`, `rates` (only with a
+/// window), `chip`, `hwirq`, `trigger`, `actions`, `affinity`, `effective`,
+/// `affinity_hint`, `node` and `pending_move`, as its accessors give them.
+#[derive(Clone)]
 pub struct Irq {
     /// The Linux IRQ number.
     pub irq: u32,
     /// Interrupts handled, per CPU of [`IrqMap::cpus`].
     pub counts: Vec<u64>,
     /// Per second over the window, per CPU (only with a window).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub rates: Option<Vec<f64>>,
-    /// The interrupt controller (`IO-APIC`, `PCI-MSIX-0000:00:02.0`).
-    pub chip: String,
-    /// The controller's number for it.
-    pub hwirq: Option<String>,
-    /// `edge` or `level`.
-    pub trigger: Option<String>,
-    /// The handlers' names (device names), in the order the kernel lists them.
-    pub actions: Vec<String>,
-    /// `smp_affinity_list`: the CPUs it may be delivered to.
-    pub affinity: Option<CpuSet>,
-    /// `effective_affinity_list`: the CPUs it is actually delivered to.
-    pub effective: Option<CpuSet>,
-    /// `affinity_hint` set by the driver, when not empty.
-    pub affinity_hint: Option<CpuSet>,
-    /// NUMA node of the device.
-    pub node: Option<i32>,
-    /// The effective affinity is outside the configured one: the IRQ moves when
-    /// it next fires (an edge IRQ whose affinity was just changed).
-    pub pending_move: bool,
+    /// Chip, hwirq, trigger and actions.
+    desc: Desc,
+    /// What /proc/irq/N says, when it says anything.
+    files: Option<Box<IrqFiles>>,
+}
+
+/// What /proc/irq/N says of an IRQ.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct IrqFiles {
+    affinity: Option<CpuSet>,
+    effective: Option<CpuSet>,
+    affinity_hint: Option<CpuSet>,
+    node: Option<i32>,
+    pending_move: bool,
 }
 
 /// A named counter row: LOC, RES, ... in /proc/interrupts, or a softirq.
@@ -93,13 +101,76 @@ pub struct Counter {
 }
 
 impl Irq {
+    /// An IRQ as a numbered row of /proc/interrupts gives it.
+    fn from_proc(irq: u32, counts: Vec<u64>, desc: Desc) -> Irq {
+        Irq {
+            irq,
+            counts,
+            rates: None,
+            desc,
+            files: None,
+        }
+    }
+
+    /// An IRQ known only by its number and a name (shown as its chip): what
+    /// [`set_irq_affinity`] needs.
+    pub fn named(irq: u32, name: &str) -> Irq {
+        Irq::from_proc(
+            irq,
+            Vec::new(),
+            Desc::new(name, None, None, "", ActionList::Proc),
+        )
+    }
+
+    /// The interrupt controller (`IO-APIC`, `PCI-MSIX-0000:00:02.0`).
+    pub fn chip(&self) -> &str {
+        self.desc.chip()
+    }
+
+    /// The controller's number for it.
+    pub fn hwirq(&self) -> Option<&str> {
+        self.desc.hwirq()
+    }
+
+    /// `edge` or `level`.
+    pub fn trigger(&self) -> Option<&str> {
+        self.desc.trigger()
+    }
+
+    /// The handlers' names (device names), in the order the kernel lists them.
+    pub fn actions(&self) -> Actions<'_> {
+        self.desc.actions()
+    }
+
+    /// `smp_affinity_list`: the CPUs it may be delivered to.
+    pub fn affinity(&self) -> Option<&CpuSet> {
+        self.files.as_ref()?.affinity.as_ref()
+    }
+
+    /// `effective_affinity_list`: the CPUs it is actually delivered to.
+    pub fn effective(&self) -> Option<&CpuSet> {
+        self.files.as_ref()?.effective.as_ref()
+    }
+
+    /// `affinity_hint` set by the driver, when not empty.
+    pub fn affinity_hint(&self) -> Option<&CpuSet> {
+        self.files.as_ref()?.affinity_hint.as_ref()
+    }
+
+    /// NUMA node of the device.
+    pub fn node(&self) -> Option<i32> {
+        self.files.as_ref()?.node
+    }
+
+    /// The effective affinity is outside the configured one: the IRQ moves when
+    /// it next fires (an edge IRQ whose affinity was just changed).
+    pub fn pending_move(&self) -> bool {
+        self.files.as_ref().is_some_and(|f| f.pending_move)
+    }
+
     /// The name to show: the actions, or the chip when there is none.
     pub fn label(&self) -> String {
-        if self.actions.is_empty() {
-            self.chip.clone()
-        } else {
-            self.actions.join(",")
-        }
+        self.desc.label()
     }
 
     /// Sum over CPUs.
@@ -109,7 +180,7 @@ impl Irq {
 
     /// Whether the IRQ's label or any action matches `pattern`.
     pub fn matches(&self, pattern: &glob::Pattern) -> bool {
-        self.actions.iter().any(|a| pattern.matches(a))
+        self.actions().any(|a| pattern.matches(a))
             || pattern.matches(&self.label())
             || pattern.matches(&self.irq.to_string())
     }
@@ -117,14 +188,64 @@ impl Irq {
     /// The CPUs this IRQ is (or would be) delivered to: the effective affinity
     /// where the kernel reports it, else the configured one.
     pub fn delivered_to(&self) -> Option<&CpuSet> {
-        self.effective.as_ref().or(self.affinity.as_ref())
+        self.effective().or(self.affinity())
+    }
+}
+
+impl Serialize for Irq {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        /// The actions, serialized as a sequence as they are split.
+        struct Actions<'a>(&'a Irq);
+        impl Serialize for Actions<'_> {
+            fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+                s.collect_seq(self.0.actions())
+            }
+        }
+        let mut st = s.serialize_struct("Irq", 11 + usize::from(self.rates.is_some()))?;
+        st.serialize_field("irq", &self.irq)?;
+        st.serialize_field("counts", &self.counts)?;
+        match &self.rates {
+            Some(rates) => st.serialize_field("rates", rates)?,
+            None => st.skip_field("rates")?,
+        }
+        st.serialize_field("chip", self.chip())?;
+        st.serialize_field("hwirq", &self.hwirq())?;
+        st.serialize_field("trigger", &self.trigger())?;
+        st.serialize_field("actions", &Actions(self))?;
+        st.serialize_field("affinity", &self.affinity())?;
+        st.serialize_field("effective", &self.effective())?;
+        st.serialize_field("affinity_hint", &self.affinity_hint())?;
+        st.serialize_field("node", &self.node())?;
+        st.serialize_field("pending_move", &self.pending_move())?;
+        st.end()
+    }
+}
+
+impl std::fmt::Debug for Irq {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Irq")
+            .field("irq", &self.irq)
+            .field("counts", &self.counts)
+            .field("rates", &self.rates)
+            .field("chip", &self.chip())
+            .field("hwirq", &self.hwirq())
+            .field("trigger", &self.trigger())
+            .field("actions", &self.actions().collect::<Vec<_>>())
+            .field("affinity", &self.affinity())
+            .field("effective", &self.effective())
+            .field("affinity_hint", &self.affinity_hint())
+            .field("node", &self.node())
+            .field("pending_move", &self.pending_move())
+            .finish()
     }
 }
 
 impl IrqMap {
     /// Reads all of it.
     pub fn read(root: &Root) -> Result<IrqMap> {
-        let (cpus, mut irqs, counters) = read_interrupts(root)?;
+        let (path, text) = read_interrupts(root)?;
+        let (cpus, mut irqs, counters) = parse_interrupts(&path, &text)?;
+        drop(text);
         for irq in &mut irqs {
             read_irq_files(root, irq)?;
         }
@@ -218,8 +339,9 @@ impl IrqMap {
     }
 }
 
-/// Reads and parses /proc/interrupts, its CPU columns checked against the machine's.
-fn read_interrupts(root: &Root) -> Result<(Vec<u32>, Vec<Irq>, Vec<Counter>)> {
+/// Reads /proc/interrupts, its CPU columns checked against the machine's; returns its
+/// path and text.
+fn read_interrupts(root: &Root) -> Result<(std::path::PathBuf, String)> {
     let file = "/proc/interrupts";
     let path = root.path(file);
     let text = root.read(file)?;
@@ -230,7 +352,7 @@ fn read_interrupts(root: &Root) -> Result<(Vec<u32>, Vec<Irq>, Vec<Counter>)> {
         &path,
         &parse_header(&path, text.lines().next().unwrap_or(""))?,
     )?;
-    parse_interrupts(&path, &text)
+    Ok((path, text))
 }
 
 /// Reads and parses /proc/softirqs (`None` when absent), its columns checked.
@@ -271,34 +393,42 @@ fn read_irq_files(root: &Root, irq: &mut Irq) -> Result<()> {
     let n = irq.irq;
     let sys = format!("/sys/kernel/irq/{n}");
     if let Some(chip) = root.read_opt(format!("{sys}/chip_name"))? {
-        irq.chip = chip.trim().to_string();
-        irq.hwirq = root.read_line_opt(format!("{sys}/hwirq"))?;
-        irq.trigger = root.read_line_opt(format!("{sys}/type"))?;
-        if let Some(actions) = root.read_opt(format!("{sys}/actions"))? {
-            irq.actions = actions
-                .trim()
-                .split(',')
-                .filter(|a| !a.is_empty())
-                .map(str::to_string)
-                .collect();
-        }
+        let hwirq = root.read_line_opt(format!("{sys}/hwirq"))?;
+        let trigger = root.read_line_opt(format!("{sys}/type"))?;
+        let actions = root.read_opt(format!("{sys}/actions"))?;
+        // Without an actions file, the actions of /proc/interrupts stay.
+        let (actions, list) = match &actions {
+            Some(a) => (a.trim(), ActionList::Sys),
+            None => irq.desc.action_text(),
+        };
+        irq.desc = Desc::new(
+            chip.trim(),
+            hwirq.as_deref(),
+            trigger.as_deref(),
+            actions,
+            list,
+        );
     }
     let dir = format!("/proc/irq/{n}");
-    irq.affinity = root.read_cpu_list_opt(format!("{dir}/smp_affinity_list"))?;
-    irq.effective = root.read_cpu_list_opt(format!("{dir}/effective_affinity_list"))?;
-    irq.affinity_hint = match root.read_opt(format!("{dir}/affinity_hint"))? {
-        Some(text) => Some(CpuSet::parse_mask(&text).map_err(|cause| Error::CpuSet {
-            path: root.path(format!("{dir}/affinity_hint")),
-            cause,
-        })?)
-        .filter(|s| !s.is_empty()),
-        None => None,
+    let mut files = IrqFiles {
+        affinity: root.read_cpu_list_opt(format!("{dir}/smp_affinity_list"))?,
+        effective: root.read_cpu_list_opt(format!("{dir}/effective_affinity_list"))?,
+        affinity_hint: match root.read_opt(format!("{dir}/affinity_hint"))? {
+            Some(text) => Some(CpuSet::parse_mask(&text).map_err(|cause| Error::CpuSet {
+                path: root.path(format!("{dir}/affinity_hint")),
+                cause,
+            })?)
+            .filter(|s| !s.is_empty()),
+            None => None,
+        },
+        node: root.read_num_opt(format!("{dir}/node"))?,
+        pending_move: false,
     };
-    irq.node = root.read_num_opt(format!("{dir}/node"))?;
-    irq.pending_move = match (&irq.effective, &irq.affinity) {
+    files.pending_move = match (&files.effective, &files.affinity) {
         (Some(e), Some(a)) => !e.is_empty() && !e.is_subset(a),
         _ => false,
     };
+    irq.files = (files != IrqFiles::default()).then(|| Box::new(files));
     Ok(())
 }
 
@@ -316,18 +446,37 @@ pub struct CpuCounters {
 impl CpuCounters {
     /// Reads /proc/interrupts and /proc/softirqs.
     pub fn read(root: &Root) -> Result<CpuCounters> {
-        let (cpus, irqs, counters) = read_interrupts(root)?;
-        let mut rows: Vec<(String, Vec<u64>)> = irqs
-            .into_iter()
-            .map(|i| (format!("IRQ {} {}", i.irq, i.label()), i.counts))
-            .collect();
-        rows.extend(
-            counters
-                .into_iter()
-                .filter(|c| c.per_cpu)
-                .map(|c| (c.name, c.counts)),
-        );
+        let (path, text) = read_interrupts(root)?;
+        // Straight from the rows to the labelled counts, no IrqMap in between; the
+        // IRQs first, then the named rows.
+        let (numbered, named_rows) = count_rows(&text);
+        // The kernel has 10 softirqs (NR_SOFTIRQS).
+        let mut rows: Vec<(String, Vec<u64>)> = Vec::with_capacity(numbered + named_rows + 10);
+        let mut named = Vec::new();
+        let cpus = interrupt_rows(&path, &text, |row| match row {
+            Row::Irq {
+                number,
+                counts,
+                rest,
+            } => {
+                let desc = Desc::from_proc(rest);
+                let mut label = String::with_capacity(15 + desc.label_len());
+                let _ = write!(label, "IRQ {number} ");
+                desc.push_label(&mut label);
+                rows.push((label, counts));
+            }
+            Row::Named {
+                name,
+                counts,
+                per_cpu: true,
+                ..
+            } => named.push((name.to_string(), counts)),
+            Row::Named { .. } => {}
+        })?;
+        drop(text);
+        rows.append(&mut named);
         if let Some((soft_cpus, soft)) = read_softirqs(root)? {
+            rows.reserve_exact(soft.len());
             for row in soft {
                 // Align the softirq columns with the interrupt columns.
                 let counts = cpus

@@ -3,6 +3,7 @@
 use std::path::Path;
 
 use crate::error::{Error, Result};
+use crate::irqs::desc::Desc;
 use crate::irqs::{Counter, Irq};
 
 /// Parses the CPU header of /proc/interrupts or /proc/softirqs: `CPU0 CPU1 ...`.
@@ -98,13 +99,50 @@ fn irq_number(path: &Path, lineno: usize, label: &str) -> Result<Option<u32>> {
 
 type Interrupts = (Vec<u32>, Vec<Irq>, Vec<Counter>);
 
-/// Parses /proc/interrupts text.
-pub fn parse_interrupts(path: &Path, text: &str) -> Result<Interrupts> {
+/// A row of /proc/interrupts below the header, checked, its counts one per CPU column
+/// (or one machine-wide count).
+pub(crate) enum Row<'a> {
+    /// A numbered row: a device IRQ, with the text after its counts.
+    Irq {
+        number: u32,
+        counts: Vec<u64>,
+        rest: &'a str,
+    },
+    /// A named row (LOC, RES, ERR, ...).
+    Named {
+        name: &'a str,
+        counts: Vec<u64>,
+        per_cpu: bool,
+        description: &'a str,
+    },
+}
+
+/// How many numbered and named rows /proc/interrupts text has, at most: what the
+/// readers allocate for at once (a Vec grown by doubling holds up to three times its
+/// rows while it moves).
+pub(crate) fn count_rows(text: &str) -> (usize, usize) {
+    let (mut numbered, mut named) = (0, 0);
+    for line in text.lines().skip(1) {
+        let label = line.split_once(':').map_or("", |(l, _)| l.trim());
+        if !label.is_empty() && label.bytes().all(|b| b.is_ascii_digit()) {
+            numbered += 1;
+        } else if !line.trim().is_empty() {
+            named += 1;
+        }
+    }
+    (numbered, named)
+}
+
+/// Reads the rows of /proc/interrupts text, each to `f` as it is read; returns the
+/// CPUs of the header.
+pub(crate) fn interrupt_rows<'a>(
+    path: &Path,
+    text: &'a str,
+    mut f: impl FnMut(Row<'a>),
+) -> Result<Vec<u32>> {
     let mut lines = text.lines();
     let cpus = parse_header(path, lines.next().unwrap_or(""))?;
     let n = cpus.len();
-    let mut irqs = Vec::new();
-    let mut counters = Vec::new();
     for (i, line) in lines.enumerate() {
         let lineno = i + 2;
         if line.trim().is_empty() {
@@ -113,20 +151,10 @@ pub fn parse_interrupts(path: &Path, text: &str) -> Result<Interrupts> {
         let (label, mut counts, rest) = split_row(path, lineno, line, &cpus)?;
         if let Some(number) = irq_number(path, lineno, label)? {
             counts.resize(n, 0);
-            let (chip, hwirq, trigger, actions) = split_description(rest);
-            irqs.push(Irq {
-                irq: number,
+            f(Row::Irq {
+                number,
                 counts,
-                rates: None,
-                chip,
-                hwirq,
-                trigger,
-                actions,
-                affinity: None,
-                effective: None,
-                affinity_hint: None,
-                node: None,
-                pending_move: false,
+                rest,
             });
         } else {
             if label.is_empty() || counts.is_empty() {
@@ -142,73 +170,42 @@ pub fn parse_interrupts(path: &Path, text: &str) -> Result<Interrupts> {
             if per_cpu {
                 counts.resize(n, 0);
             }
-            counters.push(Counter {
-                name: label.to_string(),
-                description: rest.to_string(),
+            f(Row::Named {
+                name: label,
                 counts,
                 per_cpu,
-                rates: None,
+                description: rest,
             });
         }
     }
+    Ok(cpus)
+}
+
+/// Parses /proc/interrupts text.
+pub fn parse_interrupts(path: &Path, text: &str) -> Result<Interrupts> {
+    let (numbered, named) = count_rows(text);
+    let mut irqs = Vec::with_capacity(numbered);
+    let mut counters = Vec::with_capacity(named);
+    let cpus = interrupt_rows(path, text, |row| match row {
+        Row::Irq {
+            number,
+            counts,
+            rest,
+        } => irqs.push(Irq::from_proc(number, counts, Desc::from_proc(rest))),
+        Row::Named {
+            name,
+            counts,
+            per_cpu,
+            description,
+        } => counters.push(Counter {
+            name: name.to_string(),
+            description: description.to_string(),
+            counts,
+            per_cpu,
+            rates: None,
+        }),
+    })?;
     Ok((cpus, irqs, counters))
-}
-
-/// Splits the text after the counts of a numbered row into chip, hwirq, flow
-/// or trigger, and actions. Layouts differ by architecture:
-///
-/// - x86: `IO-APIC   5-edge      ACPI:Ged` (hwirq and flow joined by `-`)
-/// - ARM: `GICv3  27 Level     arch_timer`, `Tegra PCIe MSI   0 Edge      eth0`
-///
-/// The chip name may hold spaces; it ends where the hwirq starts. Actions are
-/// separated by `, `. /sys/kernel/irq/N, when present, overrides all of this.
-fn split_description(rest: &str) -> (String, Option<String>, Option<String>, Vec<String>) {
-    let is_num = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
-    let x86 = |t: &str| {
-        t.split_once('-')
-            .is_some_and(|(h, f)| is_num(h) && !f.is_empty())
-    };
-    let level = |t: &str| t.eq_ignore_ascii_case("level") || t.eq_ignore_ascii_case("edge");
-    // The tokens are looked at two at a time, with their byte offsets, never collected:
-    // a row of millions of them would cost 16 bytes each.
-    let offset = |t: &str| t.as_ptr() as usize - rest.as_ptr() as usize;
-    let mut it = rest.split_whitespace().enumerate().peekable();
-    let mut found = None;
-    while let Some((i, t)) = it.next() {
-        let next = it.peek().map(|(_, n)| *n);
-        if i >= 1 && (x86(t) || (is_num(t) && next.is_some_and(level))) {
-            found = Some((t, next));
-            break;
-        }
-    }
-    let Some((tok, next)) = found else {
-        // Not a layout we know: keep the text as the chip, claim no actions.
-        return (join_words(rest), None, None, Vec::new());
-    };
-    let chip = join_words(&rest[..offset(tok)]);
-    let (hwirq, trigger, after) = match (tok.split_once('-'), next) {
-        (Some((h, f)), _) if x86(tok) => (h.to_string(), f.to_lowercase(), tok),
-        (_, Some(n)) => (tok.to_string(), n.to_lowercase(), n),
-        (_, None) => unreachable!("an ARM hwirq is followed by its trigger"),
-    };
-    let actions = join_words(&rest[offset(after) + after.len()..])
-        .split(", ")
-        .map(|a| a.trim().to_string())
-        .filter(|a| !a.is_empty())
-        .collect();
-    (chip, Some(hwirq), Some(trigger), actions)
-}
-
-/// The words of `s` joined by single spaces.
-fn join_words(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for w in s.split_whitespace() {
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        out.push_str(w);
-    }
-    out
 }
 
 /// Parses /proc/softirqs text.
@@ -246,50 +243,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn description_with_several_actions() {
-        let (chip, hwirq, trig, actions) =
-            split_description("IO-APIC  16-fasteoi   ehci_hcd:usb1, i801_smbus");
-        assert_eq!(chip, "IO-APIC");
-        assert_eq!(hwirq.as_deref(), Some("16"));
-        assert_eq!(trig.as_deref(), Some("fasteoi"));
-        assert_eq!(actions, ["ehci_hcd:usb1", "i801_smbus"]);
-    }
-    #[test]
-    fn description_layouts() {
-        let d = split_description;
-        assert_eq!(
-            d("IR-PCI-MSI 327680-edge      xhci_hcd"),
-            (
-                "IR-PCI-MSI".into(),
-                Some("327680".into()),
-                Some("edge".into()),
-                vec!["xhci_hcd".into()]
-            )
-        );
-        assert_eq!(
-            d("GICv3  27 Level     arch_timer"),
-            (
-                "GICv3".into(),
-                Some("27".into()),
-                Some("level".into()),
-                vec!["arch_timer".into()]
-            )
-        );
-        assert_eq!(
-            d("Tegra PCIe MSI   0 Edge      eth0"),
-            (
-                "Tegra PCIe MSI".into(),
-                Some("0".into()),
-                Some("edge".into()),
-                vec!["eth0".into()]
-            )
-        );
-        let (chip, hwirq, _, actions) = d("IO-APIC   9-fasteoi");
-        assert_eq!((chip.as_str(), hwirq.as_deref()), ("IO-APIC", Some("9")));
-        assert!(actions.is_empty(), "an IRQ with no handler has no action");
-        assert_eq!(d("weird"), ("weird".into(), None, None, vec![]));
-    }
-    #[test]
     fn arm_err_row_is_machine_wide() {
         let text =
             "      CPU0   CPU1\nIPI0:   10   12   Rescheduling interrupts\nErr:          0\n";
@@ -298,11 +251,10 @@ mod tests {
         assert!(!rows[1].per_cpu);
         assert_eq!(rows[1].name, "Err");
     }
+
     #[test]
-    fn description_of_x86_vector_row() {
-        let (chip, _, _, actions) =
-            split_description("IR-PCI-MSIX-0000:00:14.0    0-edge      xhci_hcd");
-        assert_eq!(chip, "IR-PCI-MSIX-0000:00:14.0");
-        assert_eq!(actions, ["xhci_hcd"]);
+    fn rows_are_counted_before_they_are_read() {
+        let text = "  CPU0\n 0: 1 IO-APIC 2-edge timer\n\n 1: 2\nNMI: 0 Non-maskable\nx\n-1: 3\n";
+        assert_eq!(count_rows(text), (2, 3));
     }
 }

@@ -113,7 +113,7 @@ pub fn advise(root: &Root, cpus: &CpuSet) -> Result<Advice> {
             "skew_tick=1".into(),
             "offsets the CPUs' ticks so that they do not contend for the same locks at once",
             None,
-            cmdline.get("skew_tick") == Some("1"),
+            cmdline.get("skew_tick").as_deref() == Some("1"),
             true,
         ),
         (

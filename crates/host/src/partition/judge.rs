@@ -183,8 +183,8 @@ pub(super) fn judge_irqs(
     let mut pending: Vec<(String, u64)> = Vec::new();
     for irq in &window.irqs {
         let count = col.and_then(|i| irq.counts.get(i)).copied().unwrap_or(0);
-        let allowed = irq.affinity.as_ref().is_some_and(|a| a.contains(cpu));
-        let delivered = irq.effective.as_ref().is_some_and(|e| e.contains(cpu));
+        let allowed = irq.affinity().is_some_and(|a| a.contains(cpu));
+        let delivered = irq.effective().is_some_and(|e| e.contains(cpu));
         if !allowed && !delivered && count == 0 {
             continue;
         }
@@ -195,7 +195,7 @@ pub(super) fn judge_irqs(
         } else {
             String::new()
         };
-        let list = |s: &Option<CpuSet>| s.as_ref().map_or("-".to_string(), |s| s.to_string());
+        let list = |s: Option<&CpuSet>| s.map_or("-".to_string(), |s| s.to_string());
         let (level, what, fix) = if was_refused && (delivered || count > 0) {
             (
                 Level::Warn,
@@ -211,14 +211,14 @@ pub(super) fn judge_irqs(
                 Level::Info,
                 format!(
                     "{name} may be delivered here (managed, effective CPU {})",
-                    list(&irq.effective)
+                    list(irq.effective())
                 ),
                 None,
             )
         } else if allowed {
             (
                 Level::Fail,
-                format!("{name} may be delivered here (smp_affinity_list {}){counted}", list(&irq.affinity)),
+                format!("{name} may be delivered here (smp_affinity_list {}){counted}", list(irq.affinity())),
                 Some(format!("jitterlab irq set {} {housekeeping}; if refused it is managed: isolcpus=managed_irq", irq.irq)),
             )
         } else if delivered {
@@ -237,8 +237,8 @@ pub(super) fn judge_irqs(
         v.irqs.push(IrqSeen {
             irq: irq.irq,
             label: irq.label(),
-            affinity: irq.affinity.clone(),
-            effective: irq.effective.clone(),
+            affinity: irq.affinity().cloned(),
+            effective: irq.effective().cloned(),
             count,
             refused: was_refused,
         });

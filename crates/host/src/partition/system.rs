@@ -58,20 +58,7 @@ impl Default for LiveSystem {
 
 /// A stand-in IRQ for [`set_irq_affinity`], which needs only the number and the name.
 pub(crate) fn irq_stub(irq: u32, label: &str) -> Irq {
-    Irq {
-        irq,
-        counts: Vec::new(),
-        rates: None,
-        chip: label.to_string(),
-        hwirq: None,
-        trigger: None,
-        actions: Vec::new(),
-        affinity: None,
-        effective: None,
-        affinity_hint: None,
-        node: None,
-        pending_move: false,
-    }
+    Irq::named(irq, label)
 }
 
 impl System for LiveSystem {

@@ -12,7 +12,7 @@ pub use record::{events_of, record, Preset, RecordRequest};
 pub use recorder::{RecordSummary, RecordedCpu, Recorder, Spool};
 pub use session::{BufferStats, Formats, Headers, Session, SessionConfig};
 
-use crate::cgroups::parse_mountinfo;
+use crate::cgroups::mounts;
 use crate::error::{Error, Result};
 use crate::root::Root;
 
@@ -23,12 +23,14 @@ const USUAL: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
 /// /proc/self/mountinfo first, then at the usual places.
 pub fn find(root: &Root) -> Result<Option<String>> {
     if let Some(text) = root.read_opt("/proc/self/mountinfo")? {
-        let mounts = parse_mountinfo(&root.path("/proc/self/mountinfo"), &text)?;
-        let mut points: Vec<String> = mounts
-            .into_iter()
-            .filter(|m| m.fstype == "tracefs" && m.root == "/")
-            .map(|m| m.point)
-            .collect();
+        let path = root.path("/proc/self/mountinfo");
+        let mut points = Vec::new();
+        for m in mounts(&path, &text) {
+            let m = m?;
+            if m.fstype == "tracefs" && m.root == "/" {
+                points.push(m.point.into_owned());
+            }
+        }
         points.sort_by_key(|p| USUAL.iter().position(|u| u == p).unwrap_or(USUAL.len()));
         if let Some(p) = points.into_iter().next() {
             return Ok(Some(p));

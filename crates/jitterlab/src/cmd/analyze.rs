@@ -3,7 +3,9 @@
 use std::path::PathBuf;
 
 use clap::Args;
+use jitterlab_analyze::analysis::timeline::TimelineOptions;
 use jitterlab_analyze::{analyze_trace, Options, Pattern, Section};
+use jitterlab_render::view::write_html;
 use jitterlab_trace::Trace;
 
 use crate::cli::{Color, Window};
@@ -53,6 +55,14 @@ pub struct AnalyzeArgs {
     /// buffer with the most; the buffers not read are named on stderr.
     #[arg(long, value_name = "NAME")]
     pub buffer: Option<String>,
+    /// Also write the report as one offline HTML file: a timeline of every CPU, the task
+    /// view, these sections as tables (as `jitterlab view` does).
+    #[arg(long, value_name = "FILE.html")]
+    pub html: Option<PathBuf>,
+    /// With --html: keep at most N slices and spans in the timeline (later ones are left
+    /// out, and the page says so).
+    #[arg(long, value_name = "N", default_value_t = TimelineOptions::default().max_slices)]
+    pub max_slices: u64,
     /// Skip undecodable records and lines, counting them, instead of stopping.
     #[arg(long)]
     pub lenient: bool,
@@ -66,6 +76,10 @@ pub fn run(args: AnalyzeArgs, color: Color) -> Result {
         filter: args.window.filter(args.pid)?,
         top: args.top,
         blame: args.worst,
+        timeline: args.html.as_ref().map(|_| TimelineOptions {
+            max_slices: args.max_slices,
+            ..TimelineOptions::default()
+        }),
         ..Options::default()
     };
     let mut trace = Trace::open_buffer(&args.file, args.lenient, args.buffer.as_deref())?;
@@ -81,6 +95,10 @@ pub fn run(args: AnalyzeArgs, color: Color) -> Result {
         other.as_ref().map(|(t, n)| (t, n.as_str())),
     )?;
     interrupt.note();
+    if let Some(path) = &args.html {
+        let title = args.file.file_name().unwrap_or_default().to_string_lossy();
+        write_html(&report, &title, path)?;
+    }
     emit(&report, format(args.json, color))?;
     Ok(Exit::Ok)
 }

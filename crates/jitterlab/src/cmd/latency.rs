@@ -13,7 +13,7 @@ use jitterlab_latency::load::LoadSpec;
 use jitterlab_latency::plot::LatencyPlot;
 use jitterlab_latency::{Config, CyclictestHistogram, Request, Stop};
 use jitterlab_render::live::latency_progress;
-use jitterlab_render::{Cyclictest, ExportManager, Json, Svg, Target};
+use jitterlab_render::{Cyclictest, ExportManager, Html, Json, Svg, Target};
 
 use crate::cli::{cpu_list, Color, PolicyArg};
 use crate::exit::{Exit, Result};
@@ -61,6 +61,10 @@ pub struct LatencyArgs {
     /// Write cyclictest's -h histogram text to FILE.
     #[arg(long, value_name = "FILE")]
     pub histogram_cyclictest: Option<PathBuf>,
+    /// Write the result as one offline HTML report (histograms, percentiles, latency over
+    /// time, spikes) to FILE.
+    #[arg(long, value_name = "FILE.html")]
+    pub html: Option<PathBuf>,
     /// Draw each CPU's latency histogram (log scales) into this SVG file.
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
@@ -148,6 +152,9 @@ pub fn run(root: &Root, args: LatencyArgs, color: Color) -> Result {
     }
     if let (Some(path), Some(plot)) = (&args.plot, &plot) {
         outputs.add(Svg, plot, Target::file(path));
+    }
+    if let Some(path) = &args.html {
+        outputs.add(Html::titled("latency"), report, Target::file(path));
     }
     let json = args.json.as_deref().map(Target::from_arg);
     if let Some(target) = &json {

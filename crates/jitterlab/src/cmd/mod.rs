@@ -16,6 +16,7 @@ pub mod revert;
 pub mod run;
 pub mod show;
 pub mod verify;
+pub mod view;
 
 use jitterlab_cpuset::CpuSet;
 use jitterlab_host::Root;
@@ -45,6 +46,7 @@ pub fn run(cli: Cli) -> Result {
         Command::Report(args) => report::run(args, color),
         Command::Analyze(args) => analyze::run(args, color),
         Command::Convert(args) => convert::run(args, color),
+        Command::View(args) => view::run(args, color),
         Command::Help(args) => help(&args.command),
     }
 }

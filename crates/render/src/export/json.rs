@@ -19,11 +19,12 @@ use crate::Render;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Json;
 
+/// The envelope around a model.
 #[derive(Serialize)]
-struct Envelope<'a, T: Serialize> {
-    schema: &'static str,
-    version: u32,
-    data: &'a T,
+pub(crate) struct Envelope<'a, T: Serialize> {
+    pub(crate) schema: &'static str,
+    pub(crate) version: u32,
+    pub(crate) data: &'a T,
 }
 
 impl<M: Render> Exporter<M> for Json {

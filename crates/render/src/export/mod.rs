@@ -8,6 +8,7 @@
 //! | SVG latency plot | `svg.rs` | [`Svg`] | [`LatencyPlot`](jitterlab_latency::plot::LatencyPlot) |
 //! | cyclictest histogram | `cyclictest.rs` | [`Cyclictest`] | [`CyclictestHistogram`](jitterlab_latency::CyclictestHistogram) |
 //! | event lines, text or JSON | `events.rs` | [`Events`], [`EventsJson`] | [`EventLine`], one event (streaming) |
+//! | HTML report | `html.rs` | [`Html`] | [`AnalyzeReport`](jitterlab_analyze::AnalyzeReport) with its timeline, [`LatencyReport`](jitterlab_latency::LatencyReport), a [`SavedResult`] |
 //! | Chrome/Perfetto JSON | `perfetto.rs` | [`PerfettoWriter`] | the state machine's intervals (streaming) |
 //!
 //! Every format that writes a whole model implements [`Exporter`]; an
@@ -37,12 +38,13 @@
 //!
 //! Exporters only lay out and convert units: the models they take (a plot's bins, a
 //! histogram's rows, a report's percentiles) are computed by the crates that own them.
-//! The HTML report is to be one more exporter here (`html.rs`: an `Exporter` of the
-//! report's model, writing one self-contained file with the viewer and its compressed
-//! columnar data embedded), added to a command's [`ExportManager`] like the others.
+//! The HTML report ([`Html`], `html.rs`) is one more exporter: it writes one
+//! self-contained file with the viewer (`web/`) and the model's JSON and timeline columns
+//! embedded (docs/html.md).
 
 mod cyclictest;
 mod events;
+mod html;
 mod json;
 mod perfetto;
 mod svg;
@@ -56,6 +58,7 @@ use jitterlab_trace::output::OutputFile;
 
 pub use cyclictest::{write_cyclictest_histogram, Cyclictest};
 pub use events::{write_event_line, EventLine, Events, EventsJson};
+pub use html::{Html, HtmlModel, SavedResult, HTML_FORMAT};
 pub use json::Json;
 pub use perfetto::{PerfettoCounts, PerfettoWriter};
 pub use svg::{write_latency_plot, Svg};

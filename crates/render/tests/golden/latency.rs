@@ -40,8 +40,12 @@ fn run() -> Run {
         .iter()
         .map(|&(cpu, base)| {
             let mut s = CpuStats::new(cpu, 50_000);
-            for l in samples(u64::from(cpu) + 7, base, 2000) {
-                s.record(l);
+            // One sample per ms: 2 s of run, latency over time in 1 ms buckets.
+            for (i, l) in samples(u64::from(cpu) + 7, base, 2000)
+                .into_iter()
+                .enumerate()
+            {
+                s.record_at(i as u64 * 1_000_000, l);
             }
             s.add_missed(u64::from(cpu));
             s

@@ -10,6 +10,7 @@ mod partition;
 mod record;
 mod show;
 mod stats;
+mod view;
 
 use std::io::{self, Write};
 

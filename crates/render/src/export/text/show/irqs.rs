@@ -8,7 +8,7 @@ use super::set;
 use crate::units::{opt, rate};
 use crate::{Col, Render, Style, Table};
 
-fn counts_cells(counts: &[u64], rates: Option<&Vec<f64>>) -> Vec<String> {
+fn counts_cells(counts: &[u64], rates: Option<&[f64]>) -> Vec<String> {
     match rates {
         Some(r) => r.iter().map(|&x| rate(x)).collect(),
         None => counts.iter().map(u64::to_string).collect(),
@@ -25,11 +25,11 @@ fn counter_table(cpus: &[u32], rows: &[Counter], with_desc: bool) -> Table {
     for row in rows {
         let mut cells = vec![row.name.clone()];
         if row.per_cpu {
-            cells.extend(counts_cells(&row.counts, row.rates.as_ref()));
+            cells.extend(counts_cells(&row.counts, row.rates.as_deref()));
         } else {
             // A machine-wide total (ERR, MIS): one figure, under the first CPU.
             cells.extend(
-                counts_cells(&row.counts, row.rates.as_ref())
+                counts_cells(&row.counts, row.rates.as_deref())
                     .into_iter()
                     .take(1),
             );
@@ -83,32 +83,33 @@ impl Render for IrqMap {
             writeln!(out, "no device IRQ matches")?;
         }
         for irq in &self.irqs {
-            let effective = set(irq.effective.as_ref());
-            let outside = irq.pending_move;
+            let effective = set(irq.effective());
+            let outside = irq.pending_move();
+            let actions: Vec<&str> = irq.actions().collect();
             let mut cells = vec![
                 irq.irq.to_string(),
-                if irq.actions.is_empty() {
+                if actions.is_empty() {
                     "-".into()
                 } else {
-                    irq.actions.join(",")
+                    actions.join(",")
                 },
-                irq.chip.clone(),
-                opt(irq.hwirq.as_deref()),
-                opt(irq.trigger.as_deref()),
-                set(irq.affinity.as_ref()),
+                irq.chip().to_string(),
+                opt(irq.hwirq()),
+                opt(irq.trigger()),
+                set(irq.affinity()),
                 if outside {
                     style.warn(&format!("{effective}*"))
                 } else {
                     effective
                 },
             ];
-            cells.extend(counts_cells(&irq.counts, irq.rates.as_ref()));
+            cells.extend(counts_cells(&irq.counts, irq.rates.as_deref()));
             t.row(cells);
         }
         if !t.is_empty() {
             t.write(out, style)?;
         }
-        if self.irqs.iter().any(|i| i.pending_move) {
+        if self.irqs.iter().any(|i| i.pending_move()) {
             writeln!(
                 out,
                 "* effective affinity outside the configured one: the IRQ moves when it next fires"

@@ -1,0 +1,90 @@
+//! `jitterlab view INPUT`: a trace or a saved result as one offline HTML report.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use jitterlab_analyze::analysis::timeline::TimelineOptions;
+use jitterlab_analyze::Options;
+use jitterlab_render::view::{view, Input};
+
+use crate::cli::{Color, Window};
+use crate::exit::{Error, Exit, Result};
+use crate::output::{emit, format, trace_notes, Interrupt};
+
+/// `jitterlab view`.
+#[derive(Args, Debug)]
+#[command(
+    after_help = "The report is one HTML file that opens from disk in any browser, with no network access: a timeline of every CPU (tasks, hardirqs, softirqs, wake-ups and their causes), a task view, the analyze sections as tables, and a latency result's histograms and percentiles.\n\nExamples:\n  jitterlab view trace.dat                 # writes trace.html\n  jitterlab view trace.dat -o /tmp/spike.html --cpu 1 --from 976.30 --to 976.35\n  jitterlab view run.json                  # a result of latency --json"
+)]
+pub struct ViewArgs {
+    /// A trace (any format `analyze` reads), or a result saved with `latency --json` or
+    /// `analyze --json`.
+    pub input: PathBuf,
+    /// The report (default: INPUT with the extension .html; - for stdout).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Only these CPUs and this window.
+    #[command(flatten)]
+    pub window: Window,
+    /// Only this process's tables (its threads' rows); the timeline keeps every task.
+    #[arg(long, value_name = "PID")]
+    pub pid: Option<i32>,
+    /// Keep at most N slices and spans in the timeline (later ones are left out, and the
+    /// page says so); the tables cover the whole trace.
+    #[arg(long, value_name = "N", default_value_t = TimelineOptions::default().max_slices)]
+    pub max_slices: u64,
+    /// Print what was written as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// The buffer of a multi-buffer .dat to read (its instance name, or `top`).
+    #[arg(long, value_name = "NAME")]
+    pub buffer: Option<String>,
+    /// Skip undecodable records and lines, counting them, instead of stopping.
+    #[arg(long)]
+    pub lenient: bool,
+}
+
+pub fn run(args: ViewArgs, color: Color) -> Result {
+    let filter = args.window.filter(args.pid)?;
+    let output = match &args.output {
+        Some(o) => o.clone(),
+        None if args.input.as_os_str() == "-" => {
+            return Err(Error::usage(
+                "-o: give the report's name when reading stdin",
+            ))
+        }
+        None => args.input.with_extension("html"),
+    };
+    if output == args.input {
+        return Err(Error::usage(format!(
+            "-o: {} is the input; give another name",
+            output.display()
+        )));
+    }
+    let mut input = Input::open(&args.input, args.lenient, args.buffer.as_deref())?;
+    let interrupt = match &mut input {
+        Input::Trace(trace) => {
+            trace_notes(trace, true);
+            Some(Interrupt::for_trace(trace))
+        }
+        Input::Saved(_) => None,
+    };
+    let title = args
+        .input
+        .file_name()
+        .map_or_else(|| "stdin".to_string(), |n| n.to_string_lossy().into_owned());
+    let options = Options {
+        filter,
+        timeline: Some(TimelineOptions {
+            max_slices: args.max_slices,
+            ..TimelineOptions::default()
+        }),
+        ..Options::default()
+    };
+    let viewed = view(&input, &title, &output, options)?;
+    if let Some(i) = interrupt {
+        i.note();
+    }
+    emit(&viewed, format(args.json, color))?;
+    Ok(Exit::Ok)
+}

@@ -1,0 +1,208 @@
+//! The HTML report in a real browser: reports of the committed traces and of a saved
+//! latency result are written with the binary into a temporary directory, then
+//! `node web/test/run.mjs web/test/*.test.mjs` drives them in headless Chromium
+//! (web/test/harness.mjs). Skips when node, web/test/node_modules (`npm ci` in web/test)
+//! or Chromium is missing; under `JITTERLAB_REQUIRE_LIVE=1` that is a failure.
+//!
+//! `JL_REPORTS_DIR=DIR` writes the reports into DIR and keeps them, for running the
+//! browser tests by hand: `JL_REPORTS=DIR node web/test/run.mjs web/test/pages.test.mjs`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use jitterlab_host::testing::skip;
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("the repository")
+}
+
+fn trace(name: &str) -> PathBuf {
+    repo().join("crates/trace/tests/data").join(name)
+}
+
+/// Runs jitterlab with `args`, NO_COLOR; returns stdout, panicking on failure.
+fn jitterlab(args: &[&std::ffi::OsStr]) -> Vec<u8> {
+    let out = Command::new(env!("CARGO_BIN_EXE_jitterlab"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run jitterlab");
+    assert!(
+        out.status.success(),
+        "jitterlab {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+/// What the browser tests need that this machine may lack: why not, or None.
+fn missing(web_test: &Path) -> Option<String> {
+    let node = Command::new("node")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    if !node.is_ok_and(|s| s.success()) {
+        return Some("the browser tests need node (apt-get install nodejs npm)".into());
+    }
+    for dep in ["playwright-core", "pngjs", "pixelmatch"] {
+        if !web_test.join("node_modules").join(dep).is_dir() {
+            return Some(format!(
+                "the browser tests need {dep} in web/test/node_modules (npm ci in web/test)"
+            ));
+        }
+    }
+    let chromium = std::env::var_os("JITTERLAB_CHROMIUM")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/usr/bin/chromium"));
+    if !chromium.is_file() {
+        return Some(format!(
+            "the browser tests need Chromium at {} (apt-get install chromium, or set JITTERLAB_CHROMIUM)",
+            chromium.display()
+        ));
+    }
+    None
+}
+
+/// Writes every report and companion file the browser tests read (web/test/*.test.mjs
+/// name them) into `dir`.
+fn write_reports(dir: &Path) {
+    let o = |name: &str| dir.join(name).into_os_string();
+    let disk = trace("disk-irq-stress.v7.dat").into_os_string();
+    for (input, name) in [
+        (disk.clone(), "disk.html"),
+        (
+            trace("cyclictest-idle.v7.dat").into_os_string(),
+            "idle.html",
+        ),
+        (trace("instances.v7.dat").into_os_string(), "instances.html"),
+    ] {
+        jitterlab(&["view".as_ref(), &input, "-o".as_ref(), &o(name)]);
+    }
+    // The model behind disk.html, and the irqs section as analyze prints it.
+    let json = jitterlab(&["analyze".as_ref(), &disk, "--json".as_ref()]);
+    std::fs::write(dir.join("disk.json"), json).unwrap();
+    let text = jitterlab(&[
+        "analyze".as_ref(),
+        &disk,
+        "--section".as_ref(),
+        "irqs".as_ref(),
+    ]);
+    std::fs::write(dir.join("disk.irqs.txt"), text).unwrap();
+    // function_graph statistics compared with another trace (analyze --html).
+    let fgraph = trace("text/fgraph-ehci-softirq.txt").into_os_string();
+    let other = trace("text/fgraph-smi-abstime.txt").into_os_string();
+    jitterlab(&[
+        "analyze".as_ref(),
+        &fgraph,
+        "--compare".as_ref(),
+        &other,
+        "--html".as_ref(),
+        &o("functions.html"),
+    ]);
+    // Lost events: a buffer of instances.v7.dat that overran (2043 lost).
+    let instances = trace("instances.v7.dat").into_os_string();
+    let (buffer, small) = ("--buffer".as_ref(), "jlab_small".as_ref());
+    let lost = o("lost.html");
+    jitterlab(&[
+        "view".as_ref(),
+        &instances,
+        buffer,
+        small,
+        "-o".as_ref(),
+        &lost,
+    ]);
+    let json = jitterlab(&[
+        "analyze".as_ref(),
+        &instances,
+        buffer,
+        small,
+        "--json".as_ref(),
+    ]);
+    std::fs::write(dir.join("lost.json"), json).unwrap();
+    // A saved analyze result: no timeline.
+    jitterlab(&[
+        "view".as_ref(),
+        &o("disk.json"),
+        "-o".as_ref(),
+        &o("saved.html"),
+    ]);
+    // A saved latency result (web/test/fixtures/README.md).
+    let latency = repo().join("web/test/fixtures/latency-2cpu.json");
+    std::fs::copy(&latency, dir.join("latency.json")).unwrap();
+    jitterlab(&[
+        "view".as_ref(),
+        latency.as_os_str(),
+        "-o".as_ref(),
+        &o("latency.html"),
+    ]);
+    // The same as an older jitterlab saved it, before latency over time was recorded.
+    let mut doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&latency).unwrap()).unwrap();
+    for cpu in doc["data"]["cpus"].as_array_mut().unwrap() {
+        cpu.as_object_mut().unwrap().remove("over_time");
+    }
+    let old = dir.join("latency-old.json");
+    std::fs::write(&old, serde_json::to_vec(&doc).unwrap()).unwrap();
+    jitterlab(&[
+        "view".as_ref(),
+        old.as_os_str(),
+        "-o".as_ref(),
+        &o("latency-old.html"),
+    ]);
+}
+
+#[test]
+fn pages_in_headless_chromium() {
+    let web_test = repo().join("web/test");
+    if let Some(why) = missing(&web_test) {
+        skip(why);
+        return;
+    }
+    let kept = std::env::var_os("JL_REPORTS_DIR").map(PathBuf::from);
+    let temp = tempfile::tempdir().unwrap();
+    let dir = match &kept {
+        Some(d) => {
+            std::fs::create_dir_all(d).unwrap();
+            d.clone()
+        }
+        None => temp.path().to_path_buf(),
+    };
+    write_reports(&dir);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&web_test)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.ends_with(".test.mjs"))
+        })
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no *.test.mjs in {}", web_test.display());
+    let out = Command::new("node")
+        .arg(web_test.join("run.mjs"))
+        .args(&files)
+        .env("JL_REPORTS", &dir)
+        .current_dir(&web_test)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run node");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    println!("{stdout}");
+    eprintln!("{stderr}");
+    assert!(
+        out.status.success(),
+        "the browser tests failed ({}):\n{stdout}\n{stderr}",
+        out.status
+    );
+    assert!(
+        stdout.contains(" passed, 0 failed"),
+        "no closing line from run.mjs:\n{stdout}"
+    );
+}

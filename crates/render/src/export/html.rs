@@ -1,0 +1,603 @@
+//! The HTML report: one self-contained file with the viewer (`web/`) and the model inside.
+//!
+//! The file is laid out as docs/html.md says: the CSS, a `jl-meta` JSON element (the
+//! model's JSON envelope, exactly what `--json` writes, and the timeline's small tables),
+//! two `jl-data-K` elements per CPU with that CPU's timeline columns (byte-planar in as
+//! few planes as the values need, raw deflate, base64): what the timeline draws, which
+//! the page inflates before its first paint, and the details, and the viewer's
+//! JavaScript modules concatenated into one module script. A Content-Security-Policy
+//! forbids every network request.
+//!
+//! The exporter encodes (deltas, byte planes, compression); every number it encodes comes
+//! from the model. The zoom-out summaries the viewer draws are built in the page.
+
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+
+use base64::Engine;
+use flate2::write::DeflateEncoder;
+use flate2::Compression;
+use jitterlab_analyze::analysis::timeline::{
+    CpuLanes, LeftOut, Timeline, TimelineBlind, TimelineIrq, TimelineLost, TimelineMarker,
+    TimelineTask,
+};
+use jitterlab_analyze::AnalyzeReport;
+use jitterlab_latency::LatencyReport;
+use serde::Serialize;
+
+use super::json::Envelope;
+use super::Exporter;
+use crate::Render;
+
+/// The viewer's modules, in the order they are concatenated, and its style sheet.
+mod web {
+    include!(concat!(env!("OUT_DIR"), "/web.rs"));
+}
+
+/// The format of the embedded data; the viewer refuses others.
+pub const HTML_FORMAT: u32 = 1;
+
+/// The HTML report format.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Html {
+    /// The page's title (usually the input's file name).
+    pub title: String,
+}
+
+impl Html {
+    /// A report titled `title`.
+    pub fn titled(title: impl Into<String>) -> Html {
+        Html {
+            title: title.into(),
+        }
+    }
+}
+
+/// A model the HTML report shows: its JSON envelope and, for a trace, its timeline.
+pub trait HtmlModel {
+    /// Writes the model's JSON envelope (what `--json` writes).
+    fn envelope(&self, out: &mut Vec<u8>) -> serde_json::Result<()>;
+    /// The timeline, for a trace.
+    fn timeline(&self) -> Option<&Timeline> {
+        None
+    }
+}
+
+fn envelope_of<M: Render>(m: &M, out: &mut Vec<u8>) -> serde_json::Result<()> {
+    serde_json::to_writer(
+        out,
+        &Envelope {
+            schema: M::SCHEMA,
+            version: M::VERSION,
+            data: m,
+        },
+    )
+}
+
+impl HtmlModel for AnalyzeReport {
+    fn envelope(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        envelope_of(self, out)
+    }
+    fn timeline(&self) -> Option<&Timeline> {
+        self.timeline.as_ref()
+    }
+}
+
+impl HtmlModel for LatencyReport {
+    fn envelope(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        envelope_of(self, out)
+    }
+}
+
+/// A result saved by `--json` (`jitterlab view run.json`): its envelope as it was read.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SavedResult {
+    /// The whole envelope (`schema`, `version`, `data`).
+    pub envelope: serde_json::Value,
+}
+
+impl HtmlModel for SavedResult {
+    fn envelope(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        serde_json::to_writer(out, &self.envelope)
+    }
+}
+
+/// Where a column is (docs/html.md, "Columns").
+#[derive(Clone, Copy, Debug, Serialize)]
+struct ColumnRef {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    /// The data block (`jl-data-K`) holding it.
+    block: usize,
+    offset: usize,
+    count: usize,
+    /// `u32`, `u32x`: the byte planes stored (the lowest ones; 1 to 4).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    planes: Option<u8>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    big: Option<usize>,
+    /// `end`: a start column holds each start minus the previous interval's end.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    delta: Option<&'static str>,
+}
+
+/// One block of columns, uncompressed.
+struct Block {
+    index: usize,
+    bytes: Vec<u8>,
+    columns: BTreeMap<&'static str, ColumnRef>,
+}
+
+/// The byte planes needed for values up to `max`.
+fn planes_for(max: u64) -> u8 {
+    match max {
+        0..=0xFF => 1,
+        0x100..=0xFFFF => 2,
+        0x1_0000..=0xFF_FFFF => 3,
+        _ => 4,
+    }
+}
+
+/// The escape of a `u32x` column of `planes` planes: its all-ones value.
+fn escape_of(planes: u8) -> u64 {
+    (1u64 << (8 * u32::from(planes))) - 1
+}
+
+impl Block {
+    fn new(index: usize) -> Block {
+        Block {
+            index,
+            bytes: Vec::new(),
+            columns: BTreeMap::new(),
+        }
+    }
+
+    fn add(&mut self, name: &'static str, kind: &'static str, count: usize) -> &mut ColumnRef {
+        let r = ColumnRef {
+            kind,
+            block: self.index,
+            offset: self.bytes.len(),
+            count,
+            planes: None,
+            big: None,
+            delta: None,
+        };
+        self.columns.entry(name).or_insert(r)
+    }
+
+    fn u8s(&mut self, name: &'static str, v: &[u8]) {
+        self.add(name, "u8", v.len());
+        self.bytes.extend_from_slice(v);
+    }
+
+    /// The lowest `planes` byte planes of `v`: all lowest bytes, then all second bytes...
+    fn planes(&mut self, planes: u8, v: impl Iterator<Item = u32> + Clone) {
+        for shift in (0..u32::from(planes)).map(|p| 8 * p) {
+            self.bytes.extend(v.clone().map(|x| (x >> shift) as u8));
+        }
+    }
+
+    fn u32s(&mut self, name: &'static str, v: &[u32]) {
+        let planes = planes_for(v.iter().copied().max().map_or(0, u64::from));
+        self.add(name, "u32", v.len()).planes = Some(planes);
+        self.planes(planes, v.iter().copied());
+    }
+
+    /// A `u32x` column: the planes that make it smallest, values at or over the escape
+    /// (the planes' all-ones value) written as f64s after them.
+    fn u32x(&mut self, name: &'static str, v: impl Iterator<Item = u64> + Clone) -> &mut ColumnRef {
+        let count = v.clone().count();
+        let mut over = [0usize; 4];
+        for x in v.clone() {
+            for (p, o) in over.iter_mut().enumerate() {
+                if x >= escape_of(p as u8 + 1) {
+                    *o += 1;
+                }
+            }
+        }
+        // The fewest planes that leave at most 1 % of the values escaped: an f64
+        // compresses far worse than a plane that is mostly zeros.
+        let planes = (1..=4u8)
+            .find(|&p| over[usize::from(p) - 1] * 100 <= count)
+            .unwrap_or(4);
+        let escape = escape_of(planes);
+        let offset = self.bytes.len();
+        self.planes(planes, v.clone().map(|x| x.min(escape) as u32));
+        let mut big = 0;
+        for x in v.filter(|&x| x >= escape) {
+            self.bytes.extend_from_slice(&(x as f64).to_le_bytes());
+            big += 1;
+        }
+        let r = self.add(name, "u32x", count);
+        r.offset = offset;
+        r.planes = Some(planes);
+        r.big = Some(big);
+        r
+    }
+}
+
+/// `v[i] - v[i - 1]` (`v[0] - first`); the values are in time order.
+fn deltas(v: &[u64], first: u64) -> impl Iterator<Item = u64> + Clone + '_ {
+    std::iter::once(first)
+        .chain(v.iter().copied())
+        .zip(v.iter().copied())
+        .map(|(a, b)| b.saturating_sub(a))
+}
+
+/// Each start minus the previous interval's end (the first: minus `first`), when no
+/// interval starts before the previous one ends.
+fn gaps<'a>(start: &'a [u64], dur: &'a [u64], first: u64) -> Option<Vec<u64>> {
+    let mut prev_end = first;
+    let mut out = Vec::with_capacity(start.len());
+    for (&s, &d) in start.iter().zip(dur) {
+        out.push(s.checked_sub(prev_end)?);
+        prev_end = s + d;
+    }
+    Some(out)
+}
+
+/// A CPU's columns in two blocks: `draw`, what the timeline draws (it is inflated before
+/// the first paint), and `detail`, the rest.
+fn blocks_of(c: &CpuLanes, origin: u64, draw_index: usize) -> (Block, Block) {
+    let mut b = Block::new(draw_index);
+    let mut d = Block::new(draw_index + 1);
+    let s = &c.slices;
+    match gaps(&s.start, &s.dur, origin) {
+        Some(g) => b.u32x("slices.start", g.into_iter()).delta = Some("end"),
+        None => {
+            b.u32x("slices.start", deltas(&s.start, origin));
+        }
+    }
+    b.u32x("slices.dur", s.dur.iter().copied());
+    b.u32s("slices.task", &s.task);
+    d.u8s("slices.prio", &s.prio);
+    d.u8s("slices.flags", &s.flags);
+    let w = &c.wakes;
+    let slice_deltas: Vec<u32> = std::iter::once(0)
+        .chain(w.slice.iter().copied())
+        .zip(w.slice.iter().copied())
+        .map(|(a, b)| b.saturating_sub(a))
+        .collect();
+    b.u32s("wakes.slice", &slice_deltas);
+    b.u32x("wakes.lat", w.lat.iter().copied());
+    d.u8s("wakes.waker", &w.waker);
+    d.u32s("wakes.waker_cpu", &w.waker_cpu);
+    d.u32s("wakes.waker_id", &w.waker_id);
+    d.u8s("wakes.vec", &w.vec);
+    d.u32x("wakes.irq_exit", w.irq_exit.iter().copied());
+    d.u32x("wakes.wakeup", w.wakeup.iter().copied());
+    d.u8s("wakes.flags", &w.flags);
+    let i = &c.irqs;
+    b.u32x("irqs.start", deltas(&i.start, origin));
+    b.u32x("irqs.dur", i.dur.iter().copied());
+    d.u32s("irqs.irq", &i.irq);
+    d.u8s("irqs.depth", &i.depth);
+    let s = &c.softirqs;
+    b.u32x("softirqs.start", deltas(&s.start, origin));
+    b.u32x("softirqs.dur", s.dur.iter().copied());
+    d.u8s("softirqs.vec", &s.vec);
+    d.u32s("softirqs.raised_by", &s.raised_by);
+    d.u32x("softirqs.raise", s.raise.iter().copied());
+    let o = &c.overview;
+    b.u32x("overview.busy", o.busy.iter().copied());
+    b.u32x("overview.max_dur", o.max_dur.iter().copied());
+    b.u32x("overview.max_lat", o.max_lat.iter().copied());
+    b.u32x("overview.count", o.count.iter().copied());
+    (b, d)
+}
+
+/// A CPU in `meta.timeline.cpus`.
+#[derive(Serialize)]
+struct CpuMeta {
+    cpu: u32,
+    first: Option<u64>,
+    last: u64,
+    slices: usize,
+    wakes: usize,
+    irqs: usize,
+    softirqs: usize,
+    /// Its draw block (`detail_block` has the rest).
+    block: usize,
+    detail_block: usize,
+    columns: BTreeMap<&'static str, ColumnRef>,
+}
+
+/// `meta.timeline`: times relative to `origin_ns`.
+#[derive(Serialize)]
+struct TimelineMeta<'a> {
+    origin_ns: u64,
+    end: u64,
+    overview_ns: u64,
+    cpus: Vec<CpuMeta>,
+    tasks: &'a [TimelineTask],
+    irqs: &'a [TimelineIrq],
+    softirqs: &'static [&'static str],
+    states: &'a [String],
+    markers: Vec<TimelineMarker>,
+    blinds: Vec<TimelineBlind>,
+    lost: Vec<TimelineLost>,
+    left_out: Option<LeftOut>,
+}
+
+#[derive(Serialize)]
+struct Meta<'a> {
+    format: u32,
+    title: &'a str,
+    generator: String,
+    report: &'a serde_json::value::RawValue,
+    timeline: Option<TimelineMeta<'a>>,
+}
+
+fn rel(ts: u64, origin: u64) -> u64 {
+    ts.saturating_sub(origin)
+}
+
+/// Compresses each block on its own thread: raw deflate, then base64.
+fn compress(blocks: Vec<Vec<u8>>) -> io::Result<Vec<(usize, String)>> {
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = blocks
+            .into_iter()
+            .map(|bytes| {
+                scope.spawn(move || -> io::Result<(usize, String)> {
+                    let mut z = DeflateEncoder::new(
+                        Vec::with_capacity(bytes.len() / 3),
+                        Compression::new(2),
+                    );
+                    z.write_all(&bytes)?;
+                    let z = z.finish()?;
+                    Ok((
+                        bytes.len(),
+                        base64::engine::general_purpose::STANDARD.encode(z),
+                    ))
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(io::Error::other("a compressing thread panicked")))
+            })
+            .collect()
+    })
+}
+
+/// The viewer's modules as one script: `import` lines dropped, `export ` removed.
+fn viewer_script() -> String {
+    let mut out = String::new();
+    for (name, text) in web::MODULES {
+        out.push_str("// ---- web/");
+        out.push_str(name);
+        out.push('\n');
+        for line in text.lines() {
+            if line.starts_with("import ") {
+                continue;
+            }
+            out.push_str(line.strip_prefix("export ").unwrap_or(line));
+            out.push('\n');
+        }
+    }
+    // A script element ends at the first `</script`, whatever the JavaScript says.
+    out.replace("</script", "<\\/script")
+}
+
+/// The viewer's style sheets as one.
+fn style_sheet() -> String {
+    let mut out = String::new();
+    for (name, text) in web::STYLES {
+        out.push_str(&format!("/* ---- web/{name} */\n{text}\n"));
+    }
+    out.replace("</style", "<\\/style")
+}
+
+/// `s` with `&`, `<`, `>` and `"` escaped for HTML text and attributes.
+fn escape_html(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for ch in s.chars() {
+        match ch {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// JSON bytes made safe inside a `<script>` element: every `<` (only ever inside a
+/// string) written `\u003c`.
+fn script_safe(json: Vec<u8>) -> Vec<u8> {
+    if !json.contains(&b'<') {
+        return json;
+    }
+    let mut out = Vec::with_capacity(json.len() + 64);
+    for b in json {
+        if b == b'<' {
+            out.extend_from_slice(b"\\u003c");
+        } else {
+            out.push(b);
+        }
+    }
+    out
+}
+
+const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data: blob:";
+
+impl<M: HtmlModel> Exporter<M> for Html {
+    fn write(&self, model: &M, out: &mut dyn Write) -> io::Result<()> {
+        let mut envelope = Vec::new();
+        model.envelope(&mut envelope)?;
+        let report: Box<serde_json::value::RawValue> =
+            serde_json::from_slice(&envelope).map_err(io::Error::other)?;
+        drop(envelope);
+        let (timeline, blocks) = match model.timeline() {
+            Some(t) => {
+                let o = t.origin;
+                let blocks: Vec<(Block, Block)> = t
+                    .cpus
+                    .iter()
+                    .enumerate()
+                    .map(|(k, c)| blocks_of(c, o, 2 * k))
+                    .collect();
+                let cpus = t
+                    .cpus
+                    .iter()
+                    .zip(&blocks)
+                    .map(|(c, (b, d))| CpuMeta {
+                        cpu: c.cpu,
+                        first: c.first.map(|f| rel(f, o)),
+                        last: rel(c.last, o),
+                        slices: c.slices.start.len(),
+                        wakes: c.wakes.lat.len(),
+                        irqs: c.irqs.start.len(),
+                        softirqs: c.softirqs.start.len(),
+                        block: b.index,
+                        detail_block: d.index,
+                        columns: b
+                            .columns
+                            .iter()
+                            .chain(&d.columns)
+                            .map(|(k, v)| (*k, *v))
+                            .collect(),
+                    })
+                    .collect();
+                let meta = TimelineMeta {
+                    origin_ns: o,
+                    end: rel(t.end, o),
+                    overview_ns: t.overview_ns,
+                    cpus,
+                    tasks: &t.tasks,
+                    irqs: &t.irqs,
+                    softirqs: &jitterlab_analyze::SOFTIRQ_NAMES,
+                    states: &t.states,
+                    markers: t
+                        .markers
+                        .iter()
+                        .map(|m| TimelineMarker {
+                            ts: rel(m.ts, o),
+                            ..m.clone()
+                        })
+                        .collect(),
+                    blinds: t
+                        .blinds
+                        .iter()
+                        .map(|b| TimelineBlind {
+                            start: rel(b.start, o),
+                            end: rel(b.end, o),
+                            ..*b
+                        })
+                        .collect(),
+                    lost: t
+                        .lost
+                        .iter()
+                        .map(|l| TimelineLost {
+                            ts: rel(l.ts, o),
+                            ..*l
+                        })
+                        .collect(),
+                    left_out: t.left_out.map(|l| LeftOut {
+                        after: rel(l.after, o),
+                        ..l
+                    }),
+                };
+                (
+                    Some(meta),
+                    blocks
+                        .into_iter()
+                        .flat_map(|(b, d)| [b.bytes, d.bytes])
+                        .collect(),
+                )
+            }
+            None => (None, Vec::new()),
+        };
+        let meta = Meta {
+            format: HTML_FORMAT,
+            title: &self.title,
+            generator: format!("jitterlab {}", env!("CARGO_PKG_VERSION")),
+            report: &report,
+            timeline,
+        };
+        let meta = script_safe(serde_json::to_vec(&meta)?);
+        let blocks = compress(blocks)?;
+
+        let title = escape_html(&self.title);
+        write!(
+            out,
+            "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+             <meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">\n\
+             <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+             <title>{title} — jitterlab</title>\n<style>\n{}</style>\n</head>\n<body>\n",
+            style_sheet()
+        )?;
+        out.write_all(b"<script type=\"application/json\" id=\"jl-meta\">")?;
+        out.write_all(&meta)?;
+        out.write_all(b"</script>\n")?;
+        for (k, (size, text)) in blocks.iter().enumerate() {
+            write!(
+                out,
+                "<script type=\"application/octet-stream\" id=\"jl-data-{k}\" data-bytes=\"{size}\">"
+            )?;
+            out.write_all(text.as_bytes())?;
+            out.write_all(b"</script>\n")?;
+        }
+        out.write_all(b"<script type=\"module\">\n")?;
+        out.write_all(viewer_script().as_bytes())?;
+        out.write_all(b"</script>\n</body>\n</html>\n")?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn u32x_escapes_values_past_its_planes() {
+        let mut b = Block::new(0);
+        b.u32x("t", [1u64, 0x1_0000_0000, 2].into_iter());
+        let c = b.columns["t"];
+        // A third of the values past u32: four planes, the big one escaped.
+        assert_eq!((c.count, c.planes, c.big), (3, Some(4), Some(1)));
+        assert_eq!(&b.bytes[..3], &[1, 0xFF, 2]);
+        assert_eq!(
+            f64::from_le_bytes(b.bytes[12..20].try_into().unwrap()),
+            4294967296.0
+        );
+        // Under 1 % past three planes: three planes, the rest escaped.
+        let mut b = Block::new(0);
+        let v = [300u64, 0x1_0000_0000, 70_000, 255];
+        b.u32x("t", v.into_iter().chain(std::iter::repeat_n(7, 96)));
+        let c = b.columns["t"];
+        assert_eq!((c.planes, c.big), (Some(3), Some(1)));
+        let c = c.count;
+        // Planes: lowest bytes first.
+        assert_eq!(&b.bytes[..4], &[44, 0xFF, 0x70, 255]);
+        assert_eq!(&b.bytes[c..c + 4], &[1, 0xFF, 0x11, 0]);
+        assert_eq!(&b.bytes[2 * c..2 * c + 4], &[0, 0xFF, 1, 0]);
+        b.u32s("u", &[5, 256]);
+        assert_eq!(b.columns["u"].planes, Some(2));
+    }
+
+    #[test]
+    fn slice_starts_are_gaps_unless_slices_overlap() {
+        assert_eq!(
+            gaps(&[105, 110, 130], &[5, 10, 1], 100),
+            Some(vec![5, 0, 10])
+        );
+        assert_eq!(gaps(&[105, 108], &[5, 1], 100), None);
+    }
+
+    #[test]
+    fn deltas_start_from_the_origin() {
+        let d: Vec<u64> = deltas(&[105, 110, 110, 200], 100).collect();
+        assert_eq!(d, [5, 5, 0, 90]);
+    }
+
+    #[test]
+    fn json_in_a_script_cannot_close_it() {
+        let s = script_safe(br#"{"a":"</script><b>"}"#.to_vec());
+        assert_eq!(s, br#"{"a":"\u003c/script>\u003cb>"}"#);
+        assert_eq!(escape_html("a<b>&\"c"), "a&lt;b&gt;&amp;&quot;c");
+    }
+}

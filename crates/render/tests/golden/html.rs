@@ -1,0 +1,285 @@
+//! The HTML report (`export/html.rs`): its layout, its meta JSON (golden), and its
+//! columns decoded back (base64, raw deflate, byte planes, deltas, escapes) equal to the
+//! timeline they were written from. The viewer's drawing is tested in a browser
+//! (crates/jitterlab/tests/browser.rs).
+
+use std::io::Read;
+
+use base64::Engine;
+use jitterlab_analyze::analysis::timeline::{Timeline, TimelineOptions};
+use jitterlab_analyze::{AnalyzeReport, Options};
+use jitterlab_render::{Exporter, Html, SavedResult};
+use serde_json::Value;
+
+use crate::check;
+use crate::golden::trace::analyzed;
+
+fn with_timeline(name: &str, max_slices: u64) -> AnalyzeReport {
+    analyzed(
+        name,
+        &Options {
+            timeline: Some(TimelineOptions {
+                max_slices,
+                ..TimelineOptions::default()
+            }),
+            ..Options::default()
+        },
+    )
+}
+
+fn html<M: jitterlab_render::HtmlModel>(model: &M) -> String {
+    let mut out = Vec::new();
+    Html::titled("trace <1>.dat")
+        .write(model, &mut out)
+        .unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+/// The text of the element `<script ... id="ID" ...>`, and its opening tag.
+fn element<'a>(page: &'a str, id: &str) -> Option<(&'a str, &'a str)> {
+    let at = page.find(&format!("id=\"{id}\""))?;
+    let open = page[..at].rfind('<')?;
+    let body = at + page[at..].find('>')? + 1;
+    let end = body + page[body..].find("</script>")?;
+    Some((&page[open..body], &page[body..end]))
+}
+
+fn meta(page: &str) -> Value {
+    serde_json::from_str(element(page, "jl-meta").expect("jl-meta").1).unwrap()
+}
+
+/// Block `k` inflated.
+fn block(page: &str, k: usize) -> Vec<u8> {
+    let (tag, text) = element(page, &format!("jl-data-{k}")).expect("block");
+    let z = base64::engine::general_purpose::STANDARD
+        .decode(text.trim())
+        .unwrap();
+    let mut bytes = Vec::new();
+    flate2::read::DeflateDecoder::new(&z[..])
+        .read_to_end(&mut bytes)
+        .unwrap();
+    assert!(
+        tag.contains(&format!("data-bytes=\"{}\"", bytes.len())),
+        "{tag}"
+    );
+    bytes
+}
+
+/// Column `name` of a CPU as u64 values, as the page decodes it, from the inflated
+/// blocks (`blocks[k]` is `jl-data-K`).
+fn column(blocks: &[Vec<u8>], cols: &Value, name: &str) -> Vec<u64> {
+    let c = &cols[name];
+    let bytes = &blocks[c["block"].as_u64().unwrap() as usize];
+    let (off, n) = (
+        c["offset"].as_u64().unwrap() as usize,
+        c["count"].as_u64().unwrap() as usize,
+    );
+    match c["type"].as_str().unwrap() {
+        "u8" => bytes[off..off + n].iter().map(|&b| u64::from(b)).collect(),
+        kind => {
+            let planes = c["planes"].as_u64().unwrap() as usize;
+            let escape = (1u64 << (8 * planes)) - 1;
+            let mut big = off + planes * n;
+            (0..n)
+                .map(|i| {
+                    let v = (0..planes).fold(0u64, |v, p| {
+                        v | u64::from(bytes[off + p * n + i]) << (8 * p)
+                    });
+                    if kind == "u32x" && v == escape {
+                        let x = f64::from_le_bytes(bytes[big..big + 8].try_into().unwrap());
+                        big += 8;
+                        x as u64
+                    } else {
+                        v
+                    }
+                })
+                .collect()
+        }
+    }
+}
+
+/// A start column back to times: running sums of starts, or of gaps after each end.
+fn starts(blocks: &[Vec<u8>], cols: &Value, prefix: &str, origin: u64) -> Vec<u64> {
+    let d = column(blocks, cols, &format!("{prefix}.start"));
+    if cols[format!("{prefix}.start")]["delta"] != "end" {
+        return sums(d, origin);
+    }
+    let dur = column(blocks, cols, &format!("{prefix}.dur"));
+    let mut end = origin;
+    d.iter()
+        .zip(&dur)
+        .map(|(gap, dur)| {
+            let start = end + gap;
+            end = start + dur;
+            start
+        })
+        .collect()
+}
+
+fn sums(v: Vec<u64>, first: u64) -> Vec<u64> {
+    v.into_iter()
+        .scan(first, |acc, d| {
+            *acc += d;
+            Some(*acc)
+        })
+        .collect()
+}
+
+/// Every column of every CPU decodes to the timeline's values.
+fn assert_round_trip(page: &str, t: &Timeline) {
+    let m = meta(page);
+    let cpus = m["timeline"]["cpus"].as_array().unwrap();
+    assert_eq!(cpus.len(), t.cpus.len());
+    let n = 2 * cpus.len();
+    let blocks: Vec<Vec<u8>> = (0..n).map(|k| block(page, k)).collect();
+    assert!(element(page, &format!("jl-data-{n}")).is_none());
+    for (c, lanes) in cpus.iter().zip(&t.cpus) {
+        let cols = &c["columns"];
+        let col = |name| column(&blocks, cols, name);
+        let u32s = |v: &[u32]| v.iter().map(|&x| u64::from(x)).collect::<Vec<_>>();
+        let u8s = |v: &[u8]| v.iter().map(|&x| u64::from(x)).collect::<Vec<_>>();
+        let s = &lanes.slices;
+        assert_eq!(starts(&blocks, cols, "slices", t.origin), s.start);
+        assert_eq!(col("slices.dur"), s.dur);
+        assert_eq!(col("slices.task"), u32s(&s.task));
+        assert_eq!(col("slices.prio"), u8s(&s.prio));
+        assert_eq!(col("slices.flags"), u8s(&s.flags));
+        let w = &lanes.wakes;
+        assert_eq!(sums(col("wakes.slice"), 0), u32s(&w.slice));
+        assert_eq!(col("wakes.lat"), w.lat);
+        assert_eq!(col("wakes.waker"), u8s(&w.waker));
+        assert_eq!(col("wakes.waker_cpu"), u32s(&w.waker_cpu));
+        assert_eq!(col("wakes.waker_id"), u32s(&w.waker_id));
+        assert_eq!(col("wakes.vec"), u8s(&w.vec));
+        assert_eq!(col("wakes.irq_exit"), w.irq_exit);
+        assert_eq!(col("wakes.wakeup"), w.wakeup);
+        assert_eq!(col("wakes.flags"), u8s(&w.flags));
+        let i = &lanes.irqs;
+        assert_eq!(starts(&blocks, cols, "irqs", t.origin), i.start);
+        assert_eq!(col("irqs.dur"), i.dur);
+        assert_eq!(col("irqs.irq"), u32s(&i.irq));
+        assert_eq!(col("irqs.depth"), u8s(&i.depth));
+        let so = &lanes.softirqs;
+        assert_eq!(starts(&blocks, cols, "softirqs", t.origin), so.start);
+        assert_eq!(col("softirqs.dur"), so.dur);
+        assert_eq!(col("softirqs.vec"), u8s(&so.vec));
+        assert_eq!(col("softirqs.raised_by"), u32s(&so.raised_by));
+        assert_eq!(col("softirqs.raise"), so.raise);
+        let o = &lanes.overview;
+        assert_eq!(col("overview.busy"), o.busy);
+        assert_eq!(col("overview.max_dur"), o.max_dur);
+        assert_eq!(col("overview.max_lat"), o.max_lat);
+        assert_eq!(col("overview.count"), o.count);
+        for (key, n) in [
+            ("slices", s.start.len()),
+            ("wakes", w.lat.len()),
+            ("irqs", i.start.len()),
+            ("softirqs", so.start.len()),
+        ] {
+            assert_eq!(c[key].as_u64(), Some(n as u64), "{key}");
+        }
+    }
+}
+
+#[test]
+fn html_layout_meta_and_columns_of_a_trace() {
+    let report = with_timeline("disk-irq-stress.v7.dat", 8_000_000);
+    let t = report.timeline.as_ref().unwrap();
+    let page = html(&report);
+    assert!(page.starts_with("<!doctype html>"));
+    assert!(page.contains("Content-Security-Policy\" content=\"default-src 'none';"));
+    assert!(page.contains("<title>trace &lt;1&gt;.dat — jitterlab</title>"));
+    // Nothing is loaded from elsewhere: no external script, style sheet or image.
+    for tag in ["<script src", "<link", "<img", "<iframe", "@import"] {
+        assert!(!page.contains(tag), "{tag}");
+    }
+    // One module script, after every data block.
+    assert_eq!(page.matches("<script type=\"module\">").count(), 1);
+    assert!(page.find("jl-data-1").unwrap() < page.find("<script type=\"module\">").unwrap());
+    let m = meta(&page);
+    assert_eq!(m["format"], 1);
+    assert_eq!(m["report"]["schema"], "jitterlab.analyze");
+    // The report inside is the --json output.
+    assert_eq!(m["report"]["data"], serde_json::to_value(&report).unwrap());
+    // The page's counts are analyze's: task slices per CPU and the wake-ups.
+    let cpus = &m["report"]["data"]["cpus"]["cpus"];
+    for (k, c) in m["timeline"]["cpus"].as_array().unwrap().iter().enumerate() {
+        assert_eq!(c["slices"], cpus[k]["slices"]);
+    }
+    let wakes: u64 = t.cpus.iter().map(|c| c.wakes.lat.len() as u64).sum();
+    assert_eq!(
+        Some(wakes),
+        m["report"]["data"]["summary"]["wakeups"].as_u64()
+    );
+    assert_eq!(m["timeline"]["left_out"], Value::Null);
+    assert_round_trip(&page, t);
+}
+
+#[test]
+fn html_meta_golden() {
+    let report = with_timeline("cyclictest-idle.v7.dat", 8_000_000);
+    let mut m = meta(&html(&report));
+    // The report is the JSON golden's; the rest is this format's.
+    m["report"] = Value::String("(the jitterlab.analyze envelope)".into());
+    m["generator"] = Value::String("jitterlab VERSION".into());
+    check("html_meta", &serde_json::to_string_pretty(&m).unwrap());
+}
+
+#[test]
+fn html_past_max_slices_says_what_was_left_out() {
+    let report = with_timeline("disk-irq-stress.v7.dat", 1000);
+    let t = report.timeline.as_ref().unwrap();
+    let l = t.left_out.expect("left out");
+    let kept = t.slices() as u64
+        + t.cpus
+            .iter()
+            .map(|c| (c.irqs.start.len() + c.softirqs.start.len()) as u64)
+            .sum::<u64>();
+    // The limit, plus what had started before the cut and ended after it.
+    assert!((1000..1010).contains(&kept), "{kept}");
+    let all = report.cpus.as_ref().unwrap();
+    let slices: u64 = all.cpus.iter().map(|c| c.slices).sum();
+    assert_eq!(
+        t.slices() as u64 + l.slices,
+        slices,
+        "every slice kept or counted"
+    );
+    // Nothing kept starts at or after the cut.
+    for c in &t.cpus {
+        assert!(c.slices.start.iter().all(|&s| s < l.after));
+        assert!(c.irqs.start.iter().all(|&s| s < l.after));
+    }
+    // The overview still covers the whole trace.
+    let counted: u64 = t.cpus.iter().flat_map(|c| &c.overview.count).sum();
+    assert_eq!(counted, slices);
+    let page = html(&report);
+    let m = meta(&page);
+    assert_eq!(m["timeline"]["left_out"]["max_slices"], 1000);
+    assert_eq!(
+        m["timeline"]["left_out"]["after"].as_u64(),
+        Some(l.after - t.origin)
+    );
+    assert_round_trip(&page, t);
+}
+
+#[test]
+fn html_of_a_saved_result() {
+    let saved = SavedResult::from_json(
+        "run.json",
+        br#"{"schema": "jitterlab.latency", "version": 1, "data": {"cpus": []}}"#,
+    )
+    .unwrap();
+    let m = meta(&html(&saved));
+    assert_eq!(m["report"]["schema"], "jitterlab.latency");
+    assert_eq!(m["timeline"], Value::Null);
+    let errors: Vec<String> = [
+        &b"{\"schema\": \"jitterlab.show\", \"version\": 1, \"data\": {}}"[..],
+        b"{\"schema\": \"jitterlab.latency\", \"version\": 2, \"data\": {}}",
+        b"{\"data\": {}}",
+        b"{\"schema\": \n",
+    ]
+    .iter()
+    .map(|b| SavedResult::from_json("run.json", b).unwrap_err())
+    .collect();
+    check("html_saved_errors", &errors.join("\n"));
+}

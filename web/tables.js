@@ -1,0 +1,198 @@
+// tables.js: DOM helpers, the units every figure is printed in (as the text output
+// prints them: crates/render/src/units.rs), and sortable tables.
+
+/** An element: `el("td", { class: "num", title: "..." }, child, "text", ...)`. */
+export function el(tag, attrs, ...children) {
+  const e = document.createElement(tag);
+  setAttrs(e, attrs);
+  appendAll(e, children);
+  return e;
+}
+
+function setAttrs(e, attrs) {
+  if (!attrs) return;
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === "on") for (const [ev, fn] of Object.entries(v)) e.addEventListener(ev, fn);
+    else if (k === "dataset") Object.assign(e.dataset, v);
+    else if (k === "text") e.textContent = v;
+    else e.setAttribute(k, v === true ? "" : String(v));
+  }
+}
+
+function appendAll(e, children) {
+  for (const c of children.flat(Infinity)) {
+    if (c === null || c === undefined || c === false) continue;
+    e.append(c instanceof Node ? c : String(c));
+  }
+}
+
+/** The largest count the model writes: u64::MAX ("saturated, at least that many"). */
+const U64_MAX = 18446744073709551615;
+
+/**
+ * `x.toFixed(d)` for x = ns / scale (scale a power of ten), rounding as Rust's `{:.d}`
+ * does: exact ties to even (JavaScript rounds them up), everything else as the exact
+ * binary value says (both languages agree there).
+ */
+function fixedNs(ns, scale, d) {
+  const x = ns / scale;
+  const p = 10 ** d;
+  const twice = 2 * ns * p;
+  const k = Math.round(Math.log10(scale));
+  // An exact tie: ns * p / scale is n + 1/2 exactly, and x is exact in binary.
+  if (Number.isSafeInteger(twice) && twice % scale === 0 && (twice / scale) % 2 === 1 && ns % 5 ** k === 0) {
+    const n = Math.floor((ns * p) / scale);
+    return ((n % 2 === 0 ? n : n + 1) / p).toFixed(d);
+  }
+  return x.toFixed(d);
+}
+
+/** A duration in ns as `850 ns`, `12.3 us`, `4.56 ms`, `1.23 s`, `2h03m`; null as `-`. */
+export function fmtDur(ns) {
+  if (ns === null || ns === undefined) return "-";
+  if (ns < 1e3) return `${Math.round(ns)} ns`; // an average may be fractional
+  if (ns < 1e6) return `${fixedNs(ns, 1e3, 1)} us`;
+  if (ns < 1e9) return `${fixedNs(ns, 1e6, 2)} ms`;
+  if (ns < 3600e9) return `${fixedNs(ns, 1e9, 2)} s`;
+  const s = Math.floor(ns / 1e9);
+  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}m`;
+}
+
+/** A trace timestamp in ns as the kernel prints it: seconds with microseconds. */
+export function fmtTs(ns) {
+  if (ns === null || ns === undefined) return "-";
+  const s = Math.floor(ns / 1e9);
+  const us = Math.floor((ns - s * 1e9) / 1e3);
+  return `${s}.${String(us).padStart(6, "0")}`;
+}
+
+/** A count with thousands separators; u64::MAX as "at least 18446744073709551615". */
+export function fmtCount(n) {
+  if (n === null || n === undefined) return "-";
+  if (n >= U64_MAX) return "at least 18446744073709551615";
+  return n.toLocaleString("en-US");
+}
+
+/** Lost events: a count, null for "some (count unknown)". */
+export function fmtLost(n) {
+  return n === null || n === undefined ? "some (count unknown)" : fmtCount(n);
+}
+
+/** `part` as a percentage of `whole`, one decimal. */
+export function fmtPct(part, whole) {
+  if (!whole || part === null || part === undefined) return "-";
+  return `${((part * 100) / whole).toFixed(1)}%`;
+}
+
+/** A kernel priority for people: `rt 90`, `nice 0`, `dl`. */
+export function fmtPrio(p) {
+  if (p === null || p === undefined) return "-";
+  if (p < 0) return "dl";
+  if (p < 100) return `rt ${99 - p}`;
+  return `nice ${p - 120}`;
+}
+
+/** A value or `-`. */
+export function fmtOpt(v) {
+  return v === null || v === undefined || v === "" ? "-" : String(v);
+}
+
+/** A yes/no flag. */
+export function fmtBool(v) {
+  return v === null || v === undefined ? "-" : v ? "yes" : "no";
+}
+
+/** A titled section of a page, with an optional note under the title. */
+export function section(title, note, ...children) {
+  return el("section", { class: "jl-section" }, el("h2", null, title), note ? el("p", { class: "jl-note" }, note) : null, ...children);
+}
+
+/** A definition list of [term, value, field] (value: text or a node; field: the
+ * dd's data-field, naming the model's field for tests). */
+export function facts(pairs, cls) {
+  const dl = el("dl", { class: cls ? `jl-facts ${cls}` : "jl-facts" });
+  for (const [k, v, field] of pairs) {
+    if (v === undefined) continue;
+    dl.append(el("dt", null, k), el("dd", { dataset: field ? { field } : null }, v));
+  }
+  return dl;
+}
+
+/** A small button-like link; `fn` runs on click (and Enter). */
+export function action(label, fn, title) {
+  return el("button", { type: "button", class: "jl-link", title, on: { click: fn } }, label);
+}
+
+function compareValues(a, b) {
+  const na = a === null || a === undefined || Number.isNaN(a);
+  const nb = b === null || b === undefined || Number.isNaN(b);
+  if (na || nb) return na && nb ? 0 : na ? 1 : -1; // absent last, either way
+  if (typeof a === "number" && typeof b === "number") return a - b;
+  return String(a).localeCompare(String(b), "en", { numeric: true });
+}
+
+/**
+ * A sortable table.
+ * - columns: [{ label, value: row => raw value (sorted on), fmt: (value, row) => text or
+ *   node (default: the value), num: true for right-aligned numbers (sorted numerically),
+ *   title, wrap: true to let long cells wrap, lines: true to break them at their
+ *   newlines only }]
+ * - rows: the rows; or groups: [{ head: a row or null, rows: [...] }] (each group a
+ *   tbody: its head row first, sorted by its head, its rows sorted among themselves)
+ * - sort: { col, desc } initially; id, caption, rowAttrs: row => attributes of its tr
+ */
+export function table(spec) {
+  const { columns } = spec;
+  const groups = spec.groups ?? [{ head: null, rows: spec.rows }];
+  const t = el("table", { class: `jl-table ${spec.class ?? ""}`.trim(), id: spec.id });
+  if (spec.caption) t.append(el("caption", null, spec.caption));
+  const headRow = el("tr");
+  let state = { col: spec.sort?.col ?? -1, desc: spec.sort?.desc ?? false };
+  const buttons = columns.map((c, i) => {
+    const b = el("button", { type: "button", class: "jl-sort", title: c.title ? `${c.title} (click to sort)` : "click to sort" }, c.label);
+    b.addEventListener("click", () => {
+      state = { col: i, desc: state.col === i ? !state.desc : !!c.num };
+      render();
+    });
+    headRow.append(el("th", { class: c.num ? "num" : null, scope: "col" }, b));
+    return b;
+  });
+  t.append(el("thead", null, headRow));
+  const cell = (c, row, head) => {
+    const v = c.value(row);
+    const shown = c.fmt ? c.fmt(v, row) : v;
+    const cls = [c.num ? "num" : null, c.wrap ? "wrap" : null, c.lines ? "lines" : null].filter(Boolean).join(" ") || null;
+    return el(head ? "th" : "td", { class: cls, scope: head ? "row" : null }, shown === null || shown === undefined ? "-" : shown);
+  };
+  const bodies = groups.map((g) => {
+    const body = el("tbody", { class: g.head ? "jl-group" : null });
+    const headTr = g.head ? el("tr", { class: "jl-group-head", ...(spec.rowAttrs?.(g.head, true) ?? {}) }, columns.map((c) => cell(c, g.head, false))) : null;
+    const trs = g.rows.map((r) => ({ row: r, tr: el("tr", spec.rowAttrs?.(r, false) ?? null, columns.map((c) => cell(c, r, false))) }));
+    return { g, body, headTr, trs };
+  });
+  const render = () => {
+    columns.forEach((c, i) => {
+      const th = buttons[i].parentElement;
+      if (i === state.col) th.setAttribute("aria-sort", state.desc ? "descending" : "ascending");
+      else th.removeAttribute("aria-sort");
+    });
+    const order = (a, b) => {
+      if (state.col < 0) return 0;
+      const c = columns[state.col];
+      const r = compareValues(c.value(a), c.value(b));
+      const absent = (x) => { const v = c.value(x); return v === null || v === undefined; };
+      if (absent(a) || absent(b)) return r; // absent values stay last
+      return state.desc ? -r : r;
+    };
+    const key = (x) => x.g.head ?? x.g.rows[0];
+    const sorted = state.col < 0 ? bodies : [...bodies].sort((a, b) => order(key(a), key(b)));
+    for (const b of sorted) {
+      const trs = state.col < 0 ? b.trs : [...b.trs].sort((x, y) => order(x.row, y.row));
+      b.body.replaceChildren(...(b.headTr ? [b.headTr] : []), ...trs.map((x) => x.tr));
+      t.append(b.body);
+    }
+  };
+  render();
+  return t;
+}

@@ -1,0 +1,637 @@
+// timeline.js: the timeline tab. One row per CPU (hardirq, softirq, tasks, worst wake-up),
+// zoom at the cursor (wheel, W/S), pan (drag, A/D), fit (F), cursors A/B (click,
+// shift+click), an area (shift+drag, or drag on the axis) with run time per task, search
+// (comm, tid, pid, IRQ) with next/previous (N, shift+N), the details of a slice with its
+// wake-up's cause chain, and the view in the URL fragment (#t=S0,S1&sel=CPU:SLICE).
+// mountTimeline(el, ctx) returns the object also put on window.jitterlab.timeline.
+import { tlModel } from "./tlmodel.js";
+import { TL, tlDraw, tlPick, tlSnap, tlRowLayout } from "./tldraw.js";
+import { tlDur, tlAbs, tlRelSecs, tlEsc } from "./tlformat.js";
+import { tlDetailsHtml, tlSliceInfo, tlSpanInfo, tlAreaHtml, tlLeftOutText, tlParseDur } from "./tlpanels.js";
+
+const TL_MIN_SPAN = 100;
+
+export function mountTimeline(el, ctx) {
+  const model = tlModel(ctx);
+  const T = model.T;
+  const fullEnd = Math.max(T.end, 1000);
+  el.classList.add("tl");
+  el.innerHTML = `
+    <div class="tl-bar">
+      <button type="button" data-act="fit" title="Fit the whole trace, or the area (F)">Fit</button>
+      <button type="button" data-act="in" title="Zoom in (W)">+</button>
+      <button type="button" data-act="out" title="Zoom out (S)">−</button>
+      <span class="tl-sep"></span>
+      <input class="tl-search" type="search" placeholder="search comm, tid, pid:N, irq:N or IRQ name" size="32" spellcheck="false">
+      <button type="button" data-act="prev" title="Previous match (shift+N)">◀</button>
+      <button type="button" data-act="next" title="Next match (N)">▶</button>
+      <span class="tl-found"></span>
+      <span class="tl-sep"></span>
+      <label title="Wake-ups above this latency are drawn red">wake-up threshold <input class="tl-thr" value="100 us" size="7"></label>
+      <span class="tl-sep"></span>
+      <span class="tl-cursor-text"></span>
+      <span class="tl-counts tl-dim"></span>
+      <span class="tl-help" title="wheel or W/S: zoom at the pointer · drag or A/D: pan · F: fit · click: select and cursor A · shift+click: cursor B · shift+drag or drag on the axis: area · N / shift+N: next / previous match · Esc: clear">keys?</span>
+    </div>
+    <div class="tl-leftout" hidden></div>
+    <div class="tl-main">
+      <div class="tl-scroll" tabindex="0"><canvas class="tl-canvas"></canvas><div class="tl-spacer"></div></div>
+      <aside class="tl-details"><p class="tl-dim">Click a slice for its details and its wake-up's cause chain.</p></aside>
+    </div>
+    <div class="tl-legend"></div>
+    <div class="tl-area" hidden></div>
+    <div class="tl-tip" hidden></div>`;
+  const $ = (q) => el.querySelector(q);
+  const scroll = $(".tl-scroll");
+  const canvas = $(".tl-canvas");
+  const spacer = $(".tl-spacer");
+  const tip = $(".tl-tip");
+  const details = $(".tl-details");
+  const legendEl = $(".tl-legend");
+  const areaEl = $(".tl-area");
+  const found = $(".tl-found");
+  const searchBox = $(".tl-search");
+  const cursorText = $(".tl-cursor-text");
+  const g = canvas.getContext("2d");
+
+  const s = {
+    model,
+    view: { t0: 0, t1: fullEnd },
+    width: 800,
+    height: 300,
+    scrollTop: 0,
+    sel: null,
+    wake: null,
+    cursors: { a: null, b: null },
+    area: null,
+    threshold: 100e3,
+  };
+  let selection = null;
+  let lastMatch = null;
+  let frame = 0;
+  let legendKey = "";
+  let legendTimer = 0;
+  let lastLegend = new Map();
+  let hashTimer = 0;
+  let mouseX = null;
+
+  const counts = () => {
+    const cpus = model.lanes.map((L) => ({ cpu: L.cpu, slices: L.slices.start.length, wakes: L.wakes.slice.length }));
+    return { cpus, slices: cpus.reduce((a, c) => a + c.slices, 0), wakeups: cpus.reduce((a, c) => a + c.wakes, 0) };
+  };
+  {
+    const c = counts();
+    $(".tl-counts").textContent = `${c.slices.toLocaleString("en-US")} slices · ${c.wakeups.toLocaleString("en-US")} wake-ups`;
+    $(".tl-counts").title = c.cpus.map((x) => `CPU ${x.cpu}: ${x.slices} slices, ${x.wakes} wake-ups`).join("\n");
+  }
+  if (T.left_out) {
+    const lo = $(".tl-leftout");
+    lo.hidden = false;
+    lo.innerHTML = tlLeftOutText(ctx.meta);
+  }
+
+  function contentHeight() {
+    return TL.headH + model.lanes.length * TL.rowH;
+  }
+
+  function resize() {
+    const total = contentHeight();
+    const h = Math.max(160, Math.min(total, Math.round(window.innerHeight * 0.72)));
+    scroll.style.height = `${h}px`;
+    const w = Math.max(200, scroll.clientWidth);
+    const dpr = window.devicePixelRatio || 1;
+    s.width = w;
+    s.height = h;
+    canvas.style.width = `${w}px`;
+    canvas.style.height = `${h}px`;
+    canvas.width = Math.round(w * dpr);
+    canvas.height = Math.round(h * dpr);
+    g.setTransform(dpr, 0, 0, dpr, 0, 0);
+    spacer.style.height = `${Math.max(0, total - h)}px`;
+    draw();
+  }
+
+  function draw() {
+    if (frame) {
+      cancelAnimationFrame(frame);
+      frame = 0;
+    }
+    lastLegend = tlDraw(g, s);
+    const jl = window.jitterlab || (window.jitterlab = {});
+    if (jl.painted == null) {
+      jl.painted = performance.now();
+      performance.mark("jl:painted");
+    }
+    jl.frames = (jl.frames || 0) + 1;
+    scheduleLegend();
+    scheduleHash();
+  }
+
+  function redraw() {
+    if (!frame) frame = requestAnimationFrame(() => {
+      frame = 0;
+      draw();
+    });
+  }
+
+  // The legend and the URL wait until the view has been still for a moment: DOM and
+  // history updates during a zoom would cost frames.
+  function scheduleLegend() {
+    clearTimeout(legendTimer);
+    legendTimer = setTimeout(() => {
+      legendTimer = 0;
+      const top = [...lastLegend.entries()].sort((a, b) => b[1] - a[1]).slice(0, 16);
+      const key = top.map((e) => e[0]).join(",");
+      if (key === legendKey) return;
+      legendKey = key;
+      legendEl.innerHTML = top.length
+        ? `<span class="tl-dim">tasks in view:</span> ` + top.map(([k]) =>
+            `<button type="button" class="tl-key" data-task="${k}"><i style="background:${model.colours[k]}"></i>${tlEsc(model.taskLabel(k))}</button>`).join("")
+        : `<span class="tl-dim">no task slice in view</span>`;
+    }, 200);
+  }
+
+  // ---- The view.
+  function clampView(t0, t1) {
+    let span = Math.max(TL_MIN_SPAN, t1 - t0);
+    const maxSpan = fullEnd * 1.1;
+    if (span > maxSpan) span = maxSpan;
+    const mid = (t0 + t1) / 2;
+    let a = mid - span / 2;
+    const lo = -fullEnd * 0.05, hi = fullEnd * 1.05;
+    if (a < lo) a = lo;
+    if (a + span > hi) a = hi - span;
+    return { t0: a, t1: a + span };
+  }
+
+  function goTo(t0, t1) {
+    const v = clampView(Number(t0), Number(t1));
+    s.view.t0 = v.t0;
+    s.view.t1 = v.t1;
+    redraw();
+    return api.view;
+  }
+
+  function zoomAt(x, factor) {
+    const plotW = s.width - TL.gutter;
+    const f = Math.min(1, Math.max(0, (x - TL.gutter) / plotW));
+    const span = s.view.t1 - s.view.t0;
+    const at = s.view.t0 + f * span;
+    const ns = Math.max(TL_MIN_SPAN, span * factor);
+    goTo(at - f * ns, at - f * ns + ns);
+  }
+
+  function pan(frac) {
+    const span = s.view.t1 - s.view.t0;
+    goTo(s.view.t0 + frac * span, s.view.t1 + frac * span);
+  }
+
+  function fit() {
+    if (s.area && s.area.t1 > s.area.t0) goTo(s.area.t0, s.area.t1);
+    else goTo(0, fullEnd);
+  }
+
+  // ---- Selection.
+  function select(what) {
+    if (!what) {
+      s.sel = null;
+      s.wake = null;
+      selection = null;
+      details.innerHTML = `<p class="tl-dim">Click a slice for its details and its wake-up's cause chain.</p>`;
+      redraw();
+      return null;
+    }
+    const cpu = Number(what.cpu);
+    const kind = what.kind || "slice";
+    const index = Number(what.slice ?? what.index);
+    const L = model.lane(cpu);
+    const sp = L && (kind === "slice" ? L.slices : kind === "irq" ? L.irqs : L.softirqs);
+    if (!sp || !(index >= 0 && index < sp.start.length)) return null;
+    s.sel = { cpu, kind, index };
+    if (!model.complete) {
+      details.innerHTML = `<p class="tl-dim">Loading the details…</p>`;
+      model.ready.then(() => s.sel && s.sel.cpu === cpu && s.sel.index === index && s.sel.kind === kind && select({ cpu, kind, index }));
+      selection = null;
+      redraw();
+      return null;
+    }
+    s.wake = kind === "slice" ? model.wakeOf(cpu, index) : null;
+    selection = kind === "slice" ? tlSliceInfo(model, cpu, index, s.wake) : tlSpanInfo(model, cpu, kind, index);
+    details.innerHTML = tlDetailsHtml(model, selection);
+    redraw();
+    return selection;
+  }
+
+  /**
+   * Centres the view on interval `index` of `kind` on `cpu` (with its wake-up's chain),
+   * zooming out if it is wider than the view, and in (with `zoom`) if it is far smaller.
+   */
+  function reveal(cpu, kind, index, zoom = false) {
+    const L = model.lane(cpu);
+    const sp = kind === "slice" ? L.slices : kind === "irq" ? L.irqs : L.softirqs;
+    let a = sp.start[index];
+    const b = sp.end[index];
+    if (kind === "slice" && s.sel && s.sel.cpu === cpu && s.sel.index === index && s.wake) {
+      for (const h of s.wake.hops) a = Math.min(a, h.t0);
+      if (s.wake.irq) a = Math.min(a, s.wake.irq.start);
+    }
+    let span = s.view.t1 - s.view.t0;
+    if (b - a > span * 0.8 || (zoom && span > 30 * Math.max(b - a, 1000))) span = Math.max(b - a, 1000) / 0.6;
+    const mid = (a + b) / 2;
+    goTo(mid - span / 2, mid + span / 2);
+    // Scroll the CPU's row into sight.
+    const row = model.lanes.indexOf(L);
+    const top = row * TL.rowH;
+    if (top < scroll.scrollTop || top + TL.rowH > scroll.scrollTop + s.height - TL.headH) scroll.scrollTop = Math.max(0, top - TL.rowH);
+  }
+
+  // ---- Search.
+  function search(query) {
+    const r = model.search(query);
+    lastMatch = null;
+    if (searchBox.value !== r.query) searchBox.value = r.query;
+    found.textContent = r.query ? `${r.count} found${r.count ? "" : " (comm, tid, pid:N, irq:N, IRQ name)"} · ${r.ms.toFixed(1)} ms` : "";
+    redraw();
+    return r;
+  }
+
+  function step(dir) {
+    if (!model.query) return null;
+    const cur = lastMatch || (s.sel ? { ...s.sel } : null);
+    let t;
+    if (cur) {
+      const L = model.lane(cur.cpu);
+      t = (cur.kind === "slice" ? L.slices : cur.kind === "irq" ? L.irqs : L.softirqs).start[cur.index];
+    } else {
+      t = dir > 0 ? s.view.t0 : s.view.t1;
+    }
+    const m = model.nextMatch(t, dir, cur);
+    if (!m) {
+      found.textContent = `${model.matchCount} found · no ${dir > 0 ? "next" : "previous"} match`;
+      return null;
+    }
+    lastMatch = m;
+    reveal(m.cpu, m.kind, m.index);
+    select({ cpu: m.cpu, kind: m.kind, index: m.index });
+    return m;
+  }
+
+  // ---- Cursors.
+  function setCursor(which, t) {
+    s.cursors[which] = t;
+    const { a, b } = s.cursors;
+    const parts = [];
+    if (a != null) parts.push(`A ${tlAbs(ctx.meta, a)} s`);
+    if (b != null) parts.push(`B ${tlAbs(ctx.meta, b)} s`);
+    if (a != null && b != null) parts.push(`<b>B−A ${tlDur(b - a)}</b>`);
+    cursorText.innerHTML = parts.join(" · ");
+    redraw();
+  }
+
+  // ---- Area.
+  function setArea(t0, t1, cpus) {
+    if (t1 < t0) [t0, t1] = [t1, t0];
+    if (!(t1 > t0)) {
+      s.area = null;
+      areaEl.hidden = true;
+      redraw();
+      return null;
+    }
+    s.area = { t0, t1, cpus };
+    const stats = model.areaStats(t0, t1, cpus);
+    areaEl.hidden = false;
+    areaEl.innerHTML = tlAreaHtml(model, ctx.meta, stats, t0, t1);
+    redraw();
+    return stats;
+  }
+
+  // ---- The URL fragment.
+  function fragment() {
+    const p = new URLSearchParams(location.hash.replace(/^#/, ""));
+    p.set("t", `${tlRelSecs(s.view.t0)},${tlRelSecs(s.view.t1)}`);
+    if (s.sel) p.set("sel", s.sel.kind === "slice" ? `${s.sel.cpu}:${s.sel.index}` : `${s.sel.cpu}:${s.sel.kind}:${s.sel.index}`);
+    else p.delete("sel");
+    for (const k of ["a", "b"]) {
+      if (s.cursors[k] != null) p.set(k, tlRelSecs(s.cursors[k]));
+      else p.delete(k);
+    }
+    return p.toString().replace(/%2C/g, ",").replace(/%3A/g, ":");
+  }
+
+  function scheduleHash() {
+    if (!api.active()) return;
+    clearTimeout(hashTimer);
+    hashTimer = setTimeout(() => {
+      hashTimer = 0;
+      const f = fragment();
+      if (location.hash.replace(/^#/, "") !== f) {
+        try {
+          history.replaceState(history.state, "", `#${f}`);
+        } catch {
+          // A page that may not change its URL still works.
+        }
+      }
+    }, 250);
+  }
+
+  function restore(hash) {
+    const p = new URLSearchParams(String(hash ?? location.hash).replace(/^#/, ""));
+    const t = p.get("t");
+    let done = false;
+    if (t) {
+      const [a, b] = t.split(",").map(Number);
+      if (Number.isFinite(a) && Number.isFinite(b) && b > a) {
+        goTo(a * 1e9, b * 1e9);
+        done = true;
+      }
+    }
+    const sel = p.get("sel");
+    if (sel) {
+      const parts = sel.split(":");
+      if (parts.length === 2) select({ cpu: Number(parts[0]), kind: "slice", index: Number(parts[1]) });
+      else if (parts.length === 3) select({ cpu: Number(parts[0]), kind: parts[1], index: Number(parts[2]) });
+    }
+    for (const k of ["a", "b"]) {
+      const v = p.get(k);
+      if (v != null && Number.isFinite(Number(v))) setCursor(k, Number(v) * 1e9);
+    }
+    return done;
+  }
+
+  // ---- Mouse.
+  let drag = null;
+  canvas.addEventListener("mousedown", (e) => {
+    if (e.button !== 0) return;
+    const r = canvas.getBoundingClientRect();
+    const x = e.clientX - r.left, y = e.clientY - r.top;
+    const pick = tlPick(s, x, y);
+    drag = { x, y, t: pick.t, view: { ...s.view }, area: e.shiftKey || pick.lane === "axis", moved: false, shift: e.shiftKey, pick };
+    e.preventDefault();
+    scroll.focus({ preventScroll: true });
+  });
+  window.addEventListener("mousemove", (e) => {
+    const r = canvas.getBoundingClientRect();
+    const x = e.clientX - r.left, y = e.clientY - r.top;
+    if (!drag) {
+      if (e.target === canvas) {
+        mouseX = x;
+        hover(x, y, e);
+      }
+      return;
+    }
+    if (Math.abs(x - drag.x) + Math.abs(y - drag.y) > 3) drag.moved = true;
+    if (!drag.moved) return;
+    const npp = (drag.view.t1 - drag.view.t0) / (s.width - TL.gutter);
+    if (drag.area) {
+      const t = drag.view.t0 + (x - TL.gutter) * npp;
+      s.area = { t0: Math.min(drag.t, t), t1: Math.max(drag.t, t), cpus: null };
+      redraw();
+    } else {
+      const dt = -(x - drag.x) * npp;
+      s.view.t0 = drag.view.t0 + dt;
+      s.view.t1 = drag.view.t1 + dt;
+      tip.hidden = true;
+      redraw();
+    }
+  });
+  window.addEventListener("mouseup", (e) => {
+    if (!drag) return;
+    const d = drag;
+    drag = null;
+    const r = canvas.getBoundingClientRect();
+    const x = e.clientX - r.left, y = e.clientY - r.top;
+    if (d.moved && d.area) {
+      const npp = (d.view.t1 - d.view.t0) / (s.width - TL.gutter);
+      const t = d.view.t0 + (x - TL.gutter) * npp;
+      let cpus = null;
+      if (d.pick.lane !== "axis") {
+        const rows = [d.y, y].map((yy) => Math.floor((yy - TL.headH + s.scrollTop) / TL.rowH));
+        const lo = Math.max(0, Math.min(...rows)), hi = Math.min(model.lanes.length - 1, Math.max(...rows));
+        cpus = model.lanes.slice(lo, hi + 1).map((L) => L.cpu);
+      }
+      setArea(d.t, t, cpus);
+      return;
+    }
+    if (d.moved) return;
+    click(d.pick, d.shift);
+  });
+  canvas.addEventListener("dblclick", (e) => {
+    const r = canvas.getBoundingClientRect();
+    const pick = tlPick(s, e.clientX - r.left, e.clientY - r.top);
+    if (pick.index >= 0) {
+      const kind = pick.lane === "irq" ? "irq" : pick.lane === "softirq" ? "softirq" : "slice";
+      const L = model.lane(pick.cpu);
+      const sp = kind === "slice" ? L.slices : L[`${kind}s`];
+      const a = sp.start[pick.index], b = sp.end[pick.index];
+      const pad = Math.max(b - a, 1000) * 0.5;
+      goTo(a - pad, b + pad);
+    }
+  });
+  scroll.addEventListener("wheel", (e) => {
+    if (e.altKey) return;
+    e.preventDefault();
+    const r = canvas.getBoundingClientRect();
+    if (Math.abs(e.deltaX) > Math.abs(e.deltaY)) {
+      pan((e.deltaX / (s.width - TL.gutter)) * (e.deltaMode === 1 ? 20 : 1));
+      return;
+    }
+    const dy = e.deltaMode === 1 ? e.deltaY * 20 : e.deltaY;
+    zoomAt(e.clientX - r.left, Math.exp(Math.max(-3, Math.min(3, dy * 0.002))));
+  }, { passive: false });
+  scroll.addEventListener("scroll", () => {
+    s.scrollTop = scroll.scrollTop;
+    redraw();
+  });
+  canvas.addEventListener("mouseleave", () => {
+    tip.hidden = true;
+    mouseX = null;
+  });
+
+  function click(pick, shift) {
+    if (pick.lane === "marker" && pick.marker >= 0) {
+      setCursor(shift ? "b" : "a", T.markers[pick.marker].ts);
+      return;
+    }
+    const t = pick.cpu != null && pick.lane !== "none" ? tlSnap(s, pick) : pick.t;
+    if (shift) {
+      setCursor("b", t);
+      return;
+    }
+    if (pick.index >= 0 && pick.lane !== "none") {
+      const kind = pick.lane === "irq" ? "irq" : pick.lane === "softirq" ? "softirq" : "slice";
+      select({ cpu: pick.cpu, kind, index: pick.index });
+      lastMatch = null;
+    }
+    setCursor("a", t);
+    // The cursor snaps to the new selection's chain too.
+    if (s.wake) setCursor("a", tlSnap(s, pick));
+  }
+
+  function hover(x, y, e) {
+    const pick = tlPick(s, x, y);
+    let html = "";
+    const L = pick.cpu != null ? model.lane(pick.cpu) : null;
+    if (pick.lane === "marker" && pick.marker >= 0) {
+      const m = T.markers[pick.marker];
+      html = `<b>${m.break ? "latency --break" : "trace_marker"}</b> CPU ${m.cpu}, tid ${m.tid}<br>${tlEsc(m.text)}<br>${tlAbs(ctx.meta, m.ts)} s`;
+    } else if (L && pick.index >= 0 && (model.complete || pick.lane === "task" || pick.lane === "lat")) {
+      const more = pick.count > 1 ? `<br><span class="tl-dim">${pick.count} start in this pixel; the longest is shown</span>` : "";
+      if (pick.lane === "task") {
+        const sl = L.slices;
+        const i = pick.index;
+        html = `<b>${tlEsc(model.taskLabel(sl.task[i]))}</b> on CPU ${L.cpu}<br>${tlDur(sl.end[i] - sl.start[i])} from ${tlAbs(ctx.meta, sl.start[i])} s` +
+          (L.wakeOf[i] >= 0 ? `<br>wake-up latency ${tlDur(L.wakes.lat[L.wakeOf[i]])}` : "") + more;
+      } else if (pick.lane === "lat") {
+        const i = pick.index;
+        html = `worst wake-up here: <b>${tlDur(L.wakeLat[i])}</b><br>${tlEsc(model.taskLabel(L.slices.task[i]))}, switched in at ${tlAbs(ctx.meta, L.slices.start[i])} s` +
+          (pick.count > 1 ? `<br><span class="tl-dim">of ${pick.count} slices starting here</span>` : "");
+      } else {
+        const sp = pick.lane === "irq" ? L.irqs : L.softirqs;
+        const i = pick.index;
+        const name = pick.lane === "irq" ? `IRQ ${model.irqLabel(sp.irq[i])}` : `softirq ${model.softirqLabel(sp.vec[i])}`;
+        html = `<b>${tlEsc(name)}</b> on CPU ${L.cpu}<br>${tlDur(sp.end[i] - sp.start[i])} from ${tlAbs(ctx.meta, sp.start[i])} s${more}`;
+      }
+    } else if (L && pick.lane === "task" && L.first != null && pick.t >= L.first && pick.t <= L.last) {
+      html = `CPU ${L.cpu} idle`;
+      if (T.left_out && pick.t >= T.left_out.after) html = `CPU ${L.cpu}: left out of the timeline (overview only)`;
+    }
+    for (const b of T.blinds) {
+      if (L && b.cpu === L.cpu && pick.t >= b.start && pick.t <= b.end) html += `${html ? "<br>" : ""}<b>unknown</b>: lost events, ${tlDur(b.end - b.start)}`;
+    }
+    if (!html) {
+      tip.hidden = true;
+      return;
+    }
+    tip.innerHTML = `${html}<br><span class="tl-dim">${tlAbs(ctx.meta, pick.t)} s</span>`;
+    tip.hidden = false;
+    const r = el.getBoundingClientRect();
+    const cx = e.clientX - r.left, cy = e.clientY - r.top;
+    tip.style.left = `${Math.min(cx + 14, r.width - 320)}px`;
+    tip.style.top = `${cy + 16}px`;
+  }
+
+  // ---- Keys and buttons.
+  function onKey(e) {
+    if (!api.active() || e.ctrlKey || e.metaKey || e.altKey) return;
+    const tag = (e.target && e.target.tagName) || "";
+    if (tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT") {
+      if (e.target === searchBox && e.key === "Enter") {
+        e.preventDefault();
+        if (searchBox.value.trim() !== model.query) search(searchBox.value);
+        step(e.shiftKey ? -1 : 1);
+      }
+      return;
+    }
+    const x = mouseX ?? TL.gutter + (s.width - TL.gutter) / 2;
+    switch (e.key) {
+      case "w": case "W": zoomAt(x, 0.8); break;
+      case "s": case "S": zoomAt(x, 1.25); break;
+      case "a": case "A": pan(-0.15); break;
+      case "d": case "D": pan(0.15); break;
+      case "f": case "F": fit(); break;
+      case "n": step(1); break;
+      case "N": step(-1); break;
+      case "Escape": select(null); setArea(0, 0); s.cursors = { a: null, b: null }; setCursor("a", null); break;
+      case "/": searchBox.focus(); break;
+      default: return;
+    }
+    e.preventDefault();
+  }
+  document.addEventListener("keydown", onKey);
+  el.querySelector(".tl-bar").addEventListener("click", (e) => {
+    const act = e.target.closest("button")?.dataset.act;
+    if (act === "fit") fit();
+    else if (act === "in") zoomAt(TL.gutter + (s.width - TL.gutter) / 2, 0.5);
+    else if (act === "out") zoomAt(TL.gutter + (s.width - TL.gutter) / 2, 2);
+    else if (act === "next" || act === "prev") {
+      if (searchBox.value.trim() !== model.query) search(searchBox.value);
+      step(act === "next" ? 1 : -1);
+    }
+  });
+  searchBox.addEventListener("change", () => search(searchBox.value));
+  $(".tl-thr").addEventListener("change", (e) => {
+    const v = tlParseDur(e.target.value);
+    if (v != null) {
+      s.threshold = v;
+      e.target.value = tlDur(v);
+      redraw();
+    }
+  });
+  legendEl.addEventListener("click", (e) => {
+    const k = e.target.closest("[data-task]")?.dataset.task;
+    if (k != null) search(`tid:${model.tasks[Number(k)].tid}`);
+  });
+  details.addEventListener("click", (e) => {
+    const b = e.target.closest("[data-go]");
+    if (!b) return;
+    const [cpu, kind, index] = b.dataset.go.split(":");
+    reveal(Number(cpu), kind, Number(index));
+    select({ cpu: Number(cpu), kind, index: Number(index) });
+  });
+  areaEl.addEventListener("click", (e) => {
+    if (e.target.closest("[data-act=area-zoom]") && s.area) goTo(s.area.t0, s.area.t1);
+    if (e.target.closest("[data-act=area-clear]")) setArea(0, 0);
+  });
+  window.addEventListener("hashchange", () => restore());
+  if (!model.complete) model.ready.then(() => {
+    if (model.query) search(model.query);
+  });
+  new ResizeObserver(() => resize()).observe(el);
+
+  const api = {
+    el,
+    get view() {
+      return { t0: s.view.t0, t1: s.view.t1 };
+    },
+    get selection() {
+      return selection;
+    },
+    /** Resolves when every column is decoded (selection details and IRQ search need them). */
+    ready: model.ready,
+    get cursors() {
+      return { ...s.cursors, delta: s.cursors.a != null && s.cursors.b != null ? s.cursors.b - s.cursors.a : null };
+    },
+    get area() {
+      return s.area ? { ...s.area } : null;
+    },
+    /** Slices and wake-ups per CPU and in all, as the page holds them. */
+    counts,
+    goTo,
+    select(what) {
+      const r = select(what);
+      if (r && what.reveal !== false) reveal(s.sel.cpu, s.sel.kind, s.sel.index, true);
+      return r;
+    },
+    search,
+    next: () => step(1),
+    prev: () => step(-1),
+    setCursor: (which, t) => setCursor(which, t),
+    setArea,
+    fit,
+    zoomAt,
+    pan,
+    draw,
+    /** Where things are drawn, in the canvas's CSS pixels (for tests). */
+    geometry: {
+      canvas: () => canvas,
+      xOf: (t) => TL.gutter + ((t - s.view.t0) * (s.width - TL.gutter)) / (s.view.t1 - s.view.t0),
+      /** Sub-lane `lane` (irq, softirq, task, lat) of `cpu`'s row: { y, h }. */
+      lane(cpu, lane) {
+        const row = model.lanes.findIndex((L) => L.cpu === cpu);
+        if (row < 0) return null;
+        const r = tlRowLayout(TL.headH + row * TL.rowH - s.scrollTop)[lane];
+        return r ? { y: r[0], h: r[1] } : null;
+      },
+    },
+    /** Whether the timeline is on screen (its tab shown). */
+    active: () => el.offsetParent !== null || el.getClientRects().length > 0,
+    /** Called by the shell when its tab is shown. */
+    shown: () => resize(),
+    state: s,
+  };
+  const jl = window.jitterlab || (window.jitterlab = {});
+  jl.timeline = api;
+  if (!restore()) goTo(0, fullEnd);
+  resize();
+  return api;
+}
