@@ -14,7 +14,8 @@ mod symbols;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-pub use symbols::{Kallsyms, LazyKallsyms, PrintkFormats};
+pub(crate) use symbols::{count_past, is_printk_format, is_symbol, lines};
+pub use symbols::{Kallsyms, LazyKallsyms, PrintkFormats, MAX_PRINTK_FORMATS, MAX_SYMBOLS};
 
 use crate::format::{Endian, EventFormat, Field, FieldKind, Formats};
 use crate::{Comm, Event, EventKind, Flags, Sym, TaskState, Text, Value, Wakeup};
@@ -387,7 +388,7 @@ impl Ctx {
             Plan::Bputs(ip, s) => {
                 let addr = u64f(s)?;
                 let text = match self.printk.as_ref().and_then(|p| p.get(addr)) {
-                    Some(t) => Text::from(trim_nl(t)),
+                    Some(t) => Text::from(trim_nl(&t)),
                     None => Text::from(format!("(unknown trace_printk string {addr:#x})")),
                 };
                 EventKind::Print {
@@ -398,7 +399,8 @@ impl Ctx {
             Plan::Bprint(ip, fmt, buf) => {
                 let addr = u64f(fmt)?;
                 let args = buf.bytes(e, d)?;
-                let text = match self.printk.clone().and_then(|p| p.get(addr).cloned()) {
+                let printk = self.printk.clone();
+                let text = match printk.as_deref().and_then(|p| p.get(addr)) {
                     Some(f) => {
                         let ks = self.kallsyms.clone();
                         let sym = move |a: u64, off: bool| {

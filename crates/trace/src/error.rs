@@ -52,7 +52,8 @@ pub enum ErrorKind {
     Decompress,
     /// A value is above a sanity limit of this reader: the CPU count or a CPU number, a
     /// decompressed chunk size or the chunks held at once, what the compressed sections
-    /// of a file inflate to, a text line's length, a function_graph call depth.
+    /// of a file inflate to, the entries of its kallsyms, printk formats or saved
+    /// cmdlines, a text line's length, a function_graph call depth.
     Limit,
     /// A line of a text trace does not parse as the format's line (prefix, event,
     /// fields).

@@ -14,7 +14,7 @@ use jitterlab_host::testing::{noise, CountingAlloc};
 #[path = "dat/bombs.rs"]
 mod bombs;
 
-use jitterlab_trace::dat::{DatFile, DatOptions};
+use jitterlab_trace::dat::{DatFile, DatMeta, DatOptions};
 use jitterlab_trace::format::Endian;
 use jitterlab_trace::ringbuf::{PageLayout, PageReader};
 use jitterlab_trace::stats::TraceStats;
@@ -54,10 +54,27 @@ fn repeat_to(unit: &[u8], size: usize) -> Vec<u8> {
     v
 }
 
+/// `size` bytes of lines made by `line` from 0, 1, 2, ... (whole lines only).
+fn dense(size: usize, line: impl Fn(usize) -> String) -> Vec<u8> {
+    let mut v = Vec::with_capacity(size);
+    for i in 0.. {
+        let l = line(i);
+        if v.len() + l.len() > size {
+            break;
+        }
+        v.extend_from_slice(l.as_bytes());
+    }
+    v
+}
+
 /// Parses a .dat, reads every event of every buffer, counts them (in parallel) and
 /// makes its stats; stops at the first error.
 fn read_dat(bytes: &[u8]) -> Result<u64, jitterlab_trace::Error> {
     let dat = DatFile::parse_with("memory.dat", bytes, DatOptions { lenient: true })?;
+    // What a reader of the events may ask for besides them (`report` asks for them all).
+    dat.kallsyms();
+    dat.printk_formats();
+    dat.cmdlines();
     let mut n = 0;
     for b in 0..dat.buffers().len() {
         let mut src = dat.events(b)?;
@@ -260,6 +277,97 @@ fn no_reader_allocates_64_mb_for_an_input_under_16_mb() {
         |b| outcome(read_dat(b)),
     );
     drop((v7, chunk, section, many));
+
+    // Dense hostile kallsyms, printk formats and cmdlines: short lines (`1 t a`, each a
+    // symbol; formats and pids of their own), as much as a v7 file's sections may
+    // inflate to (its other texts left empty) and some 14 MB in a v6 file. Fixed (issue
+    // 13): their tables grew with the lines, 16 bytes a symbol, a String per printk
+    // format, a map entry per pid (v7: 179, 227 and 185 MB; v6: 86, 101 and 80 MB). Now a
+    // file listing more than 2^20 symbols, 2^16 formats or 2^16 task names is refused
+    // when opened (the errors: tests/dat/limits.rs), a symbol takes 12 bytes and the
+    // formats stay in their text.
+    let v7 = fixture("disk-irq-stress.v7.dat");
+    let inst = fixture("instances.v6.dat");
+    // The sections of disk-irq-stress.v7.dat other than those three inflate to
+    // 2025049 bytes; each of the three has its size word (8 bytes for cmdlines).
+    let left = (32 << 20) - 2_025_049 - 4 - 4 - 8;
+    // instances.v6.dat (2.1 MB) with a text of the rest of 16 MB.
+    let v6_text = BIG - inst.len() - 4096;
+    type Field = fn(&mut DatMeta) -> &mut Vec<u8>;
+    type Line = fn(usize) -> String;
+    let texts: [(&str, Field, Line); 3] = [
+        ("kallsyms", |m| &mut m.kallsyms, |_| "1 t a\n".to_string()),
+        ("printk", |m| &mut m.printk, |i| format!("{i:x}:a\n")),
+        ("cmdlines", |m| &mut m.cmdlines, |i| format!("{i} a\n")),
+    ];
+    for (what, field, line) in texts {
+        let v = bombs::rewritten(&v7, true, |m| {
+            m.kallsyms.clear();
+            m.printk.clear();
+            m.cmdlines.clear();
+            *field(m) = dense(left, line);
+        });
+        run(
+            &mut cases,
+            &format!("dat v7 dense {what} of 30 MiB"),
+            &v,
+            |b| outcome(read_dat(b)),
+        );
+        let v = bombs::rewritten(&inst, false, |m| *field(m) = dense(v6_text, line));
+        run(
+            &mut cases,
+            &format!("dat v6 dense {what} of 14 MB"),
+            &v,
+            |b| outcome(read_dat(b)),
+        );
+    }
+    // The most each may list, as long as the sections allow: 2^20 symbols of their own
+    // addresses (10 MiB), 2^16 formats and task names of some 480 bytes each (30 MiB).
+    let long = |i: usize, at: &str| {
+        let mut l = format!("{i}{at}");
+        l.extend(std::iter::repeat_n("%d\\n", (left >> 16) / 4 - 4));
+        l.push('\n');
+        l
+    };
+    let at_limit: [(&str, Field, Vec<u8>); 3] = [
+        (
+            "2^20 kallsyms symbols",
+            |m| &mut m.kallsyms,
+            (0..1 << 20)
+                .map(|i| format!("{:x} t a\n", i + 1))
+                .collect::<String>()
+                .into(),
+        ),
+        (
+            "2^16 printk formats",
+            |m| &mut m.printk,
+            (0..1 << 16)
+                .map(|i| long(i, ":"))
+                .collect::<String>()
+                .into(),
+        ),
+        (
+            "2^16 cmdlines",
+            |m| &mut m.cmdlines,
+            (0..1 << 16)
+                .map(|i| long(i, " "))
+                .collect::<String>()
+                .into(),
+        ),
+    ];
+    for (what, field, text) in at_limit {
+        assert!(text.len() <= left, "{what}");
+        let v = bombs::rewritten(&v7, true, |m| {
+            m.kallsyms.clear();
+            m.printk.clear();
+            m.cmdlines.clear();
+            *field(m) = text;
+        });
+        run(&mut cases, &format!("dat v7 {what}"), &v, |b| {
+            outcome(read_dat(b))
+        });
+    }
+    drop((v7, inst));
 
     // Text: the captures repeated to 16 MB (the repeats go back in time: lenient mode
     // skips, or the reader stops at, what it cannot order).

@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use super::compress::Compression;
 use super::cursor::{Cursor, Origin};
-use super::{Buffer, CpuData, DatInfo};
+use super::{cmdline, Buffer, CpuData, DatInfo, MAX_CMDLINES};
+use crate::decode::{count_past, is_printk_format, is_symbol, MAX_PRINTK_FORMATS, MAX_SYMBOLS};
 use crate::format::{Endian, Formats};
 use crate::{ErrorKind, Result};
 
@@ -237,6 +238,40 @@ pub(crate) fn parse_event_formats(c: &mut Cursor, h: &mut Header, lenient: bool)
 }
 
 /// A size-prefixed blob at the cursor: its range in the cursor's data.
+/// Issue 13: the kallsyms, printk formats and saved cmdlines a file keeps list at most
+/// [`MAX_SYMBOLS`], [`MAX_PRINTK_FORMATS`] and [`MAX_CMDLINES`] entries (what a table of
+/// them costs grows with the entries, not the bytes: dense hostile text, an entry every 4
+/// to 6 bytes, would cost several times its size). `text`, kept by `what`, listing more
+/// is an error at `at` (its size word, or its section), in lenient mode too.
+pub(crate) fn check_entries(c: &Cursor, at: usize, id: u16, text: &[u8], what: &str) -> Result<()> {
+    type IsEntry = fn(&[u8]) -> bool;
+    let (max, entries, entry): (usize, &str, IsEntry) = match id {
+        opt::KALLSYMS => (
+            MAX_SYMBOLS,
+            "kallsyms symbols (a kernel lists some 100,000 to 300,000)",
+            is_symbol,
+        ),
+        opt::PRINTK => (
+            MAX_PRINTK_FORMATS,
+            "printk formats (a kernel lists some hundreds)",
+            is_printk_format,
+        ),
+        _ => (
+            MAX_CMDLINES,
+            "saved cmdlines (the kernel keeps at most 32768)",
+            |l| cmdline(l).is_some(),
+        ),
+    };
+    match count_past(text, max, entry) {
+        Some(n) => Err(c.err_at(
+            ErrorKind::Limit,
+            at,
+            format!("expected at most {max} {entries}, found {n} in {what}"),
+        )),
+        None => Ok(()),
+    }
+}
+
 pub(crate) fn sized(c: &mut Cursor, wide: bool, what: &str) -> Result<Range<usize>> {
     let n = if wide {
         c.u64(what)?
@@ -252,9 +287,21 @@ fn parse_v6(c: &mut Cursor, h: &mut Header, lenient: bool) -> Result<()> {
     parse_headers(c, h)?;
     parse_ftrace_formats(c, h, lenient)?;
     parse_event_formats(c, h, lenient)?;
-    h.kallsyms = Blob::File(sized(c, false, "the kallsyms")?);
-    h.printk = Blob::File(sized(c, false, "the printk formats")?);
-    h.cmdlines = Blob::File(sized(c, true, "the saved cmdlines")?);
+    for (id, wide, what) in [
+        (opt::KALLSYMS, false, "the kallsyms"),
+        (opt::PRINTK, false, "the printk formats"),
+        (opt::CMDLINES, true, "the saved cmdlines"),
+    ] {
+        let at = c.pos;
+        let r = sized(c, wide, what)?;
+        check_entries(c, at, id, &c.data[r.clone()], what)?;
+        let blob = Blob::File(r);
+        match id {
+            opt::KALLSYMS => h.kallsyms = blob,
+            opt::PRINTK => h.printk = blob,
+            _ => h.cmdlines = blob,
+        }
+    }
     let cpus = c.u32("the number of CPUs")?;
     if cpus > 65536 {
         return Err(c.err_at(

@@ -13,6 +13,9 @@
 //! version 7 data inflates to is bounded before anything is allocated for it: a chunk to
 //! ten pages (what trace-cmd writes), the chunks held at once to 24 MiB, the compressed
 //! sections to 32 MiB in all; past a bound, an error names the offset and the bound.
+//! The kallsyms, printk formats and saved cmdlines (either version) list at most
+//! [`MAX_SYMBOLS`](crate::decode::MAX_SYMBOLS), [`MAX_PRINTK_FORMATS`](crate::decode::MAX_PRINTK_FORMATS)
+//! and [`MAX_CMDLINES`] entries: a file listing more is refused when opened.
 //!
 //! [`DatWriter`] writes version 6 or version 7 files from the tracefs metadata and
 //! per-CPU page streams (as `trace_pipe_raw` hands them out); [`copy_to_v6`] and
@@ -159,6 +162,18 @@ impl Storage<'_> {
             Storage::Mapped(m) => m,
         }
     }
+}
+
+/// The most saved cmdlines (task names by pid) kept: 65,536. The kernel's
+/// `saved_cmdlines` holds at most 32,768 (`saved_cmdlines_size` is at most
+/// `PID_MAX_DEFAULT`); a trace file listing more is refused when opened (issue 13).
+pub const MAX_CMDLINES: usize = 1 << 16;
+
+/// A saved cmdlines line (`PID COMM`): the pid and the task name.
+pub(crate) fn cmdline(line: &[u8]) -> Option<(i32, Comm)> {
+    let line = String::from_utf8_lossy(line);
+    let (pid, comm) = line.trim_start().split_once(' ')?;
+    Some((pid.parse().ok()?, Comm::new(comm)))
 }
 
 /// An open trace-cmd `.dat` file.
@@ -414,21 +429,22 @@ impl<'a> DatFile<'a> {
     pub fn printk_formats(&self) -> Arc<PrintkFormats> {
         self.printk
             .get_or_init(|| {
-                Arc::new(PrintkFormats::parse(&String::from_utf8_lossy(
-                    self.printk_text(),
-                )))
+                Arc::new(PrintkFormats::parse_shared(match &self.printk_blob {
+                    // Decompressed: shared with the table, not copied.
+                    Blob::Owned(text) => text.clone(),
+                    // In the file (which the decoder does not borrow): one copy.
+                    blob => Arc::new(blob.get(self.bytes()).to_vec()),
+                }))
             })
             .clone()
     }
 
-    /// The saved cmdlines: task name by pid.
+    /// The saved cmdlines: task name by pid (of a pid listed twice, the later name; at
+    /// most [`MAX_CMDLINES`] lines).
     pub fn cmdlines(&self) -> HashMap<i32, Comm> {
-        let text = String::from_utf8_lossy(self.cmdlines_text());
-        text.lines()
-            .filter_map(|l| {
-                let (pid, comm) = l.trim_start().split_once(' ')?;
-                Some((pid.parse().ok()?, Comm::new(comm)))
-            })
+        crate::decode::lines(self.cmdlines_text())
+            .filter_map(|(_, l)| cmdline(l))
+            .take(MAX_CMDLINES)
             .collect()
     }
 

@@ -11,8 +11,8 @@ use std::sync::Arc;
 use super::compress::{Compression, Inflater};
 use super::cursor::{error_at, Cursor, Origin};
 use super::header::{
-    common_option, opt, parse_event_formats, parse_ftrace_formats, parse_headers, sized, Blob,
-    Header,
+    check_entries, common_option, opt, parse_event_formats, parse_ftrace_formats, parse_headers,
+    sized, Blob, Header,
 };
 use super::Buffer;
 use super::CpuData;
@@ -218,6 +218,8 @@ pub(crate) fn parse(c: &mut Cursor, h: &mut Header, lenient: bool) -> Result<()>
             opt::EVENT_FORMATS => parse_event_formats(&mut s, h, lenient)?,
             _ => {
                 let blob = lazy_blob(c, &sec, kind, id == opt::CMDLINES, &mut inflated)?;
+                let what = format!("section {id} ({})", section_name(id));
+                check_entries(c, sec.at as usize, id, blob.get(c.data), &what)?;
                 match id {
                     opt::KALLSYMS => h.kallsyms = blob,
                     opt::PRINTK => h.printk = blob,

@@ -101,16 +101,30 @@ pub fn many_cpus(v7: &[u8], cpus: u32) -> Vec<u8> {
 /// repeated past what real kernels have, say), every section and chunk as big as it
 /// really inflates.
 pub fn with_kallsyms(v7: &[u8], kallsyms: Vec<u8>) -> Vec<u8> {
-    let dat = DatFile::parse("v7", v7).unwrap();
+    rewritten(v7, true, |m| m.kallsyms = kallsyms)
+}
+
+/// A copy of the file `bytes` (every buffer's pages) whose metadata `edit` changed:
+/// version 7 (zstd) when `v7`, else version 6.
+pub fn rewritten(bytes: &[u8], v7: bool, edit: impl FnOnce(&mut DatMeta)) -> Vec<u8> {
+    let dat = DatFile::parse("copy", bytes).unwrap();
     let mut meta = DatMeta::from_dat(&dat);
-    meta.kallsyms = kallsyms;
-    let mut w = DatWriter::new_v7(meta, Spool::Memory, Compression::Zstd).unwrap();
-    for (i, cpu) in dat.buffers()[0].cpus.iter().enumerate() {
-        dat.cpu_pages(0, i, |p| {
-            w.write_pages(0, cpu.cpu, p).unwrap();
-            Ok(())
-        })
-        .unwrap();
+    edit(&mut meta);
+    let mut w = if v7 {
+        DatWriter::new_v7(meta, Spool::Memory, Compression::Zstd)
+    } else {
+        DatWriter::new(meta, Spool::Memory)
+    }
+    .unwrap();
+    for (b, buffer) in dat.buffers().iter().enumerate() {
+        let id = w.add_buffer(&buffer.name).unwrap();
+        for (i, cpu) in buffer.cpus.iter().enumerate() {
+            dat.cpu_pages(b, i, |p| {
+                w.write_pages(id, cpu.cpu, p).unwrap();
+                Ok(())
+            })
+            .unwrap();
+        }
     }
     let mut out = Vec::new();
     w.finish(&mut out).unwrap();

@@ -2,10 +2,13 @@
 //! anything is allocated for it. A CPU data chunk inflates to at most ten pages (what
 //! trace-cmd writes), the chunks the readers hold at once to at most 24 MiB, the
 //! compressed sections of a file to at most 32 MiB in all; past a bound, an error names
-//! the byte offset and the bound (lenient mode skips the chunk). The committed traces
-//! read as they did before these bounds.
+//! the byte offset and the bound (lenient mode skips the chunk). The kallsyms, printk
+//! formats and saved cmdlines list at most 2^20, 2^16 and 2^16 entries, in either version:
+//! past that, an error names the section or the text's offset and the bound. The
+//! committed traces read as they did before these bounds.
 
-use jitterlab_trace::dat::{DatFile, DatOptions};
+use jitterlab_trace::dat::{DatFile, DatMeta, DatOptions, MAX_CMDLINES};
+use jitterlab_trace::decode::{MAX_PRINTK_FORMATS, MAX_SYMBOLS};
 use jitterlab_trace::{Error, ErrorKind, EventSource, Location};
 
 use crate::bombs::*;
@@ -191,4 +194,114 @@ fn more_cpus_than_the_chunks_held_at_once_allow_are_refused() {
     // Lenient mode reads the CPUs that fit and skips the others' chunks.
     let dat = DatFile::parse_with("m.dat", &many, LENIENT).unwrap();
     assert_eq!(read(&dat).unwrap(), (614 * 120, 2000 - 614));
+}
+
+/// The texts whose entries are bounded: their name in errors, their section id (v7),
+/// what they list, their bound, and a line of each (`i` the entry's number).
+type Entries = (
+    &'static str,
+    u16,
+    &'static str,
+    usize,
+    fn(&mut DatMeta) -> &mut Vec<u8>,
+    fn(usize) -> String,
+);
+
+const ENTRIES: [Entries; 3] = [
+    (
+        "kallsyms",
+        19,
+        "kallsyms symbols (a kernel lists some 100,000 to 300,000)",
+        MAX_SYMBOLS,
+        |m| &mut m.kallsyms,
+        |i| format!("{:x} t a\n", i + 1),
+    ),
+    (
+        "printk formats",
+        20,
+        "printk formats (a kernel lists some hundreds)",
+        MAX_PRINTK_FORMATS,
+        |m| &mut m.printk,
+        |i| format!("{i:x}:a\n"),
+    ),
+    (
+        "saved cmdlines",
+        21,
+        "saved cmdlines (the kernel keeps at most 32768)",
+        MAX_CMDLINES,
+        |m| &mut m.cmdlines,
+        |i| format!("{i} a\n"),
+    ),
+];
+
+/// `n` lines of `line`, and lines that are no entry between each 1000: one that does not
+/// parse, an empty one and (kallsyms) a zero address.
+fn entries(n: usize, line: fn(usize) -> String) -> Vec<u8> {
+    let mut v = String::new();
+    let zero = line(0).ends_with(" t a\n");
+    for i in 0..n {
+        if i % 1000 == 0 {
+            v.push_str("junk\n\n");
+            if zero {
+                v.push_str("0000000000000000 T zero\n");
+            }
+        }
+        v.push_str(&line(i));
+    }
+    v.into_bytes()
+}
+
+fn u32_at(b: &[u8], p: usize) -> usize {
+    u32::from_le_bytes(b[p..p + 4].try_into().unwrap()) as usize
+}
+
+#[test]
+fn kallsyms_printk_and_cmdlines_listing_too_many_entries_are_refused() {
+    let v7 = fixture("disk-irq-stress.v7.dat");
+    let v6 = fixture("instances.v6.dat");
+    for (name, id, what, max, field, line) in ENTRIES {
+        // At the bound: read, every entry kept.
+        let at_limit = rewritten(&v7, true, |m| *field(m) = entries(max, line));
+        let dat = DatFile::parse("e.dat", &at_limit).unwrap();
+        let kept = match id {
+            19 => dat.kallsyms().len(),
+            20 => dat.printk_formats().len(),
+            _ => dat.cmdlines().len(),
+        };
+        assert_eq!(kept, max, "{name}");
+        assert_eq!(read(&dat).unwrap(), (DISK_IRQ_EVENTS, 0));
+        // An entry more: an error at the section (v7) or the size word (v6), in lenient
+        // mode too.
+        let past = rewritten(&v7, true, |m| *field(m) = entries(max + 1, line));
+        let past6 = rewritten(&v6, false, |m| *field(m) = entries(max + 1, line));
+        for (file, version) in [(&past, 7), (&past6, 6)] {
+            for options in [DatOptions::default(), LENIENT] {
+                let e = DatFile::parse_with("e.dat", file, options)
+                    .err()
+                    .expect("past the bound");
+                let Location::Offset(at) = e.location else {
+                    panic!("{e}")
+                };
+                let at = at as usize;
+                let place = if version == 7 {
+                    // The section's header: its id, compressed.
+                    assert_eq!(&file[at..at + 4], &[id as u8, 0, 1, 0], "{name}");
+                    let section = ["kallsyms", "printk formats", "cmdlines"][id as usize - 19];
+                    format!("section {id} ({section})")
+                } else {
+                    // The size word of the text.
+                    assert_eq!(u32_at(file, at), entries(max + 1, line).len(), "{name}");
+                    format!("the {name}")
+                };
+                assert_eq!(e.kind, ErrorKind::Limit);
+                assert_eq!(
+                    e.to_string(),
+                    format!(
+                        "e.dat: byte offset {at}: expected at most {max} {what}, found {} in {place}",
+                        max + 1
+                    )
+                );
+            }
+        }
+    }
 }
