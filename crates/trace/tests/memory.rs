@@ -321,6 +321,26 @@ fn no_reader_allocates_64_mb_for_an_input_under_16_mb() {
             |b| outcome(read_dat(b)),
         );
     }
+    // jitterlab's thread groups option: 14 MB of `PID TGID` lines (refused past 2^20
+    // entries), and 2^20 of them (read: 8 bytes each, and the map `tgids()` makes).
+    let v = bombs::rewritten(&inst, false, |m| {
+        m.tgids = dense(v6_text, |i| format!("{} 1\n", i % 100_000))
+    });
+    run(&mut cases, "dat v6 dense thread groups of 14 MB", &v, |b| {
+        outcome(read_dat(b))
+    });
+    let v = bombs::rewritten(&inst, false, |m| {
+        m.tgids = (0..1usize << 20)
+            .flat_map(|i| format!("{} {}\n", i + 1, i / 4 + 1).into_bytes())
+            .collect()
+    });
+    run(&mut cases, "dat v6 2^20 thread groups", &v, |b| {
+        // The map `Trace::tgids` makes of them, as analyze does.
+        outcome(DatFile::parse("memory.dat", b).map(|d| {
+            let map: std::collections::HashMap<i32, i32> = d.info().tgids.iter().copied().collect();
+            map.len()
+        }))
+    });
     // The most each may list, as long as the sections allow: 2^20 symbols of their own
     // addresses (10 MiB), 2^16 formats and task names of some 480 bytes each (30 MiB).
     let long = |i: usize, at: &str| {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::compress::Compression;
 use super::cursor::{Cursor, Origin};
-use super::{cmdline, Buffer, CpuData, DatInfo, MAX_CMDLINES};
+use super::{cmdline, Buffer, CpuData, DatInfo, MAX_CMDLINES, MAX_TGIDS};
 use crate::decode::{count_past, is_printk_format, is_symbol, MAX_PRINTK_FORMATS, MAX_SYMBOLS};
 use crate::format::{Endian, Formats};
 use crate::{ErrorKind, Result};
@@ -256,6 +256,11 @@ pub(crate) fn check_entries(c: &Cursor, at: usize, id: u16, text: &[u8], what: &
             "printk formats (a kernel lists some hundreds)",
             is_printk_format,
         ),
+        opt::JITTERLAB_TGIDS => (
+            MAX_TGIDS,
+            "thread groups (one per task the recording saw)",
+            |l| tgid_line(l).is_some(),
+        ),
         _ => (
             MAX_CMDLINES,
             "saved cmdlines (the kernel keeps at most 32768)",
@@ -451,7 +456,11 @@ pub(crate) fn common_option(
         opt::CPUSTAT => h.info.cpustats.push(text()),
         opt::TRACECLOCK if h.info.clock.is_none() => h.info.clock = parse_clock(&text()),
         opt::UNAME => h.info.uname = Some(text()),
-        opt::JITTERLAB_TGIDS => h.info.tgids = parse_tgids(&text()),
+        opt::JITTERLAB_TGIDS => {
+            let body = body.split(|&b| b == 0).next().unwrap_or_default();
+            check_entries(c, at, id, body, "the thread groups option")?;
+            h.info.tgids = parse_tgids(body)
+        }
         opt::VERSION => h.info.tracer_version = Some(text()),
         opt::TRACEID => h.info.trace_id = c.endian.u64(body, 0),
         opt::CPUCOUNT => {
@@ -473,15 +482,17 @@ pub(crate) fn common_option(
 
 /// `saved_tgids` text (`PID TGID` per line) as (pid, tgid) pairs; lines that do not
 /// parse, and pids without a thread group (tgid 0), are left out.
-fn parse_tgids(text: &str) -> Vec<(i32, i32)> {
-    text.lines()
-        .filter_map(|l| {
-            let mut f = l.split_whitespace();
-            let pid = f.next()?.parse().ok()?;
-            let tgid = f.next()?.parse().ok()?;
-            (tgid > 0).then_some((pid, tgid))
-        })
-        .collect()
+fn parse_tgids(body: &[u8]) -> Vec<(i32, i32)> {
+    body.split(|&b| b == b'\n').filter_map(tgid_line).collect()
+}
+
+/// One `PID TGID` line of `saved_tgids`, when it parses with a tgid above 0.
+fn tgid_line(line: &[u8]) -> Option<(i32, i32)> {
+    let line = std::str::from_utf8(line).ok()?;
+    let mut f = line.split_whitespace();
+    let pid = f.next()?.parse().ok()?;
+    let tgid = f.next()?.parse().ok()?;
+    (tgid > 0).then_some((pid, tgid))
 }
 
 /// `strtoll(s, NULL, 0)`: decimal, or hex with `0x`; 0 when it does not parse.

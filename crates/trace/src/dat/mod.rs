@@ -169,6 +169,11 @@ impl Storage<'_> {
 /// `PID_MAX_DEFAULT`); a trace file listing more is refused when opened (issue 13).
 pub const MAX_CMDLINES: usize = 1 << 16;
 
+/// The thread groups (`PID TGID` lines) jitterlab's option of a file may list, at most
+/// (issue 13: 8 bytes each, and a map of them when a trace is analyzed; a recording
+/// sees far fewer tasks): a file listing more is refused when opened.
+pub const MAX_TGIDS: usize = 1 << 20;
+
 /// A saved cmdlines line (`PID COMM`): the pid and the task name.
 pub(crate) fn cmdline(line: &[u8]) -> Option<(i32, Comm)> {
     let line = String::from_utf8_lossy(line);

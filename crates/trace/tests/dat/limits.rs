@@ -7,7 +7,7 @@
 //! past that, an error names the section or the text's offset and the bound. The
 //! committed traces read as they did before these bounds.
 
-use jitterlab_trace::dat::{DatFile, DatMeta, DatOptions, MAX_CMDLINES};
+use jitterlab_trace::dat::{DatFile, DatMeta, DatOptions, MAX_CMDLINES, MAX_TGIDS};
 use jitterlab_trace::decode::{MAX_PRINTK_FORMATS, MAX_SYMBOLS};
 use jitterlab_trace::{Error, ErrorKind, EventSource, Location};
 
@@ -303,5 +303,37 @@ fn kallsyms_printk_and_cmdlines_listing_too_many_entries_are_refused() {
                 );
             }
         }
+    }
+}
+
+#[test]
+fn thread_groups_listing_too_many_entries_are_refused() {
+    let v6 = fixture("instances.v6.dat");
+    let tgids = |n: usize| {
+        let mut v = String::new();
+        for i in 0..n {
+            v.push_str(&format!("{} {}\n", i + 1, i / 4 + 1));
+        }
+        v.into_bytes()
+    };
+    let at_limit = rewritten(&v6, false, |m| m.tgids = tgids(MAX_TGIDS));
+    let dat = DatFile::parse("t.dat", &at_limit).unwrap();
+    assert_eq!(dat.info().tgids.len(), MAX_TGIDS);
+    let past = rewritten(&v6, false, |m| m.tgids = tgids(MAX_TGIDS + 1));
+    for options in [DatOptions::default(), LENIENT] {
+        let e = DatFile::parse_with("t.dat", &past, options)
+            .err()
+            .expect("past the bound");
+        let Location::Offset(at) = e.location else {
+            panic!("{e}")
+        };
+        assert_eq!(e.kind, ErrorKind::Limit);
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "t.dat: byte offset {at}: expected at most {MAX_TGIDS} thread groups (one per task the recording saw), found {} in the thread groups option",
+                MAX_TGIDS + 1
+            )
+        );
     }
 }
