@@ -49,6 +49,7 @@ class TlCols {
     this.cnt = new Uint32Array(w);
     this.lat = new Int32Array(w);
     this.hit = new Uint8Array(w);
+    this.first = new Int32Array(w);
   }
 }
 let tlColsBuf = null;
@@ -74,6 +75,49 @@ function tlGallop(start, t, from) {
 function tlHas(M, i) {
   const k = tlLowerBound(M, i);
   return k < M.length && M[k] === i;
+}
+
+/**
+ * tlScan for a lane drawn in one colour with no search matches (hardirqs, softirqs): only
+ * whether each column shows something matters (`c.rep[px] >= 0`, with `c.cnt`), which is
+ * what tlScan says, but the range-max query of a column is made only when a later empty
+ * column needs to know whether the longest interval of an earlier one reaches into it
+ * (columns further back than `maxDur` cannot). Zoomed out, that is rarely.
+ */
+export function tlScanShown(sp, dur, pyr, maxDur, t0, npp, w, c) {
+  const start = sp.start, end = sp.end;
+  let i = tlLowerBound(start, t0);
+  let coverEnd = -Infinity;
+  for (let k = i - 1; k >= 0 && k >= i - 8; k--) if (end[k] > coverEnd) coverEnd = end[k];
+  const first = c.first;
+  let folded = 0; // columns before this one have their longest interval's end in coverEnd
+  for (let px = 0; px < w; px++) {
+    const ta = t0 + px * npp;
+    const tb = ta + npp;
+    const j = tlGallop(start, tb, i);
+    first[px] = i;
+    c.cnt[px] = j - i;
+    if (j > i) {
+      c.rep[px] = i;
+      if (end[j - 1] > coverEnd) coverEnd = end[j - 1];
+    } else {
+      if (coverEnd <= ta) {
+        // Fold in the columns whose longest interval may still reach here.
+        let q = px - 1;
+        while (q >= folded && t0 + (q + 2) * npp + maxDur > ta) q--;
+        for (q++; q < px; q++) {
+          const a = first[q], n = c.cnt[q];
+          if (n > 1) {
+            const idx = pyr.argmax(a, a + n);
+            if (end[idx] > coverEnd) coverEnd = end[idx];
+          }
+        }
+        folded = px;
+      }
+      c.rep[px] = coverEnd > ta ? 0 : -1;
+    }
+    i = j;
+  }
 }
 
 /**
@@ -225,7 +269,8 @@ function tlDrawRow(ctx, s, L, R, c, plotW, npp, X, legend) {
   for (const [kind, lane, colour, M] of [["irqs", R.irq, TL_IRQ_COLOUR, L.irqMatch], ["softirqs", R.softirq, TL_SOFT_COLOUR, L.softMatch]]) {
     const sp = L[kind];
     if (!sp.start.length || !w) continue;
-    tlScan(sp, sp.dur, sp.pyr, null, M, view.t0, npp, w, c);
+    if (M) tlScan(sp, sp.dur, sp.pyr, null, M, view.t0, npp, w, c);
+    else tlScanShown(sp, sp.dur, sp.pyr, sp.maxDur, view.t0, npp, w, c);
     ctx.fillStyle = colour;
     tlRuns(c, w, (a, b) => ctx.fillRect(x0 + a, lane[0], b - a, lane[1]));
     if (M) tlHits(ctx, c, w, x0, lane[0] - 1, 2);

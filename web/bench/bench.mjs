@@ -20,6 +20,8 @@ const args = process.argv.slice(2);
 const files = args.filter((a) => a.endsWith(".html"));
 const runs = Number(args[args.indexOf("--runs") + 1]) || (args.includes("--runs") ? 3 : 3);
 const asJson = args.includes("--json");
+// --frames: also list the sweep's slow frames (rAF gap > 17 ms or draw > 8 ms) with the span shown.
+const showFrames = args.includes("--frames");
 
 function slicesOf(file) {
   const text = readFileSync(file, "utf8");
@@ -54,13 +56,18 @@ async function measure(browser, file) {
     tl.draw();
     const full = tl.view;
     const span0 = full.t1 - full.t0, span1 = 10e3, frames = 240;
-    const gaps = [], draws = [];
+    const gaps = [], draws = [], spans = [];
     let last = null, i = 0;
     function frame(now) {
       if (last != null) gaps.push(now - last);
       last = now;
       if (i >= frames) {
-        done({ frames: gaps.length, maxGap: Math.max(...gaps), meanGap: gaps.reduce((a, b) => a + b, 0) / gaps.length, maxDraw: Math.max(...draws), meanDraw: draws.reduce((a, b) => a + b, 0) / draws.length, worst, at });
+        const slow = [];
+        for (let k = 0; k < gaps.length; k++) {
+          // gaps[k] ends at the callback that drew frame k + 1.
+          if (gaps[k] > 17 || draws[k + 1] > 8) slow.push({ frame: k + 1, gap: gaps[k], draw: draws[k + 1], prevDraw: draws[k], span: spans[k + 1] });
+        }
+        done({ slow, frames: gaps.length, maxGap: Math.max(...gaps), meanGap: gaps.reduce((a, b) => a + b, 0) / gaps.length, maxDraw: Math.max(...draws), meanDraw: draws.reduce((a, b) => a + b, 0) / draws.length, worst, at });
         return;
       }
       const f = i < frames / 2 ? i / (frames / 2 - 1) : (frames - 1 - i) / (frames / 2 - 1);
@@ -70,6 +77,7 @@ async function measure(browser, file) {
       tl.goTo(c - span / 2, c + span / 2);
       tl.draw();
       draws.push(performance.now() - t0);
+      spans.push(span);
       i++;
       requestAnimationFrame(frame);
     }
@@ -130,6 +138,9 @@ for (const file of files) {
     console.log(`  zoom sweep 240 frames: longest rAF gap ${res.sweepMaxGapMs.toFixed(1)} ms (mean ${res.sweepMeanGapMs.toFixed(1)}), slowest draw ${res.sweepMaxDrawMs.toFixed(1)} ms (mean ${res.sweepMeanDrawMs.toFixed(1)})`);
     console.log(`  search: ${Object.entries(res.searchMs).map(([q, v]) => `${q} ${v.count} found in ${v.ms.toFixed(1)} ms (worst ${v.maxMs.toFixed(1)})`).join("; ")}`);
     console.log(`  runs (median of ${runs} above): ${JSON.stringify(res.runs.map((r) => [Math.round(r.firstPaintMs), Math.round(r.heapMB), Math.round(r.sweepMaxGapMs * 10) / 10]))}`);
+    if (showFrames) {
+      rs.forEach((r, k) => console.log(`  run ${k + 1} slow frames: ${r.sweep.slow.map((f) => `#${f.frame} span ${(f.span / 1e3).toPrecision(3)} us gap ${f.gap.toFixed(1)} draw ${f.draw?.toFixed(1)} (prev ${f.prevDraw.toFixed(1)})`).join("; ") || "none"}`));
+    }
     if (res.errors.length) console.log(`  ERRORS: ${res.errors.join(" | ")}`);
   }
 }
