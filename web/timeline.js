@@ -117,14 +117,39 @@ export function mountTimeline(el, ctx) {
       frame = 0;
     }
     lastLegend = tlDraw(g, s);
+    lastDraw = performance.now();
     const jl = window.jitterlab || (window.jitterlab = {});
     if (jl.painted == null) {
-      jl.painted = performance.now();
+      jl.painted = lastDraw;
       performance.mark("jl:painted");
+      scheduleWarm();
     }
     jl.frames = (jl.frames || 0) + 1;
     scheduleLegend();
     scheduleHash();
+  }
+
+  // After the first paint, in idle time: the whole-trace draw a few more times into a
+  // detached canvas, so that V8 has optimised the scan and draw code before the first
+  // zoom (the first full-view draw on cold code takes twice as long as later ones).
+  // Steps wait while the timeline is being drawn for real.
+  let lastDraw = 0;
+  function scheduleWarm() {
+    let left = 6;
+    let warm = null;
+    const idle = window.requestIdleCallback || ((f) => setTimeout(f, 50));
+    const step = () => {
+      if (performance.now() - lastDraw < 30) return setTimeout(() => idle(step), 30);
+      if (!warm) {
+        warm = document.createElement("canvas");
+        warm.width = Math.max(1, Math.round(s.width));
+        warm.height = Math.max(1, Math.round(s.height));
+      }
+      tlDraw(warm.getContext("2d"), { ...s, view: { t0: 0, t1: fullEnd }, sel: null, wake: null, area: null });
+      if (--left > 0) idle(step);
+      else warm.width = warm.height = 0;
+    };
+    idle(step);
   }
 
   function redraw() {
