@@ -299,7 +299,24 @@ function tlDrawRow(ctx, s, L, R, c, plotW, npp, X, legend) {
     }
     for (const [task, runs] of byColour) {
       ctx.fillStyle = model.colours[task] || "#888";
-      for (let k = 0; k < runs.length; k += 2) ctx.fillRect(x0 + runs[k], R.task[0], runs[k + 1], R.task[1]);
+      if (runs.length === 2) {
+        ctx.fillRect(x0 + runs[0], R.task[0], runs[1], R.task[1]);
+        continue;
+      }
+      // One path per colour, adjacent runs merged.
+      ctx.beginPath();
+      let a = runs[0], b = runs[0] + runs[1];
+      for (let k = 2; k < runs.length; k += 2) {
+        if (runs[k] === b) {
+          b += runs[k + 1];
+          continue;
+        }
+        ctx.rect(x0 + a, R.task[0], b - a, R.task[1]);
+        a = runs[k];
+        b = a + runs[k + 1];
+      }
+      ctx.rect(x0 + a, R.task[0], b - a, R.task[1]);
+      ctx.fill();
     }
     ctx.fillStyle = "#fff";
     for (let k = 0; k < labels.length; k += 3) {
@@ -311,19 +328,42 @@ function tlDrawRow(ctx, s, L, R, c, plotW, npp, X, legend) {
     // The worst wake-up per column, log scale; red above the threshold.
     const lh = R.lat[1];
     const base = R.lat[0] + lh;
+    // The blue columns as one skyline path over the strip's base (a vertex pair where
+    // the height changes), not a rect per column; the red ones over them.
     ctx.fillStyle = "#4a78b5";
+    ctx.beginPath();
+    ctx.moveTo(x0, base);
     const red = [];
+    let prev = 0;
     for (let p = 0; p < w; p++) {
       const i = c.lat[p];
-      if (i < 0) continue;
-      const lat = L.wakeLat[i];
-      if (!(lat > 0)) continue;
-      const h = tlLatHeight(lat, lh);
-      if (lat > s.threshold) red.push(p, h);
-      else ctx.fillRect(x0 + p, base - h, 1, h);
+      let h = 0;
+      if (i >= 0) {
+        const lat = L.wakeLat[i];
+        if (lat > 0) {
+          h = tlLatHeight(lat, lh);
+          if (lat > s.threshold) {
+            red.push(p, h);
+            h = 0;
+          }
+        }
+      }
+      if (h !== prev) {
+        ctx.lineTo(x0 + p, base - prev);
+        ctx.lineTo(x0 + p, base - h);
+        prev = h;
+      }
     }
-    ctx.fillStyle = "#e0201b";
-    for (let k = 0; k < red.length; k += 2) ctx.fillRect(x0 + red[k] - 1, base - red[k + 1], 3, red[k + 1]);
+    ctx.lineTo(x0 + w, base - prev);
+    ctx.lineTo(x0 + w, base);
+    ctx.closePath();
+    ctx.fill();
+    if (red.length) {
+      ctx.fillStyle = "#e0201b";
+      ctx.beginPath();
+      for (let k = 0; k < red.length; k += 2) ctx.rect(x0 + red[k] - 1, base - red[k + 1], 3, red[k + 1]);
+      ctx.fill();
+    }
   }
   // Unknown stretches: hatched over the row.
   const hatch = tlHatchPattern(ctx);
