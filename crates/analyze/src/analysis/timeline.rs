@@ -417,20 +417,24 @@ impl TimelineFold {
         (b, o)
     }
 
-    /// Adds task time `[start, end)` of `cpu` to the overview's busy time.
-    fn busy(&mut self, cpu: u32, start: u64, end: u64) {
-        if end <= start {
-            return;
-        }
-        let last = self.bucket(end - 1);
+    /// Adds a task slice `[start, end)` of `cpu` to the overview: its time to the busy
+    /// time of the buckets it covers; it counts, with its duration, in the bucket of its
+    /// end.
+    fn overview_slice(&mut self, cpu: u32, start: u64, end: u64) {
+        let at = end.saturating_sub(1).max(start);
+        // Widen first (the end is the later time), then find the first bucket.
+        let last = self.bucket(at);
         let first = self.bucket(start);
-        let width = self.overview_ns;
-        let origin = self.origin();
-        let (_, o) = self.overview(cpu, end - 1);
-        for (i, b) in o.busy.iter_mut().enumerate().take(last + 1).skip(first) {
-            let b0 = origin + i as u64 * width;
-            *b += end.min(b0 + width) - start.max(b0);
+        let (width, origin) = (self.overview_ns, self.origin());
+        let (_, o) = self.overview(cpu, at);
+        if end > start {
+            for (i, b) in o.busy.iter_mut().enumerate().take(last + 1).skip(first) {
+                let b0 = origin + i as u64 * width;
+                *b += end.min(b0 + width) - start.max(b0);
+            }
         }
+        o.count[last] += 1;
+        o.max_dur[last] = o.max_dur[last].max(end.saturating_sub(start));
     }
 
     fn end_code(&mut self, end: SliceEnd) -> u8 {
@@ -591,11 +595,7 @@ impl Sink for TimelineFold {
         let Some(task) = s.task.filter(|_| !s.is_idle()) else {
             return;
         };
-        self.busy(s.cpu, s.start, s.end);
-        let (_, o) = self.overview(s.cpu, s.end.saturating_sub(1).max(s.start));
-        let b = o.count.len() - 1;
-        o.count[b] += 1;
-        o.max_dur[b] = o.max_dur[b].max(s.duration());
+        self.overview_slice(s.cpu, s.start, s.end);
         if !self.keep(s.start, s.end) {
             if let Some(l) = &mut self.left_out {
                 l.slices += 1;
@@ -626,8 +626,7 @@ impl Sink for TimelineFold {
         c.flags.push(end | begin << 4);
     }
     fn wake(&mut self, w: &Wake) {
-        let (_, o) = self.overview(w.cpu, w.switch_in_ts);
-        let b = o.max_lat.len() - 1;
+        let (b, o) = self.overview(w.cpu, w.switch_in_ts);
         o.max_lat[b] = o.max_lat[b].max(w.latency());
         if self.left_out.is_some_and(|l| w.switch_in_ts >= l.after) {
             if let Some(l) = &mut self.left_out {
@@ -738,5 +737,52 @@ impl Sink for TimelineFold {
     }
     fn end(&mut self, ts: u64) {
         self.end = self.end.max(ts);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use jitterlab_trace::Comm;
+
+    #[test]
+    fn a_slice_counts_in_the_overview_bucket_of_its_end() {
+        let mut f = TimelineFold::new(TimelineOptions::default());
+        f.begin(0);
+        // A wake-up switching in at 2048 ns (bucket 2 of 1024 ns) is seen before the
+        // slice that ends there, [1000, 2048): that slice belongs to bucket 1.
+        f.wake(&Wake {
+            task: 1,
+            tid: 8,
+            comm: Comm::new("b"),
+            prio: 120,
+            waking_ts: 2000,
+            waker: Waker::Task { tid: 0 },
+            waker_cpu: 0,
+            by_hrtimer: false,
+            wakeup_ts: None,
+            switch_in_ts: 2048,
+            cpu: 0,
+            inferred: false,
+            inferred_after: None,
+            irq_exit_ts: None,
+            new_task: false,
+        });
+        f.slice(&RunSlice {
+            cpu: 0,
+            task: Some(0),
+            tid: 7,
+            comm: Comm::new("a"),
+            prio: Some(120),
+            start: 1000,
+            end: 2048,
+            start_kind: SliceStart::Switch,
+            end_kind: SliceEnd::Preempted,
+        });
+        let o = &f.cpus[0].overview;
+        assert_eq!(o.count, [0, 1, 0]);
+        assert_eq!(o.max_dur, [0, 1048, 0]);
+        assert_eq!(o.max_lat, [0, 0, 48]);
+        assert_eq!(o.busy, [24, 1024, 0]);
     }
 }
