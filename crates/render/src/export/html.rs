@@ -26,7 +26,7 @@ use jitterlab_latency::LatencyReport;
 use serde::Serialize;
 
 use super::json::Envelope;
-use super::Exporter;
+use super::{escape_markup, Exporter};
 use crate::Render;
 
 /// The viewer's modules, in the order they are concatenated, and its style sheet.
@@ -390,21 +390,6 @@ fn style_sheet() -> String {
     out.replace("</style", "<\\/style")
 }
 
-/// `s` with `&`, `<`, `>` and `"` escaped for HTML text and attributes.
-fn escape_html(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for ch in s.chars() {
-        match ch {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 /// JSON bytes made safe inside a `<script>` element: every `<` (only ever inside a
 /// string) written `\u003c`.
 fn script_safe(json: Vec<u8>) -> Vec<u8> {
@@ -531,7 +516,7 @@ impl<M: HtmlModel> Exporter<M> for Html {
         let meta = script_safe(serde_json::to_vec(&meta)?);
         let blocks = compress(blocks)?;
 
-        let title = escape_html(&self.title);
+        let title = escape_markup(&self.title);
         write!(
             out,
             "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
@@ -608,6 +593,6 @@ mod tests {
     fn json_in_a_script_cannot_close_it() {
         let s = script_safe(br#"{"a":"</script><b>"}"#.to_vec());
         assert_eq!(s, br#"{"a":"\u003c/script>\u003cb>"}"#);
-        assert_eq!(escape_html("a<b>&\"c"), "a&lt;b&gt;&amp;&quot;c");
+        assert_eq!(escape_markup("a<b>&\"c"), "a&lt;b&gt;&amp;&quot;c");
     }
 }

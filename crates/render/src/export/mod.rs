@@ -64,6 +64,15 @@ pub use perfetto::{PerfettoCounts, PerfettoWriter};
 pub use svg::{write_latency_plot, Svg};
 pub use text::Text;
 
+/// `s` with `&`, `<`, `>` and `"` escaped, for the text and attributes of the SVG and
+/// HTML outputs.
+pub(crate) fn escape_markup(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
 /// An output format for models of type `M`.
 pub trait Exporter<M: ?Sized> {
     /// Writes `model` to `out`.

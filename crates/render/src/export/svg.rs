@@ -9,7 +9,7 @@ use std::io::{self, Write};
 
 use jitterlab_latency::plot::{LatencyPlot, Series};
 
-use super::Exporter;
+use super::{escape_markup, Exporter};
 use crate::units::duration_ns;
 
 const WIDTH: f64 = 960.0;
@@ -24,14 +24,6 @@ const BAR: &str = "#3b6ea8";
 const DEADLINE: &str = "#c0392b";
 const P99: &str = "#d68910";
 const MAX: &str = "#1c2833";
-
-/// Escapes text for XML.
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
 
 /// A decade of ns as a tick label: `1 us`, `10 us`, `100 us`, `1 ms`.
 fn decade_label(ns: u64) -> String {
@@ -96,12 +88,12 @@ fn document(plot: &LatencyPlot, out: &mut dyn Write) -> io::Result<()> {
     writeln!(
         out,
         r#"<text x="{LEFT}" y="26" font-size="16" font-weight="bold">{}</text>"#,
-        esc(&plot.title)
+        escape_markup(&plot.title)
     )?;
     writeln!(
         out,
         r##"<text x="{LEFT}" y="46" fill="#555">{}</text>"##,
-        esc(&plot.subtitle)
+        escape_markup(&plot.subtitle)
     )?;
     let x = XAxis {
         lo: plot.x_lo_ns as f64,
