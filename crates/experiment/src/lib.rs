@@ -52,11 +52,13 @@
 
 #![deny(missing_docs)]
 
+pub mod explain;
 pub mod recipe;
 pub mod report;
 mod rng;
 pub mod stats;
 
+pub use explain::{Explanation, Machine};
 pub use recipe::{Cell, Plan, Recipe, RecipeError};
 pub use report::{ExperimentReport, Metric, Run, Series};
 pub use rng::Rng;

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::explain::{Explanation, Machine};
 use crate::recipe::Cell;
 use crate::rng::Rng;
 use crate::stats::steps::{find_steps, Step};
@@ -189,6 +190,10 @@ pub struct ExperimentReport {
     pub stats: Vec<MetricStats>,
     /// The warnings.
     pub warnings: Vec<Warning>,
+    /// Why, from the traced runs (filled by the runner after [`ExperimentReport::new`]).
+    pub explanations: Vec<Explanation>,
+    /// The machine it ran on, when the runner knows it.
+    pub machine: Option<Machine>,
 }
 
 impl ExperimentReport {
@@ -324,6 +329,8 @@ impl ExperimentReport {
             runs,
             stats: per_metric,
             warnings,
+            explanations: Vec::new(),
+            machine: None,
         }
     }
 

@@ -4,7 +4,7 @@
 use std::fmt;
 
 use jitterlab_cpuset::CpuSet;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Where a process is let run.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -49,7 +49,7 @@ impl fmt::Display for Placement {
 }
 
 /// A process of the experiment that an affinity level can place.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
     /// The `[workload]` command.
