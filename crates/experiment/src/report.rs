@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::explain::{Explanation, Machine};
 use crate::recipe::Cell;
@@ -41,7 +41,7 @@ impl Metric {
 }
 
 /// A per-interval series of one run (messages per second per 100 ms, ...).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Series {
     /// What it measures (a metric's name, or its own).
     pub name: String,
@@ -56,7 +56,7 @@ pub struct Series {
 }
 
 /// One run as the runner recorded it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Run {
     /// Its place in the plan.
     pub seq: usize,

@@ -34,3 +34,383 @@ pub struct Measured {
     /// (`iperf3-client.json`).
     pub raw: Vec<(String, Vec<u8>)>,
 }
+
+mod cell;
+mod measure;
+mod place;
+mod restore;
+mod save;
+mod trace;
+mod workload;
+
+pub use restore::StateDir;
+pub use save::{compare, Compared, Saved};
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use jitterlab_experiment::explain::Machine;
+use jitterlab_experiment::recipe::{PlannedRun, Role};
+use jitterlab_experiment::stats::Config;
+use jitterlab_experiment::{ExperimentReport, Explanation, Recipe, Run};
+use jitterlab_host::partition::{Difference, Snapshot};
+use jitterlab_host::Root;
+
+/// How to run an experiment.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Where the records of what a cell changed live (`/run/jitterlab`; the experiment
+    /// uses its `experiment/` subdirectory).
+    pub state_dir: PathBuf,
+    /// Where the recipe, every run's raw output, the traces and the result go.
+    pub out_dir: Option<PathBuf>,
+    /// The seed of the order and the statistics, when the recipe has none.
+    pub seed: Option<u64>,
+}
+
+/// What the runner tells while it works.
+#[derive(Debug)]
+pub enum Progress<'a> {
+    /// A run starts: its place, the number of runs, and its cell's label.
+    Starts {
+        /// The run.
+        run: &'a PlannedRun,
+        /// The runs of the experiment.
+        of: usize,
+        /// Its cell's label.
+        label: &'a str,
+    },
+    /// A run ended.
+    Ended(&'a Run),
+}
+
+/// A finished (or cancelled) experiment.
+#[derive(Debug)]
+pub struct Outcome {
+    /// The result, over the runs that ran.
+    pub report: ExperimentReport,
+    /// Ctrl-C ended it early.
+    pub cancelled: bool,
+    /// What was undone first that an earlier experiment had left.
+    pub recovered: Vec<String>,
+    /// What could not be restored after a run.
+    pub restore_failures: Vec<String>,
+    /// How the machine differs from before the experiment (IRQ masks, cpusets,
+    /// threads' CPUs): empty when it was left as it was.
+    pub left_over: Vec<Difference>,
+    /// The trace files of the traced runs, to render.
+    pub traces: Vec<PathBuf>,
+}
+
+/// Runs the experiment of `recipe` (whose text is `recipe_text`, kept in the
+/// output directory): every planned run with its cell's settings applied and undone,
+/// until the end or until `cancel` is set; then the statistics.
+pub fn run_experiment(
+    root: &Root,
+    recipe: &Recipe,
+    recipe_text: &str,
+    options: &Options,
+    cancel: &Arc<AtomicBool>,
+    mut progress: impl FnMut(Progress<'_>),
+) -> Result<Outcome> {
+    if !root.is_live() {
+        return Err(Error::Invalid(
+            "experiment runs on this machine; it cannot take --root".into(),
+        ));
+    }
+    let state = StateDir::new(&options.state_dir);
+    let recovered = state.recover(root)?;
+    let before = Snapshot::read(root)?;
+    let online = jitterlab_host::cpus::online(root)?;
+    let seed = recipe.seed.or(options.seed).unwrap_or_else(seed_from_clock);
+    let plan = recipe.plan(seed);
+    let cells = recipe.cells();
+    let saved = match &options.out_dir {
+        Some(dir) => Some(Saved::create(dir, recipe_text)?),
+        None => None,
+    };
+    let machine = machine(root)?;
+    if let Some(s) = &saved {
+        s.write_json("machine.json", &machine)?;
+    }
+    if let Some(cmd) = &recipe.setup {
+        cell::shell("the recipe's setup", cmd)?;
+    }
+    let mut runs = Vec::new();
+    let mut explanations = Vec::new();
+    let mut restore_failures = Vec::new();
+    let mut traces = Vec::new();
+    let scratch = tempfile::Builder::new()
+        .prefix("jitterlab-experiment-")
+        .tempdir()
+        .map_err(|e| Error::Io {
+            path: std::env::temp_dir().display().to_string(),
+            cause: e,
+        })?;
+    for planned in &plan.runs {
+        if cancel.load(Ordering::Relaxed) {
+            break;
+        }
+        let cell = &cells[planned.cell];
+        progress(Progress::Starts {
+            run: planned,
+            of: plan.runs.len(),
+            label: &cell.label,
+        });
+        let trace_path = planned.trace.then(|| match &saved {
+            Some(s) => s.trace_path(planned.seq),
+            None => scratch.path().join(format!("run-{:03}.dat", planned.seq)),
+        });
+        let ctx = RunContext {
+            root,
+            recipe,
+            online: &online,
+            cancel,
+        };
+        let (result, failed) = one_run(&ctx, &state, planned, trace_path.as_deref());
+        restore_failures.extend(failed);
+        let mut run = Run {
+            seq: planned.seq,
+            cell: planned.cell,
+            round: planned.round,
+            warmup: planned.warmup,
+            traced: planned.trace,
+            values: Default::default(),
+            series: Vec::new(),
+            error: None,
+        };
+        match result {
+            Ok((measured, explanation)) => {
+                run.values = measured.values;
+                run.series = measured.series;
+                if let Some(s) = &saved {
+                    for (name, bytes) in &measured.raw {
+                        s.write_raw(planned.seq, name, bytes)?;
+                    }
+                }
+                if let Some(mut e) = explanation {
+                    if let (Some(s), Some(p)) = (&saved, &trace_path) {
+                        e.trace = s.relative(p);
+                    }
+                    explanations.push(e);
+                    if let Some(p) = &trace_path {
+                        traces.push(p.clone());
+                    }
+                }
+            }
+            Err(e) => run.error = Some(e.to_string()),
+        }
+        // A run cut short by Ctrl-C is not a sample.
+        if cancel.load(Ordering::Relaxed) && run.error.is_some() {
+            break;
+        }
+        progress(Progress::Ended(&run));
+        runs.push(run);
+        if !restore_failures.is_empty() {
+            // The machine is no longer as the cells assume: stop here.
+            break;
+        }
+    }
+    if let Some(cmd) = &recipe.teardown {
+        if let Err(e) = cell::shell("the recipe's teardown", cmd) {
+            restore_failures.push(e.to_string());
+        }
+    }
+    let left_over = before.diff(&Snapshot::read(root)?);
+    let config = Config {
+        seed,
+        noise: recipe.noise,
+        ..Config::default()
+    };
+    let mut report = ExperimentReport::new(
+        &recipe.name,
+        recipe.metrics(),
+        cells,
+        recipe.baselines(),
+        runs,
+        config,
+    );
+    report.machine = Some(machine);
+    report.explanations = explanations;
+    if let Some(s) = &saved {
+        s.write_json("runs.json", &report.runs)?;
+        s.write_json("result.json", &report)?;
+    }
+    // The traces of an unsaved experiment go with the scratch directory.
+    if saved.is_none() {
+        traces.clear();
+    }
+    Ok(Outcome {
+        report,
+        cancelled: cancel.load(Ordering::Relaxed),
+        recovered,
+        restore_failures,
+        left_over,
+        traces,
+    })
+}
+
+struct RunContext<'a> {
+    root: &'a Root,
+    recipe: &'a Recipe,
+    online: &'a jitterlab_cpuset::CpuSet,
+    cancel: &'a Arc<AtomicBool>,
+}
+
+/// One run: the cell applied, the workload and the measures, the trace, the cell
+/// undone. The undo's failures come back beside the run's result.
+fn one_run(
+    ctx: &RunContext<'_>,
+    state: &StateDir,
+    planned: &PlannedRun,
+    trace_path: Option<&Path>,
+) -> (Result<(Measured, Option<Explanation>)>, Vec<String>) {
+    let cells = ctx.recipe.cells();
+    let settings = &cells[planned.cell].settings;
+    let applied = match cell::apply(ctx.root, state, settings, ctx.cancel) {
+        Ok(a) => a,
+        Err(e) => return (Err(e), Vec::new()),
+    };
+    let result = measure_run(ctx, settings, planned, trace_path);
+    let failed = cell::undo(ctx.root, state, applied);
+    (result, failed)
+}
+
+fn measure_run(
+    ctx: &RunContext<'_>,
+    settings: &jitterlab_experiment::recipe::Settings,
+    planned: &PlannedRun,
+    trace_path: Option<&Path>,
+) -> Result<(Measured, Option<Explanation>)> {
+    let recipe = ctx.recipe;
+    let m = &recipe.measures;
+    let duration = recipe.duration_ns;
+    let defaults = |r: Role| -> Option<jitterlab_cpuset::CpuSet> {
+        match r {
+            Role::Server => m.tcp.as_ref().and_then(|t| t.server_cpus.clone()),
+            Role::Client => m.tcp.as_ref().and_then(|t| t.client_cpus.clone()),
+            Role::Sender => m.mcast.as_ref().and_then(|t| t.sender_cpus.clone()),
+            Role::Receiver => m.mcast.as_ref().and_then(|t| t.receiver_cpus.clone()),
+            Role::Workload => None,
+        }
+    };
+    let cpus = |r: Role| place::cpus_of(r, settings, defaults, ctx.online);
+    let workload_cpus = cpus(Role::Workload)?;
+    let mut workload = match &recipe.workload {
+        Some(w) => Some(workload::Workload::start(
+            &w.command,
+            workload_cpus.as_ref(),
+        )?),
+        None => None,
+    };
+    let recording = match trace_path {
+        Some(p) => {
+            let flight = m.latency.as_ref().is_some_and(|l| l.break_ns.is_some());
+            Some(trace::start(ctx.root, p, flight)?)
+        }
+        None => None,
+    };
+    let cancel: &AtomicBool = ctx.cancel;
+    let result = std::thread::scope(|s| -> Result<Measured> {
+        let latency = m
+            .latency
+            .as_ref()
+            .map(|l| s.spawn(move || measure::latency(ctx.root, l, duration, ctx.cancel)));
+        let mut total = Measured::default();
+        for c in &m.commands {
+            let placed = if recipe.workload.is_none() {
+                workload_cpus.as_ref()
+            } else {
+                None
+            };
+            total.merge(measure::command(c, duration, placed, cancel)?);
+        }
+        if let Some(t) = &m.tcp {
+            let bitrate = settings.bitrate.as_deref().or(t.bitrate.as_deref());
+            let bitrate = bitrate.filter(|b| *b != "unlimited");
+            let server = cpus(Role::Server)?;
+            let client = cpus(Role::Client)?;
+            total.merge(net::tcp::run(
+                t,
+                bitrate,
+                server.as_ref(),
+                client.as_ref(),
+                duration,
+                cancel,
+            )?);
+        }
+        if let Some(mc) = &m.mcast {
+            let sender = cpus(Role::Sender)?;
+            let receiver = cpus(Role::Receiver)?;
+            total.merge(net::mcast::run(
+                mc,
+                sender.as_ref(),
+                receiver.as_ref(),
+                duration,
+                cancel,
+            )?);
+        }
+        if let Some(h) = latency {
+            let (measured, _report) = h
+                .join()
+                .map_err(|_| Error::workload("the latency probe", "it panicked"))??;
+            total.merge(measured);
+        }
+        Ok(total)
+    });
+    let trace_summary = recording.map(|r| r.finish());
+    if let Some(w) = workload.as_mut() {
+        w.stop();
+    }
+    let mut measured = result?;
+    if let Some(w) = &workload {
+        measured.tasks.push((Role::Workload, w.pid()));
+    }
+    let explanation = match (trace_summary, trace_path) {
+        (Some(summary), Some(path)) => {
+            summary?;
+            let report = trace::analyze(path)?;
+            Some(trace::explain(
+                &report,
+                &measured.tasks,
+                planned.seq,
+                planned.cell,
+                None,
+            ))
+        }
+        _ => None,
+    };
+    Ok((measured, explanation))
+}
+
+impl Measured {
+    /// Adds another measure's values, series, tasks and raw outputs.
+    pub fn merge(&mut self, other: Measured) {
+        self.values.extend(other.values);
+        self.series.extend(other.series);
+        self.tasks.extend(other.tasks);
+        self.raw.extend(other.raw);
+    }
+}
+
+fn seed_from_clock() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+        ^ u64::from(std::process::id())
+}
+
+/// The machine, as an experiment records it.
+fn machine(root: &Root) -> Result<Machine> {
+    let env = jitterlab_host::env::Environment::read(root)?;
+    Ok(Machine {
+        hostname: root
+            .read_line_opt("/proc/sys/kernel/hostname")?
+            .unwrap_or_default(),
+        kernel: env.kernel_release,
+        cpus: jitterlab_host::cpus::online(root)?.to_string(),
+        preemption: env.preemption,
+        virtualization: env.virtualization,
+    })
+}

@@ -25,7 +25,7 @@
 //! timestamps, and a series longer than [`MAX_POINTS`] is averaged into that many
 //! bins first.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::median;
 use super::rank::mann_whitney;
@@ -55,7 +55,7 @@ impl Default for StepConfig {
 }
 
 /// One level shift.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Step {
     /// When the new level starts: the timestamp of its first interval, ns.
     pub t_ns: u64,

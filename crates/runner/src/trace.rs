@@ -1,0 +1,148 @@
+//! The traced runs: a recording around the run's measures, and what its analysis says
+//! about the threads under test.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use jitterlab_analyze::{analyze_trace, AnalyzeReport, Options, Section};
+use jitterlab_experiment::explain::{CpuRun, Explanation, ThreadPlacement};
+use jitterlab_experiment::recipe::Role;
+use jitterlab_host::tracefs::{events_of, record, Preset, RecordRequest, RecordSummary};
+use jitterlab_host::Root;
+use jitterlab_trace::Trace;
+
+use crate::error::{Error, Result};
+
+/// A recording in progress, on a thread of its own.
+pub struct Recording {
+    stop: Arc<AtomicBool>,
+    thread: std::thread::JoinHandle<jitterlab_host::Result<RecordSummary>>,
+}
+
+/// Starts recording sched and irq events into `path` (a flight recorder when
+/// `flight`, which keeps the newest events and stops when a `--break` turns tracing
+/// off), and waits until tracing is on, so that the probe's trip wire finds it.
+pub fn start(root: &Root, path: &Path, flight: bool) -> Result<Recording> {
+    let req = RecordRequest {
+        events: events_of(&[Preset::Sched, Preset::Irq], &[]),
+        cpus: None,
+        buffer_kb: Some(if flight { 8192 } else { 16384 }),
+        duration_ns: None,
+        output: path.to_path_buf(),
+        flight_recorder: flight,
+        command: Vec::new(),
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&stop);
+    let root2 = root.clone();
+    let thread = std::thread::Builder::new()
+        .name("jl-record".into())
+        .spawn(move || record(&root2, &req, &flag))
+        .map_err(|e| Error::workload("starting the trace", e))?;
+    // Session::start turns tracing on at once; give it a moment to be armed.
+    let mount = jitterlab_host::tracefs::find(root)?.unwrap_or_default();
+    let on = format!("{mount}/tracing_on");
+    for _ in 0..200 {
+        if thread.is_finished() || root.read_line_opt(&on)?.as_deref() == Some("1") {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    Ok(Recording { stop, thread })
+}
+
+impl Recording {
+    /// Stops the recording and writes the file.
+    pub fn finish(self) -> Result<RecordSummary> {
+        self.stop.store(true, Ordering::Relaxed);
+        match self.thread.join() {
+            Ok(r) => Ok(r?),
+            Err(_) => Err(Error::workload(
+                "recording the trace",
+                "the recorder panicked",
+            )),
+        }
+    }
+}
+
+/// Analyzes a run's trace for the threads of `tasks` (thread group ids of processes
+/// and thread ids of built-in threads): where each ran, its wake-ups.
+pub fn analyze(path: &Path) -> Result<AnalyzeReport> {
+    let trace = Trace::open(path, true).map_err(|e| Error::workload("reading the trace", e))?;
+    let options = Options {
+        sections: vec![Section::Summary, Section::Tasks, Section::Irqs],
+        top: usize::MAX,
+        ..Options::default()
+    };
+    analyze_trace(&trace, options, None).map_err(|e| Error::workload("analyzing the trace", e))
+}
+
+/// The explanation of one traced run from its analysis: every thread of the
+/// processes in `tasks`, most run time first.
+pub fn explain(
+    report: &AnalyzeReport,
+    tasks: &[(Role, u32)],
+    seq: usize,
+    cell: usize,
+    trace: Option<String>,
+) -> Explanation {
+    let duration_ns = report.summary.as_ref().map_or(0, |s| s.span_ns);
+    let lost_events = report
+        .summary
+        .as_ref()
+        .map_or(0, |s| s.lost_per_cpu.iter().flatten().sum());
+    let role_of = |tid: i32, tgid: Option<i32>| -> Option<Role> {
+        tasks
+            .iter()
+            .find(|(_, id)| *id as i32 == tid || Some(*id as i32) == tgid)
+            .map(|(r, _)| *r)
+    };
+    let mut threads: Vec<ThreadPlacement> = report
+        .tasks
+        .as_ref()
+        .map(|t| t.tasks.as_slice())
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|t| {
+            let role = role_of(t.tid, t.tgid)?;
+            let secs = duration_ns as f64 / 1e9;
+            Some(ThreadPlacement {
+                role: Some(role),
+                tid: t.tid,
+                tgid: t.tgid,
+                comm: t.comm.clone(),
+                run_ns: t.run_ns,
+                cpus: t
+                    .cpus
+                    .iter()
+                    .map(|c| CpuRun {
+                        cpu: c.cpu,
+                        run_ns: c.run_ns,
+                    })
+                    .collect(),
+                migrations: t.migrations,
+                migrations_per_s: if secs > 0.0 {
+                    t.migrations as f64 / secs
+                } else {
+                    0.0
+                },
+                wakeups: t.wakeups.as_ref().map_or(0, |w| w.count),
+                wake_p50_ns: t.wakeups.as_ref().map(|w| w.p50_ns),
+                wake_max_ns: t.wakeups.as_ref().map(|w| w.max_ns),
+            })
+        })
+        .collect();
+    threads.sort_by(|a, b| b.run_ns.cmp(&a.run_ns).then(a.tid.cmp(&b.tid)));
+    Explanation {
+        seq,
+        cell,
+        trace,
+        duration_ns,
+        lost_events,
+        threads,
+        chains: Vec::new(),
+        around_steps: Vec::new(),
+    }
+}
