@@ -1,2 +1,4 @@
 //! The built-in network workloads, each in private network namespaces that the
 //! runner creates and removes (never the host's own interfaces).
+
+pub mod netns;
