@@ -2,3 +2,4 @@
 //! runner creates and removes (never the host's own interfaces).
 
 pub mod netns;
+pub mod mcast;
