@@ -82,6 +82,8 @@ pub enum Command {
     Convert(cmd::convert::ConvertArgs),
     /// Write a trace or a saved result as one offline HTML report: timeline, tasks, tables, plots.
     View(cmd::view::ViewArgs),
+    /// Run A/B experiments under affinity, partitioning and load; say which differences are real.
+    Experiment(cmd::experiment::ExperimentArgs),
     /// Print this help, or a command's (`jitterlab help show irqs`).
     Help(HelpArgs),
 }

@@ -114,6 +114,17 @@ impl From<jitterlab_latency::Error> for Error {
     }
 }
 
+impl From<jitterlab_runner::Error> for Error {
+    fn from(e: jitterlab_runner::Error) -> Error {
+        match e {
+            jitterlab_runner::Error::Invalid(m) => Error::Usage(m),
+            jitterlab_runner::Error::Host(h) => h.into(),
+            jitterlab_runner::Error::Latency(l) => l.into(),
+            e => Error::Failed(e.into()),
+        }
+    }
+}
+
 impl From<jitterlab_render::ConvertError> for Error {
     fn from(e: jitterlab_render::ConvertError) -> Error {
         match e {

@@ -120,7 +120,14 @@ pub fn run_experiment(
         ));
     }
     let state = StateDir::new(&options.state_dir);
-    let recovered = state.recover(root)?;
+    let mut recovered = state.recover(root)?;
+    if recipe.measures.tcp.is_some() || recipe.measures.mcast.is_some() {
+        for name in net::netns::sweep_stale()? {
+            recovered.push(format!(
+                "removed the network namespace {name} an earlier experiment left"
+            ));
+        }
+    }
     let before = Snapshot::read(root)?;
     let online = jitterlab_host::cpus::online(root)?;
     let seed = recipe.seed.or(options.seed).unwrap_or_else(seed_from_clock);

@@ -5,6 +5,7 @@
 pub mod advise;
 pub mod analyze;
 pub mod convert;
+pub mod experiment;
 pub mod irq;
 pub mod isolate;
 pub mod latency;
@@ -47,6 +48,7 @@ pub fn run(cli: Cli) -> Result {
         Command::Analyze(args) => analyze::run(args, color),
         Command::Convert(args) => convert::run(args, color),
         Command::View(args) => view::run(args, color),
+        Command::Experiment(args) => experiment::run(&root, args, color),
         Command::Help(args) => help(&args.command),
     }
 }

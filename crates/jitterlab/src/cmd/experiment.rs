@@ -1,0 +1,264 @@
+//! `jitterlab experiment`: A/B runs of a workload under affinity, partitioning and
+//! load, with the statistics that say whether a difference is real.
+
+use std::io::{self, IsTerminal};
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+use jitterlab_experiment::recipe::{builtin, builtins, Order, Trace};
+use jitterlab_experiment::Recipe;
+use jitterlab_host::child::cancel_on_signals;
+use jitterlab_host::partition::DEFAULT_STATE_DIR;
+use jitterlab_host::Root;
+use jitterlab_render::view::{view, Input};
+use jitterlab_render::{ExportManager, Json, Target};
+use jitterlab_runner::{compare, run_experiment, Options, Progress};
+
+use crate::cli::Color;
+use crate::exit::{Error, Exit, Result};
+use crate::output::format;
+
+/// `jitterlab experiment`.
+#[derive(Args, Debug)]
+#[command(after_help = "Examples:
+  jitterlab experiment --list                      the built-in recipes
+  jitterlab experiment --show tcp-affinity > my.toml   a built-in recipe to edit
+  jitterlab experiment --recipe partition -o part  isolate off/on x idle/cpu/io, saved in part/
+  jitterlab experiment my.toml --rounds 5 --duration 3s --json result.json
+  jitterlab experiment --compare before/ after/    two saved experiments, offline")]
+pub struct ExperimentArgs {
+    /// The recipe file (TOML); see --show for the format.
+    #[arg(value_name = "RECIPE.toml", conflicts_with_all = ["recipe", "list", "show", "compare"])]
+    pub file: Option<PathBuf>,
+    /// A built-in recipe: tcp-affinity, mcast-pinning, partition, latency-hunt.
+    #[arg(long, value_name = "NAME")]
+    pub recipe: Option<String>,
+    /// List the built-in recipes.
+    #[arg(long)]
+    pub list: bool,
+    /// Print a built-in recipe as a file to copy and edit.
+    #[arg(long, value_name = "NAME")]
+    pub show: Option<String>,
+    /// Compare two saved experiments (-o DIR) offline: the second's runs against the
+    /// first's, cell by cell.
+    #[arg(long, num_args = 2, value_names = ["OLD_DIR", "NEW_DIR"])]
+    pub compare: Option<Vec<PathBuf>>,
+    /// Measured runs per cell (the recipe's `rounds`).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub rounds: Option<u32>,
+    /// Length of each run: 10s, 2m (the recipe's `duration`).
+    #[arg(long, value_parser = jitterlab_latency::parse_duration_ns)]
+    pub duration: Option<u64>,
+    /// Warm-up runs per cell, discarded (the recipe's `warmup`).
+    #[arg(long, value_name = "N")]
+    pub warmup: Option<u32>,
+    /// The order of the runs (the recipe's `order`; interleaved by default).
+    #[arg(long, value_enum)]
+    pub order: Option<OrderArg>,
+    /// Which runs are traced (the recipe's `trace`).
+    #[arg(long, value_enum)]
+    pub trace: Option<TraceArg>,
+    /// The seed of the run order and the statistics (default: the recipe's, else drawn
+    /// and recorded).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// The noise threshold of the verdicts, percent (the recipe's `noise`, 2).
+    #[arg(long, value_name = "PERCENT")]
+    pub noise: Option<f64>,
+    /// Save the recipe, every run's raw output, the traces and the result in DIR.
+    #[arg(short = 'o', long = "output", value_name = "DIR")]
+    pub output: Option<PathBuf>,
+    /// Also write JSON to FILE (`-` for stdout, then without the text).
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
+    pub json: Option<PathBuf>,
+    /// Also write the result as an offline HTML page.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Where the records of what a cell changed live (the partition journal, the IRQ
+    /// masks), for the undo after a crash.
+    #[arg(long, value_name = "DIR", default_value = DEFAULT_STATE_DIR)]
+    pub state_dir: PathBuf,
+}
+
+/// `--order`.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum OrderArg {
+    /// A fresh random order of the cells in every round.
+    Interleaved,
+    /// The same as interleaved.
+    Random,
+    /// All rounds of one cell, then the next.
+    Sequential,
+    /// Rounds in the cells' order, then reversed, alternately.
+    Abba,
+}
+
+/// `--trace`.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum TraceArg {
+    /// The first measured run of each cell.
+    First,
+    /// Every measured run.
+    All,
+    /// None.
+    None,
+}
+
+pub fn run(root: &Root, args: ExperimentArgs, color: Color) -> Result {
+    if args.list {
+        for b in builtins() {
+            let description = b.recipe().map(|r| r.description).unwrap_or_default();
+            println!("{:<14} {description}", b.name);
+        }
+        return Ok(Exit::Ok);
+    }
+    if let Some(name) = &args.show {
+        let b = builtin(name).ok_or_else(|| unknown_recipe(name))?;
+        print!("{}", b.text);
+        return Ok(Exit::Ok);
+    }
+    let out = format(args.json.as_deref() == Some("-".as_ref()), color);
+    let json = args.json.as_deref().map(Target::from_arg);
+    if let Some(dirs) = &args.compare {
+        let compared = compare(&dirs[0], &dirs[1])?;
+        for d in &compared.machines_differ {
+            eprintln!("jitterlab: warning: the machines differ: {d}");
+        }
+        write(&compared.report, json, args.html.as_ref(), out)?;
+        return Ok(Exit::Ok);
+    }
+    let (name, text) = match (&args.file, &args.recipe) {
+        (Some(path), _) => (
+            path.display().to_string(),
+            std::fs::read_to_string(path)
+                .map_err(|e| Error::usage(format!("{}: {e}", path.display())))?,
+        ),
+        (None, Some(name)) => {
+            let b = builtin(name).ok_or_else(|| unknown_recipe(name))?;
+            (format!("<built-in {name}>"), b.text.to_string())
+        }
+        (None, None) => {
+            return Err(Error::usage(
+                "give a recipe file or --recipe NAME (--list shows the built-in ones)",
+            ))
+        }
+    };
+    let mut recipe = Recipe::parse(&name, &text).map_err(|e| Error::usage(e.to_string()))?;
+    override_recipe(&mut recipe, &args)?;
+    let options = Options {
+        state_dir: args.state_dir.clone(),
+        out_dir: args.output.clone(),
+        seed: args.seed,
+    };
+    // Ctrl-C from here on ends the current run, restores its cell and reports what ran.
+    let cancel = cancel_on_signals();
+    let tty = io::stderr().is_terminal();
+    let outcome = run_experiment(root, &recipe, &text, &options, &cancel, |p| {
+        if let (true, Progress::Starts { run, of, label }) = (tty, p) {
+            let kind = if run.warmup { " (warm-up)" } else { "" };
+            eprint!("\r\x1b[2Krun {}/{of}: {label}{kind}", run.seq + 1);
+        }
+    })?;
+    if tty {
+        eprint!("\r\x1b[2K");
+    }
+    for r in &outcome.recovered {
+        eprintln!("jitterlab: {r}");
+    }
+    // Each traced run's report beside its trace, linked from the experiment's page.
+    for trace in &outcome.traces {
+        let html = trace.with_extension("dat.html");
+        let title = trace.file_name().unwrap_or_default().to_string_lossy();
+        let written = Input::open(trace, true, None)
+            .and_then(|input| view(&input, &title, &html, Default::default()));
+        if let Err(e) = written {
+            eprintln!("jitterlab: warning: {}: {e}", html.display());
+        }
+    }
+    write(&outcome.report, json, args.html.as_ref(), out)?;
+    if outcome.cancelled {
+        eprintln!("jitterlab: interrupted: the results are those of the runs that ended");
+    }
+    let mut failed = false;
+    for f in &outcome.restore_failures {
+        eprintln!("jitterlab: error: could not restore: {f}");
+        failed = true;
+    }
+    for d in &outcome.left_over {
+        eprintln!(
+            "jitterlab: error: the machine differs from before the experiment: {}: {} -> {}",
+            d.what, d.before, d.after
+        );
+        failed = true;
+    }
+    Ok(Exit::failed_if(failed || outcome.cancelled))
+}
+
+fn unknown_recipe(name: &str) -> Error {
+    let names: Vec<&str> = builtins().iter().map(|b| b.name).collect();
+    Error::usage(format!(
+        "no built-in recipe {name:?} (built-in: {})",
+        names.join(", ")
+    ))
+}
+
+/// The command line's settings over the recipe's.
+fn override_recipe(recipe: &mut Recipe, args: &ExperimentArgs) -> Result<()> {
+    if let Some(n) = args.rounds {
+        recipe.rounds = n;
+    }
+    if let Some(d) = args.duration {
+        recipe.duration_ns = d;
+    }
+    if let Some(w) = args.warmup {
+        recipe.warmup = w;
+    }
+    if let Some(o) = args.order {
+        recipe.order = match o {
+            OrderArg::Interleaved | OrderArg::Random => Order::Interleaved,
+            OrderArg::Sequential => Order::Sequential,
+            OrderArg::Abba => Order::Abba,
+        };
+    }
+    if let Some(t) = args.trace {
+        recipe.trace = match t {
+            TraceArg::First => Trace::First,
+            TraceArg::All => Trace::All,
+            TraceArg::None => Trace::None,
+        };
+    }
+    if let Some(n) = args.noise {
+        if !(0.0..100.0).contains(&n) {
+            return Err(Error::usage(format!(
+                "--noise {n}: expected a percentage from 0 to 100"
+            )));
+        }
+        recipe.noise = n / 100.0;
+    }
+    Ok(())
+}
+
+/// The text on stdout (unless JSON goes there), JSON and HTML where asked.
+fn write(
+    report: &jitterlab_experiment::ExperimentReport,
+    json: Option<Target>,
+    html: Option<&PathBuf>,
+    out: jitterlab_render::Format,
+) -> Result<()> {
+    let mut outputs = ExportManager::new();
+    if let Some(target) = &json {
+        outputs.add(Json, report, target.clone());
+    }
+    if json != Some(Target::Stdout) {
+        outputs.add(out, report, Target::Stdout);
+    }
+    if let Some(path) = html {
+        outputs.add(
+            jitterlab_render::Html::titled(&report.name),
+            report,
+            Target::file(path),
+        );
+    }
+    outputs.write_all()?;
+    Ok(())
+}
