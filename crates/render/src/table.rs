@@ -152,7 +152,7 @@ fn escape_cell(cell: &str) -> String {
 }
 
 /// Characters shown, ANSI escape sequences excluded.
-fn visible_width(s: &str) -> usize {
+pub(crate) fn visible_width(s: &str) -> usize {
     let mut width = 0;
     let mut in_escape = false;
     for c in s.chars() {

@@ -107,6 +107,115 @@ pub fn bytes(n: u64) -> String {
     }
 }
 
+/// How the figures of one metric are printed: a unit chosen for the largest of them
+/// (`ns` as `us`, `ms` or `s`; `bit/s` and `B/s` with an SI prefix, `Gbit/s`; any
+/// other unit as it is) and the decimals that give it three significant digits.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scale {
+    /// What a value is divided by.
+    pub div: f64,
+    /// The unit of the divided values.
+    pub unit: String,
+    /// Decimals printed.
+    pub decimals: usize,
+}
+
+impl Scale {
+    /// The scale for values of `unit` up to `largest` (in magnitude).
+    pub fn new(unit: &str, largest: f64) -> Scale {
+        let m = if largest.is_finite() {
+            largest.abs()
+        } else {
+            0.0
+        };
+        let (div, unit) = match unit {
+            "ns" => [(1e9, "s"), (1e6, "ms"), (1e3, "us")]
+                .into_iter()
+                .find(|&(d, _)| m >= d)
+                .map_or((1.0, "ns".to_string()), |(d, u)| (d, u.to_string())),
+            "bit/s" | "B/s" => [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
+                .into_iter()
+                .find(|&(d, _)| m >= d)
+                .map_or((1.0, unit.to_string()), |(d, p)| (d, format!("{p}{unit}"))),
+            _ => (1.0, unit.to_string()),
+        };
+        Scale {
+            decimals: decimals_for(m / div),
+            div,
+            unit,
+        }
+    }
+
+    /// The same unit, with the decimals that give `smallest` (in magnitude, 0
+    /// ignored) three significant digits, when it needs more than `largest`.
+    pub fn precise_to(mut self, smallest: f64) -> Scale {
+        let m = smallest.abs() / self.div;
+        if m.is_finite() && m > 0.0 {
+            self.decimals = self.decimals.max(decimals_for(m));
+        }
+        self
+    }
+
+    /// `v` in this scale, without the unit: `12.3`; an infinite value `inf`, NaN `-`.
+    pub fn number(&self, v: f64) -> String {
+        if v.is_nan() {
+            "-".to_string()
+        } else if v.is_infinite() {
+            if v > 0.0 { "inf" } else { "-inf" }.to_string()
+        } else {
+            format!("{:.*}", self.decimals, v / self.div)
+        }
+    }
+
+    /// `v` in this scale with the unit: `12.3 us`.
+    pub fn with_unit(&self, v: f64) -> String {
+        if self.unit.is_empty() {
+            self.number(v)
+        } else {
+            format!("{} {}", self.number(v), self.unit)
+        }
+    }
+}
+
+/// The decimals that give `x` three significant digits, at most two.
+fn decimals_for(x: f64) -> usize {
+    if x < 10.0 {
+        2
+    } else if x < 100.0 {
+        1
+    } else {
+        0
+    }
+}
+
+/// One value of a metric in `unit`, in its own scale: `12.3 us`, `9.41 Gbit/s`,
+/// `98812 msg/s`.
+pub fn value(v: f64, unit: &str) -> String {
+    Scale::new(unit, v).with_unit(v)
+}
+
+/// A ratio of medians: three decimals (`1.083`); unbounded, `inf`.
+pub fn ratio(r: f64) -> String {
+    if r.is_infinite() {
+        "inf".to_string()
+    } else if r.is_nan() {
+        "-".to_string()
+    } else {
+        format!("{r:.3}")
+    }
+}
+
+/// A p-value: `0.034`, `1.2e-5` under 0.001.
+pub fn p_value(p: f64) -> String {
+    if p.is_nan() {
+        "-".to_string()
+    } else if p < 0.001 {
+        format!("{p:.1e}")
+    } else {
+        format!("{p:.3}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -135,5 +244,17 @@ mod tests {
         assert_eq!(opt::<u32>(None), "-");
         let n: Vec<String> = ["a", "b", "c"].iter().map(|s| s.to_string()).collect();
         assert_eq!(names(&n, 2), "a, b (+1 more)");
+        assert_eq!(value(12_345.0, "ns"), "12.3 us");
+        assert_eq!(value(850.0, "ns"), "850 ns");
+        assert_eq!(value(9.41e9, "bit/s"), "9.41 Gbit/s");
+        assert_eq!(value(98_812.4, "msg/s"), "98812 msg/s");
+        assert_eq!(value(3.0, "periods"), "3.00 periods");
+        let s = Scale::new("ns", 150_000.0);
+        assert_eq!((s.number(12_345.0), s.unit.as_str()), ("12".into(), "us"));
+        assert_eq!(s.number(f64::INFINITY), "inf");
+        assert_eq!(s.precise_to(12_345.0).number(12_345.0), "12.3");
+        assert_eq!(ratio(1.0834), "1.083");
+        assert_eq!(p_value(0.0341), "0.034");
+        assert_eq!(p_value(0.000012), "1.2e-5");
     }
 }

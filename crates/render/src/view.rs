@@ -1,6 +1,6 @@
-//! `jitterlab view`: a trace, or a result saved with `--json`, as one HTML report
-//! ([`Html`]), and the model of what was written ([`Viewed`]; its text is in
-//! `export/text/view.rs`).
+//! `jitterlab view`: a trace, or a result saved with `--json` (`latency`, `analyze`,
+//! `experiment`), as one HTML report ([`Html`]), and the model of what was written
+//! ([`Viewed`]; its text is in `export/text/view.rs`).
 
 use std::fs::File;
 use std::io::{self, Read};
@@ -14,7 +14,11 @@ use serde::Serialize;
 use crate::export::{Exporter, Html, HtmlModel, SavedResult, Target};
 
 /// The schemas of saved results the viewer shows.
-pub const VIEWABLE: [&str; 2] = ["jitterlab.latency", "jitterlab.analyze"];
+pub const VIEWABLE: [&str; 3] = [
+    "jitterlab.latency",
+    "jitterlab.analyze",
+    "jitterlab.experiment",
+];
 
 /// A saved result is read whole; past this, it is refused.
 const SAVED_LIMIT: u64 = 512 << 20;
@@ -102,8 +106,9 @@ impl SavedResult {
                 "{name}: {s} version {v}; this jitterlab shows version 1"
             )),
             (Some(s), _) => Err(format!(
-                "{name}: a {s} result; the viewer shows {} (or a trace)",
-                VIEWABLE.join(" and ")
+                "{name}: a {s} result; the viewer shows {} and {} (or a trace)",
+                VIEWABLE[..VIEWABLE.len() - 1].join(", "),
+                VIEWABLE[VIEWABLE.len() - 1]
             )),
             (None, _) => Err(format!(
                 "{name}: no \"schema\" field; expected a result saved with --json ({})",

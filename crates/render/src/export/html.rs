@@ -22,6 +22,7 @@ use jitterlab_analyze::analysis::timeline::{
     TimelineTask,
 };
 use jitterlab_analyze::AnalyzeReport;
+use jitterlab_experiment::ExperimentReport;
 use jitterlab_latency::LatencyReport;
 use serde::Serialize;
 
@@ -84,6 +85,15 @@ impl HtmlModel for AnalyzeReport {
 }
 
 impl HtmlModel for LatencyReport {
+    fn envelope(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        envelope_of(self, out)
+    }
+}
+
+/// `jitterlab experiment --html FILE`: the experiment page (web/experiment.js) draws the
+/// envelope; a traced run's explanation links to its trace's report, `TRACE.html`
+/// beside the trace (relative to the experiment's directory).
+impl HtmlModel for ExperimentReport {
     fn envelope(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
         envelope_of(self, out)
     }

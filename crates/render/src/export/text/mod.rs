@@ -5,6 +5,7 @@
 mod analyze;
 mod change;
 mod convert;
+mod experiment;
 mod latency;
 mod partition;
 mod record;

@@ -1,0 +1,657 @@
+//! `jitterlab experiment`: a header (runs, seed, run order, machine, the statistics'
+//! settings), per metric a table of the cells (median with its interval, ratio to the
+//! baseline with its interval, Holm's p, the verdict), the warnings in words, and per
+//! traced run its explanation (where the threads ran, what woke them, what moved around
+//! the steps). Every figure is the model's; this file only lays out and converts units.
+
+use std::io::{self, Write};
+
+use jitterlab_experiment::explain::{Explanation, Machine};
+use jitterlab_experiment::recipe::Level;
+use jitterlab_experiment::report::{MetricStats, Warning};
+use jitterlab_experiment::stats::{Direction, Estimate};
+use jitterlab_experiment::ExperimentReport;
+
+use crate::table::visible_width;
+use crate::units::{duration_ns, escape, p_value, rate, ratio, value, Scale};
+use crate::{Col, Render, Style, Table};
+
+/// The widest line the header's lists are cut to.
+const WIDTH: usize = 100;
+/// CPUs of a thread shown before `+N`.
+const MAX_CPUS: usize = 4;
+/// Migrations shown per step before `(+N more)`.
+const MAX_MIGRATIONS: usize = 8;
+
+impl Render for ExperimentReport {
+    const SCHEMA: &'static str = "jitterlab.experiment";
+
+    fn text(&self, out: &mut dyn Write, style: &Style) -> io::Result<()> {
+        header(self, out, style)?;
+        for m in &self.stats {
+            writeln!(out)?;
+            metric_table(self, m, out, style)?;
+        }
+        warnings(self, out, style)?;
+        for e in &self.explanations {
+            writeln!(out)?;
+            explanation(self, e, out, style)?;
+        }
+        Ok(())
+    }
+}
+
+/// A cell's label, or `cell N` past the cells.
+fn label(r: &ExperimentReport, cell: usize) -> String {
+    r.cells
+        .get(cell)
+        .map_or_else(|| format!("cell {cell}"), |c| escape(&c.label))
+}
+
+/// The name a level's factor has in a recipe and in labels.
+fn factor_name(l: &Level) -> &'static str {
+    match l {
+        Level::Affinity(_) => "affinity",
+        Level::Irq(_) => "irq",
+        Level::Partition(_) => "partition",
+        Level::Bitrate(_) => "bitrate",
+        Level::Load(_) => "load",
+        Level::Setup(_) => "setup",
+    }
+}
+
+/// The parts of `cell`'s label of the factors in `which`: `affinity=1`.
+fn part_label(r: &ExperimentReport, cell: usize, which: &[bool]) -> String {
+    let Some(c) = r.cells.get(cell) else {
+        return label(r, cell);
+    };
+    let parts: Vec<String> = c
+        .levels
+        .iter()
+        .zip(which)
+        .filter(|(_, &w)| w)
+        .map(|(l, _)| format!("{}={l}", factor_name(l)))
+        .collect();
+    escape(&parts.join(", "))
+}
+
+/// Which factors take more than one level among `cells`.
+fn varying(r: &ExperimentReport, cells: &[usize]) -> Vec<bool> {
+    let n = r.cells.first().map_or(0, |c| c.levels.len());
+    (0..n)
+        .map(|f| {
+            let mut levels = cells.iter().filter_map(|&c| r.cells.get(c)?.levels.get(f));
+            let first = levels.next();
+            levels.any(|l| Some(l) != first)
+        })
+        .collect()
+}
+
+/// Up to `width` columns of `items` joined by spaces, then `(+N more)`.
+fn fitted(prefix: &str, items: &[String], width: usize) -> String {
+    let mut line = prefix.to_string();
+    for (k, item) in items.iter().enumerate() {
+        let more = format!(" (+{} more)", items.len() - k);
+        let room = if k + 1 == items.len() { 0 } else { more.len() };
+        if line.len() + 1 + item.len() + room > width {
+            line.push_str(&more);
+            return line;
+        }
+        line.push(' ');
+        line.push_str(item);
+    }
+    line
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+fn machine_line(m: Option<&Machine>) -> String {
+    match m {
+        None => "machine: -".to_string(),
+        Some(m) => format!(
+            "machine: {}, kernel {} ({}), CPUs {}{}",
+            escape(&m.hostname),
+            escape(&m.kernel),
+            if m.preemption.is_empty() {
+                "-"
+            } else {
+                &m.preemption
+            },
+            if m.cpus.is_empty() { "-" } else { &m.cpus },
+            m.virtualization
+                .as_deref()
+                .map_or_else(String::new, |v| format!(", virtual ({})", escape(v)))
+        ),
+    }
+}
+
+fn header(r: &ExperimentReport, out: &mut dyn Write, style: &Style) -> io::Result<()> {
+    let warmup = r.runs.iter().filter(|x| x.warmup).count();
+    let failed = r.runs.iter().filter(|x| x.error.is_some()).count();
+    let traced = r.runs.iter().filter(|x| x.traced).count();
+    writeln!(
+        out,
+        "{}",
+        style.bold(&format!(
+            "experiment {}: {}, {}, {} ({} warm-up, {} failed, {} traced); seed {}",
+            escape(&r.name),
+            plural(r.cells.len(), "cell", "cells"),
+            plural(r.metrics.len(), "metric", "metrics"),
+            plural(r.runs.len(), "run", "runs"),
+            warmup,
+            failed,
+            traced,
+            r.seed
+        ))
+    )?;
+    let order: Vec<String> = r
+        .runs
+        .iter()
+        .map(|x| format!("{}{}", if x.warmup { "w" } else { "" }, x.cell))
+        .collect();
+    writeln!(
+        out,
+        "{}",
+        fitted("order (cell of each run, w: warm-up):", &order, WIDTH)
+    )?;
+    writeln!(out, "{}", machine_line(r.machine.as_ref()))?;
+    let c = &r.config;
+    writeln!(
+        out,
+        "medians with {}% bootstrap intervals ({} resamples); real: Holm-corrected Mann-Whitney",
+        c.confidence * 100.0,
+        c.resamples
+    )?;
+    writeln!(
+        out,
+        "p below {} and the ratio's interval beyond {}% noise; {} runs a cell at least",
+        c.alpha,
+        c.noise * 100.0,
+        c.min_runs
+    )
+}
+
+fn direction(d: Direction) -> &'static str {
+    match d {
+        Direction::LowerIsBetter => "lower is better",
+        Direction::HigherIsBetter => "higher is better",
+    }
+}
+
+/// `12.3 [12.1, 12.6]` in `scale`.
+fn estimate(e: Option<&Estimate>, scale: &Scale) -> String {
+    e.map_or_else(
+        || "-".to_string(),
+        |e| {
+            format!(
+                "{} [{}, {}]",
+                scale.number(e.value),
+                scale.number(e.low),
+                scale.number(e.high)
+            )
+        },
+    )
+}
+
+/// A line of a metric's table: a group's title, or a cell.
+enum Line {
+    /// The levels a group of cells shares (`load=none`).
+    Group(String),
+    /// A cell: its label (indented under a group) and index.
+    Cell(String, usize),
+}
+
+/// The rows of a metric's table: each cell that is its own baseline with the cells
+/// compared with it, under a line naming the levels they share (`load=none`) and each
+/// labelled by the levels that set it apart (`affinity=1`) when the experiment has a
+/// baseline per level; then any other cell, by its label.
+fn lines(r: &ExperimentReport) -> Vec<Line> {
+    let n = r.cells.len();
+    let base = |c: usize| r.baselines.get(c).copied().unwrap_or(c);
+    let all: Vec<usize> = (0..n).collect();
+    let in_labels = varying(r, &all);
+    let consistent = r.cells.iter().all(|c| c.levels.len() == in_labels.len());
+    let mut out = Vec::with_capacity(n + 2);
+    let mut shown = vec![false; n];
+    for h in (0..n).filter(|&h| base(h) == h) {
+        let group: Vec<usize> = std::iter::once(h)
+            .chain((0..n).filter(|&c| c != h && base(c) == h))
+            .collect();
+        let apart = varying(r, &group);
+        let shared: Vec<bool> = in_labels
+            .iter()
+            .zip(&apart)
+            .map(|(&l, &a)| l && !a)
+            .collect();
+        let titled = consistent && group.len() > 1 && shared.iter().any(|&s| s);
+        if titled {
+            out.push(Line::Group(part_label(r, h, &shared)));
+        }
+        for &c in &group {
+            shown[c] = true;
+            out.push(Line::Cell(
+                if titled {
+                    format!("  {}", part_label(r, c, &apart))
+                } else {
+                    label(r, c)
+                },
+                c,
+            ));
+        }
+    }
+    out.extend(
+        (0..n)
+            .filter(|&c| !shown[c])
+            .map(|c| Line::Cell(label(r, c), c)),
+    );
+    out
+}
+
+/// A verdict's text cut before its reasons: `no real difference` and `(not
+/// significant, within noise)`.
+fn split_verdict(v: &str) -> (String, Option<String>) {
+    match v.find(" (") {
+        Some(i) => (v[..i].to_string(), Some(v[i + 1..].to_string())),
+        None => (v.to_string(), None),
+    }
+}
+
+fn metric_table(
+    r: &ExperimentReport,
+    m: &MetricStats,
+    out: &mut dyn Write,
+    style: &Style,
+) -> io::Result<()> {
+    let medians = m.cells.iter().filter_map(|c| c.median.as_ref());
+    let largest = medians
+        .clone()
+        .flat_map(|e| [e.value, e.low, e.high])
+        .filter(|v| v.is_finite())
+        .fold(0.0, |a: f64, b| a.max(b.abs()));
+    let smallest = medians
+        .map(|e| e.value.abs())
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .fold(f64::INFINITY, f64::min);
+    let scale = Scale::new(&m.metric.unit, largest).precise_to(smallest);
+    writeln!(
+        out,
+        "{}",
+        style.bold(&format!(
+            "{} ({}, {}){}",
+            escape(&m.metric.name),
+            escape(&m.metric.unit),
+            direction(m.metric.direction),
+            if scale.unit != m.metric.unit {
+                format!(": figures in {}", scale.unit)
+            } else {
+                String::new()
+            }
+        ))
+    )?;
+    // Each line's cells but the verdict, and its verdict.
+    let rows: Vec<([String; 5], Option<&jitterlab_experiment::Verdict>)> = lines(r)
+        .into_iter()
+        .map(|line| {
+            let (name, c) = match line {
+                Line::Group(title) => {
+                    return ([title, "".into(), "".into(), "".into(), "".into()], None)
+                }
+                Line::Cell(name, c) => (name, c),
+            };
+            let summary = m.cells.iter().find(|s| s.cell == c);
+            let cmp = m.comparisons.iter().find(|x| x.cell == c);
+            let (ratio_text, p) = match cmp {
+                Some(x) => (
+                    x.ratio.as_ref().map_or_else(
+                        || "-".to_string(),
+                        |e| format!("{} [{}, {}]", ratio(e.value), ratio(e.low), ratio(e.high)),
+                    ),
+                    x.p_holm.map_or_else(|| "-".to_string(), p_value),
+                ),
+                None if r.baselines.get(c) == Some(&c) => ("baseline".to_string(), String::new()),
+                None => ("-".to_string(), "-".to_string()),
+            };
+            (
+                [
+                    name,
+                    summary.map_or_else(|| "-".to_string(), |s| s.runs.to_string()),
+                    estimate(summary.and_then(|s| s.median.as_ref()), &scale),
+                    ratio_text,
+                    p,
+                ],
+                cmp.map(|x| &x.verdict),
+            )
+        })
+        .collect();
+    let verdicts: Vec<String> = rows
+        .iter()
+        .map(|(_, v)| v.map(|v| v.to_string()).unwrap_or_default())
+        .collect();
+    // The verdict is the last column, which is not padded: a row wider than the
+    // terminal has its verdict's reasons on a line of their own, under the verdict.
+    let table = |split: &dyn Fn(usize) -> bool| {
+        let mut t = Table::new([
+            Col::left("CELL"),
+            Col::right("RUNS"),
+            Col::left("MEDIAN [95% CI]"),
+            Col::left("RATIO [95% CI]"),
+            Col::right("p (Holm)"),
+            Col::left("VERDICT"),
+        ]);
+        let mut reasons = Vec::new();
+        for (k, (cells, verdict)) in rows.iter().enumerate() {
+            let (head, why) = if split(k) {
+                split_verdict(&verdicts[k])
+            } else {
+                (verdicts[k].clone(), None)
+            };
+            let shown = match verdict {
+                Some(v) => paint_verdict(style, v, &head),
+                None => head,
+            };
+            t.row(cells.iter().cloned().chain([shown]));
+            reasons.push(why);
+        }
+        let mut buf = Vec::new();
+        t.write(&mut buf, style)?;
+        Ok::<_, io::Error>((String::from_utf8_lossy(&buf).into_owned(), reasons))
+    };
+    let (mut text, mut reasons) = table(&|_| false)?;
+    let header = text.lines().next().unwrap_or_default().to_string();
+    let at = header
+        .find("VERDICT")
+        .map_or(0, |i| visible_width(&header[..i]));
+    if verdicts.iter().any(|v| at + v.chars().count() > WIDTH) {
+        (text, reasons) = table(&|k| at + verdicts[k].chars().count() > WIDTH)?;
+    }
+    let mut lines = text.lines();
+    writeln!(out, "{}", lines.next().unwrap_or_default())?;
+    for (line, why) in lines.zip(reasons) {
+        writeln!(out, "{line}")?;
+        if let Some(why) = why {
+            // Under the verdict, or as far right as the width lets it.
+            let indent = at.min(WIDTH.saturating_sub(why.chars().count()));
+            writeln!(out, "{}{why}", " ".repeat(indent))?;
+        }
+    }
+    Ok(())
+}
+
+/// A verdict's text in its colour: green better, red worse.
+fn paint_verdict(style: &Style, v: &jitterlab_experiment::Verdict, text: &str) -> String {
+    match v {
+        jitterlab_experiment::Verdict::Real { better: true, .. } => style.good(text),
+        jitterlab_experiment::Verdict::Real { better: false, .. } => style.bad(text),
+        _ => text.to_string(),
+    }
+}
+
+/// The unit of the metric called `name`, if there is one.
+fn unit_of<'a>(r: &'a ExperimentReport, name: &str) -> &'a str {
+    r.metrics
+        .iter()
+        .find(|m| m.name == name)
+        .map_or("", |m| m.unit.as_str())
+}
+
+fn warnings(r: &ExperimentReport, out: &mut dyn Write, style: &Style) -> io::Result<()> {
+    if r.warnings.is_empty() {
+        return Ok(());
+    }
+    writeln!(out)?;
+    writeln!(out, "{}", style.bold("warnings"))?;
+    for w in &r.warnings {
+        match w {
+            Warning::Drift {
+                metric,
+                cell,
+                rho,
+                p,
+            } => writeln!(
+                out,
+                "  {} {} in {} trends across the rounds (Spearman's rho {rho:.2}, p {}): \
+                 the machine changed while it ran",
+                style.warn("drift:"),
+                escape(metric),
+                label(r, *cell),
+                p_value(*p)
+            )?,
+            Warning::SlowFirstRun {
+                metric,
+                cell,
+                first,
+                others_worst,
+                others_median,
+            } => {
+                let u = unit_of(r, metric);
+                writeln!(
+                    out,
+                    "  {} {} in {}: {}, the others {} at worst (median {}): more warm-up",
+                    style.warn("slow first run:"),
+                    escape(metric),
+                    label(r, *cell),
+                    value(*first, u),
+                    value(*others_worst, u),
+                    value(*others_median, u)
+                )?
+            }
+            Warning::Steps {
+                series,
+                cell,
+                runs,
+                of,
+            } => {
+                writeln!(
+                    out,
+                    "  {} {} in {}: level shifts in {runs} of {}",
+                    style.warn("steps:"),
+                    escape(series),
+                    label(r, *cell),
+                    plural(*of, "run", "runs")
+                )?;
+                for run in r.runs.iter().filter(|x| x.cell == *cell && !x.warmup) {
+                    for s in run.series.iter().filter(|s| &s.name == series) {
+                        for st in &s.steps {
+                            writeln!(
+                                out,
+                                "    run {} at {}: {} -> {} ({:+.1}%), held {}",
+                                run.seq,
+                                duration_ns(st.t_ns),
+                                value(st.before, &s.unit),
+                                value(st.after, &s.unit),
+                                st.change * 100.0,
+                                duration_ns(st.held_ns)
+                            )?;
+                        }
+                    }
+                }
+            }
+            Warning::FailedRuns { cell, runs } => {
+                writeln!(
+                    out,
+                    "  {} {}: {} left out of the statistics",
+                    style.bad("failed:"),
+                    label(r, *cell),
+                    plural(*runs, "run", "runs")
+                )?;
+                for run in r.runs.iter().filter(|x| x.cell == *cell && !x.warmup) {
+                    if let Some(e) = &run.error {
+                        writeln!(
+                            out,
+                            "    run {} (round {}): {}",
+                            run.seq,
+                            run.round,
+                            escape(e)
+                        )?;
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn explanation(
+    r: &ExperimentReport,
+    e: &Explanation,
+    out: &mut dyn Write,
+    style: &Style,
+) -> io::Result<()> {
+    let round = r
+        .runs
+        .iter()
+        .find(|x| x.seq == e.seq)
+        .map_or_else(String::new, |x| format!(", round {}", x.round));
+    writeln!(
+        out,
+        "{}",
+        style.bold(&format!(
+            "trace of run {} ({}{round}): {} traced, {} events lost",
+            e.seq,
+            label(r, e.cell),
+            duration_ns(e.duration_ns),
+            super::lost_count(e.lost_events)
+        ))
+    )?;
+    writeln!(
+        out,
+        "trace: {}",
+        e.trace
+            .as_deref()
+            .map_or_else(|| "- (not kept)".to_string(), escape)
+    )?;
+    let mut t = Table::new([
+        Col::left("ROLE"),
+        Col::left("COMM"),
+        Col::right("TID"),
+        Col::right("RUN"),
+        Col::left("CPUS (share of run time)"),
+        Col::right("MIGR/S"),
+        Col::right("WAKE P50"),
+        Col::right("WAKE MAX"),
+    ]);
+    for th in &e.threads {
+        let mut cpus: Vec<String> = th
+            .cpus
+            .iter()
+            .take(MAX_CPUS)
+            .map(|c| {
+                if th.run_ns > 0 {
+                    format!(
+                        "{} {:.0}%",
+                        c.cpu,
+                        c.run_ns as f64 * 100.0 / th.run_ns as f64
+                    )
+                } else {
+                    c.cpu.to_string()
+                }
+            })
+            .collect();
+        if th.cpus.len() > MAX_CPUS {
+            cpus.push(format!("+{}", th.cpus.len() - MAX_CPUS));
+        }
+        t.row([
+            th.role.map_or("-", |x| x.name()).to_string(),
+            escape(&th.comm),
+            th.tid.to_string(),
+            duration_ns(th.run_ns),
+            if cpus.is_empty() {
+                "-".to_string()
+            } else {
+                cpus.join(", ")
+            },
+            rate(th.migrations_per_s),
+            th.wake_p50_ns.map_or_else(|| "-".into(), duration_ns),
+            th.wake_max_ns.map_or_else(|| "-".into(), duration_ns),
+        ]);
+    }
+    if t.is_empty() {
+        writeln!(out, "threads: none found in the trace")?;
+    } else {
+        t.write(out, style)?;
+    }
+    let mut t = Table::new([
+        Col::left("WOKEN BY"),
+        Col::left("WOKEN"),
+        Col::right("TID"),
+        Col::right("COUNT"),
+        Col::left("ON CPUS"),
+        Col::right("P50"),
+        Col::right("MAX"),
+    ]);
+    for c in &e.chains {
+        let cpus: Vec<String> = c.source_cpus.iter().map(u32::to_string).collect();
+        t.row([
+            escape(&c.source),
+            escape(&c.comm),
+            c.tid.to_string(),
+            c.count.to_string(),
+            if cpus.is_empty() {
+                "-".to_string()
+            } else {
+                cpus.join(", ")
+            },
+            c.p50_ns.map_or_else(|| "-".into(), duration_ns),
+            c.max_ns.map_or_else(|| "-".into(), duration_ns),
+        ]);
+    }
+    if !t.is_empty() {
+        writeln!(
+            out,
+            "wake-ups by an IRQ or softirq (latency from its exit to the switch-in):"
+        )?;
+        t.write(out, style)?;
+    }
+    if !e.around_steps.is_empty() {
+        writeln!(out, "migrations within a second of each step:")?;
+        let mut t = Table::new([
+            Col::left("STEP"),
+            Col::right("AT"),
+            Col::left("THREAD"),
+            Col::right("FROM"),
+            Col::right("TO"),
+        ]);
+        for s in &e.around_steps {
+            let step = format!("{} at {}", escape(&s.series), duration_ns(s.step_t_ns));
+            if s.migrations.is_empty() {
+                t.row([step, "-".into(), "(none)".into()]);
+                continue;
+            }
+            for m in s.migrations.iter().take(MAX_MIGRATIONS) {
+                t.row([
+                    step.clone(),
+                    duration_ns(m.t_ns),
+                    format!("{}-{}", escape(&m.comm), m.tid),
+                    m.from_cpu.to_string(),
+                    m.to_cpu.to_string(),
+                ]);
+            }
+            if s.migrations.len() > MAX_MIGRATIONS {
+                t.row([
+                    step,
+                    String::new(),
+                    format!("(+{} more)", s.migrations.len() - MAX_MIGRATIONS),
+                ]);
+            }
+        }
+        t.write(out, style)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fitted_lists_stop_at_the_width() {
+        let items: Vec<String> = (0..50).map(|i| i.to_string()).collect();
+        let line = fitted("order:", &items, 40);
+        assert!(line.len() <= 40, "{line}");
+        assert!(line.ends_with(" more)"), "{line}");
+        let few: Vec<String> = ["1", "2"].iter().map(|s| s.to_string()).collect();
+        assert_eq!(fitted("order:", &few, 40), "order: 1 2");
+    }
+}

@@ -1,0 +1,286 @@
+//! `jitterlab experiment`'s result (`ExperimentReport`): its text (golden), its JSON
+//! envelope (the fixture `tests/fixtures/experiment.json`, which the browser tests also
+//! view, must equal what the renderer writes now), and its HTML report.
+//!
+//! The experiment is synthetic and fixed: two factors of two levels (four cells), a
+//! baseline per level of `load` (`affinity = "unpinned"`), two metrics (a latency in ns,
+//! lower is better; a throughput in bit/s, higher is better), a warm-up run per cell,
+//! one failed run, a per-interval throughput series in every run with a step in one of
+//! them, and the trace explanation of that run. `UPDATE_FIXTURES=1` rewrites the
+//! fixture.
+
+use jitterlab_experiment::explain::{
+    ChainSummary, CpuRun, Explanation, Machine, Migration, StepMigrations, ThreadPlacement,
+};
+use jitterlab_experiment::recipe::Role;
+use jitterlab_experiment::stats::Config;
+use jitterlab_experiment::{ExperimentReport, Recipe, Rng, Run, Series};
+use jitterlab_render::{Exporter, Html};
+use serde_json::Value;
+
+use crate::{check, json, text};
+
+const RECIPE: &str = r#"
+name = "synthetic"
+rounds = 6
+warmup = 1
+order = "interleaved"
+trace = "none"
+
+[factors]
+affinity = ["unpinned", "1"]
+load = ["none", "cpu:2"]
+
+[workload]
+command = "my-server"
+
+[[measure.command]]
+name = "rtt.p99"
+command = "my-client --rtt"
+regex = "p99: ([0-9.]+)"
+unit = "ns"
+better = "lower"
+
+[[measure.command]]
+name = "throughput"
+command = "my-client --tput"
+regex = "tput: ([0-9.]+)"
+unit = "bit/s"
+better = "higher"
+
+[baseline]
+affinity = "unpinned"
+"#;
+
+/// The cell, round of the failed run, and of the run whose series has a step.
+const FAILED: (usize, u32) = (3, 2);
+const STEPPED: (usize, u32) = (3, 1);
+/// The series' interval and length.
+const INTERVAL_NS: u64 = 500_000_000;
+const POINTS: u64 = 20;
+
+/// The synthetic experiment.
+pub fn synthetic() -> ExperimentReport {
+    let recipe = Recipe::parse("synthetic.toml", RECIPE).unwrap();
+    let cells = recipe.cells();
+    assert_eq!(cells.len(), 4);
+    let plan = recipe.plan(42);
+    // Cells: 0 unpinned/none, 1 unpinned/cpu:2, 2 1/none, 3 1/cpu:2.
+    let rtt = [50_000.0, 75_000.0, 40_000.0, 74_500.0];
+    let tput = [9.40e9, 8.10e9, 9.41e9, 7.30e9];
+    let runs: Vec<Run> = plan
+        .runs
+        .iter()
+        .map(|p| {
+            let key = (p.cell, p.round);
+            let measured = !p.warmup;
+            let mut rng = Rng::derive(7, &[p.seq as u64]);
+            let mut run = Run {
+                seq: p.seq,
+                cell: p.cell,
+                round: p.round,
+                warmup: p.warmup,
+                traced: measured && key == STEPPED,
+                values: Default::default(),
+                series: vec![],
+                error: None,
+            };
+            if measured && key == FAILED {
+                run.error = Some("my-client --tput: exit status 1".into());
+                return run;
+            }
+            // A warm-up run is slower.
+            let warm = if p.warmup { 1.15 } else { 1.0 };
+            let r = (rtt[p.cell] * warm * (1.0 + 0.02 * rng.normal())).round();
+            let t = tput[p.cell] / warm * (1.0 + 0.01 * rng.normal());
+            run.values.insert("rtt.p99".into(), r);
+            run.values.insert("throughput".into(), t.round());
+            let t_ns: Vec<u64> = (0..POINTS).map(|i| i * INTERVAL_NS).collect();
+            let values = t_ns
+                .iter()
+                .map(|&at| {
+                    let level = if measured && key == STEPPED && at >= 4_000_000_000 {
+                        0.88
+                    } else {
+                        1.0
+                    };
+                    (t * level * (1.0 + 0.003 * rng.normal())).round()
+                })
+                .collect();
+            run.series.push(Series {
+                name: "throughput".into(),
+                unit: "bit/s".into(),
+                t_ns,
+                values,
+                steps: vec![],
+            });
+            run
+        })
+        .collect();
+    let config = Config {
+        seed: 42,
+        noise: recipe.noise,
+        ..Config::default()
+    };
+    let mut report = ExperimentReport::new(
+        &recipe.name,
+        recipe.metrics(),
+        cells,
+        recipe.baselines(),
+        runs,
+        config,
+    );
+    let stepped = report
+        .runs
+        .iter()
+        .find(|r| r.traced)
+        .expect("the traced run");
+    let step = stepped.series[0].steps.first().expect("a step").t_ns;
+    report
+        .explanations
+        .push(explanation(stepped.seq, stepped.cell, step));
+    report.machine = Some(Machine {
+        hostname: "vm2".into(),
+        kernel: "6.1.0-28-amd64".into(),
+        cpus: "0-1".into(),
+        preemption: "PREEMPT_DYNAMIC".into(),
+        virtualization: Some("kvm".into()),
+    });
+    report
+}
+
+fn explanation(seq: usize, cell: usize, step_ns: u64) -> Explanation {
+    let thread =
+        |tid, run_ns, cpus: &[(u32, u64)], migrations, wake: Option<(u64, u64)>| ThreadPlacement {
+            role: Some(Role::Workload),
+            tid,
+            tgid: Some(4242),
+            comm: "my-server".into(),
+            run_ns,
+            cpus: cpus
+                .iter()
+                .map(|&(cpu, run_ns)| CpuRun { cpu, run_ns })
+                .collect(),
+            migrations,
+            migrations_per_s: migrations as f64 / 10.0,
+            wakeups: if wake.is_some() { 51_234 } else { 0 },
+            wake_p50_ns: wake.map(|w| w.0),
+            wake_max_ns: wake.map(|w| w.1),
+        };
+    let migration = |t_ns, tid, from_cpu, to_cpu| Migration {
+        t_ns,
+        tid,
+        comm: "my-server".into(),
+        from_cpu,
+        to_cpu,
+    };
+    Explanation {
+        seq,
+        cell,
+        trace: Some(format!("traces/run-{seq:03}.dat")),
+        duration_ns: 10_000_000_000,
+        lost_events: 0,
+        threads: vec![
+            thread(
+                4242,
+                6_500_000_000,
+                &[(1, 6_100_000_000), (0, 400_000_000)],
+                3,
+                Some((8_200, 96_000)),
+            ),
+            thread(4243, 12_000_000, &[(1, 12_000_000)], 0, None),
+        ],
+        chains: vec![
+            ChainSummary {
+                source: "irq 36 virtio1-input.0".into(),
+                tid: 4242,
+                comm: "my-server".into(),
+                count: 40_000,
+                source_cpus: vec![0],
+                p50_ns: Some(6_100),
+                max_ns: Some(51_000),
+            },
+            ChainSummary {
+                source: "softirq NET_RX".into(),
+                tid: 4243,
+                comm: "my-server".into(),
+                count: 2,
+                source_cpus: vec![0, 1],
+                p50_ns: None,
+                max_ns: None,
+            },
+        ],
+        around_steps: vec![StepMigrations {
+            series: "throughput".into(),
+            step_t_ns: step_ns,
+            migrations: vec![
+                migration(step_ns - 120_000_000, 4242, 1, 0),
+                migration(step_ns + 300_000_000, 4242, 0, 1),
+            ],
+        }],
+    }
+}
+
+fn fixture_path() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/experiment.json")
+}
+
+#[test]
+fn experiment_text_golden() {
+    let r = synthetic();
+    // What the golden is meant to show.
+    assert!(r.runs.iter().any(|x| x.warmup));
+    assert!(r.runs.iter().any(|x| x.error.is_some()));
+    assert_eq!(r.baselines, [0, 1, 0, 1]);
+    assert_eq!(r.stats.len(), 2);
+    let t = text(&r);
+    for line in t.lines() {
+        assert!(
+            line.chars().count() <= 100,
+            "wider than 100 columns: {line}\n{t}"
+        );
+    }
+    check("experiment.text", &t);
+}
+
+#[test]
+fn experiment_json_fixture_is_up_to_date() {
+    let now = json(&synthetic());
+    let path = fixture_path();
+    if std::env::var_os("UPDATE_FIXTURES").is_some_and(|v| v == "1") {
+        std::fs::write(&path, &now).unwrap();
+    }
+    let saved = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        saved == now,
+        "{} is not what the renderer writes now: rerun with UPDATE_FIXTURES=1 and read the diff",
+        path.display()
+    );
+    let v: Value = serde_json::from_str(&now).unwrap();
+    assert_eq!(v["schema"], "jitterlab.experiment");
+    assert_eq!(v["version"], 1);
+    assert_eq!(v["data"]["cells"].as_array().unwrap().len(), 4);
+}
+
+#[test]
+fn experiment_html_embeds_the_envelope() {
+    let r = synthetic();
+    let mut out = Vec::new();
+    Html::titled("synthetic").write(&r, &mut out).unwrap();
+    let page = String::from_utf8(out).unwrap();
+    let at = page.find("id=\"jl-meta\">").unwrap() + "id=\"jl-meta\">".len();
+    let end = at + page[at..].find("</script>").unwrap();
+    let mut m: Value = serde_json::from_str(&page[at..end]).unwrap();
+    // The report inside is the --json output, the fixture.
+    let fixture: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture_path()).unwrap()).unwrap();
+    assert_eq!(m["report"], fixture);
+    assert!(page.contains("// ---- web/experiment.js"));
+    assert!(!page.contains("id=\"jl-data-0\""), "no timeline blocks");
+    m["report"] = Value::String("(the jitterlab.experiment envelope)".into());
+    m["generator"] = Value::String("jitterlab VERSION".into());
+    check(
+        "html_experiment_meta",
+        &serde_json::to_string_pretty(&m).unwrap(),
+    );
+}

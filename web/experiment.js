@@ -1,0 +1,1 @@
+// experiment.js: a result of jitterlab experiment (jitterlab.experiment, docs/json.md).
