@@ -5,6 +5,7 @@
 mod analyze;
 mod convert;
 mod errors;
+mod experiment;
 mod latency;
 mod live;
 mod load;

@@ -44,7 +44,7 @@ pub struct ExperimentArgs {
     #[arg(long, num_args = 2, value_names = ["OLD_DIR", "NEW_DIR"])]
     pub compare: Option<Vec<PathBuf>>,
     /// Measured runs per cell (the recipe's `rounds`).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..=10000))]
     pub rounds: Option<u32>,
     /// Length of each run: 10s, 2m (the recipe's `duration`).
     #[arg(long, value_parser = jitterlab_latency::parse_duration_ns)]

@@ -1,0 +1,308 @@
+//! `jitterlab experiment` on this machine, end to end, with short runs: a recipe whose
+//! cells isolate CPU 1 and move an IRQ leaves the machine exactly as before; so does
+//! Ctrl-C in the middle of a partitioned run; a SIGKILLed experiment is undone by the
+//! next one; a saved experiment compares with itself offline. A test that fails
+//! still leaves the machine as it found it (a guard reverts the journal and writes
+//! the snapshot back). The recipe commands need no root.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use jitterlab_cpuset::CpuSet;
+use jitterlab_host::partition::{Journal, Snapshot};
+use jitterlab_host::Root;
+
+use crate::util::{host_lock, is_root, json_data, run, skip, stderr, stdout};
+
+const CPUSET: &str = "/sys/fs/cgroup/cpuset";
+
+/// Puts the machine back however the test ends.
+struct Restore {
+    state: tempfile::TempDir,
+    before: Snapshot,
+    children: Vec<Child>,
+}
+
+impl Restore {
+    fn new() -> Restore {
+        Restore {
+            state: tempfile::tempdir().expect("state dir"),
+            before: Snapshot::read(&Root::live()).expect("snapshot"),
+            children: Vec::new(),
+        }
+    }
+
+    fn arg(&self) -> String {
+        self.state.path().display().to_string()
+    }
+
+    /// The experiment's partition journal.
+    fn journal_dir(&self) -> PathBuf {
+        self.state.path().join("experiment").join("partition")
+    }
+
+    fn irq_record(&self) -> PathBuf {
+        self.state.path().join("experiment").join("irq.json")
+    }
+}
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        for c in &mut self.children {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        jitterlab_host::testing::restore(
+            &self.before,
+            Some(&self.journal_dir()),
+            &["jitterlab.isolated", "jitterlab.housekeeping"],
+        );
+    }
+}
+
+fn live_ok(name: &str) -> bool {
+    if !is_root() {
+        skip(format_args!(
+            "{name}: needs root (its cells isolate CPU 1 of this machine)"
+        ));
+        return false;
+    }
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
+    if !CpuSet::parse_list(online.trim()).is_ok_and(|s| s.contains(0) && s.contains(1)) {
+        skip(format_args!("{name}: needs CPUs 0 and 1 online"));
+        return false;
+    }
+    true
+}
+
+fn assert_as_before(guard: &Restore, what: &str) {
+    let now = Snapshot::read(&Root::live()).unwrap();
+    let diff = guard.before.diff(&now);
+    assert!(diff.is_empty(), "{what}: {diff:?}");
+    assert!(!Path::new(&format!("{CPUSET}/jitterlab.isolated")).exists());
+    assert!(!Path::new(&format!("{CPUSET}/jitterlab.housekeeping")).exists());
+    assert!(
+        !Journal::exists(&guard.journal_dir()),
+        "{what}: journal left"
+    );
+    assert!(!guard.irq_record().exists(), "{what}: IRQ record left");
+}
+
+/// An IRQ whose affinity this machine lets us write (not the managed virtio block
+/// queue), with its mask now.
+fn movable_irq() -> Option<(u32, CpuSet)> {
+    let root = Root::live();
+    for n in root.list_numeric("/proc/irq").ok()? {
+        let file = format!("/proc/irq/{n}/smp_affinity_list");
+        let Ok(Some(mask)) = root.read_cpu_list_opt(&file) else {
+            continue;
+        };
+        if !mask.contains(0) || !mask.contains(1) {
+            continue;
+        }
+        // Try it: write the same mask back.
+        if root.write(&file, &mask.to_string()).is_ok() {
+            return Some((n, mask));
+        }
+    }
+    None
+}
+
+fn write_recipe(dir: &Path, text: &str) -> String {
+    let path = dir.join("recipe.toml");
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+/// A recipe whose measure is a command printing a number, over partition off/on:1 and
+/// an IRQ on CPU 0 or unchanged.
+fn recipe(irq: u32, rounds: u32, duration: &str, measure: &str) -> String {
+    format!(
+        r#"
+name = "restore-check"
+rounds = {rounds}
+duration = "{duration}"
+warmup = 0
+order = "interleaved"
+trace = "none"
+seed = 7
+
+[factors]
+partition = ["off", "on:1"]
+irq = ["unchanged", "{irq}=0"]
+
+[[measure.command]]
+name = "value"
+command = "{measure}"
+regex = "value: ([0-9]+)"
+unit = "x"
+better = "lower"
+"#
+    )
+}
+
+#[test]
+fn experiment_restores_the_machine() {
+    if !live_ok("experiment_restores_the_machine") {
+        return;
+    }
+    let _lock = host_lock();
+    let guard = Restore::new();
+    let Some((irq, mask)) = movable_irq() else {
+        panic!("no IRQ of this machine takes an affinity write");
+    };
+    let dir = tempfile::tempdir().unwrap();
+    // The command reports the CPUs it may use: 1 where CPU 1 is isolated (it runs on
+    // the housekeeping CPU 0 then), 2 otherwise.
+    let r = write_recipe(dir.path(), &recipe(irq, 3, "100ms", "echo value: $(nproc)"));
+    let out = dir.path().join("saved");
+    let o = run(&[
+        "experiment",
+        &r,
+        "--state-dir",
+        &guard.arg(),
+        "-o",
+        &out.display().to_string(),
+        "--json",
+        "-",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let data = json_data(&o, "jitterlab.experiment");
+    let runs = data["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 12, "4 cells x 3 rounds");
+    for run in runs {
+        assert!(run["error"].is_null(), "{run}");
+        let cell = run["cell"].as_u64().unwrap() as usize;
+        let label = data["cells"][cell]["label"].as_str().unwrap();
+        // Cells are partition (off, on:1) x irq: 0-1 off, 2-3 on.
+        let want = if label.contains("on:1") { 1.0 } else { 2.0 };
+        assert_eq!(run["values"]["value"].as_f64(), Some(want), "{label}");
+    }
+    assert_as_before(&guard, "after the experiment");
+    let root = Root::live();
+    assert_eq!(
+        root.read_cpu_list(format!("/proc/irq/{irq}/smp_affinity_list"))
+            .unwrap(),
+        mask
+    );
+    // The directory holds what --compare needs, and compares with itself: no real
+    // difference anywhere.
+    for f in ["recipe.toml", "runs.json", "result.json", "machine.json"] {
+        assert!(out.join(f).exists(), "{f} not saved");
+    }
+    let s = out.display().to_string();
+    let o = run(&["experiment", "--compare", &s, &s, "--json", "-"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let data = json_data(&o, "jitterlab.experiment");
+    assert_eq!(data["cells"].as_array().unwrap().len(), 8, "4 cells twice");
+    for c in data["stats"][0]["comparisons"].as_array().unwrap() {
+        assert_eq!(c["verdict"]["verdict"], "no_real_difference", "{c}");
+    }
+}
+
+/// Starts an experiment whose runs last long enough to be caught inside a
+/// partitioned run, and waits until one is.
+fn start_and_wait_for_partition(guard: &mut Restore, dir: &Path) -> u32 {
+    let r = write_recipe(
+        dir,
+        r#"
+name = "interrupted"
+rounds = 3
+duration = "2s"
+warmup = 0
+order = "sequential"
+trace = "none"
+
+[factors]
+partition = ["on:1"]
+
+[[measure.command]]
+name = "value"
+command = "sleep 2; echo value: 1"
+regex = "value: ([0-9]+)"
+unit = "x"
+better = "lower"
+"#,
+    );
+    let child = Command::new(env!("CARGO_BIN_EXE_jitterlab"))
+        .args(["experiment", &r, "--state-dir", &guard.arg()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    guard.children.push(child);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !Journal::read(&guard.journal_dir())
+        .ok()
+        .flatten()
+        .is_some_and(|r| r.complete)
+    {
+        assert!(Instant::now() < deadline, "the partition was never applied");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(Path::new(&format!("{CPUSET}/jitterlab.isolated")).exists());
+    pid
+}
+
+#[test]
+fn experiment_ctrl_c_restores() {
+    if !live_ok("experiment_ctrl_c_restores") {
+        return;
+    }
+    let _lock = host_lock();
+    let mut guard = Restore::new();
+    let dir = tempfile::tempdir().unwrap();
+    let pid = start_and_wait_for_partition(&mut guard, dir.path());
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(pid as i32, libc::SIGINT) };
+    let child = guard.children.pop().unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("interrupted"), "{}", stderr(&o));
+    assert_as_before(&guard, "after Ctrl-C");
+}
+
+#[test]
+fn experiment_after_a_crash_is_undone_by_the_next() {
+    if !live_ok("experiment_after_a_crash_is_undone_by_the_next") {
+        return;
+    }
+    let _lock = host_lock();
+    let mut guard = Restore::new();
+    let dir = tempfile::tempdir().unwrap();
+    let pid = start_and_wait_for_partition(&mut guard, dir.path());
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    let mut child = guard.children.pop().unwrap();
+    let _ = child.wait();
+    // Whatever the measure had started ends with it: the partition is still there.
+    assert!(Journal::exists(&guard.journal_dir()));
+    let r = write_recipe(
+        dir.path(),
+        r#"
+name = "next"
+rounds = 2
+duration = "10ms"
+warmup = 0
+trace = "none"
+
+[[measure.command]]
+name = "value"
+command = "echo value: 1"
+regex = "value: ([0-9]+)"
+unit = "x"
+better = "lower"
+"#,
+    );
+    let o = run(&["experiment", &r, "--state-dir", &guard.arg()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("reverted the partition of CPU 1"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stdout(&o).contains("value"), "{}", stdout(&o));
+    assert_as_before(&guard, "after the next experiment");
+}
