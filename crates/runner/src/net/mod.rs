@@ -3,4 +3,5 @@
 
 pub mod mcast;
 pub mod netns;
+pub mod seq;
 pub mod tcp;
