@@ -262,6 +262,51 @@ fn mcast_cancelled_ends_promptly_and_cleans_up() {
     no_namespaces_left();
 }
 
+/// NET_RX softirqs run so far on each CPU (indexed by CPU number).
+fn net_rx() -> Vec<u64> {
+    let path = std::path::Path::new("/proc/softirqs");
+    let bytes = jitterlab_host::read_file_bounded(path, jitterlab_host::READ_LIMIT).unwrap();
+    let text = String::from_utf8(bytes).unwrap();
+    let (cpus, rows) = jitterlab_host::irqs::parse_softirqs(path, &text).unwrap();
+    let row = rows.iter().find(|r| r.name == "NET_RX").unwrap();
+    let mut by_cpu = vec![0; cpus.iter().max().map_or(0, |&c| c as usize + 1)];
+    for (&cpu, &n) in cpus.iter().zip(&row.counts) {
+        by_cpu[cpu as usize] = n;
+    }
+    by_cpu
+}
+
+/// What the runner's `irq-cpu` placement rests on (netns.rs, "Where the receive
+/// path runs"): the receiver's NET_RX softirqs run on the sender's CPU.
+#[test]
+fn mcast_net_rx_runs_on_the_senders_cpu() {
+    let Some(_lock) = live("the mcast workload") else {
+        return;
+    };
+    let online = jitterlab_host::sched::get_affinity(0).unwrap();
+    if online.len() < 2 {
+        skip("NET_RX placement needs two CPUs");
+        return;
+    }
+    let (a, b) = (online.first().unwrap(), online.last().unwrap());
+    let cancel = AtomicBool::new(false);
+    for (sender, receiver) in [(a, b), (b, a)] {
+        let before = net_rx();
+        let (s, r) = (cpus(&sender.to_string()), cpus(&receiver.to_string()));
+        let m = mcast_measure(Some(5000));
+        let (_, c) = mcast::measure(&m, Some(&s), Some(&r), SECOND, &cancel).unwrap();
+        let after = net_rx();
+        let delta = |cpu: u32| after[cpu as usize] - before[cpu as usize];
+        let (on_sender, on_receiver) = (delta(sender), delta(receiver));
+        eprintln!(
+            "sender on {sender}: NET_RX {on_sender} there, {on_receiver} on {receiver}; {c:?}"
+        );
+        assert!(on_sender >= c.sent / 2, "{on_sender} NET_RX for {c:?}");
+        assert!(on_receiver * 4 < on_sender, "{on_receiver} vs {on_sender}");
+    }
+    no_namespaces_left();
+}
+
 fn tcp_measure() -> TcpMeasure {
     TcpMeasure {
         bitrate: None,
@@ -424,6 +469,31 @@ fn figures() {
             );
         }
     }
+    // The receiver's CPU shared with a spinning thread: a starved receiver.
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            jitterlab_host::sched::set_affinity(0, &cpus("1")).unwrap();
+            while !stop.load(Ordering::Relaxed) {
+                std::hint::spin_loop();
+            }
+        });
+        for _ in 0..3 {
+            let (out, c) = mcast::measure(
+                &mcast_measure(None),
+                Some(&cpus("0")),
+                Some(&cpus("1")),
+                2 * SECOND,
+                &cancel,
+            )
+            .unwrap();
+            println!(
+                "mcast apart 0/1, a spinner on 1: {:.0} msg/s received, sent {} lost {} reordered {} dup {}",
+                out.values["mcast.received"], c.sent, c.lost, c.reordered, c.duplicated
+            );
+        }
+        stop.store(true, Ordering::Relaxed);
+    });
     for (label, s, c) in [
         ("unpinned", None, None),
         ("apart 0/1", Some("0"), Some("1")),
