@@ -1,13 +1,28 @@
 //! The experiment runner: `jitterlab experiment`'s host side.
 //!
-//! It takes a checked [`Recipe`](jitterlab_experiment::Recipe) and its run plan,
+//! It takes a checked [`Recipe`] and its run plan,
 //! and for each run applies the cell's settings (IRQ affinity and partitioning
 //! through the partition journal, so that they are undone after the run, on Ctrl-C
 //! and, after a crash, by the next run), starts the loads and the workloads, runs
 //! the measures (the latency probe, commands, the built-in `tcp` and `mcast`
 //! network workloads in private network namespaces), records the traced runs and
-//! hands the values back as [`Run`](jitterlab_experiment::Run)s for the
+//! hands the values back as [`Run`]s for the
 //! statistics of `jitterlab-experiment`.
+//!
+//! ```no_run
+//! use std::sync::{atomic::AtomicBool, Arc};
+//! use jitterlab_experiment::recipe::builtin;
+//! use jitterlab_runner::{run_experiment, Options};
+//!
+//! let text = builtin("partition").unwrap().text;
+//! let recipe = jitterlab_experiment::Recipe::parse("partition.toml", text)?;
+//! let options = Options { state_dir: "/run/jitterlab".into(), out_dir: None, seed: Some(1) };
+//! let cancel = Arc::new(AtomicBool::new(false));
+//! let root = jitterlab_host::Root::live();
+//! let outcome = run_experiment(&root, &recipe, text, &options, &cancel, |_| {})?;
+//! assert!(outcome.left_over.is_empty(), "the machine is as before");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 //!
 //! It does not compute statistics (jitterlab-experiment does) nor render anything
 //! (jitterlab-render does).
