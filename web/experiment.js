@@ -1,1 +1,384 @@
-// experiment.js: a result of jitterlab experiment (jitterlab.experiment, docs/json.md).
+// experiment.js: a result of jitterlab experiment (jitterlab.experiment, docs/json.md):
+// per metric a strip plot of the runs per cell (warm-up runs hollow, the median and its
+// interval as a bar, the baseline marked, the verdict beside each cell) and its table;
+// the per-interval series of a cell's runs with their steps marked; the trace
+// explanations with a link to each trace's own report; the runs. Every figure is the
+// model's: medians, intervals, ratios, p-values, verdicts and steps come with it.
+import { el, facts, fmtBool, fmtCount, fmtDur, fmtOpt, section, table } from "./tables.js";
+import { frame, legend, linear, niceTicks, seriesColor, svgEl } from "./svg.js";
+
+const EXP_W = 1300;
+
+/**
+ * How a metric's figures are printed, as the text output does (units.rs, Scale): `ns`
+ * as us, ms or s and `bit/s`, `B/s` with an SI prefix, chosen for `largest`; the
+ * decimals that give `smallest` (default: largest) three significant digits.
+ */
+export function expScale(unit, largest, smallest = largest) {
+  const m = Number.isFinite(largest) ? Math.abs(largest) : 0;
+  let div = 1, shown = unit;
+  if (unit === "ns") {
+    const s = [[1e9, "s"], [1e6, "ms"], [1e3, "us"]].find(([d]) => m >= d);
+    if (s) [div, shown] = s;
+  } else if (unit === "bit/s" || unit === "B/s") {
+    const s = [[1e12, "T"], [1e9, "G"], [1e6, "M"], [1e3, "k"]].find(([d]) => m >= d);
+    if (s) [div, shown] = [s[0], `${s[1]}${unit}`];
+  }
+  const dec = (x) => (x < 10 ? 2 : x < 100 ? 1 : 0);
+  let decimals = dec(m / div);
+  const sm = Math.abs(smallest) / div;
+  if (Number.isFinite(sm) && sm > 0) decimals = Math.max(decimals, dec(sm));
+  const num = (v) => (v === null || v === undefined ? (v === null ? "inf" : "-") : Number.isNaN(v) ? "-" : (v / div).toFixed(decimals));
+  return { div, unit: shown, decimals, num, fmt: (v) => (v === undefined || Number.isNaN(v) ? "-" : `${num(v)}${shown ? ` ${shown}` : ""}`) };
+}
+
+/** One value in `unit`, in its own scale: `12.3 us`, `9.41 Gbit/s`. */
+export function expValue(v, unit) {
+  return v === null || v === undefined ? "-" : expScale(unit, v).fmt(v);
+}
+
+/** A ratio: three decimals; null (an unbounded end) as `inf`. */
+function expRatio(r) {
+  return r === null ? "inf" : r === undefined ? "-" : r.toFixed(3);
+}
+
+/** A p-value: `0.034`, `1.2e-5` under 0.001. */
+function expP(p) {
+  if (p === null || p === undefined) return "-";
+  return p < 0.001 ? p.toExponential(1).replace(/e([+-])0*(\d)/, "e$1$2").replace("e+", "e") : p.toFixed(3);
+}
+
+const EXP_REASONS = { too_few_runs: "too few runs", not_significant: "not significant", within_noise: "within noise", no_ratio: "baseline median 0" };
+
+/** A verdict in words, as the text output prints it (Verdict's Display). */
+export function verdictText(v) {
+  if (!v) return "-";
+  if (v.verdict === "real") return `${v.better ? "better" : "worse"} (${v.change})`;
+  const why = (v.reasons ?? []).map((r) => EXP_REASONS[r] ?? r);
+  return `no real difference${why.length ? ` (${why.join(", ")})` : ""}`;
+}
+
+const cellLabel = (r, c) => r.cells[c]?.label ?? `cell ${c}`;
+
+/** The header's line under the title. */
+export function expSubtitle(r) {
+  const warm = r.runs.filter((x) => x.warmup).length;
+  const failed = r.runs.filter((x) => x.error !== null).length;
+  return `experiment ${r.name}: ${r.cells.length} cells, ${r.metrics.length} metrics, ${r.runs.length} runs (${warm} warm-up, ${failed} failed); seed ${r.seed}`;
+}
+
+/** The warnings in words, for the header. */
+export function expNotes(r) {
+  const unit = (name) => r.metrics.find((m) => m.name === name)?.unit ?? "";
+  return r.warnings.map((w) => {
+    const cell = cellLabel(r, w.cell);
+    switch (w.kind) {
+      case "drift": return { cls: "warn", text: `drift: ${w.metric} in ${cell} trends across the rounds (Spearman's rho ${w.rho.toFixed(2)}, p ${expP(w.p)}): the machine changed while it ran` };
+      case "slow_first_run": return { cls: "warn", text: `slow first run: ${w.metric} in ${cell}: ${expValue(w.first, unit(w.metric))}, the others ${expValue(w.others_worst, unit(w.metric))} at worst (median ${expValue(w.others_median, unit(w.metric))}): more warm-up` };
+      case "steps": return { cls: "warn", text: `steps: ${w.series} in ${cell}: level shifts in ${w.runs} of ${w.of} runs (the Series page marks them)` };
+      case "failed_runs": return { cls: "warn", text: `failed: ${cell}: ${w.runs} run${w.runs === 1 ? "" : "s"} left out of the statistics` };
+      default: return { cls: "warn", text: `${w.kind}: ${JSON.stringify(w)}` };
+    }
+  });
+}
+
+/** The cells in table order: each cell that is its own baseline, then those compared
+ * with it; then any other. [{ cell, head }] */
+function expRows(r) {
+  const base = (c) => r.baselines[c] ?? c;
+  const out = [], shown = new Set();
+  for (let h = 0; h < r.cells.length; h++) {
+    if (base(h) !== h) continue;
+    out.push({ cell: h, head: true });
+    shown.add(h);
+    for (let c = 0; c < r.cells.length; c++) {
+      if (c !== h && base(c) === h) { out.push({ cell: c, head: false }); shown.add(c); }
+    }
+  }
+  for (let c = 0; c < r.cells.length; c++) if (!shown.has(c)) out.push({ cell: c, head: false });
+  return out;
+}
+
+/** The runs of `cell` drawn for `metric`: not failed, with a finite value. */
+function drawnRuns(r, cell, metric) {
+  return r.runs.filter((x) => x.cell === cell && x.error === null && typeof x.values[metric] === "number" && Number.isFinite(x.values[metric]));
+}
+
+const ROW_H = 34;
+
+/** The strip plot of one metric: a row per cell. */
+function stripPlot(r, ms, scale) {
+  const rows = expRows(r);
+  const name = ms.metric.name;
+  const values = [];
+  for (const { cell } of rows) for (const x of drawnRuns(r, cell, name)) values.push(x.values[name]);
+  for (const c of ms.cells) if (c.median) values.push(c.median.value, c.median.low, ...(c.median.high === null ? [] : [c.median.high]));
+  let lo = Math.min(...values), hi = Math.max(...values);
+  if (!Number.isFinite(lo)) [lo, hi] = [0, 1];
+  const pad = (hi - lo) * 0.06 || Math.abs(hi) * 0.05 || 1;
+  [lo, hi] = [(lo - pad) / scale.div, (hi + pad) / scale.div];
+  const height = rows.length * ROW_H + 58;
+  const f = frame({
+    width: EXP_W, height, class: "jl-strips", title: `${name}: the runs per cell`,
+    margin: { left: 250, right: 480, top: 10, bottom: 44 },
+    x: (a, b) => linear(lo, hi, a, b),
+    y: (a, b) => linear(0, rows.length, b, a),
+    xTicks: niceTicks(lo, hi, 8), xFmt: (v) => String(+v.toPrecision(6)),
+    xLabel: `${name} (${scale.unit}${ms.metric.direction === "lower_is_better" ? ", lower is better" : ", higher is better"})`,
+  });
+  const px = (v) => f.x(v / scale.div);
+  rows.forEach(({ cell, head }, k) => {
+    const cy = f.inner.top + k * ROW_H + ROW_H / 2;
+    const summary = ms.cells.find((c) => c.cell === cell);
+    const cmp = ms.comparisons.find((c) => c.cell === cell);
+    const g = svgEl("g", { class: `jl-strip${head ? " jl-baseline" : ""}`, "data-cell": cell, "data-metric": name });
+    if (k % 2 === 0) g.append(svgEl("rect", { class: "jl-strip-band", x: f.inner.left, y: cy - ROW_H / 2, width: f.inner.right - f.inner.left, height: ROW_H }));
+    g.append(svgEl("text", { class: "jl-strip-label", x: f.inner.left - 8, y: cy + 4, "text-anchor": "end", text: `${head ? "" : "↳ "}${cellLabel(r, cell)}` }));
+    const m = summary?.median;
+    if (m) {
+      const x0 = px(m.low), x1 = m.high === null ? f.inner.right : px(m.high);
+      g.append(svgEl("rect", { class: "jl-ci", x: x0, y: cy - 4, width: Math.max(1, x1 - x0), height: 8 },
+        svgEl("title", { text: `median ${scale.fmt(m.value)}, ${Math.round(r.config.confidence * 100)}% interval ${scale.num(m.low)} to ${scale.num(m.high)} ${scale.unit}` })));
+      g.append(svgEl("line", { class: "jl-median", x1: px(m.value), x2: px(m.value), y1: cy - 10, y2: cy + 10 }));
+    }
+    for (const x of drawnRuns(r, cell, name)) {
+      const jitter = ((x.round % 5) - 2) * 2.5 + (x.warmup ? -8 : 0);
+      g.append(svgEl("circle", {
+        class: `jl-run${x.warmup ? " jl-warmup" : ""}`, cx: px(x.values[name]), cy: cy + jitter, r: 3.5, "data-seq": x.seq,
+      }, svgEl("title", { text: `run ${x.seq}, ${x.warmup ? "warm-up" : `round ${x.round}`}: ${expValue(x.values[name], ms.metric.unit)}` })));
+    }
+    const right = f.inner.right + 12;
+    if (head) {
+      g.append(svgEl("text", { class: "jl-verdict-text jl-baseline-tag", x: right, y: cy + 4, "data-verdict": "baseline", text: "baseline" }));
+    } else if (cmp) {
+      const ratio = cmp.ratio ? `×${expRatio(cmp.ratio.value)} [${expRatio(cmp.ratio.low)}, ${expRatio(cmp.ratio.high)}]` : "×-";
+      g.append(svgEl("text", { class: "jl-ratio-text", x: right, y: cy + 4, text: ratio },
+        svgEl("title", { text: `ratio to ${cellLabel(r, cmp.baseline)}, p (Holm) ${expP(cmp.p_holm)}` })));
+      const v = cmp.verdict;
+      const cls = v.verdict === "real" ? (v.better ? " jl-better" : " jl-worse") : "";
+      g.append(svgEl("text", { class: `jl-verdict-text${cls}`, x: right + 142, y: cy + 4, "data-verdict": verdictText(v), text: verdictText(v) }));
+    }
+    f.plot.append(g);
+  });
+  return el("div", { class: "jl-chart" }, f.svg, legend([
+    { label: "a measured run", color: "var(--jl-series-0)", cls: "jl-legend-run" },
+    { label: "a warm-up run (hollow, not in the statistics)", color: "transparent", cls: "jl-legend-warmup" },
+    { label: `the median and its ${Math.round(r.config.confidence * 100)}% interval`, color: "var(--jl-fg)", cls: "jl-legend-ci" },
+  ]));
+}
+
+/** A metric's table, the model's figures in one scale. */
+function metricTable(r, ms, scale, k) {
+  const rows = expRows(r).map(({ cell, head }) => ({
+    cell, head, summary: ms.cells.find((c) => c.cell === cell), cmp: ms.comparisons.find((c) => c.cell === cell),
+  }));
+  return table({
+    id: `jl-metric-${k}`,
+    columns: [
+      { label: "cell", value: (x) => x.cell, fmt: (c, x) => `${x.head ? "" : "↳ "}${cellLabel(r, c)}` },
+      { label: "runs", num: true, value: (x) => x.summary?.runs },
+      { label: `median (${scale.unit})`, num: true, value: (x) => x.summary?.median?.value, fmt: (v) => (v === undefined ? "-" : scale.num(v)) },
+      { label: "interval", num: true, value: (x) => x.summary?.median?.low, fmt: (v, x) => (x.summary?.median ? `[${scale.num(x.summary.median.low)}, ${scale.num(x.summary.median.high)}]` : "-"), title: `the median's ${Math.round(r.config.confidence * 100)}% bootstrap interval` },
+      { label: "ratio", num: true, value: (x) => x.cmp?.ratio?.value, fmt: (v, x) => (x.head ? "baseline" : x.cmp?.ratio ? `${expRatio(v)} [${expRatio(x.cmp.ratio.low)}, ${expRatio(x.cmp.ratio.high)}]` : "-"), title: "the cell's median over its baseline's, with its interval" },
+      { label: "vs", value: (x) => (x.cmp ? cellLabel(r, x.cmp.baseline) : null), fmt: (v, x) => (x.head ? "" : fmtOpt(v)) },
+      { label: "p (Holm)", num: true, value: (x) => x.cmp?.p_holm, fmt: (v, x) => (x.head ? "" : expP(v)) },
+      { label: "verdict", value: (x) => (x.cmp ? verdictText(x.cmp.verdict) : x.head ? "" : null) },
+    ],
+    rows,
+    rowAttrs: (x) => ({ dataset: { cell: x.cell } }),
+  });
+}
+
+/** The results page: per metric its strip plot and table. */
+export function mountResults(root, ctx) {
+  const r = ctx.report;
+  r.stats.forEach((ms, k) => {
+    const medians = ms.cells.map((c) => c.median).filter(Boolean);
+    const largest = Math.max(0, ...medians.flatMap((m) => [m.value, m.low, m.high]).filter((v) => v !== null && Number.isFinite(v)).map(Math.abs));
+    const nonzero = medians.map((m) => Math.abs(m.value)).filter((v) => v > 0);
+    const scale = expScale(ms.metric.unit, largest, nonzero.length ? Math.min(...nonzero) : largest);
+    root.append(section(`${ms.metric.name} (${ms.metric.unit}, ${ms.metric.direction === "lower_is_better" ? "lower" : "higher"} is better)`,
+      "each dot a run; the bar the median and its interval; each cell against its baseline (↳ under it): the ratio of medians and the verdict (real only when Holm's p is under alpha and the whole interval is beyond the noise)",
+      stripPlot(r, ms, scale), metricTable(r, ms, scale, k)));
+  });
+}
+
+/** A button group choosing a cell. */
+function expCellChoice(r, cells, initial, on) {
+  const group = el("div", { class: "jl-choice", role: "group", "aria-label": "cell" }, el("span", null, "cell: "));
+  const buttons = cells.map((c) => {
+    const b = el("button", { type: "button", "aria-pressed": String(c === initial), dataset: { cell: c } }, cellLabel(r, c));
+    b.addEventListener("click", () => {
+      for (const x of buttons) x.setAttribute("aria-pressed", String(x === b));
+      on(c);
+    });
+    return b;
+  });
+  group.append(...buttons);
+  return group;
+}
+
+/** One series' runs in one cell: a polyline per run, its steps marked. */
+function seriesPlot(r, name, cell) {
+  const runs = r.runs.filter((x) => x.cell === cell).map((x) => ({ run: x, s: x.series.find((s) => s.name === name) })).filter((x) => x.s && x.s.values.length);
+  if (!runs.length) return el("p", { class: "jl-not-recorded" }, `no run of ${cellLabel(r, cell)} has a ${name} series`);
+  const unit = runs[0].s.unit;
+  let tMax = 0, lo = Infinity, hi = -Infinity;
+  for (const { s } of runs) {
+    tMax = Math.max(tMax, s.t_ns[s.t_ns.length - 1] ?? 0);
+    for (const v of s.values) if (v !== null && Number.isFinite(v)) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
+  }
+  if (!Number.isFinite(lo)) [lo, hi] = [0, 1];
+  const scale = expScale(unit, Math.max(Math.abs(lo), Math.abs(hi)));
+  const pad = (hi - lo) * 0.08 || Math.abs(hi) * 0.05 || 1;
+  const [y0, y1] = [(lo - pad) / scale.div, (hi + pad) / scale.div];
+  const f = frame({
+    width: EXP_W, height: 380, class: "jl-series-plot", title: `${name} per interval, ${cellLabel(r, cell)}`,
+    x: (a, b) => linear(0, tMax / 1e9 || 1, a, b),
+    y: (a, b) => linear(y0, y1, a, b),
+    xTicks: niceTicks(0, tMax / 1e9 || 1, 12), xFmt: (v) => `${+v.toPrecision(6)} s`,
+    yTicks: niceTicks(y0, y1, 6), yFmt: (v) => String(+v.toPrecision(6)),
+    xLabel: "time from the start of the run", yLabel: `${name} (${scale.unit})`,
+  });
+  runs.forEach(({ run, s }, k) => {
+    let d = "";
+    s.values.forEach((v, i) => {
+      if (v === null || !Number.isFinite(v)) return;
+      d += `${d ? "L" : "M"}${f.x(s.t_ns[i] / 1e9).toFixed(1)},${f.y(v / scale.div).toFixed(1)}`;
+    });
+    f.plot.append(svgEl("path", { class: `jl-series jl-series-run${run.warmup ? " jl-warmup" : ""}`, d, style: `stroke: ${seriesColor(k)}`, "data-seq": run.seq },
+      svgEl("title", { text: `run ${run.seq}, ${run.warmup ? "warm-up" : `round ${run.round}`}` })));
+    for (const st of s.steps) {
+      const x = f.x(st.t_ns / 1e9);
+      const text = `run ${run.seq}: step at ${fmtDur(st.t_ns)}, ${expValue(st.before, unit)} -> ${expValue(st.after, unit)} (${st.change >= 0 ? "+" : ""}${(st.change * 100).toFixed(1)}%), held ${fmtDur(st.held_ns)}`;
+      f.plot.append(svgEl("g", { class: "jl-step-mark", "data-seq": run.seq, "data-t-ns": st.t_ns },
+        svgEl("line", { x1: x, x2: x, y1: f.inner.top, y2: f.inner.bottom, style: `stroke: ${seriesColor(k)}` }),
+        svgEl("path", { d: `M${x - 6},${f.inner.top}L${x + 6},${f.inner.top}L${x},${f.inner.top + 9}Z`, style: `fill: ${seriesColor(k)}` }),
+        svgEl("text", { x: x + 8, y: f.inner.top + 12, text: `step, run ${run.seq}` }),
+        svgEl("title", { text })));
+    }
+  });
+  return el("div", { class: "jl-chart" }, f.svg, legend(runs.map(({ run }, k) => ({
+    label: `run ${run.seq} (${run.warmup ? "warm-up" : `round ${run.round}`}${run.series.some((s) => s.steps.length) ? ", steps" : ""})`, color: seriesColor(k),
+  }))));
+}
+
+/** The series page: per series, a cell selector and its runs. */
+export function mountSeries(root, ctx) {
+  const r = ctx.report;
+  const names = [...new Set(r.runs.flatMap((x) => x.series.map((s) => s.name)))];
+  if (!names.length) {
+    root.append(section("Series", null, el("p", { class: "jl-not-recorded" }, "no run recorded a per-interval series")));
+    return;
+  }
+  for (const name of names) {
+    const cells = r.cells.map((_, c) => c).filter((c) => r.runs.some((x) => x.cell === c && x.series.some((s) => s.name === name)));
+    // The first cell with a step, else the first.
+    const first = cells.find((c) => r.runs.some((x) => x.cell === c && x.series.some((s) => s.name === name && s.steps.length))) ?? cells[0];
+    const holder = el("div", { class: "jl-series-holder", dataset: { series: name } });
+    const draw = (c) => holder.replaceChildren(seriesPlot(r, name, c));
+    draw(first);
+    root.append(section(`${name} per interval`, "a line per run of the chosen cell (warm-up runs dashed); a marked line is a step: a level shift found in that run's series",
+      expCellChoice(r, cells, first, draw), holder));
+  }
+}
+
+/** A trace's report beside it: `TRACE.html`, relative to the experiment's directory. */
+function traceLink(trace) {
+  return `${trace.split("/").map(encodeURIComponent).join("/")}.html#view=timeline`;
+}
+
+/** The explanations: where the threads ran, what woke them, what moved around the steps. */
+export function mountTraces(root, ctx) {
+  const r = ctx.report;
+  r.explanations.forEach((e, k) => {
+    const run = r.runs.find((x) => x.seq === e.seq);
+    const parts = [facts([
+      ["cell", cellLabel(r, e.cell)],
+      ["traced", fmtDur(e.duration_ns), "duration_ns"],
+      ["events lost", fmtCount(e.lost_events), "lost_events"],
+      ["trace", e.trace ? el("a", { class: "jl-trace-link", href: traceLink(e.trace), title: "the trace's report, written beside it (relative to the experiment's directory)" }, `${e.trace} — its timeline`) : "not kept", "trace"],
+    ])];
+    parts.push(el("h3", null, "Where the threads ran"), table({
+      id: `jl-threads-${k}`,
+      columns: [
+        { label: "role", value: (t) => t.role, fmt: fmtOpt },
+        { label: "comm", value: (t) => t.comm },
+        { label: "tid", num: true, value: (t) => t.tid },
+        { label: "run time", num: true, value: (t) => t.run_ns, fmt: fmtDur },
+        { label: "CPUs (run time)", value: (t) => t.cpus.map((c) => c.cpu).join(","), fmt: (_, t) => t.cpus.map((c) => `${c.cpu}: ${fmtDur(c.run_ns)}`).join(", ") || "-", wrap: true },
+        { label: "migrations", num: true, value: (t) => t.migrations, fmt: fmtCount },
+        { label: "migrations/s", num: true, value: (t) => t.migrations_per_s, fmt: (v) => v.toFixed(1) },
+        { label: "wake-ups", num: true, value: (t) => t.wakeups, fmt: fmtCount },
+        { label: "wake p50", num: true, value: (t) => t.wake_p50_ns, fmt: fmtDur },
+        { label: "wake max", num: true, value: (t) => t.wake_max_ns, fmt: fmtDur },
+      ],
+      rows: e.threads,
+      rowAttrs: (t) => ({ dataset: { tid: t.tid } }),
+    }));
+    parts.push(el("h3", null, "What woke them"), e.chains.length ? table({
+      id: `jl-wakers-${k}`,
+      columns: [
+        { label: "woken by", value: (c) => c.source },
+        { label: "woken", value: (c) => `${c.comm}-${c.tid}` },
+        { label: "wake-ups", num: true, value: (c) => c.count, fmt: fmtCount },
+        { label: "on CPUs", value: (c) => c.source_cpus.join(", ") || "-" },
+        { label: "p50", num: true, value: (c) => c.p50_ns, fmt: fmtDur, title: "from the IRQ's (or softirq's) exit to the switch-in" },
+        { label: "max", num: true, value: (c) => c.max_ns, fmt: fmtDur },
+      ],
+      rows: e.chains,
+    }) : el("p", { class: "jl-not-recorded" }, "no wake-up by an IRQ or softirq"));
+    if (e.around_steps.length) {
+      const rows = e.around_steps.flatMap((s) => (s.migrations.length ? s.migrations : [null]).map((m) => ({ s, m })));
+      parts.push(el("h3", null, "Migrations within a second of each step"), table({
+        id: `jl-step-migrations-${k}`,
+        columns: [
+          { label: "step", value: (x) => x.s.step_t_ns, fmt: (v, x) => `${x.s.series} at ${fmtDur(v)}` },
+          { label: "at", num: true, value: (x) => x.m?.t_ns, fmt: fmtDur },
+          { label: "thread", value: (x) => (x.m ? `${x.m.comm}-${x.m.tid}` : "(none)") },
+          { label: "from CPU", num: true, value: (x) => x.m?.from_cpu },
+          { label: "to CPU", num: true, value: (x) => x.m?.to_cpu },
+        ],
+        rows,
+      }));
+    }
+    root.append(el("div", { class: "jl-explanation", dataset: { seq: e.seq } },
+      section(`Run ${e.seq}${run ? `, ${run.warmup ? "warm-up" : `round ${run.round}`}` : ""}: ${cellLabel(r, e.cell)}`, null, parts)));
+  });
+}
+
+/** The runs, the settings of the statistics and the machine. */
+export function mountRuns(root, ctx) {
+  const r = ctx.report;
+  const c = r.config, m = r.machine;
+  root.append(
+    section("The statistics", null, facts([
+      ["seed", String(r.seed), "seed"],
+      ["intervals", `${Math.round(c.confidence * 100)}% percentile bootstrap, ${fmtCount(c.resamples)} resamples`],
+      ["a real difference", `Holm-corrected Mann-Whitney p under ${c.alpha} and the ratio's interval beyond ${+(c.noise * 100).toPrecision(6)}% noise`],
+      ["runs a cell needs", String(c.min_runs)],
+      ["steps", `a shift of ${+(c.steps.min_shift * 100).toPrecision(6)}% held ${fmtDur(c.steps.min_hold_ns)}`],
+    ])),
+    section("The machine", null, m ? facts([
+      ["host", m.hostname, "hostname"],
+      ["kernel", m.kernel, "kernel"],
+      ["CPUs", m.cpus, "cpus"],
+      ["preemption", fmtOpt(m.preemption)],
+      ["virtualization", fmtOpt(m.virtualization)],
+    ]) : el("p", { class: "jl-not-recorded" }, "not recorded")),
+    section("Runs", "in the order they ran", table({
+      id: "jl-runs",
+      columns: [
+        { label: "run", num: true, value: (x) => x.seq },
+        { label: "cell", value: (x) => cellLabel(r, x.cell) },
+        { label: "round", num: true, value: (x) => x.round },
+        { label: "warm-up", value: (x) => fmtBool(x.warmup) },
+        { label: "traced", value: (x) => fmtBool(x.traced) },
+        ...r.metrics.map((mt) => ({ label: mt.name, num: true, value: (x) => x.values[mt.name], fmt: (v) => expValue(v, mt.unit) })),
+        { label: "error", value: (x) => x.error, fmt: fmtOpt, wrap: true },
+      ],
+      rows: r.runs,
+      rowAttrs: (x) => ({ class: x.error !== null ? "jl-failed" : null, dataset: { seq: x.seq } }),
+    })),
+  );
+}

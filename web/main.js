@@ -7,6 +7,7 @@ import { readMeta, readTimeline } from "./data.js";
 import { el, fmtCount, fmtDur, fmtLost, fmtTs } from "./tables.js";
 import { mountBlame, mountCpus, mountFunctions, mountIrqs, mountSummary, mountTaskTable } from "./sections.js";
 import { mountHistograms, mountOverTime, mountPercentiles, mountRun, mountSpikes } from "./latency.js";
+import { expNotes, expSubtitle, mountResults, mountRuns, mountSeries, mountTraces } from "./experiment.js";
 
 /** The fragment key of the shown tab. */
 const VIEW_KEY = "view";
@@ -55,9 +56,21 @@ const LATENCY_TABS = [
   { id: "run", label: "Run", when: () => true, mount: mountRun },
 ];
 
+/** The tabs of an experiment's result. */
+const EXPERIMENT_TABS = [
+  { id: "results", label: "Results", when: () => true, mount: mountResults },
+  { id: "series", label: "Series", when: () => true, mount: mountSeries },
+  { id: "traces", label: "Traces", title: "what the traced runs show", when: (c) => c.report.explanations?.length > 0, mount: mountTraces },
+  { id: "runs", label: "Runs", when: () => true, mount: mountRuns },
+];
+
+/** Each schema's tabs (a trace's by default). */
+const TABS_OF = { "jitterlab.latency": LATENCY_TABS, "jitterlab.experiment": EXPERIMENT_TABS };
+
 /** What the header says under the title. */
 function subtitle(meta) {
   const r = meta.report.data;
+  if (meta.report.schema === "jitterlab.experiment") return expSubtitle(r);
   if (meta.report.schema === "jitterlab.latency") {
     const cpus = (r.cpus ?? []).map((c) => c.cpu).join(", ");
     const env = r.environment ?? {};
@@ -73,6 +86,7 @@ function subtitle(meta) {
 /** The header's notes: what the user should know before reading any number. */
 function notes(meta) {
   const r = meta.report.data;
+  if (meta.report.schema === "jitterlab.experiment") return expNotes(r);
   const out = [];
   for (const w of r.warnings ?? []) out.push({ cls: "warn", text: w });
   if (meta.report.schema === "jitterlab.latency") {
@@ -197,7 +211,7 @@ async function start() {
   };
   ctx.nav = nav;
 
-  const all = meta.report.schema === "jitterlab.latency" ? LATENCY_TABS : ANALYZE_TABS;
+  const all = TABS_OF[meta.report.schema] ?? ANALYZE_TABS;
   for (const t of all) {
     if (!t.when(ctx)) continue;
     const tab = { ...t, mounted: false };

@@ -1,6 +1,6 @@
-//! The HTML report in a real browser: reports of the committed traces and of a saved
-//! latency result are written with the binary into a temporary directory, then
-//! `node web/test/run.mjs web/test/*.test.mjs` drives them in headless Chromium
+//! The HTML report in a real browser: reports of the committed traces, of a saved
+//! latency result and of a saved experiment are written with the binary into a
+//! temporary directory, then `node web/test/run.mjs web/test/*.test.mjs` drives them in headless Chromium
 //! (web/test/harness.mjs). Skips when node, web/test/node_modules (`npm ci` in web/test)
 //! or Chromium is missing; under `JITTERLAB_REQUIRE_LIVE=1` that is a failure.
 //!
@@ -139,6 +139,15 @@ fn write_reports(dir: &Path) {
         latency.as_os_str(),
         "-o".as_ref(),
         &o("latency.html"),
+    ]);
+    // A saved experiment: the synthetic one of jitterlab-render's golden tests.
+    let experiment = repo().join("crates/render/tests/fixtures/experiment.json");
+    std::fs::copy(&experiment, dir.join("experiment.json")).unwrap();
+    jitterlab(&[
+        "view".as_ref(),
+        experiment.as_os_str(),
+        "-o".as_ref(),
+        &o("experiment.html"),
     ]);
     // The same as an older jitterlab saved it, before latency over time was recorded.
     let mut doc: serde_json::Value =

@@ -1,0 +1,100 @@
+// experiment.test.mjs: the page of a saved experiment (`jitterlab view experiment.json`,
+// the synthetic experiment of crates/render/tests/golden/experiment.rs) against the JSON
+// it is drawn from: a strip per cell with a dot per run, the verdicts, the steps, the
+// trace links; and its golden screenshots.
+
+import { assert, assertEqual, readReportJson, reportPath, withReport } from "./harness.mjs";
+
+/** A verdict in words as jitterlab's text prints it (Verdict's Display in
+ * crates/experiment/src/stats/mod.rs). */
+function display(v) {
+  if (v.verdict === "real") return `${v.better ? "better" : "worse"} (${v.change})`;
+  const words = { too_few_runs: "too few runs", not_significant: "not significant", within_noise: "within noise", no_ratio: "baseline median 0" };
+  return v.reasons.length ? `no real difference (${v.reasons.map((r) => words[r]).join(", ")})` : "no real difference";
+}
+
+export const tests = {
+  async "every page of the experiment shows without a request or an error"({ browser }) {
+    await withReport(browser, reportPath("experiment.html"), async (r) => {
+      const tabs = await r.eval(() => window.jitterlab.tabs);
+      assertEqual(tabs, ["results", "series", "traces", "runs"], "tabs");
+      for (const id of tabs) {
+        await r.click(`#jl-tab-${id}`);
+        assertEqual(await r.eval(() => window.jitterlab.view()), id, "shown tab");
+        assertEqual(await r.count(`#jl-page-${id} .jl-error`), 0, `errors shown on page ${id}`);
+      }
+    });
+  },
+
+  async "a strip per cell, a dot per run, the verdict per cell"({ browser }) {
+    const d = readReportJson("experiment.json").data;
+    await withReport(browser, reportPath("experiment.html"), { hash: "view=results" }, async (r) => {
+      const strips = await r.page.$$eval("g.jl-strip", (gs) => gs.map((g) => ({
+        metric: g.dataset.metric, cell: Number(g.dataset.cell),
+        dots: g.querySelectorAll("circle.jl-run").length,
+        hollow: g.querySelectorAll("circle.jl-run.jl-warmup").length,
+        verdict: g.querySelector(".jl-verdict-text")?.textContent ?? null,
+      })));
+      assertEqual(strips.length, d.metrics.length * d.cells.length, "strips");
+      let failedSeen = 0;
+      for (const ms of d.stats) {
+        const name = ms.metric.name;
+        for (let c = 0; c < d.cells.length; c++) {
+          const s = strips.find((x) => x.metric === name && x.cell === c);
+          assert(s, `a strip of ${name} cell ${c}`);
+          const runs = d.runs.filter((x) => x.cell === c);
+          failedSeen += runs.filter((x) => x.error !== null).length;
+          const drawn = runs.filter((x) => x.error === null && typeof x.values[name] === "number");
+          assertEqual(s.dots, drawn.length, `${name} cell ${c}: dots (measured + warm-up)`);
+          assertEqual(s.hollow, drawn.filter((x) => x.warmup).length, `${name} cell ${c}: hollow warm-up dots`);
+          assert(s.hollow > 0, "the fixture has warm-up runs");
+          const cmp = ms.comparisons.find((x) => x.cell === c);
+          const expected = cmp ? display(cmp.verdict) : d.baselines[c] === c ? "baseline" : null;
+          assertEqual(s.verdict, expected, `${name} cell ${c}: verdict`);
+        }
+        // The table says the same.
+        const rows = await r.tableRows(`#jl-metric-${d.stats.indexOf(ms)}`);
+        assertEqual(rows.map((row) => row[row.length - 1]).filter(Boolean).sort(), ms.comparisons.map((x) => display(x.verdict)).sort(), `${name}: verdicts in the table`);
+      }
+      assert(failedSeen > 0, "the fixture has a failed run (not drawn)");
+    });
+  },
+
+  async "the series show the runs of a cell with their steps marked"({ browser }) {
+    const d = readReportJson("experiment.json").data;
+    const stepped = d.runs.filter((x) => x.series.some((s) => s.steps.length));
+    assert(stepped.length > 0, "the fixture has a step");
+    const cell = stepped[0].cell;
+    await withReport(browser, reportPath("experiment.html"), { hash: "view=series" }, async (r) => {
+      const shown = await r.page.$$eval("path.jl-series-run", (ps) => ps.map((p) => Number(p.dataset.seq)));
+      assertEqual(shown, d.runs.filter((x) => x.cell === cell && x.series.length).map((x) => x.seq), "a line per run of the stepped cell");
+      const marks = await r.page.$$eval("g.jl-step-mark", (gs) => gs.map((g) => [Number(g.dataset.seq), Number(g.dataset.tNs)]));
+      const steps = stepped.filter((x) => x.cell === cell).flatMap((x) => x.series.flatMap((s) => s.steps.map((st) => [x.seq, st.t_ns])));
+      assertEqual(marks, steps, "a marker per step");
+      // Another cell: its runs, no step.
+      const other = d.cells.findIndex((_, c) => c !== cell);
+      await r.click(`.jl-choice button[data-cell="${other}"]`);
+      assertEqual(await r.count("g.jl-step-mark"), 0, "no step in another cell");
+      assertEqual(await r.count("path.jl-series-run"), d.runs.filter((x) => x.cell === other && x.series.length).length, "its runs");
+    });
+  },
+
+  async "each traced run links to its trace's report"({ browser }) {
+    const d = readReportJson("experiment.json").data;
+    await withReport(browser, reportPath("experiment.html"), { hash: "view=traces" }, async (r) => {
+      const links = await r.page.$$eval("a.jl-trace-link", (as) => as.map((a) => a.getAttribute("href")));
+      assertEqual(links, d.explanations.filter((e) => e.trace).map((e) => `${e.trace}.html#view=timeline`), "links");
+      const threads = await r.tableRows("#jl-threads-0");
+      assertEqual(threads.map((row) => Number(row[2])), d.explanations[0].threads.map((t) => t.tid), "threads");
+      assertEqual(await r.count("#jl-step-migrations-0 tbody tr"), d.explanations[0].around_steps.flatMap((s) => s.migrations).length, "migrations");
+    });
+  },
+
+  async "the experiment's pages look as they did (golden screenshots)"({ browser }) {
+    for (const view of ["results", "series", "traces", "runs"]) {
+      await withReport(browser, reportPath("experiment.html"), { hash: `view=${view}` }, async (r) => {
+        await r.matchGolden(`experiment-${view}`, { mask: [".jl-tabs", ".jl-generator"] });
+      });
+    }
+  },
+};
