@@ -14,11 +14,11 @@ use crate::output::{emit, format, trace_notes, Interrupt};
 /// `jitterlab view`.
 #[derive(Args, Debug)]
 #[command(
-    after_help = "The report is one HTML file that opens from disk in any browser, with no network access: a timeline of every CPU (tasks, hardirqs, softirqs, wake-ups and their causes), a task view, the analyze sections as tables, and a latency result's histograms and percentiles.\n\nExamples:\n  jitterlab view trace.dat                 # writes trace.html\n  jitterlab view trace.dat -o /tmp/spike.html --cpu 1 --from 976.30 --to 976.35\n  jitterlab view run.json                  # a result of latency --json"
+    after_help = "The report is one HTML file that opens from disk in any browser, with no network access: a timeline of every CPU (tasks, hardirqs, softirqs, wake-ups and their causes), a task view, the analyze sections as tables, a latency result's histograms and percentiles, and an experiment's runs per cell with their verdicts.\n\nExamples:\n  jitterlab view trace.dat                 # writes trace.html\n  jitterlab view trace.dat -o /tmp/spike.html --cpu 1 --from 976.30 --to 976.35\n  jitterlab view run.json                  # a result of latency --json\n  jitterlab view experiment.json           # a result of experiment --json"
 )]
 pub struct ViewArgs {
-    /// A trace (any format `analyze` reads), or a result saved with `latency --json` or
-    /// `analyze --json`.
+    /// A trace (any format `analyze` reads), or a result saved with `latency --json`,
+    /// `analyze --json` or `experiment --json`.
     pub input: PathBuf,
     /// The report (default: INPUT with the extension .html; - for stdout).
     #[arg(short, long, value_name = "FILE")]
