@@ -1,9 +1,10 @@
 //! Renderers of jitterlab's result models.
 //!
-//! Every result model — a `Serialize` struct of the host, trace, analyze and latency
-//! crates (`show`, `pin`, `isolate`, `record`, `report --stats`, `analyze`, `latency`,
-//! `load` ...) — is written for people as aligned text tables, colour only when
-//! [`Style::color`] is on, or for machines as JSON inside a versioned envelope:
+//! Every result model — a `Serialize` struct of the host, trace, analyze, latency and
+//! experiment crates (`show`, `pin`, `isolate`, `record`, `report --stats`, `analyze`,
+//! `latency`, `load`, `experiment` ...) — is written for people as aligned text tables,
+//! colour only when [`Style::color`] is on, or for machines as JSON inside a versioned
+//! envelope:
 //!
 //! ```json
 //! {"schema": "jitterlab.show.irqs", "version": 1, "data": { ... }}

@@ -8,7 +8,7 @@
 //! | SVG latency plot | `svg.rs` | [`Svg`] | [`LatencyPlot`](jitterlab_latency::plot::LatencyPlot) |
 //! | cyclictest histogram | `cyclictest.rs` | [`Cyclictest`] | [`CyclictestHistogram`](jitterlab_latency::CyclictestHistogram) |
 //! | event lines, text or JSON | `events.rs` | [`Events`], [`EventsJson`] | [`EventLine`], one event (streaming) |
-//! | HTML report | `html.rs` | [`Html`] | [`AnalyzeReport`](jitterlab_analyze::AnalyzeReport) with its timeline, [`LatencyReport`](jitterlab_latency::LatencyReport), a [`SavedResult`] |
+//! | HTML report | `html.rs` | [`Html`] | [`AnalyzeReport`](jitterlab_analyze::AnalyzeReport) with its timeline, [`LatencyReport`](jitterlab_latency::LatencyReport), [`ExperimentReport`](jitterlab_experiment::ExperimentReport), a [`SavedResult`] |
 //! | Chrome/Perfetto JSON | `perfetto.rs` | [`PerfettoWriter`] | the state machine's intervals (streaming) |
 //!
 //! Every format that writes a whole model implements [`Exporter`]; an
