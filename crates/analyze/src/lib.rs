@@ -11,9 +11,9 @@
 //!   wake-up with the waker's context. It emits [`RunSlice`]s, [`Wake`]s, [`IrqSpan`]s,
 //!   [`SoftirqSpan`]s, [`Migration`]s, [`Anomaly`]s ... to a [`Sink`].
 //! - The analyses ([`analysis`]) are sinks that fold those intervals into the sections of a
-//!   serde [`AnalyzeReport`]: summary, CPUs, tasks, IRQs and IRQ -> task chains, and the blame of
-//!   the worst and the marked wake-ups. Every figure is an integer in ns; renderers convert
-//!   units.
+//!   serde [`AnalyzeReport`]: summary, CPUs, tasks, IRQs, IRQ -> task and softirq -> task
+//!   chains, and the blame of the worst and the marked wake-ups. Every figure is an integer
+//!   in ns; renderers convert units.
 //! - A [`Filter`] (time window, CPUs, process) chooses what the analyses fold, behind the
 //!   machine: the state is always computed from every event.
 //! - [`analyze`] runs the whole pass over an [`jitterlab_trace::EventSource`].
@@ -54,8 +54,8 @@ mod stats;
 pub use driver::{analyze, analyze_trace, AnalyzeReport, Options, Section, Source};
 pub use filter::{parse_seconds_ns, EventFilter, Filter, Filtered};
 pub use model::{
-    Anomaly, AnomalyKind, Blind, FuncCall, Gap, IrqSpan, Marker, Migration, RunSlice, SliceEnd,
-    SliceStart, SoftirqSpan, TaskId, Wake, Waker,
+    Anomaly, AnomalyKind, Blind, ChainSource, FuncCall, Gap, IrqSpan, Marker, Migration, RunSlice,
+    SliceEnd, SliceStart, SoftirqSpan, TaskId, Wake, Waker,
 };
 pub use pattern::Pattern;
 pub use sink::{Collect, Sink};

@@ -139,6 +139,9 @@ pub struct Wake {
     pub inferred_after: Option<u64>,
     /// For a wake-up done in hardirq N or in a softirq N raised: N's irq_handler_exit, ns.
     pub irq_exit_ts: Option<u64>,
+    /// For a wake-up done in a softirq: the softirq_exit of that softirq run, ns, when it
+    /// came before the switch-in.
+    pub softirq_exit_ts: Option<u64>,
     /// A new task's first wake-up (sched_wakeup_new).
     pub new_task: bool,
 }
@@ -165,6 +168,38 @@ impl Wake {
         let exit = self.irq_exit_ts?;
         self.switch_in_ts.checked_sub(exit)
     }
+
+    /// Where the wake-up's chain starts: the IRQ behind it ([`Wake::irq`]), or else the
+    /// softirq vector it was done in (a softirq that no traced IRQ handler raised: raised
+    /// by a task, e.g. NET_RX on veth or loopback, or by an untraced hardirq such as the
+    /// local timer, and run on irq exit, on `local_bh_enable` or in ksoftirqd).
+    pub fn chain_source(&self) -> Option<ChainSource> {
+        if let Some(irq) = self.irq() {
+            return Some(ChainSource::Irq(irq));
+        }
+        match self.waker {
+            Waker::Softirq { vec: Some(v), .. } => Some(ChainSource::Softirq(v)),
+            _ => None,
+        }
+    }
+
+    /// Softirq -> task latency: from the softirq_exit of the run that did the wake-up to
+    /// the switch-in, when both known and in that order.
+    pub fn softirq_chain_latency(&self) -> Option<u64> {
+        let exit = self.softirq_exit_ts?;
+        self.switch_in_ts.checked_sub(exit)
+    }
+}
+
+/// The start of a chain to a woken task (see [`Wake::chain_source`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ChainSource {
+    /// A hard IRQ: the wake-up was done in its handler or in a softirq it raised; the
+    /// chain's latency runs from its irq_handler_exit ([`Wake::chain_latency`]).
+    Irq(u32),
+    /// A softirq vector no traced IRQ raised: the wake-up was done in a run of it; the
+    /// chain's latency runs from that run's softirq_exit ([`Wake::softirq_chain_latency`]).
+    Softirq(u32),
 }
 
 /// A hard interrupt handler's run, irq_handler_entry to irq_handler_exit.

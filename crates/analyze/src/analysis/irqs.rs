@@ -1,9 +1,13 @@
-//! The IRQ section: hard IRQ handlers and softirqs (count, duration, CPUs), and IRQ -> task
-//! chains.
+//! The IRQ section: hard IRQ handlers and softirqs (count, duration, CPUs), IRQ -> task
+//! chains and softirq -> task chains.
 //!
-//! A chain is a wake-up done inside hardirq N, or inside a softirq whose vector hardirq N
-//! raised on that CPU; its latency runs from N's irq_handler_exit to the woken task's
-//! switch-in, and chains are aggregated per (IRQ, task).
+//! An IRQ chain is a wake-up done inside hardirq N, or inside a softirq whose vector hardirq
+//! N raised on that CPU; its latency runs from N's irq_handler_exit to the woken task's
+//! switch-in, and chains are aggregated per (IRQ, task). A softirq chain is a wake-up done
+//! inside a softirq run that no traced IRQ raised (raised by a task, as NET_RX on veth and
+//! loopback, with RPS or busy polling, or by an untraced hardirq such as the local timer);
+//! its latency runs from that run's softirq_exit to the switch-in, aggregated per
+//! (vector, task).
 
 use std::collections::BTreeMap;
 
@@ -11,7 +15,7 @@ use serde::Serialize;
 
 use super::{Ctx, Names};
 use crate::hash::FxMap;
-use crate::model::{IrqSpan, SoftirqSpan, TaskId, Wake, Waker};
+use crate::model::{ChainSource, IrqSpan, SoftirqSpan, TaskId, Wake, Waker};
 use crate::sink::Sink;
 use crate::softirq_name;
 use crate::stats::{Bucket, Buckets, DurationStats, Stats};
@@ -98,6 +102,32 @@ pub struct ChainRow {
     pub histogram: Vec<Bucket>,
 }
 
+/// The wake-ups of one task done in runs of one softirq vector that no traced IRQ raised.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SoftirqChainRow {
+    /// The vector.
+    pub vec: u32,
+    /// Its name (`NET_RX`, ...).
+    pub name: String,
+    /// The chain's source as printed: `softirq NET_RX`.
+    pub source: String,
+    /// The woken task's tid.
+    pub tid: i32,
+    /// Its name.
+    pub comm: String,
+    /// Wake-ups of the task in runs of the vector.
+    pub count: u64,
+    /// softirq_exit (of the run that did the wake-up) -> switch-in.
+    pub latency: Option<Stats>,
+    /// Wake-ups switched in before that run's softirq_exit (on another CPU), or whose exit
+    /// was never seen: not in `latency`.
+    pub exit_unknown: u64,
+    /// sched_waking -> switch-in of the same wake-ups.
+    pub wake_latency: Option<Stats>,
+    /// Histogram of `latency`.
+    pub histogram: Vec<Bucket>,
+}
+
 /// The IRQ section.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct IrqSection {
@@ -107,6 +137,9 @@ pub struct IrqSection {
     pub softirqs: Vec<SoftirqRow>,
     /// IRQ -> task chains, most wake-ups first (only the focused ones with `--irq`/`--task`).
     pub chains: Vec<ChainRow>,
+    /// Softirq -> task chains, most wake-ups first (with `--irq`, those of the vectors whose
+    /// name it matches; with `--task`, the focused tasks').
+    pub softirq_chains: Vec<SoftirqChainRow>,
     /// The `--irq` focus.
     pub focus_irq: Option<String>,
     /// The `--task` focus.
@@ -144,6 +177,7 @@ pub struct IrqFold {
     irqs: BTreeMap<u32, IrqAcc>,
     softirqs: BTreeMap<u32, SoftAcc>,
     chains: FxMap<(u32, TaskId), ChainAcc>,
+    soft_chains: FxMap<(u32, TaskId), ChainAcc>,
 }
 
 fn bump(v: &mut Vec<u64>, cpu: u32) {
@@ -181,8 +215,22 @@ impl Sink for IrqFold {
         *a.raised_by.entry(s.raised_by).or_insert(0) += 1;
     }
     fn wake(&mut self, w: &Wake) {
-        let Some(irq) = w.irq() else {
-            return;
+        let irq = match w.chain_source() {
+            Some(ChainSource::Irq(irq)) => irq,
+            Some(ChainSource::Softirq(vec)) => {
+                let c = self.soft_chains.entry((vec, w.task)).or_default();
+                c.soft += 1;
+                c.wake.record(w.latency(), w.waking_ts);
+                match (w.softirq_chain_latency(), w.softirq_exit_ts) {
+                    (Some(l), Some(exit)) => {
+                        c.lat.record(l, exit);
+                        c.buckets.record(l);
+                    }
+                    _ => c.no_exit += 1,
+                }
+                return;
+            }
+            None => return,
         };
         let hard = matches!(w.waker, Waker::Hardirq { .. });
         if hard {
@@ -276,10 +324,46 @@ impl IrqFold {
                 .cmp(&x.count)
                 .then((x.irq, x.tid).cmp(&(y.irq, y.tid)))
         });
+        let mut softirq_chains: Vec<SoftirqChainRow> = self
+            .soft_chains
+            .into_iter()
+            .filter_map(|((vec, task), c)| {
+                let info = m.tasks().get(task as usize)?;
+                let name = softirq_name(vec);
+                // A number names an IRQ, never a vector.
+                if fi
+                    .as_ref()
+                    .is_some_and(|p| p.as_str().parse::<i64>().is_ok() || !p.matches(-1, &name))
+                    || !ctx
+                        .options
+                        .wants_task(info.tid, info.tgid, info.comm.as_str())
+                {
+                    return None;
+                }
+                Some(SoftirqChainRow {
+                    vec,
+                    source: format!("softirq {name}"),
+                    name,
+                    tid: info.tid,
+                    comm: info.comm.to_string(),
+                    count: c.soft,
+                    latency: c.lat.summary(),
+                    exit_unknown: c.no_exit,
+                    wake_latency: c.wake.summary(),
+                    histogram: c.buckets.to_vec(),
+                })
+            })
+            .collect();
+        softirq_chains.sort_by(|x, y| {
+            y.count
+                .cmp(&x.count)
+                .then((x.vec, x.tid).cmp(&(y.vec, y.tid)))
+        });
         IrqSection {
             irqs,
             softirqs,
             chains,
+            softirq_chains,
             focus_irq: fi.as_ref().map(|p| p.as_str().to_string()),
             focus_task: ft.as_ref().map(|p| p.as_str().to_string()),
         }

@@ -766,6 +766,7 @@ mod tests {
             inferred: false,
             inferred_after: None,
             irq_exit_ts: None,
+            softirq_exit_ts: None,
             new_task: false,
         });
         f.slice(&RunSlice {

@@ -85,6 +85,8 @@ pub(crate) struct CpuState {
     /// An irq_handler_entry was seen since the start or the last reset.
     pub irq_seen: bool,
     pub softirq: Option<SoftFrame>,
+    /// Tasks woken in the softirq run in progress (each once).
+    pub soft_woken: Vec<TaskId>,
     pub softirq_seen: bool,
     pub raised: [Option<Raise>; VECS],
     /// Some event had a non-zero flags byte: flags are recorded (not trace-cmd report text).
@@ -104,6 +106,7 @@ impl Default for CpuState {
             woken: Vec::new(),
             irq_seen: false,
             softirq: None,
+            soft_woken: Vec::new(),
             softirq_seen: false,
             raised: [None; VECS],
             flags_valid: false,
@@ -128,6 +131,7 @@ impl CpuState {
         self.woken.clear();
         self.irq_seen = false;
         self.softirq = None;
+        self.soft_woken.clear();
         self.softirq_seen = false;
         self.raised = [None; VECS];
         self.hrtimer_depth = 0;

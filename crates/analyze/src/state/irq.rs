@@ -33,6 +33,7 @@ impl Machine {
         let c = &mut self.cpus[cpu as usize];
         if !hard && !ev.flags.softirq() && c.softirq.is_some() {
             c.softirq = None;
+            c.soft_woken.clear();
             self.anomaly(sink, AnomalyKind::SoftirqExitMissing, cpu, ts, None, 1);
         }
     }
@@ -153,6 +154,7 @@ impl Machine {
             self.anomaly(sink, AnomalyKind::SoftirqExitMissing, cpu, ts, None, 1);
         }
         let c = &mut self.cpus[cpu as usize];
+        c.soft_woken.clear();
         let raise = c.raised.get_mut(vec as usize).and_then(Option::take);
         c.softirq_seen = true;
         c.softirq = Some(SoftFrame {
@@ -172,16 +174,33 @@ impl Machine {
         sink: &mut S,
     ) {
         let c = &mut self.cpus[cpu as usize];
-        match c.softirq.take() {
-            Some(f) if f.vec == vec => sink.softirq(&SoftirqSpan {
-                cpu,
-                vec,
-                start: f.start,
-                end: ts,
-                raise_ts: f.raise_ts,
-                raised_by: f.raised_by,
-            }),
+        let frame = c.softirq.take();
+        match frame {
+            Some(f) if f.vec == vec => {
+                // The wake-ups this run did that are still waiting for their switch-in.
+                for &id in &c.soft_woken {
+                    let rt = self.tasks.rt.get_mut(id as usize);
+                    if let Some(p) = rt.and_then(|r| r.pending.as_mut()) {
+                        if p.waker_cpu == cpu
+                            && p.waking_ts >= f.start
+                            && matches!(p.waker, Waker::Softirq { vec: Some(v), .. } if v == vec)
+                        {
+                            p.softirq_exit_ts = Some(ts);
+                        }
+                    }
+                }
+                c.soft_woken.clear();
+                sink.softirq(&SoftirqSpan {
+                    cpu,
+                    vec,
+                    start: f.start,
+                    end: ts,
+                    raise_ts: f.raise_ts,
+                    raised_by: f.raised_by,
+                })
+            }
             Some(_) => {
+                c.soft_woken.clear();
                 self.anomaly(sink, AnomalyKind::SoftirqExitMissing, cpu, ts, None, 1);
                 self.anomaly(sink, AnomalyKind::UnmatchedSoftirqExit, cpu, ts, None, 1);
             }

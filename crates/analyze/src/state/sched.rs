@@ -232,6 +232,7 @@ impl Machine {
                     inferred: start_kind != SliceStart::Switch,
                     inferred_after,
                     irq_exit_ts: p.irq_exit_ts,
+                    softirq_exit_ts: p.softirq_exit_ts,
                     new_task: p.new_task,
                 });
             }
@@ -289,6 +290,9 @@ impl Machine {
         if matches!(waker, Waker::Hardirq { irq: Some(_) }) {
             c.woken.push((c.irqs.len(), id));
         }
+        if matches!(waker, Waker::Softirq { vec: Some(_), .. }) && !c.soft_woken.contains(&id) {
+            c.soft_woken.push(id);
+        }
         self.tasks.rt(id).pending = Some(Pending {
             waking_ts: ts,
             waker,
@@ -297,6 +301,7 @@ impl Machine {
             wakeup_ts: wakeup.then_some(ts),
             target_cpu: w.target_cpu,
             irq_exit_ts,
+            softirq_exit_ts: None,
             new_task,
             prio: w.prio,
             while_running: running,

@@ -53,6 +53,8 @@ pub(crate) struct Pending {
     pub wakeup_ts: Option<u64>,
     pub target_cpu: u32,
     pub irq_exit_ts: Option<u64>,
+    /// For a wake-up done in a softirq: that run's softirq_exit, once seen.
+    pub softirq_exit_ts: Option<u64>,
     pub new_task: bool,
     pub prio: i32,
     /// The task was current on this CPU at the waking: either it was about to sleep and

@@ -1,6 +1,6 @@
 //! The state machine on synthetic event sequences, one edge case each.
 
-use jitterlab_analyze::{AnomalyKind, SliceEnd, SliceStart, Waker};
+use jitterlab_analyze::{AnomalyKind, ChainSource, SliceEnd, SliceStart, Waker};
 use jitterlab_trace::{EventKind, Flags, TaskState};
 
 use crate::util::*;
@@ -119,6 +119,68 @@ fn irq_softirq_chain() {
     );
     assert_eq!(m.irq_names().get(&36).map(|s| &**s), Some("dev36"));
     assert!(out.anomalies.is_empty());
+}
+
+#[test]
+fn task_raised_softirq_chain() {
+    // Task 5 raises NET_RX on CPU 0 (no IRQ), runs it at 210..320 and wakes 11 (to CPU
+    // 1, switched in at 1000) and 12 (CPU 1, switched in at 300, before the exit).
+    let (_, out) = run(&[
+        ev(0, 1, 11, switch(11, "S", 0)),
+        ev(1, 0, 12, switch(12, "S", 0)),
+        ev(2, 0, 0, switch(0, "R", 5)),
+        ev(150, 0, 5, EventKind::SoftirqRaise { vec: 3 }),
+        ev(210, 0, 5, EventKind::SoftirqEntry { vec: 3 }),
+        ev(250, 0, 5, waking(11, 1)),
+        ev(260, 0, 5, waking(12, 1)),
+        ev(300, 1, 0, switch(0, "R", 12)),
+        ev(320, 0, 5, EventKind::SoftirqExit { vec: 3 }),
+        ev(1_000, 1, 12, switch(12, "S", 11)),
+    ]);
+    let w11 = out.wakes.iter().find(|w| w.tid == 11).unwrap();
+    let w12 = out.wakes.iter().find(|w| w.tid == 12).unwrap();
+    let net_rx = Waker::Softirq {
+        vec: Some(3),
+        raised_by: None,
+    };
+    assert_eq!((w11.waker, w12.waker), (net_rx, net_rx));
+    assert_eq!(w11.chain_source(), Some(ChainSource::Softirq(3)));
+    assert_eq!(
+        (w11.irq(), w11.irq_exit_ts, w11.chain_latency()),
+        (None, None, None)
+    );
+    assert_eq!(w11.softirq_exit_ts, Some(320));
+    assert_eq!(w11.softirq_chain_latency(), Some(680));
+    // Switched in before the softirq's exit: no exit, no latency.
+    assert_eq!(
+        (w12.softirq_exit_ts, w12.softirq_chain_latency()),
+        (None, None)
+    );
+    assert!(out.anomalies.is_empty(), "{:?}", out.anomalies);
+}
+
+#[test]
+fn softirq_exit_is_only_its_own_runs() {
+    // 11 is woken in a TIMER run whose exit is missing (the next event on CPU 0 is out of
+    // softirq context, with flags): no softirq exit; a later run's exit is not its.
+    let (_, out) = run(&[
+        ev(0, 1, 11, switch(11, "S", 0)),
+        evf(10, 0, 5, Flags::SOFTIRQ, EventKind::SoftirqEntry { vec: 1 }),
+        evf(20, 0, 5, Flags::SOFTIRQ, waking(11, 1)),
+        evf(
+            30,
+            0,
+            5,
+            Flags::NEED_RESCHED,
+            EventKind::SoftirqRaise { vec: 1 },
+        ),
+        evf(40, 0, 5, Flags::SOFTIRQ, EventKind::SoftirqEntry { vec: 1 }),
+        evf(50, 0, 5, Flags::SOFTIRQ, EventKind::SoftirqExit { vec: 1 }),
+        ev(500, 1, 0, switch(0, "R", 11)),
+    ]);
+    let w = &out.wakes[0];
+    assert_eq!(w.chain_source(), Some(ChainSource::Softirq(1)));
+    assert_eq!(w.softirq_exit_ts, None);
 }
 
 #[test]

@@ -365,6 +365,7 @@ mod tests {
             inferred: false,
             inferred_after: None,
             irq_exit_ts: Some(6_000),
+            softirq_exit_ts: None,
             new_task: false,
         });
         let (out, counts) = w.finish().unwrap();

@@ -3,6 +3,7 @@
 use std::io::{self, Write};
 
 use jitterlab_analyze::analysis::irqs::{ChainRow, CpuCount, IrqSection};
+use jitterlab_analyze::Bucket;
 
 use super::{dur, heading, more, ts};
 use crate::units::duration_ns;
@@ -105,6 +106,17 @@ pub(super) fn write(
             t.as_deref().unwrap_or("*")
         ),
     };
+    irq_chains(s, top, &focus, out, style)?;
+    softirq_chains(s, top, &focus, out, style)
+}
+
+fn irq_chains(
+    s: &IrqSection,
+    top: usize,
+    focus: &str,
+    out: &mut dyn Write,
+    style: &Style,
+) -> io::Result<()> {
     heading(out, style, &format!("IRQ -> task chains{focus}"))?;
     if s.chains.is_empty() {
         return writeln!(
@@ -162,19 +174,81 @@ pub(super) fn write(
     Ok(())
 }
 
+/// Softirq -> task chains, in the layout of the IRQ chains; nothing when there are none.
+fn softirq_chains(
+    s: &IrqSection,
+    top: usize,
+    focus: &str,
+    out: &mut dyn Write,
+    style: &Style,
+) -> io::Result<()> {
+    if s.softirq_chains.is_empty() {
+        return Ok(());
+    }
+    heading(out, style, &format!("Softirq -> task chains{focus}"))?;
+    writeln!(
+        out,
+        "wake-ups in softirqs no traced IRQ raised; latency = the softirq's softirq_exit -> the woken task's switch-in:"
+    )?;
+    let mut t = Table::new([
+        Col::left("SOURCE"),
+        Col::left("TASK"),
+        Col::right("WAKE-UPS"),
+        Col::right("MIN"),
+        Col::right("AVG"),
+        Col::right("P50"),
+        Col::right("P99"),
+        Col::right("MAX"),
+        Col::right("MAX AT (s)"),
+    ]);
+    for c in s.softirq_chains.iter().take(top) {
+        let l = c.latency;
+        t.row([
+            c.source.clone(),
+            format!("{}-{}", c.comm, c.tid),
+            c.count.to_string(),
+            dur(l.map(|l| l.min_ns)),
+            dur(l.map(|l| l.avg_ns)),
+            dur(l.map(|l| l.p50_ns)),
+            dur(l.map(|l| l.p99_ns)),
+            dur(l.map(|l| l.max_ns)),
+            l.map_or_else(|| "-".into(), |l| ts(l.max_at_ns)),
+        ]);
+    }
+    t.write(out, style)?;
+    more(out, style, top, s.softirq_chains.len(), "softirq chains")?;
+    let unknown: u64 = s.softirq_chains.iter().map(|c| c.exit_unknown).sum();
+    if unknown > 0 {
+        writeln!(out, "{}", style.dim(&format!("{unknown} wake-ups switched in before their softirq's exit was seen: not in the latencies")))?;
+    }
+    let shown = if focus.is_empty() { 1 } else { top };
+    for c in s.softirq_chains.iter().take(shown) {
+        let title = format!(
+            "{} -> {}-{}, softirq_exit -> switch-in:",
+            c.source, c.comm, c.tid
+        );
+        bars(&title, &c.histogram, out, style)?;
+    }
+    Ok(())
+}
+
 fn histogram(c: &ChainRow, out: &mut dyn Write, style: &Style) -> io::Result<()> {
-    let max = c.histogram.iter().map(|b| b.count).max().unwrap_or(0);
+    let title = format!(
+        "irq {} {} -> {}-{}, irq_handler_exit -> switch-in:",
+        c.irq, c.irq_name, c.comm, c.tid
+    );
+    bars(&title, &c.histogram, out, style)
+}
+
+fn bars(title: &str, histogram: &[Bucket], out: &mut dyn Write, style: &Style) -> io::Result<()> {
+    let max = histogram.iter().map(|b| b.count).max().unwrap_or(0);
     if max == 0 {
         return Ok(());
     }
     writeln!(out)?;
-    writeln!(
-        out,
-        "irq {} {} -> {}-{}, irq_handler_exit -> switch-in:",
-        c.irq, c.irq_name, c.comm, c.tid
-    )?;
+    writeln!(out, "{title}")?;
     let mut t = Table::new([Col::right("LATENCY"), Col::right("COUNT"), Col::left("")]);
-    for b in &c.histogram {
+    for b in histogram {
         let label = match b.le_ns {
             Some(le) => format!("<= {}", duration_ns(le)),
             None => "more".to_string(),
