@@ -16,6 +16,8 @@
 //!   in ns; renderers convert units.
 //! - A [`Filter`] (time window, CPUs, process) chooses what the analyses fold, behind the
 //!   machine: the state is always computed from every event.
+//! - [`migrations`] lists the sched_migrate_task events of given threads in given time
+//!   windows, straight from the events.
 //! - [`analyze`] runs the whole pass over an [`jitterlab_trace::EventSource`].
 //!
 //! This crate does **not** read files, parse text or touch the host: it takes events from
@@ -45,6 +47,7 @@ pub mod analysis;
 mod driver;
 mod filter;
 mod hash;
+mod migrations;
 mod model;
 mod pattern;
 mod sink;
@@ -53,6 +56,7 @@ mod stats;
 
 pub use driver::{analyze, analyze_trace, AnalyzeReport, Options, Section, Source};
 pub use filter::{parse_seconds_ns, EventFilter, Filter, Filtered};
+pub use migrations::{migrations, MigrationEvent, MigrationFold};
 pub use model::{
     Anomaly, AnomalyKind, Blind, ChainSource, FuncCall, Gap, IrqSpan, Marker, Migration, RunSlice,
     SliceEnd, SliceStart, SoftirqSpan, TaskId, Wake, Waker,

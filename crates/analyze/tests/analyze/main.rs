@@ -7,3 +7,4 @@ mod functions;
 mod machine;
 mod real;
 mod util;
+mod veth;
