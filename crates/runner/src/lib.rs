@@ -116,6 +116,8 @@ pub struct Outcome {
     pub left_over: Vec<Difference>,
     /// The trace files of the traced runs, to render.
     pub traces: Vec<PathBuf>,
+    /// What could not be explained, in words (a trace that could not be read again).
+    pub notes: Vec<String>,
 }
 
 /// Runs the experiment of `recipe` (whose text is `recipe_text`, kept in the
@@ -163,6 +165,7 @@ pub fn run_experiment(
     let mut explanations = Vec::new();
     let mut restore_failures = Vec::new();
     let mut traces = Vec::new();
+    let mut notes = Vec::new();
     let scratch = tempfile::Builder::new()
         .prefix("jitterlab-experiment-")
         .tempdir()
@@ -215,8 +218,8 @@ pub fn run_experiment(
                     if let (Some(s), Some(p)) = (&saved, &trace_path) {
                         e.trace = s.relative(p);
                     }
-                    explanations.push(e);
                     if let Some(p) = &trace_path {
+                        explanations.push((e, p.clone()));
                         traces.push(p.clone());
                     }
                 }
@@ -254,7 +257,18 @@ pub fn run_experiment(
         config,
     );
     report.machine = Some(machine);
-    report.explanations = explanations;
+    // The steps are known now: the migrations around them, from each traced run's trace.
+    for (e, path) in explanations.iter_mut() {
+        if let Some(run) = report.runs.iter().find(|r| r.seq == e.seq) {
+            if let Err(err) = trace::around_steps(path, e, run) {
+                notes.push(format!(
+                    "run {}: the migrations around its steps: {err}",
+                    e.seq
+                ));
+            }
+        }
+    }
+    report.explanations = explanations.into_iter().map(|(e, _)| e).collect();
     if let Some(s) = &saved {
         s.write_json("runs.json", &report.runs)?;
         s.write_json("result.json", &report)?;
@@ -270,6 +284,7 @@ pub fn run_experiment(
         restore_failures,
         left_over,
         traces,
+        notes,
     })
 }
 

@@ -6,9 +6,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use jitterlab_analyze::{analyze_trace, AnalyzeReport, Options, Section};
-use jitterlab_experiment::explain::{CpuRun, Explanation, ThreadPlacement};
+use jitterlab_analyze::{analyze_trace, migrations, AnalyzeReport, Options, Section};
+use jitterlab_experiment::explain::{
+    ChainSummary, CpuRun, Explanation, Migration, StepMigrations, ThreadPlacement,
+};
 use jitterlab_experiment::recipe::Role;
+use jitterlab_experiment::Run;
 use jitterlab_host::tracefs::{events_of, record, Preset, RecordRequest, RecordSummary};
 use jitterlab_host::Root;
 use jitterlab_trace::Trace;
@@ -135,6 +138,33 @@ pub fn explain(
         })
         .collect();
     threads.sort_by(|a, b| b.run_ns.cmp(&a.run_ns).then(a.tid.cmp(&b.tid)));
+    let ours = |tid: i32| threads.iter().any(|t| t.tid == tid);
+    let mut chains = Vec::new();
+    if let Some(irqs) = &report.irqs {
+        for c in irqs.chains.iter().filter(|c| ours(c.tid)) {
+            chains.push(ChainSummary {
+                source: format!("irq {} {}", c.irq, c.irq_name),
+                tid: c.tid,
+                comm: c.comm.clone(),
+                count: c.count,
+                source_cpus: Vec::new(),
+                p50_ns: c.latency.as_ref().map(|l| l.p50_ns),
+                max_ns: c.latency.as_ref().map(|l| l.max_ns),
+            });
+        }
+        for c in irqs.softirq_chains.iter().filter(|c| ours(c.tid)) {
+            chains.push(ChainSummary {
+                source: c.source.clone(),
+                tid: c.tid,
+                comm: c.comm.clone(),
+                count: c.count,
+                source_cpus: Vec::new(),
+                p50_ns: c.latency.as_ref().map(|l| l.p50_ns),
+                max_ns: c.latency.as_ref().map(|l| l.max_ns),
+            });
+        }
+    }
+    chains.sort_by(|a, b| b.count.cmp(&a.count).then(a.tid.cmp(&b.tid)));
     Explanation {
         seq,
         cell,
@@ -142,7 +172,64 @@ pub fn explain(
         duration_ns,
         lost_events,
         threads,
-        chains: Vec::new(),
+        chains,
         around_steps: Vec::new(),
     }
+}
+
+/// The migrations of the explained threads within a second of each step of the run's
+/// series. A series' times count from the run's start, which is the trace's start to
+/// within the few milliseconds the recording starts before the measures.
+pub fn around_steps(path: &Path, explanation: &mut Explanation, run: &Run) -> Result<()> {
+    let steps: Vec<(&str, u64)> = run
+        .series
+        .iter()
+        .flat_map(|s| s.steps.iter().map(move |st| (s.name.as_str(), st.t_ns)))
+        .collect();
+    if steps.is_empty() || explanation.threads.is_empty() {
+        return Ok(());
+    }
+    let trace = Trace::open(path, true).map_err(|e| Error::workload("reading the trace", e))?;
+    let start = {
+        let mut events = trace
+            .events()
+            .map_err(|e| Error::workload("reading the trace", e))?;
+        match events.next_event() {
+            Ok(Some(ev)) => ev.ts,
+            _ => return Ok(()),
+        }
+    };
+    const SECOND: u64 = 1_000_000_000;
+    let windows: Vec<(u64, u64)> = steps
+        .iter()
+        .map(|(_, t)| {
+            let at = start + t;
+            (at.saturating_sub(SECOND), at + SECOND)
+        })
+        .collect();
+    let tids: Vec<i32> = explanation.threads.iter().map(|t| t.tid).collect();
+    let mut events = trace
+        .events()
+        .map_err(|e| Error::workload("reading the trace", e))?;
+    let found = migrations(events.as_mut(), &tids, &windows)
+        .map_err(|e| Error::workload("reading the trace", e))?;
+    for (series, t) in steps {
+        let at = start + t;
+        explanation.around_steps.push(StepMigrations {
+            series: series.to_string(),
+            step_t_ns: t,
+            migrations: found
+                .iter()
+                .filter(|m| m.ts_ns.abs_diff(at) <= SECOND)
+                .map(|m| Migration {
+                    t_ns: m.ts_ns.saturating_sub(start),
+                    tid: m.tid,
+                    comm: m.comm.clone(),
+                    from_cpu: m.orig_cpu,
+                    to_cpu: m.dest_cpu,
+                })
+                .collect(),
+        });
+    }
+    Ok(())
 }

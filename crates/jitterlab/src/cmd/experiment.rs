@@ -165,6 +165,9 @@ pub fn run(root: &Root, args: ExperimentArgs, color: Color) -> Result {
     for r in &outcome.recovered {
         eprintln!("jitterlab: {r}");
     }
+    for n in &outcome.notes {
+        eprintln!("jitterlab: warning: {n}");
+    }
     // Each traced run's report beside its trace, linked from the experiment's page.
     for trace in &outcome.traces {
         let html = trace.with_extension("dat.html");
