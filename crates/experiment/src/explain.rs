@@ -28,6 +28,62 @@ pub struct Explanation {
     /// The migrations of the threads under test within a second of each step of the
     /// run's series.
     pub around_steps: Vec<StepMigrations>,
+    /// The latency probe's spikes in the trace, blamed: the one a `break` stopped the
+    /// trace at, else the probe's worst wake-up.
+    #[serde(default)]
+    pub spikes: Vec<BlamedSpike>,
+}
+
+/// A wake-up of the latency probe that the trace blames.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlamedSpike {
+    /// The CPU.
+    pub cpu: u32,
+    /// The probe's thread.
+    pub tid: i32,
+    /// Its wake-up latency in the trace, ns.
+    pub latency_ns: u64,
+    /// Its switch-in, ns from the start of the trace.
+    pub t_ns: u64,
+    /// Whether the `break` marker names it.
+    pub marked: bool,
+    /// What took most of the window: `task`, `interrupts`, `no_events`, `idle`, `spread`.
+    pub cause: String,
+    /// The blame's verdict line.
+    pub verdict: String,
+}
+
+/// How many blamed spikes of the experiment had one cause.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CauseCount {
+    /// The cause.
+    pub cause: String,
+    /// Spikes, over all traced runs.
+    pub spikes: u32,
+    /// Of which stopped a trace (`break`).
+    pub marked: u32,
+}
+
+/// The spikes of `explanations` grouped by cause, most first.
+pub fn causes(explanations: &[Explanation]) -> Vec<CauseCount> {
+    let mut out: Vec<CauseCount> = Vec::new();
+    for s in explanations.iter().flat_map(|e| &e.spikes) {
+        let i = match out.iter().position(|c| c.cause == s.cause) {
+            Some(i) => i,
+            None => {
+                out.push(CauseCount {
+                    cause: s.cause.clone(),
+                    spikes: 0,
+                    marked: 0,
+                });
+                out.len() - 1
+            }
+        };
+        out[i].spikes += 1;
+        out[i].marked += u32::from(s.marked);
+    }
+    out.sort_by(|a, b| b.spikes.cmp(&a.spikes).then(a.cause.cmp(&b.cause)));
+    out
 }
 
 /// Where one thread under test ran in a traced run.
@@ -79,7 +135,7 @@ pub struct ChainSummary {
     pub comm: String,
     /// Wake-ups by this source.
     pub count: u64,
-    /// The CPUs the source ran on, most wake-ups first.
+    /// The CPUs the source ran on, most wake-ups first (empty: not known).
     pub source_cpus: Vec<u32>,
     /// Median latency from the source's exit to the switch-in, ns.
     pub p50_ns: Option<u64>,

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::explain::{Explanation, Machine};
+use crate::explain::{CauseCount, Explanation, Machine};
 use crate::recipe::Cell;
 use crate::rng::Rng;
 use crate::stats::steps::{find_steps, Step};
@@ -194,6 +194,9 @@ pub struct ExperimentReport {
     pub explanations: Vec<Explanation>,
     /// The machine it ran on, when the runner knows it.
     pub machine: Option<Machine>,
+    /// The blamed spikes of the traced runs grouped by cause (filled with the
+    /// explanations).
+    pub spike_causes: Vec<CauseCount>,
 }
 
 impl ExperimentReport {
@@ -331,6 +334,7 @@ impl ExperimentReport {
             warnings,
             explanations: Vec::new(),
             machine: None,
+            spike_causes: Vec::new(),
         }
     }
 

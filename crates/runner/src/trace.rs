@@ -6,9 +6,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use jitterlab_analyze::analysis::blame::{Reason, Spike};
 use jitterlab_analyze::{analyze_trace, migrations, AnalyzeReport, Options, Section};
 use jitterlab_experiment::explain::{
-    ChainSummary, CpuRun, Explanation, Migration, StepMigrations, ThreadPlacement,
+    BlamedSpike, ChainSummary, CpuRun, Explanation, Migration, StepMigrations, ThreadPlacement,
 };
 use jitterlab_experiment::recipe::Role;
 use jitterlab_experiment::Run;
@@ -75,7 +76,12 @@ impl Recording {
 pub fn analyze(path: &Path) -> Result<AnalyzeReport> {
     let trace = Trace::open(path, true).map_err(|e| Error::workload("reading the trace", e))?;
     let options = Options {
-        sections: vec![Section::Summary, Section::Tasks, Section::Irqs],
+        sections: vec![
+            Section::Summary,
+            Section::Tasks,
+            Section::Irqs,
+            Section::Blame,
+        ],
         top: usize::MAX,
         ..Options::default()
     };
@@ -165,7 +171,9 @@ pub fn explain(
         }
     }
     chains.sort_by(|a, b| b.count.cmp(&a.count).then(a.tid.cmp(&b.tid)));
+    let start = report.summary.as_ref().map_or(0, |s| s.start_ns);
     Explanation {
+        spikes: probe_spikes(report, start),
         seq,
         cell,
         trace,
@@ -175,6 +183,42 @@ pub fn explain(
         chains,
         around_steps: Vec::new(),
     }
+}
+
+/// The latency probe's blamed spikes: those a `break` marker names, else its worst one.
+fn probe_spikes(report: &AnalyzeReport, start: u64) -> Vec<BlamedSpike> {
+    // The probe's threads are `jitterlab-probe/CPU`, cut to the kernel's 15 characters.
+    const PROBE: &str = "jitterlab-probe";
+    let Some(blame) = &report.blame else {
+        return Vec::new();
+    };
+    let probe: Vec<&Spike> = blame
+        .spikes
+        .iter()
+        .filter(|s| s.comm.starts_with(PROBE))
+        .collect();
+    let marked: Vec<&Spike> = probe
+        .iter()
+        .copied()
+        .filter(|s| s.reason == Reason::Marker)
+        .collect();
+    let chosen = if marked.is_empty() {
+        probe.into_iter().take(1).collect()
+    } else {
+        marked
+    };
+    chosen
+        .into_iter()
+        .map(|s| BlamedSpike {
+            cpu: s.cpu,
+            tid: s.tid,
+            latency_ns: s.latency_ns,
+            t_ns: s.switch_in_ns.saturating_sub(start),
+            marked: s.reason == Reason::Marker,
+            cause: s.cause.name().to_string(),
+            verdict: s.verdict.clone(),
+        })
+        .collect()
 }
 
 /// The migrations of the explained threads within a second of each step of the run's

@@ -106,6 +106,36 @@ pub enum Reason {
     Marker,
 }
 
+/// What took most of a blamed window: the verdict line's first words, as a value to
+/// group spikes by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Cause {
+    /// One task ran for at least half of the window.
+    Task,
+    /// IRQ and softirq handlers took at least half of it.
+    Interrupts,
+    /// No event at all for at least half of it: the hypervisor, an SMI or IRQs off.
+    NoEvents,
+    /// The CPU stayed idle for at least half of it.
+    Idle,
+    /// None of these took half.
+    Spread,
+}
+
+impl Cause {
+    /// Its name, as in JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Cause::Task => "task",
+            Cause::Interrupts => "interrupts",
+            Cause::NoEvents => "no_events",
+            Cause::Idle => "idle",
+            Cause::Spread => "spread",
+        }
+    }
+}
+
 /// One blamed wake-up.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Spike {
@@ -142,6 +172,8 @@ pub struct Spike {
     pub elided: u64,
     /// Time by category.
     pub breakdown: Breakdown,
+    /// What took most of the window.
+    pub cause: Cause,
     /// One line for people.
     pub verdict: String,
 }
@@ -345,7 +377,7 @@ fn spike(names: &Names<'_>, reason: Reason, marker: Option<String>, r: Raw) -> S
             }
         })
         .collect();
-    let verdict = verdict(w, &r.breakdown, &timeline, r.truncated);
+    let (cause, verdict) = verdict(w, &r.breakdown, &timeline, r.truncated);
     Spike {
         reason,
         marker,
@@ -363,6 +395,7 @@ fn spike(names: &Names<'_>, reason: Reason, marker: Option<String>, r: Raw) -> S
         timeline,
         elided: r.elided,
         breakdown: r.breakdown,
+        cause,
         verdict,
     }
 }
@@ -378,7 +411,7 @@ fn known_latency(w: &Wake) -> Option<u64> {
 }
 
 /// The largest contributor, in one line.
-fn verdict(w: &Wake, b: &Breakdown, steps: &[Step], truncated: bool) -> String {
+fn verdict(w: &Wake, b: &Breakdown, steps: &[Step], truncated: bool) -> (Cause, String) {
     let known = known_latency(w).unwrap_or_else(|| w.latency());
     let lat = known.max(1);
     let known_end = w.waking_ts + known;
@@ -398,7 +431,9 @@ fn verdict(w: &Wake, b: &Breakdown, steps: &[Step], truncated: bool) -> String {
     }
     tasks.sort_by_key(|t| Reverse(t.3));
     let irqs = b.hardirq_ns + b.softirq_ns;
+    let mut cause = Cause::Spread;
     let mut line = if let Some(&(name, tid, prio, ns)) = tasks.first().filter(|t| t.3 * 2 >= lat) {
+        cause = Cause::Task;
         let rank = match prio {
             Some(p) if p < w.prio => "higher priority",
             Some(p) if p == w.prio => "same priority: it waited for its turn",
@@ -407,6 +442,7 @@ fn verdict(w: &Wake, b: &Breakdown, steps: &[Step], truncated: bool) -> String {
         };
         format!("{name}-{tid} ({rank}) ran for {}% of the window", share(ns))
     } else if irqs * 2 >= lat {
+        cause = Cause::Interrupts;
         let mut by: Vec<(&str, u64)> = Vec::new();
         for s in steps
             .iter()
@@ -426,11 +462,13 @@ fn verdict(w: &Wake, b: &Breakdown, steps: &[Step], truncated: bool) -> String {
             top.join(", ")
         )
     } else if b.gaps_ns * 2 >= lat {
+        cause = Cause::NoEvents;
         format!(
             "no events for {}% of the window: hypervisor, SMI or IRQs-off suspected",
             share(b.gaps_ns)
         )
     } else if b.idle_ns * 2 >= lat {
+        cause = Cause::Idle;
         format!(
             "the CPU stayed idle for {}% of the window: wake-up IPI, idle-state exit or switch path",
             share(b.idle_ns)
@@ -460,7 +498,7 @@ fn verdict(w: &Wake, b: &Breakdown, steps: &[Step], truncated: bool) -> String {
     if truncated {
         line.push_str("; history shorter than the window");
     }
-    line
+    (cause, line)
 }
 
 /// `12.3 us`, for the verdict line.

@@ -10,7 +10,8 @@
 //! fixture.
 
 use jitterlab_experiment::explain::{
-    ChainSummary, CpuRun, Explanation, Machine, Migration, StepMigrations, ThreadPlacement,
+    causes, BlamedSpike, ChainSummary, CpuRun, Explanation, Machine, Migration, StepMigrations,
+    ThreadPlacement,
 };
 use jitterlab_experiment::recipe::Role;
 use jitterlab_experiment::stats::Config;
@@ -139,6 +140,7 @@ pub fn synthetic() -> ExperimentReport {
     report
         .explanations
         .push(explanation(stepped.seq, stepped.cell, step));
+    report.spike_causes = causes(&report.explanations);
     report.machine = Some(Machine {
         hostname: "vm2".into(),
         kernel: "6.1.0-28-amd64".into(),
@@ -217,6 +219,16 @@ fn explanation(seq: usize, cell: usize, step_ns: u64) -> Explanation {
                 migration(step_ns - 120_000_000, 4242, 1, 0),
                 migration(step_ns + 300_000_000, 4242, 0, 1),
             ],
+        }],
+        spikes: vec![BlamedSpike {
+            cpu: 1,
+            tid: 4300,
+            latency_ns: 612_000,
+            t_ns: 1_250_000_000,
+            marked: true,
+            cause: "no_events".into(),
+            verdict: "no events for 91% of the window: hypervisor, SMI or IRQs-off suspected"
+                .into(),
         }],
     }
 }

@@ -33,6 +33,7 @@ impl Render for ExperimentReport {
             metric_table(self, m, out, style)?;
         }
         warnings(self, out, style)?;
+        spike_causes(self, out, style)?;
         for e in &self.explanations {
             writeln!(out)?;
             explanation(self, e, out, style)?;
@@ -638,7 +639,44 @@ fn explanation(
         }
         t.write(out, style)?;
     }
+    if !e.spikes.is_empty() {
+        writeln!(out, "the latency probe's spikes, blamed:")?;
+        for s in &e.spikes {
+            let mark = if s.marked { ", stopped the trace" } else { "" };
+            writeln!(
+                out,
+                "  CPU {} {} at {}{mark}: {}",
+                s.cpu,
+                duration_ns(s.latency_ns),
+                duration_ns(s.t_ns),
+                s.cause.replace('_', " ")
+            )?;
+            writeln!(out, "    {}", escape(&s.verdict))?;
+        }
+    }
     Ok(())
+}
+
+/// The blamed spikes of all traced runs by cause.
+fn spike_causes(r: &ExperimentReport, out: &mut dyn Write, style: &Style) -> io::Result<()> {
+    if r.spike_causes.is_empty() {
+        return Ok(());
+    }
+    writeln!(out)?;
+    writeln!(out, "blamed spikes of the traced runs, by cause:")?;
+    let mut t = Table::new([
+        Col::left("CAUSE"),
+        Col::right("SPIKES"),
+        Col::right("STOPPED A TRACE"),
+    ]);
+    for c in &r.spike_causes {
+        t.row([
+            c.cause.replace('_', " "),
+            c.spikes.to_string(),
+            c.marked.to_string(),
+        ]);
+    }
+    t.write(out, style)
 }
 
 #[cfg(test)]
