@@ -350,11 +350,73 @@ fn measure_run(
         None => None,
     };
     let cancel: &AtomicBool = ctx.cancel;
+    // The probe ends its run at a `break`, through its cancel flag: its own, which Ctrl-C
+    // also sets, so that a break ends this run and not the experiment.
+    let probe_cancel = Arc::new(AtomicBool::new(false));
+    let measuring = AtomicBool::new(true);
     let result = std::thread::scope(|s| -> Result<Measured> {
+        let probe = &probe_cancel;
+        let running = &measuring;
+        s.spawn(move || {
+            while running.load(Ordering::Relaxed) {
+                if cancel.load(Ordering::Relaxed) {
+                    probe.store(true, Ordering::Relaxed);
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+        });
+        let result = measure_all(ctx, settings, duration, probe, &cpus);
+        running.store(false, Ordering::Relaxed);
+        result
+    });
+    let trace_summary = recording.map(|r| r.finish());
+    if let Some(w) = workload.as_mut() {
+        w.stop();
+    }
+    let mut measured = result?;
+    if let Some(w) = &workload {
+        measured.tasks.push((Role::Workload, w.pid()));
+    }
+    let explanation = match (trace_summary, trace_path) {
+        (Some(summary), Some(path)) => {
+            summary?;
+            let report = trace::analyze(path)?;
+            let blame = match m.latency {
+                Some(_) => trace::probe_blame(path)?,
+                None => None,
+            };
+            Some(trace::explain(
+                &report,
+                blame.as_ref(),
+                &measured.tasks,
+                planned.seq,
+                planned.cell,
+                None,
+            ))
+        }
+        _ => None,
+    };
+    Ok((measured, explanation))
+}
+
+/// Runs every measure of the recipe side by side: the probe on a thread of its own, the
+/// commands and the network workloads on this one.
+fn measure_all(
+    ctx: &RunContext<'_>,
+    settings: &jitterlab_experiment::recipe::Settings,
+    duration: u64,
+    probe_cancel: &Arc<AtomicBool>,
+    cpus: &dyn Fn(Role) -> Result<Option<jitterlab_cpuset::CpuSet>>,
+) -> Result<Measured> {
+    let recipe = ctx.recipe;
+    let m = &recipe.measures;
+    let cancel: &AtomicBool = ctx.cancel;
+    let workload_cpus = cpus(Role::Workload)?;
+    std::thread::scope(|s| -> Result<Measured> {
         let latency = m
             .latency
             .as_ref()
-            .map(|l| s.spawn(move || measure::latency(ctx.root, l, duration, ctx.cancel)));
+            .map(|l| s.spawn(move || measure::latency(ctx.root, l, duration, probe_cancel)));
         let mut total = Measured::default();
         for c in &m.commands {
             let placed = if recipe.workload.is_none() {
@@ -396,30 +458,7 @@ fn measure_run(
             total.merge(measured);
         }
         Ok(total)
-    });
-    let trace_summary = recording.map(|r| r.finish());
-    if let Some(w) = workload.as_mut() {
-        w.stop();
-    }
-    let mut measured = result?;
-    if let Some(w) = &workload {
-        measured.tasks.push((Role::Workload, w.pid()));
-    }
-    let explanation = match (trace_summary, trace_path) {
-        (Some(summary), Some(path)) => {
-            summary?;
-            let report = trace::analyze(path)?;
-            Some(trace::explain(
-                &report,
-                &measured.tasks,
-                planned.seq,
-                planned.cell,
-                None,
-            ))
-        }
-        _ => None,
-    };
-    Ok((measured, explanation))
+    })
 }
 
 impl Measured {

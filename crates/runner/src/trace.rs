@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use jitterlab_analyze::analysis::blame::{Reason, Spike};
-use jitterlab_analyze::{analyze_trace, migrations, AnalyzeReport, Options, Section};
+use jitterlab_analyze::analysis::blame::{BlameSection, Reason, Spike};
+use jitterlab_analyze::{analyze_trace, migrations, AnalyzeReport, Options, Pattern, Section};
 use jitterlab_experiment::explain::{
     BlamedSpike, ChainSummary, CpuRun, Explanation, Migration, StepMigrations, ThreadPlacement,
 };
@@ -45,11 +45,15 @@ pub fn start(root: &Root, path: &Path, flight: bool) -> Result<Recording> {
         .name("jl-record".into())
         .spawn(move || record(&root2, &req, &flag))
         .map_err(|e| Error::workload("starting the trace", e))?;
-    // Session::start turns tracing on at once; give it a moment to be armed.
+    // The session traces in an instance of its own, `instances/jitterlab-PID`: wait until
+    // it traces, so that the probe's `break` trip wire, armed next, finds it.
     let mount = jitterlab_host::tracefs::find(root)?.unwrap_or_default();
-    let on = format!("{mount}/tracing_on");
-    for _ in 0..200 {
-        if thread.is_finished() || root.read_line_opt(&on)?.as_deref() == Some("1") {
+    let on = format!(
+        "{mount}/instances/jitterlab-{}/tracing_on",
+        std::process::id()
+    );
+    for _ in 0..400 {
+        if thread.is_finished() || root.read_line_opt(&on).ok().flatten().as_deref() == Some("1") {
             break;
         }
         std::thread::sleep(Duration::from_millis(5));
@@ -76,22 +80,36 @@ impl Recording {
 pub fn analyze(path: &Path) -> Result<AnalyzeReport> {
     let trace = Trace::open(path, true).map_err(|e| Error::workload("reading the trace", e))?;
     let options = Options {
-        sections: vec![
-            Section::Summary,
-            Section::Tasks,
-            Section::Irqs,
-            Section::Blame,
-        ],
+        sections: vec![Section::Summary, Section::Tasks, Section::Irqs],
         top: usize::MAX,
         ..Options::default()
     };
     analyze_trace(&trace, options, None).map_err(|e| Error::workload("analyzing the trace", e))
 }
 
+/// The probe's threads are `jitterlab-probe/CPU`, cut to the kernel's 15 characters.
+const PROBE: &str = "jitterlab-probe";
+
+/// The blame of the latency probe's wake-ups alone (a second pass: the worst wake-ups
+/// of the whole machine would crowd the probe's out).
+pub fn probe_blame(path: &Path) -> Result<Option<BlameSection>> {
+    let trace = Trace::open(path, true).map_err(|e| Error::workload("reading the trace", e))?;
+    let options = Options {
+        sections: vec![Section::Blame],
+        task: Some(Pattern::new(format!("{PROBE}*"))),
+        blame: 1,
+        ..Options::default()
+    };
+    let report = analyze_trace(&trace, options, None)
+        .map_err(|e| Error::workload("analyzing the trace", e))?;
+    Ok(report.blame)
+}
+
 /// The explanation of one traced run from its analysis: every thread of the
 /// processes in `tasks`, most run time first.
 pub fn explain(
     report: &AnalyzeReport,
+    blame: Option<&BlameSection>,
     tasks: &[(Role, u32)],
     seq: usize,
     cell: usize,
@@ -115,10 +133,14 @@ pub fn explain(
         .unwrap_or_default()
         .iter()
         .filter_map(|t| {
-            let role = role_of(t.tid, t.tgid)?;
+            // The processes under test, and the latency probe's threads (no role).
+            let role = role_of(t.tid, t.tgid);
+            if role.is_none() && !t.comm.starts_with(PROBE) {
+                return None;
+            }
             let secs = duration_ns as f64 / 1e9;
             Some(ThreadPlacement {
-                role: Some(role),
+                role,
                 tid: t.tid,
                 tgid: t.tgid,
                 comm: t.comm.clone(),
@@ -173,7 +195,7 @@ pub fn explain(
     chains.sort_by(|a, b| b.count.cmp(&a.count).then(a.tid.cmp(&b.tid)));
     let start = report.summary.as_ref().map_or(0, |s| s.start_ns);
     Explanation {
-        spikes: probe_spikes(report, start),
+        spikes: blame.map_or_else(Vec::new, |b| probe_spikes(b, start)),
         seq,
         cell,
         trace,
@@ -186,12 +208,7 @@ pub fn explain(
 }
 
 /// The latency probe's blamed spikes: those a `break` marker names, else its worst one.
-fn probe_spikes(report: &AnalyzeReport, start: u64) -> Vec<BlamedSpike> {
-    // The probe's threads are `jitterlab-probe/CPU`, cut to the kernel's 15 characters.
-    const PROBE: &str = "jitterlab-probe";
-    let Some(blame) = &report.blame else {
-        return Vec::new();
-    };
+fn probe_spikes(blame: &BlameSection, start: u64) -> Vec<BlamedSpike> {
     let probe: Vec<&Spike> = blame
         .spikes
         .iter()
