@@ -306,3 +306,126 @@ better = "lower"
     assert!(stdout(&o).contains("value"), "{}", stdout(&o));
     assert_as_before(&guard, "after the next experiment");
 }
+
+/// Whether tracefs and iperf3 are here for the traced test.
+fn traced_ok(name: &str) -> bool {
+    if !live_ok(name) {
+        return false;
+    }
+    if !Path::new("/sys/kernel/tracing/events").exists() {
+        skip(format_args!("{name}: needs tracefs at /sys/kernel/tracing"));
+        return false;
+    }
+    if Command::new("iperf3").arg("--version").output().is_err() {
+        skip(format_args!(
+            "{name}: needs iperf3 (apt-get install iperf3)"
+        ));
+        return false;
+    }
+    true
+}
+
+#[test]
+fn experiment_traced_runs_explain_the_wake_ups() {
+    if !traced_ok("experiment_traced_runs_explain_the_wake_ups") {
+        return;
+    }
+    let _lock = host_lock();
+    let guard = Restore::new();
+    let dir = tempfile::tempdir().unwrap();
+    // iperf3 over veth with the client on CPU 0, the server on the other CPU, and the
+    // latency probe on CPU 1 beside it; every run traced.
+    let r = write_recipe(
+        dir.path(),
+        r#"
+name = "traced"
+rounds = 2
+duration = "1s"
+warmup = 0
+trace = "all"
+seed = 1
+
+[factors]
+affinity = ["not-irq-cpu"]
+
+[measure.tcp]
+client_cpus = "0"
+bitrate = "200M"
+
+[measure.latency]
+cpus = "1"
+interval = "1ms"
+"#,
+    );
+    let out = dir.path().join("saved");
+    let o = run(&[
+        "experiment",
+        &r,
+        "--state-dir",
+        &guard.arg(),
+        "-o",
+        &out.display().to_string(),
+        "--json",
+        "-",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let data = json_data(&o, "jitterlab.experiment");
+    let explanations = data["explanations"].as_array().unwrap();
+    assert_eq!(explanations.len(), 2, "one per traced run");
+    for e in explanations {
+        let threads = e["threads"].as_array().unwrap();
+        let role = |r: &str| threads.iter().find(|t| t["role"] == r);
+        let server = role("server").unwrap_or_else(|| panic!("no server thread: {e}"));
+        assert!(role("client").is_some(), "no client thread: {e}");
+        // The server was placed on the CPU that does not run its softirq: CPU 1 only.
+        let cpus: Vec<u64> = server["cpus"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["run_ns"].as_u64() > Some(0))
+            .map(|c| c["cpu"].as_u64().unwrap())
+            .collect();
+        assert_eq!(cpus, [1], "{server}");
+        // What woke it: NET_RX raised by the client's sends, with no hardirq.
+        let tid = server["tid"].as_i64().unwrap();
+        let chain = e["chains"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["tid"].as_i64() == Some(tid) && c["source"] == "softirq NET_RX")
+            .unwrap_or_else(|| panic!("no NET_RX -> server chain: {e}"));
+        assert!(chain["count"].as_u64() > Some(0));
+        assert!(chain["p50_ns"].as_u64() <= chain["max_ns"].as_u64());
+        // The probe's threads and its worst wake-up, blamed.
+        assert!(
+            threads
+                .iter()
+                .any(|t| t["comm"].as_str().unwrap().starts_with("jitterlab-probe")),
+            "no probe thread: {e}"
+        );
+        let spikes = e["spikes"].as_array().unwrap();
+        assert_eq!(spikes.len(), 1, "{e}");
+        assert_eq!(spikes[0]["cpu"], 1);
+        // The trace is kept with its report.
+        let trace = out.join(e["trace"].as_str().unwrap());
+        assert!(trace.exists(), "{}", trace.display());
+        assert!(trace.with_extension("dat.html").exists());
+    }
+    let causes: u64 = data["spike_causes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["spikes"].as_u64().unwrap())
+        .sum();
+    assert_eq!(causes, 2);
+    let left: Vec<String> = std::fs::read_dir("/run/netns")
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with("jl-exp-"))
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(left.is_empty(), "namespaces left: {left:?}");
+    assert_as_before(&guard, "after the traced experiment");
+}
