@@ -41,6 +41,7 @@
 
 #![deny(missing_docs)]
 
+pub mod audit;
 pub mod cgroups;
 pub mod child;
 pub mod cmdline;

@@ -2,6 +2,7 @@
 //! 2-CPU VM (fixtures/vm2, see fixtures/capture.sh), made-up trees for larger
 //! and stranger machines, malformed files, and the live host.
 
+mod audit;
 mod fake;
 mod hostile;
 mod live;

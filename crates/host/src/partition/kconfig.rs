@@ -71,6 +71,12 @@ impl KernelConfig {
         }
     }
 
+    /// The value of `CONFIG_<name>` (`y`, `m`, `250`), or `None` when it is not set.
+    pub fn value(&self, name: &str) -> Option<&str> {
+        let key = format!("CONFIG_{}", name.trim_start_matches("CONFIG_"));
+        self.options.get(&key).map(String::as_str)
+    }
+
     /// Whether `CONFIG_<name>` is built in or a module.
     pub fn enabled(&self, name: &str) -> bool {
         let key = format!("CONFIG_{}", name.trim_start_matches("CONFIG_"));
