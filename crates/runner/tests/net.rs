@@ -309,6 +309,7 @@ fn mcast_net_rx_runs_on_the_senders_cpu() {
 
 fn tcp_measure() -> TcpMeasure {
     TcpMeasure {
+        interval_ns: 1_000_000_000,
         bitrate: None,
         streams: 1,
         server_cpus: None,

@@ -132,6 +132,8 @@ pub struct TcpMeasure {
     pub bitrate: Option<String>,
     /// Parallel streams (`-P`, 1).
     pub streams: u32,
+    /// The per-interval series' interval (`-i`), ns (1 s; 100 ms finds steps sooner).
+    pub interval_ns: u64,
     /// The server's CPUs when no affinity level places it.
     pub server_cpus: Option<CpuSet>,
     /// The client's CPUs when no affinity level places it.

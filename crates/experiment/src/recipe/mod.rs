@@ -33,7 +33,7 @@
 //!
 //! The measures ([`Measures`]): `[measure.latency]` (`cpus`, `interval`, `priority`,
 //! `break`), `[[measure.command]]` (`name`, `command`, `json` or `regex`, `unit`,
-//! `better = "higher"|"lower"`), `[measure.tcp]` (`bitrate`, `streams`,
+//! `better = "higher"|"lower"`), `[measure.tcp]` (`bitrate`, `streams`, `interval`,
 //! `server_cpus`, `client_cpus`) and `[measure.mcast]` (`payload`, `rate`,
 //! `interval`, `sender_cpus`, `receiver_cpus`).
 //!

@@ -100,6 +100,7 @@ pub(super) struct Command {
 pub(super) struct Tcp {
     pub bitrate: Option<Spanned<String>>,
     pub streams: Option<Spanned<i64>>,
+    pub interval: Option<Spanned<String>>,
     pub server_cpus: Option<Spanned<String>>,
     pub client_cpus: Option<Spanned<String>>,
 }

@@ -293,6 +293,13 @@ fn measures(src: &Source, m: &raw::Measures) -> Result<Measures, RecipeError> {
                 .map(|b| b.get_ref().trim().to_string())
                 .filter(|b| b != "unlimited"),
             streams: src.int(&t.streams, "tcp streams", 1, 128, 1)? as u32,
+            interval_ns: src.duration(
+                &t.interval,
+                "tcp interval",
+                100_000_000,
+                10_000_000_000,
+                1_000_000_000,
+            )?,
             server_cpus: src.cpus(&t.server_cpus, "tcp server_cpus")?,
             client_cpus: src.cpus(&t.client_cpus, "tcp client_cpus")?,
         });

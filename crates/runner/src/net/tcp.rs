@@ -203,6 +203,9 @@ fn run_in(
     client_args.push(secs.to_string());
     client_args.push("-P".into());
     client_args.push(m.streams.max(1).to_string());
+    // The series' interval, in iperf3's seconds.
+    client_args.push("-i".into());
+    client_args.push(format!("{}", m.interval_ns as f64 / 1e9));
     if let Some(b) = bitrate {
         client_args.push("-b".into());
         client_args.push(b.to_string());
