@@ -194,6 +194,9 @@ pub struct ExperimentReport {
     pub explanations: Vec<Explanation>,
     /// The machine it ran on, when the runner knows it.
     pub machine: Option<Machine>,
+    /// The order the runs were planned in, when the runner knows it (a comparison of
+    /// saved experiments has none).
+    pub order: Option<crate::recipe::Order>,
     /// The blamed spikes of the traced runs grouped by cause (filled with the
     /// explanations).
     pub spike_causes: Vec<CauseCount>,
@@ -335,6 +338,7 @@ impl ExperimentReport {
             explanations: Vec::new(),
             machine: None,
             spike_causes: Vec::new(),
+            order: None,
         }
     }
 

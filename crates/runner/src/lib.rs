@@ -257,6 +257,7 @@ pub fn run_experiment(
         config,
     );
     report.machine = Some(machine);
+    report.order = Some(recipe.order);
     // The steps are known now: the migrations around them, from each traced run's trace.
     for (e, path) in explanations.iter_mut() {
         if let Some(run) = report.runs.iter().find(|r| r.seq == e.seq) {

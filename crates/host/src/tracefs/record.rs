@@ -158,6 +158,7 @@ pub fn record(root: &Root, req: &RecordRequest, cancel: &AtomicBool) -> Result<R
         headers.page_size,
         !req.flight_recorder,
     )?;
+    let clocks = clock_pair();
     let start = Instant::now();
     let deadline = req.duration_ns.map(|d| start + Duration::from_nanos(d));
     let mut command = match req.command.split_first() {
@@ -216,6 +217,8 @@ pub fn record(root: &Root, req: &RecordRequest, cancel: &AtomicBool) -> Result<R
         printk: headers.printk_formats,
         cmdlines,
         tgids,
+        clocks,
+        hostname: hostname(),
         trace_clock: Some(format!("[{}]", headers.clock)),
         uname: Some(headers.uname),
         version: Some(format!("jitterlab {}", env!("CARGO_PKG_VERSION"))),
@@ -261,4 +264,44 @@ mod tests {
         assert_eq!("all".parse::<Preset>(), Ok(Preset::All));
         assert!("none".parse::<Preset>().is_err());
     }
+}
+
+/// CLOCK_MONOTONIC and CLOCK_REALTIME read back to back (the monotonic time is the middle
+/// of two readings around the real-time one), for the .dat's clocks option: traces of
+/// different hosts can then be put on one wall clock (issue 17). `None` if a clock cannot
+/// be read.
+fn clock_pair() -> Option<jitterlab_trace::dat::ClockPair> {
+    fn read(clock: libc::clockid_t) -> Option<u64> {
+        let mut t = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: clock_gettime writes the timespec it is given and nothing else.
+        let r = unsafe { libc::clock_gettime(clock, &mut t) };
+        (r == 0).then(|| t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64)
+    }
+    let before = read(libc::CLOCK_MONOTONIC)?;
+    let realtime_ns = read(libc::CLOCK_REALTIME)?;
+    let after = read(libc::CLOCK_MONOTONIC)?;
+    Some(jitterlab_trace::dat::ClockPair {
+        monotonic_ns: before + (after - before) / 2,
+        realtime_ns,
+    })
+}
+
+/// This machine's host name (uname's nodename), for the .dat's clocks option.
+fn hostname() -> Option<String> {
+    // SAFETY: utsname is plain data; uname fills it.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: u is a valid utsname.
+    if unsafe { libc::uname(&mut u) } != 0 {
+        return None;
+    }
+    let bytes: Vec<u8> = u
+        .nodename
+        .iter()
+        .take_while(|&&c| c != 0)
+        .map(|&c| c as u8)
+        .collect();
+    Some(String::from_utf8_lossy(&bytes).into_owned()).filter(|n| !n.is_empty())
 }

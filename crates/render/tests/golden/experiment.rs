@@ -141,6 +141,7 @@ pub fn synthetic() -> ExperimentReport {
         .explanations
         .push(explanation(stepped.seq, stepped.cell, step));
     report.spike_causes = causes(&report.explanations);
+    report.order = Some(jitterlab_experiment::recipe::Order::Interleaved);
     report.machine = Some(Machine {
         hostname: "vm2".into(),
         kernel: "6.1.0-28-amd64".into(),

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::compress::Compression;
 use super::cursor::{Cursor, Origin};
-use super::{cmdline, Buffer, CpuData, DatInfo, MAX_CMDLINES, MAX_TGIDS};
+use super::{cmdline, Buffer, ClockPair, CpuData, DatInfo, MAX_CMDLINES, MAX_TGIDS};
 use crate::decode::{count_past, is_printk_format, is_symbol, MAX_PRINTK_FORMATS, MAX_SYMBOLS};
 use crate::format::{Endian, Formats};
 use crate::{ErrorKind, Result};
@@ -38,6 +38,11 @@ pub(crate) mod opt {
     /// kernel's `saved_tgids` text, `PID TGID` per line, so that a recorded trace keeps
     /// the thread groups. trace-cmd (3.1) skips an option id it does not know.
     pub const JITTERLAB_TGIDS: u16 = 0x8001;
+    /// jitterlab's own option: the recording machine's host name and a CLOCK_MONOTONIC /
+    /// CLOCK_REALTIME pair read when the recording started (`hostname NAME`,
+    /// `monotonic NS` and `realtime NS` lines), so that traces of different hosts can be
+    /// told apart and put on one wall clock.
+    pub const JITTERLAB_CLOCKS: u16 = 0x8002;
 }
 
 /// Bytes kept for later: in the file, or decompressed (shared with what is parsed from
@@ -154,6 +159,8 @@ pub(crate) fn parse(name: &str, data: &[u8], lenient: bool) -> Result<Header> {
             cpustats: Vec::new(),
             ts_offset: 0,
             tgids: Vec::new(),
+            clocks: None,
+            hostname: None,
         },
         endian: c.endian,
         header_page: String::new(),
@@ -460,6 +467,15 @@ pub(crate) fn common_option(
             let body = body.split(|&b| b == 0).next().unwrap_or_default();
             check_entries(c, at, id, body, "the thread groups option")?;
             h.info.tgids = parse_tgids(body)
+        }
+        opt::JITTERLAB_CLOCKS => {
+            let t = text();
+            h.info.clocks = ClockPair::parse(&t);
+            h.info.hostname = t
+                .lines()
+                .find_map(|l| l.strip_prefix("hostname "))
+                .map(|n| n.trim().to_string())
+                .filter(|n| !n.is_empty());
         }
         opt::VERSION => h.info.tracer_version = Some(text()),
         opt::TRACEID => h.info.trace_id = c.endian.u64(body, 0),

@@ -106,6 +106,57 @@ pub struct DatInfo {
     /// Thread group ids, (pid, tgid), from jitterlab's saved-tgids option (files that
     /// `jitterlab record` wrote; trace-cmd's own files keep none).
     pub tgids: Vec<(i32, i32)>,
+    /// The clocks read when the recording started (jitterlab's clocks option; files that
+    /// `jitterlab record` wrote since issue 17).
+    pub clocks: Option<ClockPair>,
+    /// The recording machine's host name (jitterlab's clocks option; trace-cmd's own
+    /// files name it in `uname`).
+    pub hostname: Option<String>,
+}
+
+/// CLOCK_MONOTONIC and CLOCK_REALTIME read together (at the start of a recording): a
+/// timestamp `ts` of a monotonic trace clock is wall-clock time `ts + realtime_ns -
+/// monotonic_ns` ([`ClockPair::wall_offset_ns`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct ClockPair {
+    /// CLOCK_MONOTONIC, ns.
+    pub monotonic_ns: u64,
+    /// CLOCK_REALTIME (ns since 1970-01-01 UTC).
+    pub realtime_ns: u64,
+}
+
+impl ClockPair {
+    /// The option's text: `monotonic NS` and `realtime NS` lines.
+    pub fn to_text(&self) -> String {
+        format!(
+            "monotonic {}\nrealtime {}\n",
+            self.monotonic_ns, self.realtime_ns
+        )
+    }
+
+    /// The pair from the option's text; `None` when either line is missing or not a
+    /// number (an option that does not parse is ignored, as trace-cmd ignores them).
+    pub fn parse(text: &str) -> Option<ClockPair> {
+        let (mut mono, mut real) = (None, None);
+        for line in text.lines() {
+            let mut f = line.split_whitespace();
+            match (f.next(), f.next().and_then(|v| v.parse::<u64>().ok())) {
+                (Some("monotonic"), Some(v)) => mono = Some(v),
+                (Some("realtime"), Some(v)) => real = Some(v),
+                _ => {}
+            }
+        }
+        Some(ClockPair {
+            monotonic_ns: mono?,
+            realtime_ns: real?,
+        })
+    }
+
+    /// What to add to a CLOCK_MONOTONIC timestamp to make it wall-clock time, ns.
+    pub fn wall_offset_ns(&self) -> i64 {
+        (i128::from(self.realtime_ns) - i128::from(self.monotonic_ns))
+            .clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
+    }
 }
 
 /// Where one CPU's data of a buffer is in the file.

@@ -48,6 +48,10 @@ pub struct DatMeta {
     /// `saved_tgids` (`PID TGID` per line), written as jitterlab's own option; empty:
     /// none written.
     pub tgids: Vec<u8>,
+    /// The clocks read when the recording started, written as jitterlab's own option.
+    pub clocks: Option<super::ClockPair>,
+    /// The recording machine's host name, written in the same option as `clocks`.
+    pub hostname: Option<String>,
     /// The `trace_clock` file (`[local] global ...`), when known.
     pub trace_clock: Option<String>,
     /// `uname -a`-like text.
@@ -95,6 +99,8 @@ impl DatMeta {
                 .map(|(pid, tgid)| format!("{pid} {tgid}\n"))
                 .collect::<String>()
                 .into_bytes(),
+            clocks: info.clocks,
+            hostname: info.hostname.clone(),
             trace_clock: info.clock.as_ref().map(|c| format!("[{c}]")),
             uname: info.uname.clone(),
             version: info.tracer_version.clone(),
@@ -420,6 +426,13 @@ impl DatMeta {
             let mut t = self.tgids.clone();
             t.push(0);
             opts.push((opt::JITTERLAB_TGIDS, t));
+        }
+        if self.clocks.is_some() || self.hostname.is_some() {
+            let mut t = self.clocks.map(|c| c.to_text()).unwrap_or_default();
+            if let Some(h) = &self.hostname {
+                t.push_str(&format!("hostname {}\n", h.replace(['\n', '\0'], " ")));
+            }
+            opts.push((opt::JITTERLAB_CLOCKS, text(&t)));
         }
         opts
     }

@@ -213,3 +213,51 @@ fn adopted_page_files_write_the_same_file_as_written_pages() {
         "compressed output copies"
     );
 }
+
+/// Issue 17: the host name and the CLOCK_MONOTONIC / CLOCK_REALTIME pair of jitterlab's
+/// own option are written and read back, and trace-cmd still reports the file.
+#[test]
+fn the_clocks_option_round_trips() {
+    use jitterlab_trace::dat::ClockPair;
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("in.dat");
+    std::fs::write(&src, fixture("instances.v7.dat")).unwrap();
+    let dat = DatFile::open(&src).unwrap();
+    assert_eq!(dat.info().clocks, None);
+    let clocks = ClockPair {
+        monotonic_ns: 976_123_456_789,
+        realtime_ns: 1_790_000_000_123_456_789,
+    };
+    let meta = DatMeta {
+        clocks: Some(clocks),
+        hostname: Some("rack3-board7".into()),
+        ..DatMeta::from_dat(&dat)
+    };
+    let mut w = DatWriter::new(meta, Spool::Memory).unwrap();
+    for (i, cpu) in dat.buffers()[0].cpus.iter().enumerate() {
+        let mut pages = Vec::new();
+        dat.cpu_pages(0, i, |p| {
+            pages.push(p.to_vec());
+            Ok(())
+        })
+        .unwrap();
+        for p in pages {
+            w.write_pages(0, cpu.cpu, &p).unwrap();
+        }
+    }
+    let dst = dir.path().join("out.dat");
+    let mut out = std::fs::File::create(&dst).unwrap();
+    w.finish(&mut out).unwrap();
+    drop(out);
+    let copy = DatFile::open(&dst).unwrap();
+    assert_eq!(copy.info().clocks, Some(clocks));
+    assert_eq!(copy.info().hostname.as_deref(), Some("rack3-board7"));
+    assert_eq!(clocks.wall_offset_ns(), 1_790_000_000_123_456_789 - 976_123_456_789);
+    assert_eq!(ClockPair::parse(&clocks.to_text()), Some(clocks));
+    assert_eq!(ClockPair::parse("monotonic 5\n"), None);
+    assert_eq!(ClockPair::parse("monotonic x\nrealtime 5\n"), None);
+    match trace_cmd_report(&dst) {
+        Some(r) => assert!(r.lines().count() > 100),
+        None => skip("trace-cmd is not installed"),
+    }
+}

@@ -8,6 +8,7 @@ use std::io::{self, Write};
 
 use jitterlab_experiment::explain::{Explanation, Machine};
 use jitterlab_experiment::recipe::Level;
+use jitterlab_experiment::recipe::Order;
 use jitterlab_experiment::report::{MetricStats, Warning};
 use jitterlab_experiment::stats::{Direction, Estimate};
 use jitterlab_experiment::ExperimentReport;
@@ -152,10 +153,20 @@ fn header(r: &ExperimentReport, out: &mut dyn Write, style: &Style) -> io::Resul
         .iter()
         .map(|x| format!("{}{}", if x.warmup { "w" } else { "" }, x.cell))
         .collect();
+    let name = match r.order {
+        Some(Order::Interleaved) => "interleaved ",
+        Some(Order::Sequential) => "sequential ",
+        Some(Order::Abba) => "abba ",
+        None => "",
+    };
     writeln!(
         out,
         "{}",
-        fitted("order (cell of each run, w: warm-up):", &order, WIDTH)
+        fitted(
+            &format!("{name}order (cell of each run, w: warm-up):"),
+            &order,
+            WIDTH
+        )
     )?;
     writeln!(out, "{}", machine_line(r.machine.as_ref()))?;
     let c = &r.config;
