@@ -47,6 +47,7 @@ pub mod clock;
 pub mod config;
 mod dma;
 pub mod load;
+pub mod noise;
 pub mod plot;
 pub mod probe;
 pub mod report;
@@ -55,6 +56,7 @@ pub mod spikes;
 pub mod stats;
 
 pub use config::{parse_duration_ns, Config, Stop};
+pub use noise::{run_noise, NoiseConfig, NoiseResult};
 pub use probe::{run, BreakHit, Live, Run};
 pub use report::{CyclictestHistogram, LatencyReport};
 pub use request::{measure, Measured, Request};

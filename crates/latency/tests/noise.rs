@@ -1,0 +1,106 @@
+//! The noise probe on this machine (root, two CPUs): an idle CPU is nearly all
+//! available, and a bounded SCHED_FIFO hog of known length shows up as one gap of that
+//! length at the moment it ran.
+
+use std::time::{Duration, Instant};
+
+use jitterlab_cpuset::CpuSet;
+use jitterlab_host::sched;
+use jitterlab_host::tasks::Policy;
+use jitterlab_host::testing::{host_lock, skip};
+use jitterlab_host::{running_as_root, Root};
+use jitterlab_latency::{run_noise, NoiseConfig};
+
+fn last_cpu() -> Option<u32> {
+    let online =
+        CpuSet::parse_list(&std::fs::read_to_string("/sys/devices/system/cpu/online").ok()?)
+            .ok()?;
+    online.last().filter(|_| online.len() >= 2)
+}
+
+fn config(cpu: u32, ms: u64) -> NoiseConfig {
+    NoiseConfig {
+        cpu,
+        duration_ns: ms * 1_000_000,
+        threshold_ns: 1_000,
+        policy: Policy::Fifo,
+        priority: 1,
+    }
+}
+
+#[test]
+fn an_idle_cpu_is_nearly_all_available() {
+    let _lock = host_lock().unwrap();
+    if !running_as_root() {
+        return skip("SCHED_FIFO needs root");
+    }
+    let Some(cpu) = last_cpu() else {
+        return skip("needs two online CPUs");
+    };
+    let r = run_noise(&Root::live(), &config(cpu, 1000)).unwrap();
+    eprintln!(
+        "CPU {cpu}: window {} ns, noise {} ns in {} gaps, available {} ppm, longest {:?}, readings {}, interrupts {:?}",
+        r.gaps.window_ns, r.gaps.noise_ns, r.gaps.count, r.available_ppm, r.gaps.longest.first(), r.gaps.readings, r.interrupts
+    );
+    // The window is what was asked, to within a reading; the accounting adds up.
+    assert!(r.gaps.window_ns >= 1_000_000_000 && r.gaps.window_ns < 1_000_000_000 + 100_000_000);
+    assert_eq!(
+        r.available_ppm,
+        (r.gaps.window_ns - r.gaps.noise_ns) as u128 as u64 * 1_000_000 / r.gaps.window_ns
+    );
+    assert!(r.gaps.longest.windows(2).all(|w| w[0].ns >= w[1].ns));
+    // Every gap is an interruption: each is at least one interrupt the counters saw
+    // (the tick, an IPI, a device), or the hypervisor taking the vCPU (which the guest's
+    // counters do not see); the loop itself reads the clock millions of times.
+    assert!(r.gaps.readings > 1_000_000, "{}", r.gaps.readings);
+    assert!(r.available_ppm > 900_000, "{} ppm", r.available_ppm);
+}
+
+#[test]
+fn a_fifo_hog_of_known_length_is_one_gap_of_that_length() {
+    let _lock = host_lock().unwrap();
+    if !running_as_root() {
+        return skip("SCHED_FIFO needs root");
+    }
+    let Some(cpu) = last_cpu() else {
+        return skip("needs two online CPUs");
+    };
+    let hog_ms = 30;
+    // Above the probe's priority, on its CPU, 300 ms into the window, for 30 ms.
+    let hog = std::thread::spawn(move || {
+        // Real-time before it sleeps: as SCHED_OTHER it would never wake up under the probe.
+        sched::set_affinity(0, &CpuSet::from_iter([cpu])).unwrap();
+        sched::set_scheduler(0, Policy::Fifo, 50).unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        let end = Instant::now() + Duration::from_millis(hog_ms);
+        let t0 = Instant::now();
+        let on = unsafe { libc::sched_getcpu() };
+        while Instant::now() < end {
+            std::hint::spin_loop();
+        }
+        eprintln!("hog on CPU {on} for {:?}", t0.elapsed());
+        sched::set_scheduler(0, Policy::Other, 0).unwrap();
+    });
+    let r = run_noise(&Root::live(), &config(cpu, 800)).unwrap();
+    hog.join().unwrap();
+    let g = r.gaps.longest[0];
+    eprintln!(
+        "longest gap {} ns at {} ns; next {:?}",
+        g.ns,
+        g.at_ns,
+        r.gaps.longest.get(1)
+    );
+    let want = hog_ms * 1_000_000;
+    // The gap is the hog (to within a few host stalls), where the hog was.
+    assert!(
+        g.ns >= want && g.ns < want * 13 / 10,
+        "{} ns for a {want} ns hog",
+        g.ns
+    );
+    assert!(
+        g.at_ns > 200_000_000 && g.at_ns < 500_000_000,
+        "at {} ns",
+        g.at_ns
+    );
+    assert!(r.gaps.noise_ns >= g.ns);
+}
