@@ -84,6 +84,12 @@ pub enum Command {
     View(cmd::view::ViewArgs),
     /// Run A/B experiments under affinity, partitioning and load; say which differences are real.
     Experiment(cmd::experiment::ExperimentArgs),
+    /// Export traces and latency/experiment results as Parquet tables for DuckDB and Spark.
+    Export(cmd::export::ExportArgs),
+    /// Print a shell's completion script (bash, zsh, fish, elvish, powershell).
+    Completions(cmd::completions::CompletionsArgs),
+    /// Print or write the man pages, one per command (jitterlab-latency.1, ...).
+    Man(cmd::man::ManArgs),
     /// Print this help, or a command's (`jitterlab help show irqs`).
     Help(HelpArgs),
 }

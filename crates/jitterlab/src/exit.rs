@@ -175,6 +175,7 @@ macro_rules! failed_from {
 }
 
 failed_from!(jitterlab_render::ExportError, io::Error, anyhow::Error);
+failed_from!(jitterlab_parquet::Error, serde_json::Error);
 
 /// The result of a command.
 pub type Result<T = Exit> = std::result::Result<T, Error>;

@@ -4,8 +4,10 @@
 
 pub mod advise;
 pub mod analyze;
+pub mod completions;
 pub mod convert;
 pub mod experiment;
+pub mod export;
 pub mod irq;
 pub mod isolate;
 pub mod latency;
@@ -49,6 +51,9 @@ pub fn run(cli: Cli) -> Result {
         Command::Convert(args) => convert::run(args, color),
         Command::View(args) => view::run(args, color),
         Command::Experiment(args) => experiment::run(&root, args, color),
+        Command::Export(args) => export::run(args, color),
+        Command::Completions(args) => completions::run(args),
+        Command::Man(args) => man::run(args),
         Command::Help(args) => help(&args.command),
     }
 }

@@ -1,0 +1,109 @@
+//! `jitterlab export --parquet DIR INPUT...`: traces and results as Parquet tables,
+//! hive-style, for DuckDB and Spark across many machines (issue 17).
+
+use std::path::PathBuf;
+
+use clap::Args;
+use jitterlab_parquet::{
+    export_result, export_trace, is_json_result, origin_of_result, origin_of_trace, read_result,
+    ExportSummary, OriginOptions,
+};
+use jitterlab_trace::Trace;
+
+use crate::cli::Color;
+use crate::exit::{Error, Exit, Result};
+use crate::progress::{self, file_name};
+
+/// `jitterlab export`.
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Each input is a trace (.dat, or text jitterlab reads) or a saved `latency --json` or `experiment --json` result. Every table is written to DIR/TABLE/host=HOST/run=RUN/part.parquet, so the exports of many machines under one DIR are one dataset; the tables and columns are in docs/parquet.md.\n\nExamples:\n  jitterlab export --parquet fleet/ trace.dat\n  jitterlab export --parquet fleet/ --host board7 latency.json\n  duckdb -c \"SELECT host, count(*) FROM 'fleet/sched_slice/**/*.parquet' GROUP BY host\""
+)]
+pub struct ExportArgs {
+    /// The directory to write the tables under (created if missing; a re-export of the same
+    /// host and run replaces its files).
+    #[arg(long, value_name = "DIR")]
+    pub parquet: PathBuf,
+    /// Traces and result files.
+    #[arg(value_name = "INPUT", required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// The host the inputs came from (default: what the file records: the host name of a
+    /// `jitterlab record` trace or of an experiment, trace-cmd's uname).
+    #[arg(long, value_name = "NAME")]
+    pub host: Option<String>,
+    /// The run id (default: the input's file name without extensions); one input only.
+    #[arg(long, value_name = "ID")]
+    pub run: Option<String>,
+    /// The kernel release (default: what the file records).
+    #[arg(long, value_name = "RELEASE")]
+    pub kernel: Option<String>,
+    /// Skip undecodable records and lines of traces, counting them, instead of stopping.
+    #[arg(long)]
+    pub lenient: bool,
+    /// Print what was written as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: ExportArgs, _color: Color) -> Result {
+    if args.run.is_some() && args.inputs.len() > 1 {
+        return Err(Error::usage(
+            "--run names one input's run; give it with one INPUT at a time",
+        ));
+    }
+    let opts = OriginOptions {
+        host: args.host.clone(),
+        run: args.run.clone(),
+        kernel: args.kernel.clone(),
+    };
+    // Every input's origin first, so that a missing host name fails before any export.
+    for input in &args.inputs {
+        if is_json_result(input)? {
+            origin_of_result(&read_result(input)?, input, &opts)?;
+        } else {
+            origin_of_trace(&Trace::open(input, args.lenient)?, input, &opts)?;
+        }
+    }
+    let mut done: Vec<ExportSummary> = Vec::new();
+    for input in &args.inputs {
+        let summary = if is_json_result(input)? {
+            let json = read_result(input)?;
+            let origin = origin_of_result(&json, input, &opts)?;
+            export_result(input, &json, &origin, &args.parquet)?
+        } else {
+            let mut trace = Trace::open(input, args.lenient)?;
+            let origin = origin_of_trace(&trace, input, &opts)?;
+            let bar =
+                progress::reading(&mut trace, format!("exporting {}", file_name(input)), false);
+            let s = export_trace(
+                &trace,
+                &input.display().to_string(),
+                &origin,
+                &args.parquet,
+                &|_, _| {},
+            )?;
+            bar.finish();
+            s
+        };
+        done.push(summary);
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&done)?);
+    } else {
+        for s in &done {
+            let rows: u64 = s.files.iter().map(|f| f.rows).sum();
+            let bytes: u64 = s.files.iter().map(|f| f.bytes).sum();
+            println!(
+                "{}: host={} run={} kernel={}: {} tables, {} rows, {} bytes",
+                s.input,
+                s.host,
+                s.trace_id,
+                s.kernel.as_deref().unwrap_or("-"),
+                s.files.len(),
+                rows,
+                bytes
+            );
+        }
+    }
+    Ok(Exit::Ok)
+}

@@ -1,0 +1,63 @@
+//! The export's errors: each names the file and what was expected.
+
+use std::path::{Path, PathBuf};
+
+/// An export that failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A file or directory could not be read, created or renamed.
+    #[error("{path}: {what}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What was being done.
+        what: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The Parquet writer failed.
+    #[error("{path}: writing {what}: {source}")]
+    Parquet {
+        /// The file being written.
+        path: PathBuf,
+        /// What was being written.
+        what: String,
+        /// The cause.
+        source: parquet::errors::ParquetError,
+    },
+    /// The trace could not be read.
+    #[error(transparent)]
+    Trace(#[from] jitterlab_trace::Error),
+    /// An input is not what was expected (a result file of another kind, a missing field).
+    #[error("{path}: {what}")]
+    Input {
+        /// The input.
+        path: PathBuf,
+        /// What was expected and found.
+        what: String,
+    },
+}
+
+impl Error {
+    pub(crate) fn io(path: &Path, what: &str, source: std::io::Error) -> Error {
+        Error::Io {
+            path: path.to_path_buf(),
+            what: what.to_string(),
+            source,
+        }
+    }
+    pub(crate) fn parquet(path: &Path, what: &str, source: parquet::errors::ParquetError) -> Error {
+        Error::Parquet {
+            path: path.to_path_buf(),
+            what: what.to_string(),
+            source,
+        }
+    }
+    pub(crate) fn input(path: &Path, what: impl Into<String>) -> Error {
+        Error::Input {
+            path: path.to_path_buf(),
+            what: what.into(),
+        }
+    }
+}

@@ -1,0 +1,66 @@
+//! `wakeup`: a wake-up and its latency, sched_waking to switch-in.
+
+use jitterlab_analyze::{Wake, Waker};
+
+use crate::table::{opt, req, Table, TableDef, Ty};
+use crate::Error;
+
+/// The table.
+pub const DEF: TableDef = TableDef {
+    name: "wakeup",
+    doc: "a wake-up: the first sched_waking (or sched_wakeup[_new]) of a task not on a CPU, to its next switch-in (what `analyze` calls a wake-up; Perfetto has no table of its own for it)",
+    cols: &[
+        req("ts", Ty::I64, "the switch-in that ended it, ns on the trace clock"),
+        req("waking_ts", Ty::I64, "the sched_waking, ns"),
+        opt("wakeup_ts", Ty::I64, "the sched_wakeup (on a run queue), ns, when seen"),
+        req("latency", Ty::I64, "`ts - waking_ts`, ns"),
+        req("cpu", Ty::I32, "the CPU it was switched in on"),
+        req("utid", Ty::I64, "the woken task incarnation (joins `thread.utid`)"),
+        req("tid", Ty::I32, "its thread id"),
+        opt("tgid", Ty::I32, "its process id, when known"),
+        req("comm", Ty::Str, "its name"),
+        req("prio", Ty::I32, "its priority at the waking"),
+        req("waker_kind", Ty::Str, "who woke it: `task`, `hardirq` or `softirq`"),
+        opt("waker_tid", Ty::I32, "the waking task's tid (0: idle), for `task`"),
+        opt("waker_irq", Ty::I32, "the IRQ whose handler did it (`hardirq`), or raised the softirq that did (`softirq`); null for the local timer and IPIs"),
+        opt("waker_softirq", Ty::I32, "the softirq vector that did it, for `softirq`"),
+        req("waker_cpu", Ty::I32, "the CPU the waker ran on"),
+        req("by_hrtimer", Ty::Bool, "an hrtimer callback was running on the waker's CPU"),
+        req("inferred", Ty::Bool, "the switch-in was inferred from common_pid: `latency` is an upper bound"),
+        opt("inferred_after", Ty::I64, "for an inferred switch-in, that CPU's last event before it, ns"),
+        opt("irq_exit_ts", Ty::I64, "for a wake-up by an IRQ (in its handler or in a softirq it raised): the handler's exit, ns"),
+        opt("softirq_exit_ts", Ty::I64, "for a wake-up in a softirq: the exit of that softirq run, ns"),
+        req("new_task", Ty::Bool, "a new task's first wake-up (sched_wakeup_new)"),
+    ],
+};
+
+pub(crate) fn push(t: &mut Table, w: &Wake, tgid: Option<i32>) -> Result<(), Error> {
+    let (kind, wtid, wirq, wvec) = match w.waker {
+        Waker::Task { tid } => ("task", Some(tid), None, None),
+        Waker::Hardirq { irq } => ("hardirq", None, irq, None),
+        Waker::Softirq { vec, raised_by } => ("softirq", None, raised_by, vec),
+    };
+    t.row()
+        .u64(w.switch_in_ts)
+        .u64(w.waking_ts)
+        .opt_u64(w.wakeup_ts)
+        .u64(w.latency())
+        .u32(w.cpu)
+        .i64(i64::from(w.task))
+        .i32(w.tid)
+        .opt_i32(tgid)
+        .str(w.comm.as_str())
+        .i32(w.prio)
+        .str(kind)
+        .opt_i32(wtid)
+        .opt_u32(wirq)
+        .opt_u32(wvec)
+        .u32(w.waker_cpu)
+        .bool(w.by_hrtimer)
+        .bool(w.inferred)
+        .opt_u64(w.inferred_after)
+        .opt_u64(w.irq_exit_ts)
+        .opt_u64(w.softirq_exit_ts)
+        .bool(w.new_task)
+        .end()
+}

@@ -1,0 +1,349 @@
+//! The export of a trace: one pass of the state machine, its derived intervals written
+//! as rows as they end.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use jitterlab_analyze::{
+    Anomaly, Blind, IrqSpan, Machine, MachineOptions, Marker, Migration, RunSlice, Sink,
+    SoftirqSpan, Wake,
+};
+use jitterlab_trace::dat::ClockPair;
+use jitterlab_trace::{Event, EventSource, ReadStats, Trace, TraceMeta};
+use serde::Serialize;
+
+use crate::table::{Table, TableDef};
+use crate::tables::{
+    anomaly, chain, cpu, irq, lost, marker, migration, sched_slice, softirq, thread, trace_info,
+    wakeup,
+};
+use crate::{Error, Origin, Progress};
+
+/// The tables a trace is exported to, in the order they are documented.
+pub const TRACE_TABLES: [&TableDef; 12] = [
+    &trace_info::DEF,
+    &thread::DEF,
+    &cpu::DEF,
+    &sched_slice::DEF,
+    &wakeup::DEF,
+    &chain::DEF,
+    &irq::DEF,
+    &softirq::DEF,
+    &migration::DEF,
+    &lost::DEF,
+    &anomaly::DEF,
+    &marker::DEF,
+];
+
+/// The facts of a trace that its `trace` row holds.
+#[derive(Clone, Debug, Default)]
+pub struct TraceFacts {
+    /// The file as given.
+    pub file: String,
+    /// The format, for people.
+    pub format: String,
+    /// The `uname` text the file records.
+    pub uname: Option<String>,
+    /// The trace clock.
+    pub clock: Option<String>,
+    /// CPUs of the recording.
+    pub cpus: Option<u32>,
+    /// First event, ns.
+    pub first_ts: Option<u64>,
+    /// Last event, ns.
+    pub last_ts: Option<u64>,
+    /// Events read.
+    pub events: u64,
+    /// Events lost (known counts).
+    pub lost_events: u64,
+    /// The clock pair of the recording's start.
+    pub clocks: Option<ClockPair>,
+}
+
+/// One file written.
+#[derive(Clone, Debug, Serialize)]
+pub struct FileWritten {
+    /// The table.
+    pub table: String,
+    /// The file.
+    pub path: PathBuf,
+    /// Its rows.
+    pub rows: u64,
+    /// Its size, bytes.
+    pub bytes: u64,
+}
+
+/// What an export of one input wrote.
+#[derive(Clone, Debug, Serialize)]
+pub struct ExportSummary {
+    /// The input.
+    pub input: String,
+    /// The host, run and kernel its rows carry.
+    pub host: String,
+    /// The trace or run id.
+    pub trace_id: String,
+    /// The kernel release, when known.
+    pub kernel: Option<String>,
+    /// Events read (traces; 0 for result files).
+    pub events: u64,
+    /// The files, one per table.
+    pub files: Vec<FileWritten>,
+}
+
+/// The tables of a trace being written.
+struct Tables {
+    slice: Table,
+    wakeup: Table,
+    chain: Table,
+    irq: Table,
+    softirq: Table,
+    migration: Table,
+    lost: Table,
+    anomaly: Table,
+    marker: Table,
+}
+
+/// The [`Sink`] that writes each interval as a row; the first error stops the writing and
+/// is returned at the end (the sink's methods cannot fail).
+struct RowSink {
+    t: Tables,
+    tgids: HashMap<i32, i32>,
+    irq_names: HashMap<u32, jitterlab_trace::Text>,
+    err: Option<Error>,
+}
+
+impl RowSink {
+    fn put(&mut self, f: impl FnOnce(&mut Tables, &HashMap<i32, i32>) -> Result<(), Error>) {
+        if self.err.is_none() {
+            if let Err(e) = f(&mut self.t, &self.tgids) {
+                self.err = Some(e);
+            }
+        }
+    }
+}
+
+impl Sink for RowSink {
+    fn slice(&mut self, s: &RunSlice) {
+        self.put(|t, g| sched_slice::push(&mut t.slice, s, g.get(&s.tid).copied()));
+    }
+    fn wake(&mut self, w: &Wake) {
+        let name = w.irq().and_then(|n| self.irq_names.get(&n).cloned());
+        self.put(|t, g| {
+            wakeup::push(&mut t.wakeup, w, g.get(&w.tid).copied())?;
+            chain::push(&mut t.chain, w, name.as_deref())
+        });
+    }
+    fn irq(&mut self, s: &IrqSpan) {
+        self.irq_names
+            .entry(s.irq)
+            .or_insert_with(|| s.name.clone());
+        self.put(|t, _| irq::push(&mut t.irq, s));
+    }
+    fn softirq(&mut self, s: &SoftirqSpan) {
+        self.put(|t, _| softirq::push(&mut t.softirq, s));
+    }
+    fn migration(&mut self, m: &Migration) {
+        self.put(|t, _| migration::push(&mut t.migration, m));
+    }
+    fn anomaly(&mut self, a: &Anomaly) {
+        self.put(|t, _| anomaly::push(&mut t.anomaly, a));
+    }
+    fn marker(&mut self, m: &Marker) {
+        self.put(|t, _| marker::push(&mut t.marker, m));
+    }
+    fn blind(&mut self, b: &Blind) {
+        self.put(|t, _| lost::push(&mut t.lost, b));
+    }
+}
+
+/// Counts events and reports progress every [`PROGRESS_EVERY`] of them.
+struct Counting<'a> {
+    inner: &'a mut dyn EventSource,
+    n: u64,
+    progress: Progress<'a>,
+}
+
+/// Events between two calls of the progress callback.
+const PROGRESS_EVERY: u64 = 1 << 16;
+
+impl EventSource for Counting<'_> {
+    fn next_event(&mut self) -> jitterlab_trace::Result<Option<Event>> {
+        let ev = self.inner.next_event()?;
+        if ev.is_some() {
+            self.n += 1;
+            if self.n % PROGRESS_EVERY == 0 {
+                (self.progress)(self.n, 0);
+            }
+        }
+        Ok(ev)
+    }
+    fn meta(&self) -> &TraceMeta {
+        self.inner.meta()
+    }
+    fn stats(&self) -> &ReadStats {
+        self.inner.stats()
+    }
+}
+
+/// The host name, kernel release and clocks a trace file records, for an [`Origin`]:
+/// jitterlab's clocks option (host name, clock pair) and the `uname` text (trace-cmd
+/// writes `Linux NODENAME RELEASE MACHINE`, `jitterlab record` `Linux RELEASE VERSION
+/// MACHINE`).
+pub fn trace_origin(trace: &Trace) -> (Option<String>, Option<String>, Option<ClockPair>) {
+    let Trace::Dat(d) = trace else {
+        return (None, None, None);
+    };
+    let info = d.info();
+    let words: Vec<&str> = info
+        .uname
+        .as_deref()
+        .unwrap_or("")
+        .split_whitespace()
+        .collect();
+    let is_release = |w: &str| w.starts_with(|c: char| c.is_ascii_digit()) && w.contains('.');
+    let kernel = words
+        .iter()
+        .copied()
+        .find(|w| is_release(w))
+        .map(String::from);
+    let node = match words.as_slice() {
+        [_, node, release, ..] if is_release(release) && !is_release(node) => {
+            Some(node.to_string())
+        }
+        _ => None,
+    };
+    (info.hostname.clone().or(node), kernel, info.clocks)
+}
+
+/// Exports the derived tables of `trace` (opened from `file`) under `dir`, hive-style
+/// (`DIR/TABLE/host=HOST/run=TRACE_ID/part.parquet`), in one pass of the state machine:
+/// each interval is a row when it ends, and every [`crate::ROW_GROUP_ROWS`] rows of a
+/// table are written as a row group, so memory grows with tasks and IRQs as `analyze`'s
+/// does, never with events. `progress` is called with (events read, 0) every 65,536
+/// events (the total is not known ahead). A table's file gets its name only once
+/// complete; on an error, the files of this trace are left unfinished and removed.
+pub fn export_trace(
+    trace: &Trace,
+    file: &str,
+    origin: &Origin,
+    dir: &Path,
+    progress: Progress<'_>,
+) -> Result<ExportSummary, Error> {
+    let tgids = trace.tgids();
+    let mk = |def: &'static TableDef| Table::create(dir, def, origin);
+    let mut sink = RowSink {
+        t: Tables {
+            slice: mk(&sched_slice::DEF)?,
+            wakeup: mk(&wakeup::DEF)?,
+            chain: mk(&chain::DEF)?,
+            irq: mk(&irq::DEF)?,
+            softirq: mk(&softirq::DEF)?,
+            migration: mk(&migration::DEF)?,
+            lost: mk(&lost::DEF)?,
+            anomaly: mk(&anomaly::DEF)?,
+            marker: mk(&marker::DEF)?,
+        },
+        tgids: tgids.clone(),
+        irq_names: HashMap::new(),
+        err: None,
+    };
+    let mut machine = Machine::new(MachineOptions {
+        tgids,
+        ..MachineOptions::default()
+    });
+    let mut pass = |source: &mut dyn EventSource| -> jitterlab_trace::Result<(u64, ReadStats)> {
+        let mut counting = Counting {
+            inner: source,
+            n: 0,
+            progress,
+        };
+        machine.replay(&mut counting, &mut sink)?;
+        Ok((counting.n, counting.stats().clone()))
+    };
+    let (events, stats) = match trace {
+        Trace::Dat(d) => jitterlab_trace::read_ahead(d.events(d.chosen_buffer())?, pass)?,
+        _ => pass(&mut *trace.events()?)?,
+    };
+    progress(events, events);
+    if let Some(e) = sink.err {
+        return Err(e);
+    }
+    let mut threads = mk(&thread::DEF)?;
+    for (utid, info) in machine.tasks().iter().enumerate() {
+        thread::push(&mut threads, utid, info)?;
+    }
+    let mut cpus = mk(&cpu::DEF)?;
+    for c in machine.cpus() {
+        let lost = match stats.lost.get(c.cpu as usize) {
+            Some(Some(n)) => Some(*n),
+            Some(None) => None,
+            None => Some(0),
+        };
+        cpu::push(&mut cpus, &c, lost)?;
+    }
+    let (_, _, clocks) = trace_origin(trace);
+    let span = machine.counts().span;
+    let facts = TraceFacts {
+        file: file.to_string(),
+        format: trace.format(),
+        uname: match trace {
+            Trace::Dat(d) => d.info().uname.clone(),
+            _ => None,
+        },
+        clock: match trace {
+            Trace::Dat(d) => d.info().clock.clone(),
+            _ => None,
+        },
+        cpus: match trace {
+            Trace::Dat(d) => Some(d.info().cpus),
+            _ => None,
+        },
+        first_ts: span.map(|s| s.0),
+        last_ts: span.map(|s| s.1),
+        events,
+        lost_events: stats.lost.iter().flatten().sum(),
+        clocks,
+    };
+    let mut info = mk(&trace_info::DEF)?;
+    trace_info::push(&mut info, &facts)?;
+    let t = sink.t;
+    let mut files = Vec::new();
+    for (def, table) in [
+        (&trace_info::DEF, info),
+        (&thread::DEF, threads),
+        (&cpu::DEF, cpus),
+        (&sched_slice::DEF, t.slice),
+        (&wakeup::DEF, t.wakeup),
+        (&chain::DEF, t.chain),
+        (&irq::DEF, t.irq),
+        (&softirq::DEF, t.softirq),
+        (&migration::DEF, t.migration),
+        (&lost::DEF, t.lost),
+        (&anomaly::DEF, t.anomaly),
+        (&marker::DEF, t.marker),
+    ] {
+        files.push(finish(def, table)?);
+    }
+    Ok(ExportSummary {
+        input: file.to_string(),
+        host: origin.host.clone(),
+        trace_id: origin.trace_id.clone(),
+        kernel: origin.kernel.clone(),
+        events,
+        files,
+    })
+}
+
+/// Finishes a table's file.
+pub(crate) fn finish(def: &TableDef, table: Table) -> Result<FileWritten, Error> {
+    let (path, rows) = table.finish()?;
+    let bytes = std::fs::metadata(&path)
+        .map_err(|e| Error::io(&path, "cannot read the size of", e))?
+        .len();
+    Ok(FileWritten {
+        table: def.name.to_string(),
+        path,
+        rows,
+        bytes,
+    })
+}

@@ -1,0 +1,222 @@
+//! DuckDB reads the export of the committed traces and, in SQL, reproduces `analyze
+//! --json`'s per-task run time, wake-up count and max latency, IRQ counts and chain
+//! counts; summing the histogram buckets of two latency runs in SQL gives the percentiles
+//! of the merged HDR histogram; three "hosts" are one dataset. The SQL is in
+//! `duckdb_check.py`, run with python3 and the `duckdb` package (`pip install duckdb`;
+//! without them the test skips, and fails under JITTERLAB_REQUIRE_LIVE=1).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use jitterlab_analyze::{analyze_trace, Options};
+use jitterlab_host::testing::skip;
+use jitterlab_parquet::{export_result, export_trace, Origin};
+use jitterlab_trace::Trace;
+use serde_json::{json, Value};
+
+fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../trace/tests/data")
+        .join(name)
+}
+
+/// The committed trace `name` as a plain file in `dir` (a `.zst` decompressed).
+fn trace_file(dir: &Path, name: &str) -> PathBuf {
+    let bytes = std::fs::read(data(name)).unwrap();
+    let out = dir.join(name.trim_end_matches(".zst"));
+    if name.ends_with(".zst") {
+        std::fs::write(&out, zstd::decode_all(&bytes[..]).unwrap()).unwrap();
+    } else {
+        std::fs::write(&out, bytes).unwrap();
+    }
+    out
+}
+
+fn origin(host: &str, run: &str) -> Origin {
+    Origin {
+        host: host.into(),
+        trace_id: run.into(),
+        kernel: Some("6.18.44".into()),
+        start_wall_ns: Some(1_790_000_000_000_000_000),
+    }
+}
+
+/// What `analyze --json` says, in the shape the script compares.
+fn expected(report: &Value) -> Value {
+    let tasks: Vec<Value> = report["tasks"]["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            json!({
+                "tid": t["tid"], "first_ns": t["first_ns"], "run_ns": t["run_ns"],
+                "wakeups": t["wakeups"]["count"].as_u64().unwrap_or(0),
+                "max_latency": t["wakeups"]["max_ns"],
+            })
+        })
+        .collect();
+    let irqs = &report["irqs"];
+    json!({
+        "tasks": tasks,
+        "irqs": irqs["irqs"].as_array().unwrap().iter()
+            .map(|r| json!({"irq": r["irq"], "count": r["count"]})).collect::<Vec<_>>(),
+        "softirqs": irqs["softirqs"].as_array().unwrap().iter()
+            .map(|r| json!({"vec": r["vec"], "count": r["count"]})).collect::<Vec<_>>(),
+        "chains": irqs["chains"].as_array().unwrap().iter()
+            .map(|r| json!({"irq": r["irq"], "tid": r["tid"], "count": r["count"],
+                            "exit_unknown": r["exit_unknown"]}))
+            .collect::<Vec<_>>(),
+        "softirq_chains": irqs["softirq_chains"].as_array().unwrap().iter()
+            .map(|r| json!({"vec": r["vec"], "tid": r["tid"], "count": r["count"]}))
+            .collect::<Vec<_>>(),
+    })
+}
+
+/// A second latency run from the first: the same buckets with more samples in some
+/// (a valid HDR histogram), its percentiles computed as the latency crate does.
+fn second_run(a: &Value) -> Value {
+    let mut b = a.clone();
+    for cpu in b["data"]["cpus"].as_array_mut().unwrap() {
+        let mut n = 0;
+        for (i, bucket) in cpu["buckets"]
+            .as_array_mut()
+            .unwrap()
+            .iter_mut()
+            .enumerate()
+        {
+            let c = bucket["count"].as_u64().unwrap() * (1 + i as u64 % 3);
+            bucket["count"] = json!(c);
+            n += c;
+        }
+        cpu["samples"] = json!(n);
+    }
+    b
+}
+
+fn hist(cpus: &[&Value], cpu: u64) -> (hdrhistogram::Histogram<u64>, u64, u64) {
+    let mut h = hdrhistogram::Histogram::<u64>::new(3).unwrap();
+    let (mut lo, mut hi) = (u64::MAX, 0);
+    for run in cpus {
+        for c in run["data"]["cpus"].as_array().unwrap() {
+            if c["cpu"] != cpu {
+                continue;
+            }
+            lo = lo.min(c["min_ns"].as_u64().unwrap());
+            hi = hi.max(c["max_ns"].as_u64().unwrap());
+            let mut one = hdrhistogram::Histogram::<u64>::new(3).unwrap();
+            for b in c["buckets"].as_array().unwrap() {
+                one.record_n(b["le_ns"].as_u64().unwrap(), b["count"].as_u64().unwrap())
+                    .unwrap();
+            }
+            // What CpuStats::merge does.
+            h.add(&one).unwrap();
+        }
+    }
+    (h, lo, hi)
+}
+
+const QUANTILES: [f64; 5] = [0.5, 0.9, 0.99, 0.999, 0.9999];
+
+fn percentiles(runs: &[&Value], cpu: u64) -> Vec<u64> {
+    let (h, lo, hi) = hist(runs, cpu);
+    QUANTILES
+        .iter()
+        .map(|&q| h.value_at_quantile(q).clamp(lo, hi))
+        .collect()
+}
+
+#[test]
+fn duckdb_reproduces_analyze_and_merges_histograms() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("fleet");
+    let mut traces = Vec::new();
+    for (name, hosts) in [
+        ("disk-irq-stress.v7.dat", &["h1", "h2", "h3"][..]),
+        ("veth-iperf3.v6.dat.zst", &["h1"][..]),
+        ("exits.v6.dat.zst", &["h2"][..]),
+        ("cyclictest-idle.v7.dat", &["h3"][..]),
+    ] {
+        let path = trace_file(tmp.path(), name);
+        let trace = Trace::open(&path, false).unwrap();
+        let run = jitterlab_parquet::default_trace_id(&path);
+        for host in hosts {
+            export_trace(
+                &trace,
+                &path.display().to_string(),
+                &origin(host, &run),
+                &out,
+                &|_, _| {},
+            )
+            .unwrap();
+        }
+        let report = analyze_trace(&trace, Options::default(), None).unwrap();
+        let report = serde_json::to_value(&report).unwrap();
+        traces.push(json!({"run": run, "hosts": hosts, "expected": expected(&report)}));
+    }
+    // Two latency runs, and what merging their histograms gives.
+    let web = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../web/test/fixtures");
+    let a: Value =
+        serde_json::from_slice(&std::fs::read(web.join("latency-2cpu.json")).unwrap()).unwrap();
+    let b = second_run(&a);
+    for (run, v) in [("lat-a", &a), ("lat-b", &b)] {
+        let p = tmp.path().join(format!("{run}.json"));
+        export_result(&p, v, &origin("h1", run), &out).unwrap();
+    }
+    let mut latency = Vec::new();
+    for cpu in [0u64, 1] {
+        latency.push(json!({
+            "cpu": cpu,
+            "a": percentiles(&[&a], cpu),
+            "merged": percentiles(&[&a, &b], cpu),
+        }));
+        // The single run's percentiles are the latency crate's own.
+        let c = a["data"]["cpus"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["cpu"] == cpu)
+            .unwrap();
+        let own: Vec<u64> = ["p50_ns", "p90_ns", "p99_ns", "p99_9_ns", "p99_99_ns"]
+            .iter()
+            .map(|k| c[*k].as_u64().unwrap())
+            .collect();
+        assert_eq!(percentiles(&[&a], cpu), own, "cpu {cpu}");
+    }
+    // An experiment.
+    let exp_path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../render/tests/fixtures/experiment.json");
+    let exp: Value = serde_json::from_slice(&std::fs::read(&exp_path).unwrap()).unwrap();
+    export_result(&exp_path, &exp, &origin("vm2", "synthetic"), &out).unwrap();
+    let expected = json!({
+        "traces": traces,
+        "latency": latency,
+        "quantiles": QUANTILES,
+        "verdicts": exp["data"]["stats"].as_array().unwrap().iter()
+            .map(|s| s["comparisons"].as_array().unwrap().len()).sum::<usize>(),
+    });
+    let exp_file = tmp.path().join("expected.json");
+    std::fs::write(&exp_file, serde_json::to_vec_pretty(&expected).unwrap()).unwrap();
+
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/duckdb_check.py");
+    let have = Command::new("python3")
+        .args(["-c", "import duckdb"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !have {
+        skip("python3 with the duckdb package is not installed (pip install duckdb)");
+        return;
+    }
+    let o = Command::new("python3")
+        .arg(&script)
+        .arg(&out)
+        .arg(&exp_file)
+        .output()
+        .unwrap();
+    print!("{}", String::from_utf8_lossy(&o.stdout));
+    assert!(
+        o.status.success(),
+        "duckdb_check.py failed:\n{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}

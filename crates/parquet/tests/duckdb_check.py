@@ -1,0 +1,102 @@
+"""Checks an export directory with DuckDB against what analyze --json and the latency
+crate computed (expected.json, written by duckdb.rs). Usage: duckdb_check.py DIR EXPECTED"""
+import json
+import math
+import sys
+
+import duckdb
+
+out, expected_path = sys.argv[1], sys.argv[2]
+exp = json.load(open(expected_path))
+db = duckdb.connect()
+
+
+def table(name):
+    return f"read_parquet('{out}/{name}/**/*.parquet', hive_partitioning = true)"
+
+
+def rows(sql, *params):
+    return db.execute(sql, list(params)).fetchall()
+
+
+checked = 0
+for t in exp["traces"]:
+    run, e = t["run"], t["expected"]
+    for host in t["hosts"]:
+        # Per task: run time from sched_slice, wake-ups and their worst latency from wakeup.
+        got = {
+            (tid, first): (run_ns, wakes, mx)
+            for tid, first, run_ns, wakes, mx in rows(
+                f"""
+                WITH s AS (SELECT utid, sum(dur) AS run_ns FROM {table('sched_slice')}
+                           WHERE host = ? AND trace_id = ? AND utid IS NOT NULL GROUP BY utid),
+                     w AS (SELECT utid, count(*) AS n, max(latency) AS mx FROM {table('wakeup')}
+                           WHERE host = ? AND trace_id = ? GROUP BY utid)
+                SELECT t.tid, t.start_ts, coalesce(s.run_ns, 0), coalesce(w.n, 0), w.mx
+                FROM {table('thread')} t LEFT JOIN s USING (utid) LEFT JOIN w USING (utid)
+                WHERE t.host = ? AND t.trace_id = ? AND (s.utid IS NOT NULL OR w.utid IS NOT NULL)
+                """,
+                host, run, host, run, host, run,
+            )
+        }
+        want = {(x["tid"], x["first_ns"]): (x["run_ns"], x["wakeups"], x["max_latency"]) for x in e["tasks"]}
+        for k, v in want.items():
+            assert got.get(k) == v, f"{host}/{run} task {k}: duckdb {got.get(k)} analyze {v}"
+        extra = {k: v for k, v in got.items() if k not in want and v != (0, 0, None)}
+        assert not extra, f"{host}/{run}: tasks analyze does not list: {extra}"
+        checked += len(want)
+        # IRQ and softirq counts.
+        got = dict(rows(f"SELECT irq, count(*) FROM {table('irq')} WHERE host = ? AND trace_id = ? GROUP BY irq", host, run))
+        assert got == {x["irq"]: x["count"] for x in e["irqs"]}, f"{host}/{run} irqs: {got} vs {e['irqs']}"
+        got = dict(rows(f"SELECT vec, count(*) FROM {table('softirq')} WHERE host = ? AND trace_id = ? GROUP BY vec", host, run))
+        assert got == {x["vec"]: x["count"] for x in e["softirqs"]}, f"{host}/{run} softirqs"
+        # IRQ -> task and softirq -> task chains (a tid may have several incarnations:
+        # compare the multisets of counts per (source, tid)).
+        got = sorted(rows(
+            f"""SELECT irq, tid, count(*), count(*) FILTER (WHERE latency IS NULL) FROM {table('irq_chain')}
+                WHERE host = ? AND trace_id = ? AND source = 'irq' GROUP BY irq, utid, tid""", host, run))
+        want_c = sorted((x["irq"], x["tid"], x["count"], x["exit_unknown"]) for x in e["chains"])
+        assert [tuple(g) for g in got] == want_c, f"{host}/{run} chains: {got} vs {want_c}"
+        got = sorted(rows(
+            f"""SELECT softirq, tid, count(*) FROM {table('irq_chain')}
+                WHERE host = ? AND trace_id = ? AND source = 'softirq' GROUP BY softirq, utid, tid""", host, run))
+        want_c = sorted((x["vec"], x["tid"], x["count"]) for x in e["softirq_chains"])
+        assert [tuple(g) for g in got] == want_c, f"{host}/{run} softirq chains: {got} vs {want_c}"
+        print(f"ok {host}/{run}: {len(e['tasks'])} tasks, {len(e['irqs'])} irqs, "
+              f"{len(e['chains'])} irq chains, {len(e['softirq_chains'])} softirq chains")
+
+# Three hosts as one dataset: the trace they share has the same rows on each.
+per_host = rows(f"""SELECT host, count(*), sum(dur) FROM {table('sched_slice')}
+                    WHERE trace_id = 'disk-irq-stress.v7' GROUP BY host ORDER BY host""")
+assert [h for h, _, _ in per_host] == ["h1", "h2", "h3"], per_host
+assert len({(n, d) for _, n, d in per_host}) == 1, per_host
+hosts = rows(f"SELECT DISTINCT host FROM {table('trace')} ORDER BY host")
+assert [h for (h,) in hosts] == ["h1", "h2", "h3"], hosts
+print(f"ok three hosts, one dataset: {per_host}")
+
+# Latency: summing the buckets of two runs gives the merged histogram's percentiles.
+def sql_percentiles(runs, cpu):
+    out_ = []
+    for q in exp["quantiles"]:
+        (v,) = rows(f"""
+            WITH b AS (SELECT le_ns, sum(count) AS n FROM {table('latency_histogram')}
+                       WHERE trace_id IN ({','.join('?' * len(runs))}) AND cpu = ? GROUP BY le_ns),
+                 c AS (SELECT le_ns, sum(n) OVER (ORDER BY le_ns) AS cum, sum(n) OVER () AS total FROM b),
+                 r AS (SELECT min(min_ns) AS lo, max(max_ns) AS hi FROM {table('latency_run')}
+                       WHERE trace_id IN ({','.join('?' * len(runs))}) AND cpu = ?)
+            SELECT least(greatest(min(le_ns), (SELECT lo FROM r)), (SELECT hi FROM r))
+            FROM c WHERE cum >= greatest(ceil(? * total), 1)""", *runs, cpu, *runs, cpu, q)[0]
+        out_.append(v)
+    return out_
+
+for l in exp["latency"]:
+    a = sql_percentiles(["lat-a"], l["cpu"])
+    assert a == l["a"], f"cpu {l['cpu']}: one run {a} vs {l['a']}"
+    m = sql_percentiles(["lat-a", "lat-b"], l["cpu"])
+    assert m == l["merged"], f"cpu {l['cpu']}: merged {m} vs {l['merged']}"
+    print(f"ok latency cpu {l['cpu']}: merged percentiles {m}")
+
+# Experiment verdicts.
+(n,) = rows(f"SELECT count(*) FROM {table('experiment_verdict')}")[0]
+assert n == exp["verdicts"], (n, exp["verdicts"])
+print(f"ok experiment: {n} verdicts; tasks checked: {checked}")
