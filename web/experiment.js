@@ -342,6 +342,19 @@ export function mountTraces(root, ctx) {
         rows,
       }));
     }
+    if (e.spikes?.length) {
+      parts.push(el("h3", null, "The latency probe's spikes, blamed"), table({
+        id: `jl-spikes-${k}`,
+        columns: [
+          { label: "CPU", num: true, value: (x) => x.cpu },
+          { label: "latency", num: true, value: (x) => x.latency_ns, fmt: fmtDur },
+          { label: "at", num: true, value: (x) => x.t_ns, fmt: fmtDur },
+          { label: "cause", value: (x) => x.cause, fmt: (v, x) => `${v.replace("_", " ")}${x.marked ? " (stopped the trace)" : ""}` },
+          { label: "verdict", value: (x) => x.verdict, wrap: true },
+        ],
+        rows: e.spikes,
+      }));
+    }
     root.append(el("div", { class: "jl-explanation", dataset: { seq: e.seq } },
       section(`Run ${e.seq}${run ? `, ${run.warmup ? "warm-up" : `round ${run.round}`}` : ""}: ${cellLabel(r, e.cell)}`, null, parts)));
   });

@@ -87,6 +87,8 @@ export const tests = {
       const threads = await r.tableRows("#jl-threads-0");
       assertEqual(threads.map((row) => Number(row[2])), d.explanations[0].threads.map((t) => t.tid), "threads");
       assertEqual(await r.count("#jl-step-migrations-0 tbody tr"), d.explanations[0].around_steps.flatMap((s) => s.migrations).length, "migrations");
+      const spikes = await r.tableRows("#jl-spikes-0");
+      assertEqual(spikes.map((row) => row[4]), d.explanations[0].spikes.map((x) => x.verdict), "blamed spikes");
     });
   },
 
