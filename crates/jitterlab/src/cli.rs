@@ -84,6 +84,8 @@ pub enum Command {
     View(cmd::view::ViewArgs),
     /// Run A/B experiments under affinity, partitioning and load; say which differences are real.
     Experiment(cmd::experiment::ExperimentArgs),
+    /// Is this machine fit for real-time work on some CPUs, and what exactly to change.
+    Audit(cmd::audit::AuditArgs),
     /// Export traces and latency/experiment results as Parquet tables for DuckDB and Spark.
     Export(cmd::export::ExportArgs),
     /// Print a shell's completion script (bash, zsh, fish, elvish, powershell).

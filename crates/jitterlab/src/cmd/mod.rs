@@ -4,6 +4,7 @@
 
 pub mod advise;
 pub mod analyze;
+pub mod audit;
 pub mod completions;
 pub mod convert;
 pub mod experiment;
@@ -51,6 +52,7 @@ pub fn run(cli: Cli) -> Result {
         Command::Convert(args) => convert::run(args, color),
         Command::View(args) => view::run(args, color),
         Command::Experiment(args) => experiment::run(&root, args, color),
+        Command::Audit(args) => audit::run(&root, args, color),
         Command::Export(args) => export::run(args, color),
         Command::Completions(args) => completions::run(args),
         Command::Man(args) => man::run(args),
