@@ -123,6 +123,30 @@ pub struct NoiseResult {
     /// Interrupts and softirqs on the CPU over the window (`IRQ 36 virtio1-req.0`,
     /// `LOC`, `softirq TIMER`), largest first.
     pub interrupts: Vec<(String, u64)>,
+    /// Times another thread took the CPU from the probe over the window (its
+    /// `nonvoluntary_ctxt_switches`): the gaps that were threads, not interrupts or the
+    /// hypervisor.
+    pub preemptions: Option<u64>,
+    /// The probe's own CPU time over the window (`/proc/thread-self/schedstat`), ns; the
+    /// window minus this is the time others had the CPU as the scheduler counts it.
+    pub own_runtime_ns: Option<u64>,
+}
+
+/// The probe thread's own counters: involuntary context switches and CPU time, ns.
+fn own_counters() -> (Option<u64>, Option<u64>) {
+    let read = |p: &str| {
+        jitterlab_host::read_file_bounded(std::path::Path::new(p), 64 * 1024)
+            .ok()
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+    };
+    let switches = read("/proc/thread-self/status").and_then(|s| {
+        s.lines()
+            .find_map(|l| l.strip_prefix("nonvoluntary_ctxt_switches:"))
+            .and_then(|v| v.trim().parse().ok())
+    });
+    let runtime = read("/proc/thread-self/schedstat")
+        .and_then(|s| s.split_whitespace().next().and_then(|v| v.parse().ok()));
+    (switches, runtime)
 }
 
 fn monotonic_ns() -> u64 {
@@ -162,21 +186,27 @@ pub fn run_noise(root: &Root, cfg: &NoiseConfig) -> Result<NoiseResult, Error> {
     let c = cfg.clone();
     let handle = std::thread::Builder::new()
         .name(format!("jl-noise/{}", cfg.cpu))
-        .spawn(move || -> Result<Gaps, String> {
-            let set = [c.cpu].into_iter().collect();
-            jitterlab_host::sched::set_affinity(0, &set)
-                .map_err(|e| format!("sched_setaffinity(CPU {}): {e}", c.cpu))?;
-            if c.policy != Policy::Other {
-                jitterlab_host::sched::set_scheduler(0, c.policy, c.priority).map_err(|e| {
-                    format!("sched_setscheduler({:?}, {}): {e}", c.policy, c.priority)
-                })?;
-            }
-            // Let the migration land before the window starts.
-            std::thread::sleep(Duration::from_millis(1));
-            Ok(scan(monotonic_ns, c.duration_ns, c.threshold_ns))
-        })
+        .spawn(
+            move || -> Result<(Gaps, Option<u64>, Option<u64>), String> {
+                let set = [c.cpu].into_iter().collect();
+                jitterlab_host::sched::set_affinity(0, &set)
+                    .map_err(|e| format!("sched_setaffinity(CPU {}): {e}", c.cpu))?;
+                if c.policy != Policy::Other {
+                    jitterlab_host::sched::set_scheduler(0, c.policy, c.priority).map_err(|e| {
+                        format!("sched_setscheduler({:?}, {}): {e}", c.policy, c.priority)
+                    })?;
+                }
+                // Let the migration land before the window starts.
+                std::thread::sleep(Duration::from_millis(1));
+                let before = own_counters();
+                let gaps = scan(monotonic_ns, c.duration_ns, c.threshold_ns);
+                let after = own_counters();
+                let delta = |a: Option<u64>, b: Option<u64>| Some(b?.saturating_sub(a?));
+                Ok((gaps, delta(before.0, after.0), delta(before.1, after.1)))
+            },
+        )
         .map_err(|e| Error::Setup(format!("spawn: {e}")))?;
-    let gaps = handle
+    let (gaps, preemptions, own_runtime_ns) = handle
         .join()
         .map_err(|_| Error::Setup("the noise probe thread panicked".into()))?
         .map_err(Error::Setup)?;
@@ -193,6 +223,8 @@ pub fn run_noise(root: &Root, cfg: &NoiseConfig) -> Result<NoiseResult, Error> {
         available_ppm: gaps.available_ppm(),
         gaps,
         interrupts: after.delta_on(&before, cfg.cpu),
+        preemptions,
+        own_runtime_ns,
     })
 }
 

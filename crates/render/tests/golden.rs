@@ -9,6 +9,7 @@
 //! Nothing here reads the running machine, the clock or a temporary path into a snapshot.
 
 mod golden {
+    pub mod audit;
     pub mod experiment;
     pub mod host;
     pub mod html;

@@ -61,7 +61,7 @@ pub(super) fn check(f: &Facts, out: &mut Vec<Finding>, needs_root: &mut Vec<Stri
             .sum();
         let name = format!("IRQ {} {}", irq.irq, irq.label());
         let path = format!("/proc/irq/{}/effective_affinity_list", irq.irq);
-        let counted = format!("/proc/interrupts: {count} on CPU {here} since boot");
+        let counted = format!("{count} on CPU {here} since boot");
         let mut x = match managed(f.root, irq) {
             Some(how) => Finding::new(
                 "irqs.managed",

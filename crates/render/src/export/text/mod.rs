@@ -3,6 +3,7 @@
 //! command's view.
 
 mod analyze;
+mod audit;
 mod change;
 mod convert;
 mod experiment;

@@ -1,0 +1,413 @@
+//! The audit as one call: the static checks, then (live, as root, unless static) the
+//! latency probe idle and loaded, the noise probe per RT CPU, and the findings they
+//! make; then the verdicts and recommendations.
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Instant;
+
+use jitterlab_cpuset::CpuSet;
+use jitterlab_host::audit::{default_rt_cpus, static_checks, Family, Finding, Severity};
+use jitterlab_host::tasks::Policy;
+use jitterlab_host::Root;
+use jitterlab_latency::load::LoadSpec;
+use jitterlab_latency::noise::NoiseResult;
+use jitterlab_latency::{run_noise, Config, NoiseConfig, Request, Stop};
+
+use crate::model::{AuditReport, LatencyPhase, Measured};
+use crate::{judge, Error};
+
+/// The length of each measured phase of a quick audit, ns: the latency probe idle,
+/// then loaded, 2 s each; the noise probe 1 s on each RT CPU.
+pub const QUICK_NS: u64 = 2_000_000_000;
+
+/// How much to measure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// The static checks only.
+    Static,
+    /// Each latency phase 2 s, the noise probe 1 s per RT CPU.
+    Quick,
+    /// Each latency phase this long (ns), the noise probe half of it per RT CPU.
+    Full(u64),
+}
+
+/// What to audit.
+#[derive(Clone, Debug)]
+pub struct AuditRequest {
+    /// The CPUs meant for real-time work; default: the isolated ones, else the last.
+    pub cpus: Option<CpuSet>,
+    /// How much to measure. Without root, or with a fixture tree, the audit is static
+    /// whatever this says, and says why.
+    pub mode: Mode,
+    /// An earlier audit's `--json` file to compare with.
+    pub compare: Option<std::path::PathBuf>,
+}
+
+/// A measured latency above this is a `high` finding (the CPU is unfit), ns.
+pub const UNFIT_LATENCY_NS: u64 = 1_000_000;
+/// Above this, `medium` (tune), ns.
+pub const TUNE_LATENCY_NS: u64 = 100_000;
+
+/// Audits the machine below `root` (see [`AuditRequest`]); `progress` is told what is
+/// being measured, and `cancel` (Ctrl-C) ends a measurement early.
+pub fn audit(
+    root: &Root,
+    req: &AuditRequest,
+    cancel: &Arc<AtomicBool>,
+    mut progress: impl FnMut(&str),
+) -> Result<AuditReport, Error> {
+    let t0 = Instant::now();
+    // The old audit is read first: a wrong file fails before anything is measured.
+    let old = match &req.compare {
+        Some(p) => Some((
+            p.display().to_string(),
+            std::fs::read_to_string(p)
+                .map_err(|e| Error::Compare(format!("{}: {e}", p.display())))?,
+        )),
+        None => None,
+    };
+    let (rt, from) = match &req.cpus {
+        Some(c) => (c.clone(), "--cpus"),
+        None => {
+            let c = default_rt_cpus(root)?;
+            let iso = root
+                .read_cpu_list_opt("/sys/devices/system/cpu/isolated")?
+                .unwrap_or_default();
+            (
+                c.clone(),
+                if c.is_subset(&iso) && !iso.is_empty() {
+                    "isolated"
+                } else {
+                    "last CPU"
+                },
+            )
+        }
+    };
+    progress("static checks");
+    let st = static_checks(root, &rt).map_err(|e| match e {
+        jitterlab_host::Error::Invalid(m) => Error::Invalid(m),
+        e => Error::Host(e),
+    })?;
+    let mut findings = st.findings;
+    let mut needs_root = st.needs_root;
+    let can_measure = root.is_live() && jitterlab_host::running_as_root();
+    let (mode, phase_ns, noise_ns) = match req.mode {
+        Mode::Static => ("static", 0, 0),
+        _ if !can_measure => ("static", 0, 0),
+        Mode::Quick => ("quick", QUICK_NS, QUICK_NS / 2),
+        Mode::Full(d) => ("full", d, (d / 2).max(100_000_000)),
+    };
+    let measured = if phase_ns > 0 {
+        let m = measure(root, &rt, phase_ns, noise_ns, cancel, &mut progress)?;
+        findings.extend(measured_findings(&m, &findings));
+        Some(m)
+    } else {
+        if req.mode != Mode::Static
+            && root.is_live()
+            && !needs_root.iter().any(|n| n.contains("measured"))
+        {
+            needs_root.push("the measured checks need root".into());
+        }
+        None
+    };
+    let (verdicts, recommendations) = judge(&rt, &findings);
+    let verdict = verdicts
+        .iter()
+        .map(|v| v.verdict)
+        .max()
+        .unwrap_or(crate::Verdict::Ready);
+    let mut report = AuditReport {
+        rt_cpus: rt,
+        rt_cpus_from: from.to_string(),
+        housekeeping: st.housekeeping,
+        mode: mode.to_string(),
+        kernel: root
+            .read_line_opt("/proc/sys/kernel/osrelease")?
+            .unwrap_or_default(),
+        kernel_config: st.kernel_config,
+        verdict,
+        verdicts,
+        recommendations,
+        findings,
+        measured,
+        needs_root,
+        wall_ns: t0.elapsed().as_nanos() as u64,
+        compare: None,
+    };
+    if let Some((name, text)) = old {
+        report.compare = Some(crate::compare(&name, &text, &report)?);
+    }
+    Ok(report)
+}
+
+fn measure(
+    root: &Root,
+    rt: &CpuSet,
+    phase_ns: u64,
+    noise_ns: u64,
+    cancel: &Arc<AtomicBool>,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Measured, Error> {
+    let online = jitterlab_host::cpus::online(root)?;
+    let mut latency = Vec::new();
+    for loaded in [false, true] {
+        let loads = if loaded {
+            vec![LoadSpec::Cpu(online.len().max(1))]
+        } else {
+            Vec::new()
+        };
+        let name = if loaded {
+            format!("cpu:{} on CPU {online}", online.len())
+        } else {
+            "idle".to_string()
+        };
+        progress(&format!("latency probe on CPU {rt}, {name}"));
+        let req = Request {
+            config: Config {
+                cpus: rt.clone(),
+                policy: Policy::Fifo,
+                priority: jitterlab_host::sched::PROBE_PRIORITY,
+                interval_ns: 1_000_000,
+                stop: Stop::DurationNs(phase_ns),
+                deadline_ns: 1_000_000,
+                dma_latency: true,
+                force: false,
+                spike_threshold_ns: Some(TUNE_LATENCY_NS / 2),
+                break_ns: None,
+            },
+            loads,
+            load_cpus: None,
+            fail_above_ns: None,
+        };
+        let m = jitterlab_latency::measure(root, &req, cancel, |_| {})?;
+        let worst_spike = m
+            .report
+            .spikes
+            .as_ref()
+            .and_then(|l| l.spikes.iter().max_by_key(|s| s.latency_ns).cloned());
+        latency.push(LatencyPhase {
+            load: name,
+            wall_ns: m.report.wall_ns,
+            cpus: m.report.cpus.iter().map(|c| c.summary.clone()).collect(),
+            worst_spike,
+            steal_ticks: m.report.steal_ticks.clone(),
+        });
+    }
+    let mut noise = Vec::new();
+    for cpu in rt.iter() {
+        progress(&format!("noise probe on CPU {cpu}"));
+        noise.push(run_noise(
+            root,
+            &NoiseConfig {
+                cpu,
+                duration_ns: noise_ns,
+                threshold_ns: 1_000,
+                policy: Policy::Fifo,
+                priority: 1,
+            },
+        )?);
+    }
+    Ok(Measured { latency, noise })
+}
+
+fn us(ns: u64) -> String {
+    format!("{:.1} us", ns as f64 / 1000.0)
+}
+
+/// The findings of what was measured: the worst latency per RT CPU, its noise, and
+/// device interrupts in the noise window.
+fn measured_findings(m: &Measured, statics: &[Finding]) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let vm = statics.iter().any(|f| f.id == "env.hypervisor");
+    let cpus: Vec<u32> = m.noise.iter().map(|n| n.cpu).collect();
+    for cpu in cpus {
+        let one: CpuSet = [cpu].into_iter().collect();
+        // Latency: the worst of the phases.
+        let worst = m
+            .latency
+            .iter()
+            .filter_map(|p| p.cpus.iter().find(|s| s.cpu == cpu).map(|s| (p, s)))
+            .max_by_key(|(_, s)| s.max_ns);
+        if let Some((phase, s)) = worst {
+            let severity = if s.max_ns > UNFIT_LATENCY_NS {
+                Some(Severity::High)
+            } else if s.max_ns > TUNE_LATENCY_NS {
+                Some(Severity::Medium)
+            } else {
+                None
+            };
+            if let Some(severity) = severity {
+                let mut x = Finding::new(
+                    "measured.latency",
+                    Family::Measured,
+                    severity,
+                    format!(
+                        "CPU {cpu} woke up as late as {} ({})",
+                        us(s.max_ns),
+                        phase.load
+                    ),
+                )
+                .subject(format!("CPU {cpu}"))
+                .cpus(&one)
+                .why(format!(
+                    "a periodic SCHED_FIFO task on this CPU would miss a deadline shorter than \
+                     that; {} and above makes it unfit, {} and above needs tuning",
+                    us(UNFIT_LATENCY_NS),
+                    us(TUNE_LATENCY_NS)
+                ))
+                .effect(s.max_ns);
+                for p in &m.latency {
+                    if let Some(s) = p.cpus.iter().find(|s| s.cpu == cpu) {
+                        x = x.evidence(
+                            &format!("latency probe, {}", p.load),
+                            format!(
+                                "max {} p99 {} over {} samples",
+                                us(s.max_ns),
+                                us(s.p99_ns),
+                                s.samples
+                            ),
+                        );
+                    }
+                }
+                if let Some(sp) = &phase.worst_spike {
+                    let irqs: Vec<String> = sp
+                        .interrupts
+                        .iter()
+                        .take(4)
+                        .map(|d| format!("{} x{}", d.name, d.count))
+                        .collect();
+                    x = x.evidence(
+                        "spike ledger",
+                        format!(
+                            "{} at {} ns on CPU {}; interrupts in its window: {}",
+                            us(sp.latency_ns),
+                            sp.t_ns,
+                            sp.cpu,
+                            if irqs.is_empty() {
+                                "none".into()
+                            } else {
+                                irqs.join(", ")
+                            }
+                        ),
+                    );
+                }
+                out.push(x);
+            }
+        }
+        let Some(n) = m.noise.iter().find(|n| n.cpu == cpu) else {
+            continue;
+        };
+        out.extend(noise_findings(n, &one, vm));
+    }
+    out
+}
+
+fn noise_findings(n: &NoiseResult, one: &CpuSet, vm: bool) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let cpu = n.cpu;
+    let longest = n.gaps.longest.first().map_or(0, |g| g.ns);
+    let interrupts: u64 = n.interrupts.iter().map(|(_, c)| c).sum();
+    let severity = if longest > UNFIT_LATENCY_NS {
+        Some(Severity::High)
+    } else if longest > TUNE_LATENCY_NS || n.available_ppm < 999_000 {
+        Some(Severity::Medium)
+    } else if longest > 20_000 {
+        Some(Severity::Low)
+    } else {
+        None
+    };
+    if let Some(severity) = severity {
+        let pct = n.available_ppm as f64 / 10_000.0;
+        let mut x = Finding::new(
+            "measured.noise",
+            Family::Measured,
+            severity,
+            format!(
+                "CPU {cpu} was taken from a spinning task for {} in {} gaps ({pct:.3} % available), the longest {}",
+                us(n.gaps.noise_ns),
+                n.gaps.count,
+                us(longest)
+            ),
+        )
+        .subject(format!("CPU {cpu}"))
+        .cpus(one)
+        .evidence(
+            "noise probe",
+            format!(
+                "window {}, threshold {}, {} gaps, {} interrupts and softirqs on the CPU",
+                us(n.gaps.window_ns),
+                us(n.threshold_ns),
+                n.gaps.count,
+                interrupts
+            ),
+        )
+        .why(format!(
+            "a task that never sleeps loses this much{}{}",
+            match n.preemptions {
+                Some(p) if p > 0 => format!(
+                    "; {p} of the gaps were other threads run there (the scheduler gives starved \
+                     normal tasks time even under SCHED_FIFO), the rest interrupts{}",
+                    if vm { " and the host stopping the vCPU" } else { "" }
+                ),
+                _ => String::new(),
+            },
+            if vm && n.gaps.count > interrupts + n.preemptions.unwrap_or(0) {
+                "; more gaps than interrupts and preemptions: the host stopped the vCPU"
+            } else {
+                ""
+            }
+        ))
+        .effect(longest);
+        if let (Some(p), Some(own)) = (n.preemptions, n.own_runtime_ns) {
+            x = x.evidence(
+                "/proc/thread-self/status, schedstat",
+                format!(
+                    "the probe was preempted {p} times and ran {} of the window",
+                    us(own)
+                ),
+            );
+        }
+        if let Some(top) = n.interrupts.first() {
+            x = x.evidence(
+                "/proc/interrupts",
+                format!("most in the window: {} x{}", top.0, top.1),
+            );
+        }
+        out.push(x);
+    }
+    let devices: Vec<&(String, u64)> = n
+        .interrupts
+        .iter()
+        .filter(|(l, _)| l.starts_with("IRQ "))
+        .collect();
+    if !devices.is_empty() {
+        let total: u64 = devices.iter().map(|d| d.1).sum();
+        let per_s = total as f64 * 1e9 / n.gaps.window_ns.max(1) as f64;
+        let list: Vec<String> = devices
+            .iter()
+            .take(4)
+            .map(|(l, c)| format!("{l} x{c}"))
+            .collect();
+        out.push(
+            Finding::new(
+                "measured.device_irqs",
+                Family::Measured,
+                if per_s >= 100.0 { Severity::Medium } else { Severity::Low },
+                format!("device interrupts on CPU {cpu}: {total} in {} ({per_s:.0}/s)", us(n.gaps.window_ns)),
+            )
+            .subject(format!("CPU {cpu}"))
+            .cpus(one)
+            .evidence("/proc/interrupts", list.join(", "))
+            .why("each one runs its handler and often a softirq on the RT CPU")
+            .fix(
+                jitterlab_host::audit::FixKind::Jitterlab,
+                format!(
+                    "jitterlab isolate {cpu} for the movable ones; managed ones need isolcpus=managed_irq,domain,{cpu}"
+                ),
+                format!("jitterlab verify {cpu}"),
+            ),
+        );
+    }
+    out
+}

@@ -1,0 +1,110 @@
+//! The result model of an audit: what `--json` writes.
+
+use jitterlab_cpuset::CpuSet;
+use jitterlab_host::audit::Finding;
+use jitterlab_latency::noise::NoiseResult;
+use jitterlab_latency::spikes::Spike;
+use jitterlab_latency::stats::Summary;
+use serde::Serialize;
+
+use crate::judge::Recommendation;
+
+/// Whether an RT CPU is fit for real-time work.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Nothing of medium or high severity concerns it.
+    Ready,
+    /// Findings of medium severity: it works, with the latency they add.
+    Tune,
+    /// A finding of high severity: it cannot meet a deadline until that is fixed.
+    Unfit,
+}
+
+impl Verdict {
+    /// The word printed and written.
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Ready => "ready",
+            Verdict::Tune => "tune",
+            Verdict::Unfit => "unfit",
+        }
+    }
+}
+
+/// The verdict on one RT CPU.
+#[derive(Clone, Debug, Serialize)]
+pub struct CpuVerdict {
+    /// The CPU.
+    pub cpu: u32,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// The id of the finding that limits it most (highest severity, then largest
+    /// effect); absent when ready.
+    pub limiting: Option<String>,
+    /// That finding's line.
+    pub limiting_what: Option<String>,
+    /// How many findings of high, medium and low severity concern it.
+    pub high: u32,
+    /// Medium.
+    pub medium: u32,
+    /// Low.
+    pub low: u32,
+}
+
+/// One latency run on the RT CPUs.
+#[derive(Clone, Debug, Serialize)]
+pub struct LatencyPhase {
+    /// `idle`, or the load (`cpu:N` on CPUs ...).
+    pub load: String,
+    /// The run's length, ns.
+    pub wall_ns: u64,
+    /// Per RT CPU, the statistics.
+    pub cpus: Vec<Summary>,
+    /// The worst spike the ledger caught, with the interrupts of its window.
+    pub worst_spike: Option<Spike>,
+    /// Steal ticks per CPU gained during the run.
+    pub steal_ticks: Vec<(u32, u64)>,
+}
+
+/// What the audit measured.
+#[derive(Clone, Debug, Serialize)]
+pub struct Measured {
+    /// The wake-up latency probe, idle then loaded.
+    pub latency: Vec<LatencyPhase>,
+    /// The noise probe on each RT CPU, one after the other.
+    pub noise: Vec<NoiseResult>,
+}
+
+/// A whole audit.
+#[derive(Clone, Debug, Serialize)]
+pub struct AuditReport {
+    /// The CPUs meant for real-time work.
+    pub rt_cpus: CpuSet,
+    /// Where they came from: `--cpus`, `isolated`, `last CPU`.
+    pub rt_cpus_from: String,
+    /// The other online CPUs.
+    pub housekeeping: CpuSet,
+    /// `static` (no measurement), `quick` or `full`.
+    pub mode: String,
+    /// The kernel release.
+    pub kernel: String,
+    /// Where the kernel configuration was read.
+    pub kernel_config: Option<String>,
+    /// The verdict on the machine: the worst of the RT CPUs'.
+    pub verdict: Verdict,
+    /// Per RT CPU.
+    pub verdicts: Vec<CpuVerdict>,
+    /// What should change, most effective first.
+    pub recommendations: Vec<Recommendation>,
+    /// Every finding, static then measured.
+    pub findings: Vec<Finding>,
+    /// What was measured (absent for a static audit).
+    pub measured: Option<Measured>,
+    /// The checks not made, or made in part, for want of root.
+    pub needs_root: Vec<String>,
+    /// How long the audit took, ns.
+    pub wall_ns: u64,
+    /// What changed since the audit given with `--compare`.
+    pub compare: Option<crate::Comparison>,
+}

@@ -1,0 +1,88 @@
+//! `jitterlab audit`.
+
+use std::io::{self, IsTerminal};
+use std::path::PathBuf;
+
+use clap::Args;
+use jitterlab_audit::{audit, AuditRequest, Mode, Verdict};
+use jitterlab_host::child::cancel_on_signals;
+use jitterlab_host::Root;
+use jitterlab_render::{ExportManager, Json, Target};
+
+use crate::cli::{cpu_list, Color};
+use crate::exit::{Error, Exit, Result};
+use crate::output::format;
+
+/// `jitterlab audit`.
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Without --quick or --duration, the latency probe runs 10 s idle and 10 s under a load on the RT CPUs, and the noise probe 5 s on each (about 30 s for one RT CPU); --quick takes 2 s, 2 s and 1 s. Without root, or with --root, only the static checks run.\n\nExit status: 0 when no RT CPU is unfit, 3 when one is (for CI gates), 1 when the audit failed, 2 on a usage error.\n\nExamples:\n  jitterlab audit --quick\n  jitterlab audit --cpus 2-3 --json before.json\n  jitterlab audit --cpus 2-3 --compare before.json"
+)]
+pub struct AuditArgs {
+    /// The CPUs meant for real-time work (default: the isolated ones, else the last CPU).
+    #[arg(long, value_name = "RT_CPUS")]
+    pub cpus: Option<String>,
+    /// Measure briefly: 2 s idle, 2 s loaded, 1 s of noise per RT CPU.
+    #[arg(long, conflicts_with = "duration")]
+    pub quick: bool,
+    /// Each latency phase this long (10s, 1m); the noise probe half of it per RT CPU.
+    #[arg(long, value_name = "D", value_parser = jitterlab_latency::parse_duration_ns)]
+    pub duration: Option<u64>,
+    /// Only the static checks: measure nothing.
+    #[arg(long = "static", conflicts_with_all = ["quick", "duration"])]
+    pub static_only: bool,
+    /// Write the result as JSON to FILE (- or nothing: stdout).
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
+    pub json: Option<PathBuf>,
+    /// List what changed since an earlier audit's JSON.
+    #[arg(long, value_name = "OLD.json")]
+    pub compare: Option<PathBuf>,
+}
+
+pub fn run(root: &Root, args: AuditArgs, color: Color) -> Result {
+    let cpus = args
+        .cpus
+        .as_deref()
+        .map(|c| cpu_list("--cpus", c))
+        .transpose()?;
+    let mode = match (args.static_only, args.quick, args.duration) {
+        (true, _, _) => Mode::Static,
+        (_, true, _) => Mode::Quick,
+        (_, _, Some(d)) => Mode::Full(d),
+        _ => Mode::Full(10_000_000_000),
+    };
+    let cancel = cancel_on_signals();
+    let tty = io::stderr().is_terminal();
+    let report = audit(
+        root,
+        &AuditRequest {
+            cpus,
+            mode,
+            compare: args.compare,
+        },
+        &cancel,
+        |step| {
+            if tty {
+                eprintln!("jitterlab audit: {step}...");
+            }
+        },
+    )
+    .map_err(|e| match e {
+        jitterlab_audit::Error::Invalid(m) => Error::usage(m),
+        e => Error::Failed(e.into()),
+    })?;
+    let mut outputs = ExportManager::new();
+    let json = args.json.as_deref().map(Target::from_arg);
+    if let Some(target) = &json {
+        outputs.add(Json, &report, target.clone());
+    }
+    if json != Some(Target::Stdout) {
+        outputs.add(format(false, color), &report, Target::Stdout);
+    }
+    outputs.write_all()?;
+    Ok(if report.verdict == Verdict::Unfit {
+        Exit::Limit
+    } else {
+        Exit::Ok
+    })
+}

@@ -1,0 +1,325 @@
+//! `jitterlab audit`: a summary that fits a screen (the verdict per RT CPU with its
+//! limiting factor, the first recommendations), then the details: what was measured,
+//! every finding with its evidence, why and fix, what needed root, and what changed
+//! since an earlier audit.
+
+use std::io::{self, Write};
+
+use jitterlab_audit::{AuditReport, Verdict};
+use jitterlab_host::audit::{Finding, FixKind, Severity};
+
+use crate::units::duration_ns;
+use crate::{Col, Render, Style, Table};
+
+/// Recommendations in the summary; the rest follow the findings.
+const SUMMARY_RECOMMENDATIONS: usize = 8;
+
+fn wrap(text: &str, indent: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        if !line.is_empty() && indent.len() + line.len() + 1 + word.len() > width {
+            lines.push(format!("{indent}{line}"));
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() {
+        lines.push(format!("{indent}{line}"));
+    }
+    lines
+}
+
+fn verdict(style: &Style, v: Verdict) -> String {
+    match v {
+        Verdict::Ready => style.good("READY"),
+        Verdict::Tune => style.warn("TUNE"),
+        Verdict::Unfit => style.bad("UNFIT"),
+    }
+}
+
+fn severity(style: &Style, s: Severity) -> String {
+    match s {
+        Severity::High => style.bad("high  "),
+        Severity::Medium => style.warn("medium"),
+        Severity::Low => "low   ".to_string(),
+        Severity::Info => style.dim("info  "),
+    }
+}
+
+fn kind(k: FixKind) -> &'static str {
+    match k {
+        FixKind::Boot => "boot option",
+        FixKind::Sysctl => "sysctl",
+        FixKind::Jitterlab => "jitterlab",
+        FixKind::Shell => "shell",
+        FixKind::Kernel => "kernel",
+        FixKind::Host => "host",
+        FixKind::Config => "config file",
+    }
+}
+
+fn finding(out: &mut dyn Write, style: &Style, f: &Finding) -> io::Result<()> {
+    writeln!(
+        out,
+        "  {}  {}  {}",
+        severity(style, f.severity),
+        style.bold(&f.id),
+        f.what
+    )?;
+    for e in &f.evidence {
+        for (i, l) in wrap(&format!("{}: {}", e.path, e.value), "", 88)
+            .into_iter()
+            .enumerate()
+        {
+            let lead = if i == 0 { "read " } else { "     " };
+            writeln!(out, "            {}", style.dim(&format!("{lead}{l}")))?;
+        }
+    }
+    for l in wrap(&format!("why: {}", f.why), "            ", 100) {
+        writeln!(out, "{l}")?;
+    }
+    if let Some(fix) = &f.fix {
+        let reboot = if fix.needs_reboot { ", reboot" } else { "" };
+        for l in wrap(
+            &format!("fix ({}{reboot}): {}", kind(fix.kind), fix.apply),
+            "            ",
+            100,
+        ) {
+            writeln!(out, "{l}")?;
+        }
+    }
+    Ok(())
+}
+
+impl Render for AuditReport {
+    const SCHEMA: &'static str = "jitterlab.audit";
+
+    fn text(&self, out: &mut dyn Write, style: &Style) -> io::Result<()> {
+        writeln!(
+            out,
+            "{} RT CPU {} ({}), housekeeping CPU {}; kernel {}; {} audit, {}",
+            style.bold("audit"),
+            self.rt_cpus,
+            self.rt_cpus_from,
+            self.housekeeping,
+            if self.kernel.is_empty() {
+                "-"
+            } else {
+                &self.kernel
+            },
+            self.mode,
+            duration_ns(self.wall_ns)
+        )?;
+        writeln!(out, "verdict: {}", verdict(style, self.verdict))?;
+        for v in &self.verdicts {
+            let limit = match (&v.limiting, &v.limiting_what) {
+                (Some(id), Some(what)) => format!(": {id}: {what}"),
+                _ => String::new(),
+            };
+            writeln!(
+                out,
+                "  CPU {:<3} {}{limit}",
+                v.cpu,
+                verdict(style, v.verdict)
+            )?;
+            writeln!(
+                out,
+                "           {}",
+                style.dim(&format!(
+                    "{} high, {} medium, {} low",
+                    v.high, v.medium, v.low
+                ))
+            )?;
+        }
+        let high = |s: Severity| self.findings.iter().filter(|f| f.severity == s).count();
+        writeln!(
+            out,
+            "findings: {} ({} high, {} medium, {} low, {} info)",
+            self.findings.len(),
+            high(Severity::High),
+            high(Severity::Medium),
+            high(Severity::Low),
+            high(Severity::Info)
+        )?;
+        if !self.recommendations.is_empty() {
+            writeln!(out)?;
+            writeln!(
+                out,
+                "{}",
+                style.bold("recommendations, most effective first")
+            )?;
+        }
+        let rec = |out: &mut dyn Write, r: &jitterlab_audit::Recommendation| -> io::Result<()> {
+            let reboot = if r.needs_reboot { ", reboot" } else { "" };
+            let mut lines = wrap(&r.apply, "", 90).into_iter();
+            writeln!(
+                out,
+                "{:>3}. [{}{reboot}] {}",
+                r.rank,
+                kind(r.kind),
+                lines.next().unwrap_or_default()
+            )?;
+            for l in lines {
+                writeln!(out, "       {l}")?;
+            }
+            let removes = crate::units::names(&r.resolves, 4);
+            for l in wrap(
+                &format!("removes {removes}; check: {}", r.check),
+                "       ",
+                100,
+            ) {
+                writeln!(out, "{}", style.dim(&l))?;
+            }
+            Ok(())
+        };
+        for r in self.recommendations.iter().take(SUMMARY_RECOMMENDATIONS) {
+            rec(out, r)?;
+        }
+        if self.recommendations.len() > SUMMARY_RECOMMENDATIONS {
+            writeln!(
+                out,
+                "     ... {} more below",
+                self.recommendations.len() - SUMMARY_RECOMMENDATIONS
+            )?;
+        }
+        if let Some(m) = &self.measured {
+            writeln!(out)?;
+            writeln!(
+                out,
+                "{}",
+                style.bold("latency probe (SCHED_FIFO, 1 ms period)")
+            )?;
+            let mut t = Table::new([
+                Col::left("LOAD"),
+                Col::right("CPU"),
+                Col::right("SAMPLES"),
+                Col::right("P50"),
+                Col::right("P99"),
+                Col::right("P99.99"),
+                Col::right("MAX"),
+            ]);
+            for p in &m.latency {
+                for s in &p.cpus {
+                    t.row([
+                        p.load.clone(),
+                        s.cpu.to_string(),
+                        s.samples.to_string(),
+                        duration_ns(s.p50_ns),
+                        duration_ns(s.p99_ns),
+                        duration_ns(s.p99_99_ns),
+                        duration_ns(s.max_ns),
+                    ]);
+                }
+            }
+            t.write(out, style)?;
+            for p in &m.latency {
+                if let Some(sp) = &p.worst_spike {
+                    let irqs: Vec<String> = sp
+                        .interrupts
+                        .iter()
+                        .map(|d| format!("{} x{}", d.name, d.count))
+                        .collect();
+                    writeln!(
+                        out,
+                        "worst spike, {}: {} on CPU {}; interrupts in its window: {}",
+                        p.load,
+                        duration_ns(sp.latency_ns),
+                        sp.cpu,
+                        if irqs.is_empty() {
+                            "none (a stall no interrupt explains)".to_string()
+                        } else {
+                            crate::units::names(&irqs, 5)
+                        }
+                    )?;
+                }
+            }
+            writeln!(out)?;
+            writeln!(
+                out,
+                "{}",
+                style.bold("noise probe (a SCHED_FIFO thread reading the clock)")
+            )?;
+            let mut t = Table::new([
+                Col::right("CPU"),
+                Col::right("WINDOW"),
+                Col::right("GAPS"),
+                Col::right("NOISE"),
+                Col::right("AVAILABLE"),
+                Col::right("LONGEST"),
+                Col::left("INTERRUPTS IN THE WINDOW"),
+            ]);
+            for n in &m.noise {
+                let irqs: Vec<String> = n
+                    .interrupts
+                    .iter()
+                    .map(|(l, c)| format!("{l} x{c}"))
+                    .collect();
+                t.row([
+                    n.cpu.to_string(),
+                    duration_ns(n.gaps.window_ns),
+                    n.gaps.count.to_string(),
+                    duration_ns(n.gaps.noise_ns),
+                    format!("{:.3} %", n.available_ppm as f64 / 10_000.0),
+                    n.gaps
+                        .longest
+                        .first()
+                        .map_or("-".to_string(), |g| duration_ns(g.ns)),
+                    crate::units::names(&irqs, 4),
+                ]);
+            }
+            t.write(out, style)?;
+        }
+        writeln!(out)?;
+        writeln!(out, "{}", style.bold("findings"))?;
+        let mut sorted: Vec<&Finding> = self.findings.iter().collect();
+        sorted.sort_by_key(|f| std::cmp::Reverse(f.severity));
+        for f in sorted {
+            finding(out, style, f)?;
+        }
+        if self.recommendations.len() > SUMMARY_RECOMMENDATIONS {
+            writeln!(out)?;
+            writeln!(out, "{}", style.bold("more recommendations"))?;
+            for r in self.recommendations.iter().skip(SUMMARY_RECOMMENDATIONS) {
+                rec(out, r)?;
+            }
+        }
+        if !self.needs_root.is_empty() {
+            writeln!(out)?;
+            writeln!(out, "{}", style.warn("not checked without root:"))?;
+            for n in &self.needs_root {
+                writeln!(out, "  {n}")?;
+            }
+        }
+        if let Some(c) = &self.compare {
+            writeln!(out)?;
+            writeln!(
+                out,
+                "{} {}: {} gone, {} new, {} kept",
+                style.bold("compared with"),
+                c.old,
+                c.gone.len(),
+                c.new.len(),
+                c.kept
+            )?;
+            for v in &c.verdicts {
+                writeln!(
+                    out,
+                    "  CPU {}: {} -> {}",
+                    v.cpu,
+                    v.before.as_deref().unwrap_or("-"),
+                    v.now.as_deref().unwrap_or("-")
+                )?;
+            }
+            for (tag, list) in [("gone", &c.gone), ("new ", &c.new)] {
+                for k in list {
+                    writeln!(out, "  {tag}  {} {}: {}", k.severity, k.id, k.what)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
