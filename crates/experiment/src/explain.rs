@@ -135,7 +135,7 @@ pub struct ChainSummary {
     pub comm: String,
     /// Wake-ups by this source.
     pub count: u64,
-    /// The CPUs the source ran on, most wake-ups first (empty: not known).
+    /// The CPUs the source ran on, most wake-ups first.
     pub source_cpus: Vec<u32>,
     /// Median latency from the source's exit to the switch-in, ns.
     pub p50_ns: Option<u64>,

@@ -175,7 +175,7 @@ pub fn explain(
                 tid: c.tid,
                 comm: c.comm.clone(),
                 count: c.count,
-                source_cpus: Vec::new(),
+                source_cpus: c.waker_cpus.iter().map(|x| x.cpu).collect(),
                 p50_ns: c.latency.as_ref().map(|l| l.p50_ns),
                 max_ns: c.latency.as_ref().map(|l| l.max_ns),
             });
@@ -186,7 +186,7 @@ pub fn explain(
                 tid: c.tid,
                 comm: c.comm.clone(),
                 count: c.count,
-                source_cpus: Vec::new(),
+                source_cpus: c.waker_cpus.iter().map(|x| x.cpu).collect(),
                 p50_ns: c.latency.as_ref().map(|l| l.p50_ns),
                 max_ns: c.latency.as_ref().map(|l| l.max_ns),
             });

@@ -91,6 +91,8 @@ pub struct ChainRow {
     pub via_hardirq: u64,
     /// Of which done in a softirq the IRQ raised.
     pub via_softirq: u64,
+    /// The CPUs the handler (or the softirq) that did the wake-ups ran on, most first.
+    pub waker_cpus: Vec<CpuCount>,
     /// irq_handler_exit -> switch-in.
     pub latency: Option<Stats>,
     /// Wake-ups whose switch-in came before the handler's exit was seen (another CPU), or
@@ -117,6 +119,8 @@ pub struct SoftirqChainRow {
     pub comm: String,
     /// Wake-ups of the task in runs of the vector.
     pub count: u64,
+    /// The CPUs the softirq runs that did the wake-ups ran on, most first.
+    pub waker_cpus: Vec<CpuCount>,
     /// softirq_exit (of the run that did the wake-up) -> switch-in.
     pub latency: Option<Stats>,
     /// Wake-ups switched in before that run's softirq_exit (on another CPU), or whose exit
@@ -163,6 +167,8 @@ struct SoftAcc {
 
 #[derive(Default)]
 struct ChainAcc {
+    /// Wake-ups per CPU the waking IRQ or softirq ran on.
+    cpus: Vec<u64>,
     lat: DurationStats,
     buckets: Buckets,
     wake: DurationStats,
@@ -186,6 +192,13 @@ fn bump(v: &mut Vec<u64>, cpu: u32) {
         v.resize(c + 1, 0);
     }
     v[c] += 1;
+}
+
+/// The CPUs of `v` with their counts, most first.
+fn by_count(v: &[u64]) -> Vec<CpuCount> {
+    let mut out = per_cpu(v);
+    out.sort_by(|a, b| b.count.cmp(&a.count).then(a.cpu.cmp(&b.cpu)));
+    out
 }
 
 fn per_cpu(v: &[u64]) -> Vec<CpuCount> {
@@ -220,6 +233,7 @@ impl Sink for IrqFold {
             Some(ChainSource::Softirq(vec)) => {
                 let c = self.soft_chains.entry((vec, w.task)).or_default();
                 c.soft += 1;
+                bump(&mut c.cpus, w.waker_cpu);
                 c.wake.record(w.latency(), w.waking_ts);
                 match (w.softirq_chain_latency(), w.softirq_exit_ts) {
                     (Some(l), Some(exit)) => {
@@ -237,6 +251,7 @@ impl Sink for IrqFold {
             self.irqs.entry(irq).or_default().wakeups += 1;
         }
         let c = self.chains.entry((irq, w.task)).or_default();
+        bump(&mut c.cpus, w.waker_cpu);
         if hard {
             c.hard += 1;
         } else {
@@ -312,6 +327,7 @@ impl IrqFold {
                     count: c.hard + c.soft,
                     via_hardirq: c.hard,
                     via_softirq: c.soft,
+                    waker_cpus: by_count(&c.cpus),
                     latency: c.lat.summary(),
                     exit_unknown: c.no_exit,
                     wake_latency: c.wake.summary(),
@@ -347,6 +363,7 @@ impl IrqFold {
                     tid: info.tid,
                     comm: info.comm.to_string(),
                     count: c.soft,
+                    waker_cpus: by_count(&c.cpus),
                     latency: c.lat.summary(),
                     exit_unknown: c.no_exit,
                     wake_latency: c.wake.summary(),
