@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::dat::{DatFile, DatOptions};
@@ -56,6 +56,8 @@ pub enum Trace {
         lenient: bool,
         /// Ends the read early once set ([`Trace::set_cancel`]).
         cancel: Cancel,
+        /// Bytes of text read so far ([`Trace::set_progress`]).
+        progress: Option<Arc<AtomicU64>>,
     },
 }
 
@@ -146,6 +148,7 @@ impl Trace {
             kind,
             lenient,
             cancel: Cancel::default(),
+            progress: None,
         })
     }
 
@@ -191,6 +194,7 @@ impl Trace {
             kind,
             lenient,
             cancel: Cancel::default(),
+            progress: None,
         })
     }
 
@@ -208,6 +212,32 @@ impl Trace {
         }
     }
 
+    /// From now on, reading this trace adds the bytes read to `read`, for a progress
+    /// display that polls it: of a .dat, the CPU data passed (a page or a compressed chunk
+    /// at a time, [`DatFile::set_progress`]); of a text trace, the text read (a buffer of
+    /// 256 KiB at a time). Compare with [`Trace::progress_total`].
+    pub fn set_progress(&mut self, read: Arc<AtomicU64>) {
+        match self {
+            Trace::Dat(d) => d.set_progress(read),
+            Trace::Text { progress, .. } => *progress = Some(read),
+        }
+    }
+
+    /// What one pass over the events adds to [`Trace::set_progress`]'s counter: of a
+    /// .dat, the bytes of CPU data of the buffer read (of every buffer with
+    /// `every_buffer`, as `report --stats` and a .dat copy read them); of a text file, its
+    /// size. `None` for a stream (it has no size) or a text held in memory.
+    pub fn progress_total(&self, every_buffer: bool) -> Option<u64> {
+        match self {
+            Trace::Dat(d) => Some(d.data_bytes((!every_buffer).then(|| d.chosen_buffer()))),
+            Trace::Text {
+                source: TextSource::File(path),
+                ..
+            } => std::fs::metadata(path).ok().map(|m| m.len()),
+            Trace::Text { .. } => None,
+        }
+    }
+
     /// Whether this is a text read once, as it comes (a pipe, a FIFO, tracefs `trace_pipe`):
     /// its events are handed out as they arrive (see [`Trace::set_cancel`]).
     pub fn is_stream(&self) -> bool {
@@ -220,12 +250,14 @@ impl Trace {
         )
     }
 
-    /// The text's lines from the start, buffered.
-    fn text_lines(&self) -> Result<Box<dyn BufRead + '_>> {
+    /// The text's lines from the start, buffered; with `counted`, the bytes read are
+    /// added to the progress counter, if any.
+    fn text_lines(&self, counted: bool) -> Result<Box<dyn BufRead + '_>> {
         let Trace::Text {
             name,
             source,
             cancel,
+            progress,
             ..
         } = self
         else {
@@ -246,7 +278,10 @@ impl Trace {
                         format!("cannot read: {e}"),
                     )
                 })?;
-                Box::new(BufReader::with_capacity(TEXT_BUFFER, f))
+                Box::new(BufReader::with_capacity(
+                    TEXT_BUFFER,
+                    Counted(f, progress.as_deref().filter(|_| counted)),
+                ))
             }
             TextSource::Bytes(b) => Box::new(&b[..]),
             TextSource::Stream { head, rest } => {
@@ -265,7 +300,10 @@ impl Trace {
                 };
                 Box::new(BufReader::with_capacity(
                     TEXT_BUFFER,
-                    std::io::Cursor::new(&head[..]).chain(rest),
+                    Counted(
+                        std::io::Cursor::new(&head[..]).chain(rest),
+                        progress.as_deref().filter(|_| counted),
+                    ),
                 ))
             }
         })
@@ -319,7 +357,7 @@ impl Trace {
                 cancel,
                 ..
             } => text::open(
-                self.text_lines()?,
+                self.text_lines(true)?,
                 *kind,
                 TextOptions {
                     lenient: *lenient,
@@ -345,7 +383,10 @@ impl Trace {
             Trace::Text {
                 kind: TextKind::Ftrace,
                 ..
-            } => self.text_lines().map(text::scan_tgids).unwrap_or_default(),
+            } => self
+                .text_lines(false)
+                .map(text::scan_tgids)
+                .unwrap_or_default(),
             Trace::Dat(d) => d.info().tgids.iter().copied().collect(),
             _ => HashMap::new(),
         }
@@ -357,6 +398,20 @@ impl Trace {
             Trace::Dat(d) => d.cmdlines(),
             Trace::Text { .. } => HashMap::new(),
         }
+    }
+}
+
+/// A reader that adds the bytes it reads to a progress counter (under a buffer: one
+/// addition per buffer filled).
+struct Counted<'a, R>(R, Option<&'a AtomicU64>);
+
+impl<R: Read> Read for Counted<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.0.read(buf)?;
+        if let Some(read) = self.1 {
+            read.fetch_add(n as u64, Ordering::Relaxed);
+        }
+        Ok(n)
     }
 }
 

@@ -51,6 +51,7 @@ mod write_v7;
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, OnceLock};
 
 pub use choice::{BufferChoice, BufferSummary};
@@ -254,6 +255,8 @@ pub struct DatFile<'a> {
     cmdlines_blob: Blob,
     kallsyms: OnceLock<LazyKallsyms>,
     printk: OnceLock<Arc<PrintkFormats>>,
+    /// Bytes of CPU data read so far, for a progress display ([`DatFile::set_progress`]).
+    progress: Option<Arc<AtomicU64>>,
 }
 
 impl DatFile<'static> {
@@ -378,6 +381,7 @@ impl<'a> DatFile<'a> {
             info: h.info,
             kallsyms: OnceLock::new(),
             printk: OnceLock::new(),
+            progress: None,
         })
     }
 
@@ -582,12 +586,33 @@ impl<'a> DatFile<'a> {
     }
 
     fn source<'s>(&'s self, b: &Buffer, seg: Segment) -> CpuSource<'s> {
-        let src = CpuSource::new(&self.name, self.bytes(), self.endian, b.page_size, seg);
+        let src = CpuSource::new(&self.name, self.bytes(), self.endian, b.page_size, seg)
+            .counting(self.progress.as_deref());
         match &self.data {
             // Memory stays at the pages in flight, not the file's size.
             Storage::Mapped(map) => src.release_behind(map),
             _ => src,
         }
+    }
+
+    /// From now on, every reader of this file's CPU data (its events, its counts, its
+    /// pages copied) adds the bytes it has passed to `read`, as it passes them (a page, or
+    /// a compressed chunk, at a time): a progress display polls it, and compares it with
+    /// [`DatFile::data_bytes`]. Reading in parallel (counts) adds from several threads.
+    pub fn set_progress(&mut self, read: Arc<AtomicU64>) {
+        self.progress = Some(read);
+    }
+
+    /// The bytes of CPU data of buffer `buffer` (every buffer's with `None`), as the CPU
+    /// tables give them: what one pass over them adds to [`DatFile::set_progress`]'s
+    /// counter (for compressed data, give or take four bytes per CPU).
+    pub fn data_bytes(&self, buffer: Option<usize>) -> u64 {
+        self.buffers
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| buffer.is_none_or(|b| b == *i))
+            .flat_map(|(_, b)| &b.cpus)
+            .fold(0u64, |sum, c| sum.saturating_add(c.size))
     }
 
     /// Counts of records per event and per CPU, lost events and the time span of buffer

@@ -9,6 +9,7 @@
 //! time-ordered merge holds a chunk per CPU; counting, a chunk per parallel task).
 
 use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use super::compress::{Compression, Inflater};
 use super::cursor::{error_at, Origin};
@@ -115,6 +116,9 @@ pub(crate) struct CpuSource<'f> {
     page_size: usize,
     kind: Kind,
     release: Option<Release<'f>>,
+    /// Where to add the bytes passed (for a progress display), and up to where they were.
+    read: Option<&'f AtomicU64>,
+    counted: usize,
 }
 
 /// The mapping that `CpuSource::file` is, and how far its pages have been given back:
@@ -270,6 +274,9 @@ impl<'f> CpuSource<'f> {
                 chunk_at: pos as u64,
             },
         };
+        let counted = match &kind {
+            Kind::Flat { pos, .. } | Kind::Chunked { pos, .. } => *pos,
+        };
         CpuSource {
             name,
             file,
@@ -277,7 +284,16 @@ impl<'f> CpuSource<'f> {
             page_size,
             kind,
             release: None,
+            read: None,
+            counted,
         }
+    }
+
+    /// Adds the bytes of the file this source passes to `read` (a page or a compressed
+    /// chunk at a time).
+    pub(crate) fn counting(mut self, read: Option<&'f AtomicU64>) -> CpuSource<'f> {
+        self.read = read;
+        self
     }
 
     /// Gives the pages read back to the system as the reader passes them: `file` must
@@ -322,6 +338,10 @@ impl<'f> CpuSource<'f> {
                 *pos = r.end;
                 if let Some(rel) = &mut self.release {
                     rel.upto(r.start, false);
+                }
+                if let Some(read) = self.read {
+                    read.fetch_add(r.end.saturating_sub(self.counted) as u64, Relaxed);
+                    self.counted = r.end;
                 }
                 Ok(Some(PageRef {
                     range: r,
@@ -380,6 +400,10 @@ impl<'f> CpuSource<'f> {
                 *pos = data.end;
                 if let Some(rel) = &mut self.release {
                     rel.upto(at, false);
+                }
+                if let Some(read) = self.read {
+                    read.fetch_add(data.end.saturating_sub(self.counted) as u64, Relaxed);
+                    self.counted = data.end;
                 }
                 *chunk_at = at as u64;
                 *buf_pos = 0;

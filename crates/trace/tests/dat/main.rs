@@ -4,6 +4,7 @@ mod bombs;
 mod decode;
 mod layout;
 mod limits;
+mod progress;
 mod robust;
 mod sweep;
 mod synth;
