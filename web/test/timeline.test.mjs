@@ -142,7 +142,7 @@ export const tests = {
     });
   },
 
-  async "the seed's measurement: cursors from an IRQ handler's exit to the task running"({ browser }) {
+  async "the iperf affinity study's measurement (eth0 handler exit to iperf running): cursors from an IRQ handler's exit to the task running"({ browser }) {
     await withTimeline(browser, reportPath("disk.html"), "", async (r) => {
       // dd-11503's chains through BLOCK: take one of about 20 us, zoomed in by select.
       const sel = await r.eval(() => {

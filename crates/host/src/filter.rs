@@ -138,7 +138,8 @@ fn pick<T: Copy>(values: &[T], keep: &[bool]) -> Vec<T> {
         .collect()
 }
 
-/// The task list of `show tasks`, with the seed-000 check of `-p PID`.
+/// The task list of `show tasks`, with the check of `-p PID` (`taskset -p` moves only
+/// the main thread).
 #[derive(Clone, Debug, Serialize)]
 pub struct TaskList {
     /// Whether each row is a thread (otherwise a process).

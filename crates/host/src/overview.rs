@@ -27,8 +27,8 @@ pub struct Overview {
     pub processes: usize,
     /// The pid of a running irqbalance, which rewrites IRQ affinity.
     pub irqbalance: Option<u32>,
-    /// User processes whose threads do not all share one CPU mask (seed 000's
-    /// trap: `taskset -p PID` moved the main thread only).
+    /// User processes whose threads do not all share one CPU mask (the
+    /// `taskset -p` trap: `taskset -p PID` moves the main thread only).
     pub split_masks: Vec<SplitProcess>,
 }
 

@@ -1,11 +1,11 @@
-//! `cargo bench -p jitterlab --bench partition`: seed 004's experiment on this
-//! machine, the three set-ups in interleaved rounds (each round in an order
-//! rotated by one), under each load:
+//! `cargo bench -p jitterlab --bench partition`: the core-partitioning talk's experiment
+//! (cyclictest under stress, partitioned or not) on this machine, the three set-ups in
+//! interleaved rounds (each round in an order rotated by one), under each load:
 //!
 //! - `off`: no partition, the load on every CPU;
-//! - `hand`: seed 004's partition by hand with the real tools — `cset set` of a
+//! - `hand`: the talk's partition by hand with the real tools — `cset set` of a
 //!   `cpu0` and a `cpu1` set, `cset proc -m -k --force` of everything into
-//!   `cpu0` (PID 1 moved back to the root set, as the seed does), every
+//!   `cpu0` (PID 1 moved back to the root set, as the talk does), every
 //!   `smp_affinity_list` and `default_smp_affinity` to CPU 0, the workqueue
 //!   cpumask to CPU 0 — the probe started with `cset proc -s cpu1 -e`, the load
 //!   in `cpu0`;
@@ -13,7 +13,7 @@
 //!   --cpus 1`, the load on CPU 0; then `jitterlab revert`.
 //!
 //! The probe is `jitterlab latency --cpus 1 --interval 300us` (SCHED_FIFO 95),
-//! the loads `jitterlab load cpu:150` and `io:150` (seed 004's stress-cpu and
+//! the loads `jitterlab load cpu:150` and `io:150` (the talk's stress-cpu and
 //! stress-io). Figures are medians over the rounds of each run's average, p99
 //! and maximum; the targets of issue 6 compare `isolate` with `hand` at average
 //! and p99 (the VM's host stalls set the maximum). Also timed: `isolate` and
@@ -211,12 +211,13 @@ fn figures(json: &Path) -> Figures {
     }
 }
 
-/// Seed 004 by hand: cpusets with cset, IRQs and the workqueue mask with echo.
+/// The core-partitioning talk's partition by hand: cpusets with cset, IRQs and the
+/// workqueue mask with echo.
 fn hand_apply() {
     cset(&["set", "-s", "cpu0", "-c", "0", "-m", "0"]);
     cset(&["set", "-s", "cpu1", "-c", "1", "-m", "0"]);
     cset(&["proc", "-m", "-k", "--force", "-f", "root", "-t", "cpu0"]);
-    // "init process should be on root group" (seed 004); jitterlab leaves PID 1 alone too.
+    // "init process should be on root group" (the talk); jitterlab leaves PID 1 alone too.
     // cset counts PID 1's threads as kernel threads here: -k --force.
     cset(&[
         "proc",
@@ -229,10 +230,10 @@ fn hand_apply() {
         "-t",
         "root",
     ]);
-    // The seed moves everything, this bench too: its own threads are in cpu0 now.
+    // The talk moves everything, this bench too: its own threads are in cpu0 now.
     let root = Root::live();
     for irq in root.list_numeric("/proc/irq").expect("/proc/irq") {
-        // Managed IRQs refuse, as the seed's `2>/dev/null` expects.
+        // Managed IRQs refuse, as the talk's `2>/dev/null` expects.
         let _ = root.write(format!("/proc/irq/{irq}/smp_affinity_list"), "0");
     }
     root.write("/proc/irq/default_smp_affinity", "1")
@@ -335,7 +336,7 @@ fn main() {
     };
     let load_avg = || std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!(
-        "seed 004 on CPU 1: {rounds} rounds of {seconds} s runs, load average {}",
+        "partition of CPU 1, off / by hand / isolate: {rounds} rounds of {seconds} s runs, load average {}",
         load_avg().trim()
     );
     let mut results: Vec<(usize, String, Setup, Figures)> = Vec::new();

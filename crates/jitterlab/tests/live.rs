@@ -101,7 +101,7 @@ fn pin_moves_every_thread() {
     );
     assert_eq!(allowed(pid, all[1]), before[1]);
 
-    // Seed 000's trap first: move one thread the way `taskset -p` does...
+    // The `taskset -p` trap first: move one thread the way `taskset -p` does...
     let one = all[all.len() - 1];
     let o = run(&[
         "pin",

@@ -244,8 +244,8 @@ fn overruns(dir: &Path) -> u64 {
         .sum()
 }
 
-/// Seed 003's first mistake, measured: `cat trace_pipe` (text formatted in the kernel, by
-/// a reader at normal priority) and `jitterlab record` trace the same events with the
+/// The ftrace latency hunt's first mistake, measured: `cat trace_pipe` (text formatted in
+/// the kernel, by a reader at normal priority) and `jitterlab record` trace the same events with the
 /// same ring-buffer size, at the same time, during a context-switch storm. cat loses
 /// events to overruns; record loses none and holds more events than cat could read.
 #[test]

@@ -1,7 +1,7 @@
 //! Load generators, started before the measurement and stopped after it.
 //!
-//! - `cpu:N`: N threads looping `usleep(1)` (seed 004's scheduler load: a flood
-//!   of wake-ups and context switches, not just busy CPUs);
+//! - `cpu:N`: N threads looping `usleep(1)` (the core-partitioning talk's stress load: a
+//!   flood of wake-ups and context switches, not just busy CPUs);
 //! - `io:N`: N threads writing 4 KiB with O_SYNC, each to its own temporary
 //!   file, removed afterwards;
 //! - `mem:N`: N threads streaming over 64 MiB buffers (memory bandwidth);

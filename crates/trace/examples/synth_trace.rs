@@ -11,7 +11,7 @@
 //! xorshift, so the same arguments give the same file):
 //! - a task runs 2-300 us and wakes the next, which switches in 1-30 us later;
 //! - a task sleeps, the CPU idles, then IRQ 24 (`eth0`) raises NET_RX, whose softirq
-//!   wakes a task (the seed's IRQ -> softirq -> task chain);
+//!   wakes a task (the IRQ -> softirq -> task chain of a network receive);
 //! - the same through IRQ 25 (`timer-ish`), waking in the hardirq handler.
 //!
 //! Exactly one wake-up has a latency of 500 us (every other is under 40 us): on the last

@@ -1,7 +1,7 @@
 //! The functions section (function_graph traces): per function the calls, inclusive and
 //! exclusive (self) time, its callees and the call path of its longest instance; and the
-//! comparison of two traces (seed 003: compare the same function across runs, count the
-//! callees, remove the callees' time to get a function's own time).
+//! comparison of two traces (as the ftrace latency hunt does: compare the same function
+//! across runs, count the callees, remove the callees' time to get a function's own time).
 
 use std::collections::HashMap;
 

@@ -22,7 +22,8 @@
 //! PID 1 is left alone unless the request says `move_init`: it is excluded from
 //! the plan like the entries of tuned's `ps_blacklist` (on a container host or a
 //! sandbox it is the controller). With `move_init` its threads move by affinity
-//! only, never its cgroup (moving init's cgroup breaks container tools — seed 004).
+//! only, never its cgroup (moving init's cgroup breaks container tools, as the
+//! core-partitioning talk warns).
 
 mod advise;
 mod apply;

@@ -30,7 +30,7 @@ pub struct Request {
     /// `move_init`).
     pub excludes: Vec<Exclude>,
     /// `--move-init`: PID 1's threads move too, by affinity only (it stays in its
-    /// cgroup), as seed 004's `taskset -p 1 1` does.
+    /// cgroup), as the core-partitioning talk's `taskset -p 1 1` does.
     pub move_init: bool,
     /// `--stop-irqbalance`.
     pub stop_irqbalance: bool,

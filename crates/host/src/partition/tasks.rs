@@ -120,8 +120,8 @@ impl Rules<'_> {
                     let cpuset = self
                         .cpuset
                         .as_ref()
-                        // PID 1 stays in its cgroup (seed 004: moving init's
-                        // cgroup breaks container tools); only its CPUs change.
+                        // PID 1 stays in its cgroup (moving init's cgroup
+                        // breaks container tools); only its CPUs change.
                         .filter(|_| t.kind == TaskKind::User && t.pid != 1)
                         .filter(|m| t.cpuset.as_deref() == Some(m.from.as_str()))
                         .cloned();

@@ -1,9 +1,9 @@
 //! The recorder: one thread per traced CPU streaming that CPU's `trace_pipe_raw` pages
 //! into a spool file, so that the buffer is emptied as fast as the kernel fills it.
 //!
-//! Seed 003's first mistake is a recorder starved by the workload it records: these
-//! threads run at nice -20 (where permitted) and, when some online CPUs are not traced,
-//! only on those. Each thread waits in `poll(2)` with a short timeout and then reads
+//! The first mistake of the ftrace latency hunt (`cat trace_pipe` losing events) is a
+//! recorder starved by the workload it records: these threads run at nice -20 (where
+//! permitted) and, when some online CPUs are not traced, only on those. Each thread waits in `poll(2)` with a short timeout and then reads
 //! every full page there is; at the end the pipes are drained, partial pages included.
 
 use std::fs::File;

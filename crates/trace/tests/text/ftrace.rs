@@ -20,7 +20,7 @@ fn detect_tells_the_formats_apart() {
         "fgraph-smi-abstime.txt",
         "fgraph-ehci-softirq.txt",
         "fgraph-proc-tail.txt",
-        "seed003-slides.txt",
+        "fgraph-slides.txt",
     ] {
         assert_eq!(detect(&data(f)), Some(TextKind::FunctionGraph), "{f}");
     }

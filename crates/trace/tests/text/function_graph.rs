@@ -353,11 +353,11 @@ fn trace_cmd_report_of_a_function_graph_trace() {
 
 #[test]
 fn seed_slides_strict_names_the_first_bad_line_lenient_reads_the_rest() {
-    let bytes = data("seed003-slides.txt");
+    let bytes = data("fgraph-slides.txt");
     let err = read_with(
         &bytes,
         TextKind::FunctionGraph,
-        TextOptions::named("seed003-slides.txt"),
+        TextOptions::named("fgraph-slides.txt"),
     )
     .err()
     .unwrap();
@@ -366,12 +366,12 @@ fn seed_slides_strict_names_the_first_bad_line_lenient_reads_the_rest() {
         (ErrorKind::Syntax, Location::Line(4)),
         "{err}"
     );
-    assert_eq!(err.source_name, "seed003-slides.txt");
+    assert_eq!(err.source_name, "fgraph-slides.txt");
     // The message quotes the line.
     assert!(err.message.contains(". . ."), "{err}");
     let lenient = TextOptions {
         lenient: true,
-        ..TextOptions::named("seed003-slides.txt")
+        ..TextOptions::named("fgraph-slides.txt")
     };
     let r = read_with(&bytes, TextKind::FunctionGraph, lenient).unwrap();
     // `. . .` and the 16 tab-separated lines of the first attempt.
