@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -18,68 +18,16 @@ use jitterlab_host::tasks::TaskKind;
 use jitterlab_host::{read_tasks, Root, TaskQuery};
 
 use crate::util::{
-    host_lock, is_root, json_data, json_envelope, run, run_vm2, skip, stderr, stdout,
+    self, host_lock, json_data, json_envelope, run, run_vm2, skip, stderr, stdout, Restore, CPUSET,
 };
 
-const CPUSET: &str = "/sys/fs/cgroup/cpuset";
-
-/// Puts the machine back however the test ends: `jitterlab revert` of the
-/// test's journal, then, for whatever still differs from the snapshot, the old
-/// values written back and the test's cpusets removed.
-struct Restore {
-    state: tempfile::TempDir,
-    before: Snapshot,
-    children: Vec<Child>,
+/// The guard of this file's tests: `isolate --state-dir STATE/jitterlab`.
+fn guard() -> Restore {
+    Restore::new("jitterlab")
 }
 
-impl Restore {
-    fn new() -> Restore {
-        Restore {
-            state: tempfile::tempdir().expect("state dir"),
-            before: Snapshot::read(&Root::live()).expect("snapshot"),
-            children: Vec::new(),
-        }
-    }
-
-    fn dir(&self) -> PathBuf {
-        self.state.path().join("jitterlab")
-    }
-
-    fn arg(&self) -> String {
-        self.dir().display().to_string()
-    }
-}
-
-impl Drop for Restore {
-    fn drop(&mut self) {
-        for c in &mut self.children {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-        // The journal reverted; last resort: tasks out of our cpusets, the cpusets
-        // gone, files as they were.
-        jitterlab_host::testing::restore(
-            &self.before,
-            Some(&self.dir()),
-            &["jitterlab.isolated", "jitterlab.housekeeping"],
-        );
-    }
-}
-
-/// Whether this machine can run the live tests: root, two CPUs at least, a v1 cpuset.
 fn live_ok(name: &str) -> bool {
-    if !is_root() {
-        skip(format_args!(
-            "{name}: needs root (it isolates CPU 1 of this machine)"
-        ));
-        return false;
-    }
-    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
-    if !CpuSet::parse_list(&online).is_ok_and(|s| s.contains(0) && s.contains(1)) {
-        skip(format_args!("{name}: needs CPUs 0 and 1 online"));
-        return false;
-    }
-    true
+    util::live_ok(name, "it isolates CPU 1 of this machine")
 }
 
 fn list(s: &str) -> CpuSet {
@@ -162,7 +110,7 @@ fn isolate_verify_run_revert() {
         return;
     }
     let _lock = host_lock();
-    let mut guard = Restore::new();
+    let mut guard = guard();
     // A process of ours from before: it must move, and come back.
     let sleeper = Command::new("sleep").arg("120").spawn().unwrap();
     let sleeper_pid = sleeper.id();
@@ -350,7 +298,7 @@ fn killed_halfway_then_reverted() {
     let _lock = host_lock();
     // In the cpuset set-up, among the IRQs, and among the threads.
     for steps in [6, 20, 60] {
-        let guard = Restore::new();
+        let guard = guard();
         let mut child = paused_isolate(&guard, steps);
         child.kill().unwrap(); // SIGKILL
         let _ = child.wait();
@@ -378,7 +326,7 @@ fn ctrl_c_rolls_back() {
         return;
     }
     let _lock = host_lock();
-    let guard = Restore::new();
+    let guard = guard();
     let child = paused_isolate(&guard, 40);
     // SAFETY: kill(2) on our own child.
     assert_eq!(
@@ -536,7 +484,7 @@ fn irqbalance_is_stopped_and_started_again() {
         skip("irqbalance_is_stopped_and_started_again: an irqbalance runs already");
         return;
     }
-    let mut guard = Restore::new();
+    let mut guard = guard();
     let end = EndIrqbalance {
         since_ticks: ticks_now().saturating_sub(1),
     };
@@ -629,7 +577,7 @@ fn move_init_and_idle_latency_are_applied_and_reverted() {
         return;
     }
     let _lock = host_lock();
-    let guard = Restore::new();
+    let guard = guard();
     let init_threads = || -> Vec<(u32, CpuSet)> {
         read_tasks(&Root::live(), TaskQuery::all_threads())
             .unwrap()

@@ -111,3 +111,79 @@ pub fn run_within_10s(args: &[&str]) -> Output {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// Where cgroup v1's cpuset controller is mounted on the CI VM.
+pub const CPUSET: &str = "/sys/fs/cgroup/cpuset";
+
+/// Puts the machine back however a test that partitions it ends: the partition journal
+/// in [`Restore::dir`] reverted, then, for whatever still differs from the snapshot taken
+/// first, the old values written back and jitterlab's cpusets removed; the children the
+/// test started are killed first.
+pub struct Restore {
+    /// The state directory the test's commands get.
+    pub state: tempfile::TempDir,
+    /// The machine before the test.
+    pub before: jitterlab_host::partition::Snapshot,
+    /// Processes the test started.
+    pub children: Vec<std::process::Child>,
+    journal: PathBuf,
+}
+
+impl Restore {
+    /// A guard whose partition journal is `journal` under its state directory
+    /// (`jitterlab` for `isolate --state-dir STATE/jitterlab`, `experiment/partition` for
+    /// `experiment --state-dir STATE`).
+    pub fn new(journal: &str) -> Restore {
+        Restore {
+            state: tempfile::tempdir().expect("state dir"),
+            before: jitterlab_host::partition::Snapshot::read(&jitterlab_host::Root::live())
+                .expect("snapshot"),
+            children: Vec::new(),
+            journal: PathBuf::from(journal),
+        }
+    }
+
+    /// The directory of the partition journal.
+    pub fn dir(&self) -> PathBuf {
+        self.state.path().join(&self.journal)
+    }
+
+    /// [`Restore::dir`] as an argument.
+    pub fn arg(&self) -> String {
+        self.dir().display().to_string()
+    }
+
+    /// The state directory as an argument.
+    pub fn state_arg(&self) -> String {
+        self.state.path().display().to_string()
+    }
+}
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        for c in &mut self.children {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        jitterlab_host::testing::restore(
+            &self.before,
+            Some(&self.dir()),
+            &["jitterlab.isolated", "jitterlab.housekeeping"],
+        );
+    }
+}
+
+/// Whether this machine can run the partitioning tests: root, CPUs 0 and 1 online.
+pub fn live_ok(name: &str, why: &str) -> bool {
+    if !is_root() {
+        skip(format_args!("{name}: needs root ({why})"));
+        return false;
+    }
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
+    let set = jitterlab_cpuset::CpuSet::parse_list(online.trim());
+    if !set.is_ok_and(|s| s.contains(0) && s.contains(1)) {
+        skip(format_args!("{name}: needs CPUs 0 and 1 online"));
+        return false;
+    }
+    true
+}
