@@ -7,7 +7,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use jitterlab_analyze::analysis::blame::{BlameSection, Reason, Spike};
-use jitterlab_analyze::{analyze_trace, migrations, AnalyzeReport, Options, Pattern, Section};
+use jitterlab_analyze::analysis::irqs::CpuCount;
+use jitterlab_analyze::{
+    analyze_trace, migrations, AnalyzeReport, Options, Pattern, Section, Stats,
+};
 use jitterlab_experiment::explain::{
     BlamedSpike, ChainSummary, CpuRun, Explanation, Migration, StepMigrations, ThreadPlacement,
 };
@@ -167,29 +170,35 @@ pub fn explain(
         .collect();
     threads.sort_by(|a, b| b.run_ns.cmp(&a.run_ns).then(a.tid.cmp(&b.tid)));
     let ours = |tid: i32| threads.iter().any(|t| t.tid == tid);
+    let summary = |source: String,
+                   (tid, comm, count): (i32, &str, u64),
+                   cpus: &[CpuCount],
+                   latency: Option<&Stats>| ChainSummary {
+        source,
+        tid,
+        comm: comm.to_string(),
+        count,
+        source_cpus: cpus.iter().map(|x| x.cpu).collect(),
+        p50_ns: latency.map(|l| l.p50_ns),
+        max_ns: latency.map(|l| l.max_ns),
+    };
     let mut chains = Vec::new();
     if let Some(irqs) = &report.irqs {
         for c in irqs.chains.iter().filter(|c| ours(c.tid)) {
-            chains.push(ChainSummary {
-                source: format!("irq {} {}", c.irq, c.irq_name),
-                tid: c.tid,
-                comm: c.comm.clone(),
-                count: c.count,
-                source_cpus: c.waker_cpus.iter().map(|x| x.cpu).collect(),
-                p50_ns: c.latency.as_ref().map(|l| l.p50_ns),
-                max_ns: c.latency.as_ref().map(|l| l.max_ns),
-            });
+            chains.push(summary(
+                format!("irq {} {}", c.irq, c.irq_name),
+                (c.tid, &c.comm, c.count),
+                &c.waker_cpus,
+                c.latency.as_ref(),
+            ));
         }
         for c in irqs.softirq_chains.iter().filter(|c| ours(c.tid)) {
-            chains.push(ChainSummary {
-                source: c.source.clone(),
-                tid: c.tid,
-                comm: c.comm.clone(),
-                count: c.count,
-                source_cpus: c.waker_cpus.iter().map(|x| x.cpu).collect(),
-                p50_ns: c.latency.as_ref().map(|l| l.p50_ns),
-                max_ns: c.latency.as_ref().map(|l| l.max_ns),
-            });
+            chains.push(summary(
+                c.source.clone(),
+                (c.tid, &c.comm, c.count),
+                &c.waker_cpus,
+                c.latency.as_ref(),
+            ));
         }
     }
     chains.sort_by(|a, b| b.count.cmp(&a.count).then(a.tid.cmp(&b.tid)));
