@@ -3,6 +3,7 @@
 //! what they change.
 
 mod analyze;
+mod audit;
 mod convert;
 mod errors;
 mod experiment;

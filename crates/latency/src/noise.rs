@@ -188,9 +188,8 @@ pub fn run_noise(root: &Root, cfg: &NoiseConfig) -> Result<NoiseResult, Error> {
         .name(format!("jl-noise/{}", cfg.cpu))
         .spawn(
             move || -> Result<(Gaps, Option<u64>, Option<u64>), String> {
-                let set = [c.cpu].into_iter().collect();
-                jitterlab_host::sched::set_affinity(0, &set)
-                    .map_err(|e| format!("sched_setaffinity(CPU {}): {e}", c.cpu))?;
+                // Inside a jitterlab partition this thread joins the isolated cpuset.
+                crate::probe::pin_to(c.cpu)?;
                 if c.policy != Policy::Other {
                     jitterlab_host::sched::set_scheduler(0, c.policy, c.priority).map_err(|e| {
                         format!("sched_setscheduler({:?}, {}): {e}", c.policy, c.priority)

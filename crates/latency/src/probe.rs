@@ -390,7 +390,7 @@ pub fn live_for(config: &Config) -> Vec<Arc<Live>> {
 /// (EINVAL: `jitterlab isolate` put everything else on the housekeeping CPUs), the
 /// thread first joins the partition's isolated cpuset — one thread, so the load
 /// generators and the spike watcher stay on the housekeeping CPUs.
-fn pin_to(cpu: u32) -> Result<(), String> {
+pub(crate) fn pin_to(cpu: u32) -> Result<(), String> {
     let one = CpuSet::from_iter([cpu]);
     let pinned = match sched::set_affinity(0, &one) {
         Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {

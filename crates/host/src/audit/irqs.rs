@@ -62,7 +62,17 @@ pub(super) fn check(f: &Facts, out: &mut Vec<Finding>, needs_root: &mut Vec<Stri
         let name = format!("IRQ {} {}", irq.irq, irq.label());
         let path = format!("/proc/irq/{}/effective_affinity_list", irq.irq);
         let counted = format!("{count} on CPU {here} since boot");
+        // Configured off the RT CPUs, still delivered there: an edge IRQ moves when it
+        // next fires.
+        let pending = irq.affinity().is_some_and(|a| !a.intersects(rt));
         let mut x = match managed(f.root, irq) {
+            _ if pending => Finding::new(
+                "irqs.pending_move",
+                Family::Irqs,
+                Severity::Info,
+                format!("{name} is set to CPU {} and still delivered to CPU {here} until it next fires", irq.affinity().map_or(String::new(), |a| a.to_string())),
+            )
+            .why("the kernel moves an edge-triggered IRQ when it next fires; until then its last CPU keeps it"),
             Some(how) => Finding::new(
                 "irqs.managed",
                 Family::Irqs,

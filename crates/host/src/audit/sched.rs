@@ -177,8 +177,13 @@ pub(super) fn check(f: &Facts, out: &mut Vec<Finding>) -> Result<()> {
     };
     let mut kthreads = Vec::new();
     let mut users = Vec::new();
+    let mut init = Vec::new();
     for t in &tasks {
-        if !t.allowed.intersects(rt) || t.kind == TaskKind::KthreadPerCpu {
+        // Per-CPU kernel threads never move; kernel-managed ones follow the workqueue
+        // mask (sched.workqueue).
+        if !t.allowed.intersects(rt)
+            || matches!(t.kind, TaskKind::KthreadPerCpu | TaskKind::KthreadManaged)
+        {
             continue;
         }
         // The application: user threads pinned to RT CPUs only.
@@ -191,6 +196,8 @@ pub(super) fn check(f: &Facts, out: &mut Vec<Finding>) -> Result<()> {
         );
         if t.kind.is_kthread() {
             kthreads.push(item);
+        } else if t.pid == 1 {
+            init.push(item);
         } else {
             users.push(item);
         }
@@ -211,10 +218,22 @@ pub(super) fn check(f: &Facts, out: &mut Vec<Finding>) -> Result<()> {
             "user threads",
             "the scheduler may place any of them on the RT CPUs, where they take turns with the application",
         ),
+        (
+            "sched.init_threads",
+            init,
+            "threads of PID 1",
+            "init's threads may run there; jitterlab isolate leaves PID 1 alone unless asked \
+             (on a container host or a sandbox it is the controller)",
+        ),
     ] {
         if items.is_empty() {
             continue;
         }
+        let fix = if id == "sched.init_threads" {
+            format!("{} --move-init", f.isolate())
+        } else {
+            f.isolate()
+        };
         let mut x = Finding::new(
             id,
             Family::Scheduler,
@@ -223,7 +242,7 @@ pub(super) fn check(f: &Facts, out: &mut Vec<Finding>) -> Result<()> {
         )
         .cpus(rt)
         .why(why)
-        .fix(FixKind::Jitterlab, f.isolate(), f.verify());
+        .fix(FixKind::Jitterlab, fix, f.verify());
         for i in items.iter().take(3) {
             x = x.evidence("/proc/PID/task/TID/status", format!("Cpus_allowed_list of {i}"));
         }

@@ -1,0 +1,172 @@
+//! `jitterlab audit` on this machine: a quick audit of CPU 1 names the managed virtio
+//! block IRQ with the isolcpus=managed_irq fix, the kernel that is not PREEMPT_RT and
+//! the hypervisor, and measures; after `jitterlab isolate 1` a second audit has lost the
+//! IRQ and task findings of CPU 1 and `--compare` lists them. A guard reverts the
+//! partition however the test ends. The static audit of the fixture tree needs no root.
+
+use std::path::Path;
+
+use jitterlab_host::partition::Snapshot;
+use jitterlab_host::Root;
+use serde_json::Value;
+
+use crate::util::{host_lock, is_root, run, skip, stderr};
+
+/// Reverts the partition and writes back anything that still differs.
+struct Restore {
+    state: tempfile::TempDir,
+    before: Snapshot,
+}
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        jitterlab_host::testing::restore(
+            &self.before,
+            Some(&self.state.path().join("jitterlab")),
+            &["jitterlab.isolated", "jitterlab.housekeeping"],
+        );
+    }
+}
+
+fn data(path: &Path) -> Value {
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    assert_eq!(v["schema"], "jitterlab.audit");
+    v["data"].clone()
+}
+
+fn has(findings: &Value, id: &str) -> bool {
+    findings.as_array().unwrap().iter().any(|f| f["id"] == id)
+}
+
+#[test]
+fn static_audit_of_the_fixture_tree() {
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../host/tests/fixtures/audit-vm2");
+    let out = run(&["--root", root.to_str().unwrap(), "audit", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let d = &v["data"];
+    assert_eq!(
+        (d["mode"].as_str(), d["verdict"].as_str()),
+        (Some("static"), Some("tune"))
+    );
+    assert!(d["measured"].is_null());
+    assert!(has(&d["findings"], "irqs.managed"));
+}
+
+#[test]
+fn audit_then_isolate_then_compare() {
+    let _lock = host_lock();
+    if !is_root() {
+        return skip(
+            "audit_then_isolate_then_compare: needs root (it measures and isolates CPU 1)",
+        );
+    }
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
+    if online.trim() == "0" {
+        return skip("needs two online CPUs");
+    }
+    let restore = Restore {
+        state: tempfile::tempdir().unwrap(),
+        before: Snapshot::read(&Root::live()).unwrap(),
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (before, after) = (
+        dir.path().join("before.json"),
+        dir.path().join("after.json"),
+    );
+    let t0 = std::time::Instant::now();
+    let out = run(&[
+        "audit",
+        "--quick",
+        "--cpus",
+        "1",
+        "--json",
+        before.to_str().unwrap(),
+    ]);
+    let took = t0.elapsed();
+    eprintln!("audit --quick took {took:?}");
+    assert!(matches!(out.status.code(), Some(0 | 3)), "{}", stderr(&out));
+    assert!(took.as_secs() < 60, "{took:?}");
+    let d = data(&before);
+    assert_eq!(d["mode"], "quick");
+    // Measured: both latency phases on CPU 1 and the noise probe of CPU 1.
+    assert_eq!(d["measured"]["latency"].as_array().unwrap().len(), 2);
+    assert_eq!(d["measured"]["noise"][0]["cpu"], 1);
+    let interrupts = std::fs::read_to_string("/proc/interrupts").unwrap();
+    let managed = interrupts
+        .lines()
+        .find(|l| l.trim_end().ends_with("virtio1-req.0"));
+    if let Some(line) = managed {
+        let irq = line.split(':').next().unwrap().trim().to_string();
+        let f = d["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["id"] == "irqs.managed" && f["subject"] == format!("IRQ {irq}"));
+        // On CPU 1 unless it was delivered elsewhere when the audit ran.
+        let eff =
+            std::fs::read_to_string(format!("/proc/irq/{irq}/effective_affinity_list")).unwrap();
+        if eff.trim() == "1" {
+            let f = f.unwrap_or_else(|| panic!("IRQ {irq} not named: {}", d["findings"]));
+            assert_eq!(f["fix"]["apply"], "isolcpus=managed_irq,domain,1");
+            assert_eq!(f["needs_reboot"], true);
+        }
+    }
+    let version = std::fs::read_to_string("/proc/version").unwrap();
+    assert_eq!(
+        has(&d["findings"], "kernel.preempt_rt"),
+        !version.contains("PREEMPT_RT")
+    );
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap();
+    if cpuinfo.contains(" hypervisor") {
+        assert!(has(&d["findings"], "env.hypervisor"));
+    }
+    assert!(has(&d["findings"], "sched.user_threads"));
+
+    let state = restore.state.path().join("jitterlab");
+    let out = run(&["isolate", "1", "--state-dir", state.to_str().unwrap()]);
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
+    let out = run(&[
+        "audit",
+        "--quick",
+        "--cpus",
+        "1",
+        "--compare",
+        before.to_str().unwrap(),
+        "--json",
+        after.to_str().unwrap(),
+    ]);
+    assert!(matches!(out.status.code(), Some(0 | 3)), "{}", stderr(&out));
+    let a = data(&after);
+    for id in [
+        "irqs.on_rt_cpu",
+        "sched.user_threads",
+        "sched.workqueue",
+        "sched.partition",
+    ] {
+        assert!(
+            !has(&a["findings"], id),
+            "{id} still there after isolate: {}",
+            a["findings"]
+        );
+    }
+    let gone: Vec<String> = a["compare"]["gone"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["id"].as_str().unwrap().to_string())
+        .collect();
+    for id in ["sched.user_threads", "sched.workqueue", "sched.partition"] {
+        assert!(
+            gone.iter().any(|g| g == id),
+            "{id} not listed as gone: {gone:?}"
+        );
+    }
+    if has(&d["findings"], "irqs.on_rt_cpu") {
+        assert!(gone.iter().any(|g| g == "irqs.on_rt_cpu"), "{gone:?}");
+    }
+    let out = run(&["revert", "--state-dir", state.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    drop(restore);
+}
