@@ -253,7 +253,7 @@ impl Table {
         let schema = Arc::new(
             parse_message_type(&schema).map_err(|e| Error::parquet(&path, "the schema", e))?,
         );
-        let level = ZstdLevel::try_new(3).map_err(|e| Error::parquet(&path, "zstd level", e))?;
+        let level = ZstdLevel::try_new(1).map_err(|e| Error::parquet(&path, "zstd level", e))?;
         let props = WriterProperties::builder()
             .set_compression(Compression::ZSTD(level))
             .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))

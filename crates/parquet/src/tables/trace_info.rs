@@ -19,7 +19,7 @@ pub const DEF: TableDef = TableDef {
         req("lost_events", Ty::I64, "events the kernel reported lost (known counts)"),
         opt("monotonic_ns", Ty::I64, "CLOCK_MONOTONIC when the recording started (the clock pair `jitterlab record` saves)"),
         opt("realtime_ns", Ty::I64, "CLOCK_REALTIME at the same moment, ns since 1970"),
-        opt("wall_offset_ns", Ty::I64, "`realtime_ns - monotonic_ns`: added to a trace time it gives wall-clock time (exact for the `mono` clock; for `local`, within the few microseconds sched_clock and CLOCK_MONOTONIC differ)"),
+        opt("wall_offset_ns", Ty::I64, "`realtime_ns - monotonic_ns`: added to a trace time it gives wall-clock time (exact for the `mono` trace clock; the default `local` clock, sched_clock, also counts from boot but is another clock: see docs/parquet.md)"),
         req("schema_version", Ty::I32, "the version of these tables' schema (docs/parquet.md)"),
         req("jitterlab_version", Ty::Str, "the jitterlab that exported it"),
     ],
