@@ -20,7 +20,7 @@ use crate::exit::Error;
 #[derive(Parser, Debug)]
 #[command(
     name = "jitterlab",
-    version,
+    version = crate::VERSION,
     max_term_width = 100,
     disable_help_subcommand = true
 )]
@@ -32,6 +32,11 @@ pub struct Cli {
     /// When to use colour: auto (on a terminal, unless NO_COLOR is set), always, never.
     #[arg(long, global = true, value_enum, default_value_t = Color::Auto)]
     pub color: Color,
+
+    /// Draw no progress line on stderr (it is drawn only on a terminal anyway; warnings
+    /// and errors are still printed).
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
 
     /// The command.
     #[command(subcommand)]

@@ -6,6 +6,16 @@ mod cli;
 mod cmd;
 mod exit;
 mod output;
+mod progress;
+
+/// `jitterlab --version`: the version and the commit it was built from (`unknown` when
+/// built outside a git clone), e.g. `0.1.0 (commit 1a2b3c4)`.
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("JITTERLAB_COMMIT"),
+    ")"
+);
 
 use std::process::ExitCode;
 

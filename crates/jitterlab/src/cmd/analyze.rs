@@ -11,6 +11,7 @@ use jitterlab_trace::Trace;
 use crate::cli::{Color, Window};
 use crate::exit::{Exit, Result};
 use crate::output::{emit, format, trace_notes, Interrupt};
+use crate::progress::{self, file_name};
 
 /// `jitterlab analyze`.
 #[derive(Args, Debug)]
@@ -85,6 +86,12 @@ pub fn run(args: AnalyzeArgs, color: Color) -> Result {
     let mut trace = Trace::open_buffer(&args.file, args.lenient, args.buffer.as_deref())?;
     trace_notes(&trace, true);
     let interrupt = Interrupt::for_trace(&mut trace);
+    // After the signals are blocked: the progress thread must not take Ctrl-C.
+    let progress = progress::reading(
+        &mut trace,
+        format!("analyzing {}", file_name(&args.file)),
+        false,
+    );
     let other = match &args.compare {
         Some(path) => Some((Trace::open(path, args.lenient)?, path.display().to_string())),
         None => None,
@@ -94,6 +101,7 @@ pub fn run(args: AnalyzeArgs, color: Color) -> Result {
         options,
         other.as_ref().map(|(t, n)| (t, n.as_str())),
     )?;
+    progress.finish();
     interrupt.note();
     if let Some(path) = &args.html {
         let title = args.file.file_name().unwrap_or_default().to_string_lossy();

@@ -11,6 +11,7 @@ use jitterlab_trace::Trace;
 use crate::cli::{Color, Window};
 use crate::exit::{Exit, Result};
 use crate::output::{emit, format, trace_notes};
+use crate::progress::{self, file_name};
 
 /// Output formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -70,7 +71,7 @@ pub struct ConvertArgs {
 
 pub fn run(args: ConvertArgs, color: Color) -> Result {
     let filter = args.window.filter(None)?;
-    let trace = Trace::open_buffer(&args.input, args.lenient, args.buffer.as_deref())?;
+    let mut trace = Trace::open_buffer(&args.input, args.lenient, args.buffer.as_deref())?;
     let compression = match args.compression {
         Compress::Zstd => Compression::Zstd,
         Compress::Zlib => Compression::Zlib,
@@ -84,7 +85,13 @@ pub fn run(args: ConvertArgs, color: Color) -> Result {
     };
     // A .dat copy keeps every buffer; Perfetto JSON is drawn from one.
     trace_notes(&trace, format_out == OutputFormat::Perfetto);
+    let progress = progress::reading(
+        &mut trace,
+        format!("converting {}", file_name(&args.input)),
+        format_out != OutputFormat::Perfetto,
+    );
     let summary = convert(&trace, &args.input, &args.output, format_out, &filter)?;
+    progress.finish();
     emit(&summary, format(args.json, color))?;
     Ok(Exit::Ok)
 }

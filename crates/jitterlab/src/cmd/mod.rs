@@ -13,6 +13,7 @@ pub mod irq;
 pub mod isolate;
 pub mod latency;
 pub mod load;
+pub mod man;
 pub mod pin;
 pub mod record;
 pub mod report;
@@ -35,6 +36,7 @@ pub fn run(cli: Cli) -> Result {
         None => Root::live(),
     };
     let color = cli.color;
+    crate::progress::init(cli.quiet);
     match cli.command {
         Command::Show(args) => show::run(&root, args, color),
         Command::Pin(args) => pin::run(&root, args, color),

@@ -11,6 +11,7 @@ use jitterlab_host::Root;
 use crate::cli::{cpu_list, Color};
 use crate::exit::{Exit, Result};
 use crate::output::{emit, format};
+use crate::progress::Progress;
 
 /// `jitterlab record`.
 #[derive(Args, Debug)]
@@ -67,7 +68,17 @@ pub fn run(root: &Root, args: RecordArgs, color: Color) -> Result {
     };
     // Block the signals before any thread starts, so Ctrl-C ends the recording cleanly.
     let cancel = cancel_on_signals();
+    // With a duration and no command (whose output would mix with the line): the time
+    // recorded of the duration. Started after the signals are blocked.
+    let progress = match request.duration_ns {
+        Some(ns) if request.command.is_empty() => Progress::time(
+            format!("recording {}", request.output.display()),
+            std::time::Duration::from_nanos(ns),
+        ),
+        _ => Progress::hidden(),
+    };
     let summary = record(root, &request, &cancel)?;
+    progress.finish();
     emit(&summary, format(args.json, color))?;
     Ok(Exit::Ok)
 }

@@ -12,6 +12,7 @@ use jitterlab_trace::Trace;
 use crate::cli::{Color, Window};
 use crate::exit::{Exit, Result};
 use crate::output::{emit, format, trace_notes, Interrupt};
+use crate::progress::{self, file_name};
 
 /// `jitterlab report`.
 #[derive(Args, Debug)]
@@ -61,7 +62,14 @@ pub fn run(args: ReportArgs, color: Color) -> Result {
     trace_notes(&trace, !args.stats);
     let interrupt = Interrupt::for_trace(&mut trace);
     if args.stats {
+        // Every buffer is counted.
+        let progress = progress::reading(
+            &mut trace,
+            format!("counting {}", file_name(&args.file)),
+            true,
+        );
         let stats = TraceStats::of(&args.file.display().to_string(), &trace)?;
+        progress.finish();
         interrupt.note();
         emit(&stats, format(args.json, color))?;
         return Ok(Exit::Ok);

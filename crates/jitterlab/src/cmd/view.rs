@@ -10,6 +10,7 @@ use jitterlab_render::view::{view, Input};
 use crate::cli::{Color, Window};
 use crate::exit::{Error, Exit, Result};
 use crate::output::{emit, format, trace_notes, Interrupt};
+use crate::progress::{self, file_name, Progress};
 
 /// `jitterlab view`.
 #[derive(Args, Debug)]
@@ -62,12 +63,15 @@ pub fn run(args: ViewArgs, color: Color) -> Result {
         )));
     }
     let mut input = Input::open(&args.input, args.lenient, args.buffer.as_deref())?;
-    let interrupt = match &mut input {
+    let (interrupt, progress) = match &mut input {
         Input::Trace(trace) => {
             trace_notes(trace, true);
-            Some(Interrupt::for_trace(trace))
+            let interrupt = Interrupt::for_trace(trace);
+            // After the signals are blocked: the progress thread must not take Ctrl-C.
+            let label = format!("reading {}", file_name(&args.input));
+            (Some(interrupt), progress::reading(trace, label, false))
         }
-        Input::Saved(_) => None,
+        Input::Saved(_) => (None, Progress::hidden()),
     };
     let title = args
         .input
@@ -82,6 +86,7 @@ pub fn run(args: ViewArgs, color: Color) -> Result {
         ..Options::default()
     };
     let viewed = view(&input, &title, &output, options)?;
+    progress.finish();
     if let Some(i) = interrupt {
         i.note();
     }
