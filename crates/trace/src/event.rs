@@ -283,7 +283,8 @@ pub const SOFTIRQ_NAMES: [&str; 10] = [
 pub struct Wakeup {
     /// The woken task's name.
     pub comm: Comm,
-    /// The woken task's tid.
+    /// The woken task's tid (`pid_` in JSON: `pid` is the common field's, the waker's).
+    #[serde(rename = "pid_")]
     pub pid: i32,
     /// Its kernel priority (0..=139; lower is more important).
     pub prio: i32,
@@ -341,6 +342,7 @@ pub enum EventKind {
         /// The task moved.
         comm: Comm,
         /// Its tid.
+        #[serde(rename = "pid_")]
         pid: i32,
         /// Its priority.
         prio: i32,
@@ -365,6 +367,7 @@ pub enum EventKind {
         /// The executed file.
         filename: Text,
         /// The tid after exec.
+        #[serde(rename = "pid_")]
         pid: i32,
         /// The tid before exec (differs when a non-leader thread execs).
         old_pid: i32,
@@ -374,6 +377,7 @@ pub enum EventKind {
         /// The exiting task's name.
         comm: Comm,
         /// Its tid.
+        #[serde(rename = "pid_")]
         pid: i32,
         /// Its priority.
         prio: i32,
@@ -425,6 +429,7 @@ pub enum EventKind {
     /// ipi:ipi_send_cpu.
     IpiSendCpu {
         /// The target CPU.
+        #[serde(rename = "cpu_")]
         cpu: u32,
         /// Where the IPI was sent from.
         callsite: Sym,
