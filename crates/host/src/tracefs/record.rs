@@ -246,26 +246,6 @@ pub fn record(root: &Root, req: &RecordRequest, cancel: &AtomicBool) -> Result<R
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn presets_expand_without_repeats() {
-        let all = events_of(&[], &[]);
-        assert_eq!(all.len(), SCHED.len() + IRQ.len());
-        let e = events_of(
-            &[Preset::Sched, Preset::All],
-            &["sched:sched_switch".into(), "kmem:kmalloc".into()],
-        );
-        assert_eq!(e.len(), SCHED.len() + IRQ.len() + WORKQUEUE.len() + 1);
-        assert_eq!(e.last().map(String::as_str), Some("kmem:kmalloc"));
-        assert_eq!(events_of(&[], &["irq".into()]), vec!["irq".to_string()]);
-        assert_eq!("all".parse::<Preset>(), Ok(Preset::All));
-        assert!("none".parse::<Preset>().is_err());
-    }
-}
-
 /// CLOCK_MONOTONIC and CLOCK_REALTIME read back to back (the monotonic time is the middle
 /// of two readings around the real-time one), for the .dat's clocks option: traces of
 /// different hosts can then be put on one wall clock (issue 17). `None` if a clock cannot
@@ -304,4 +284,24 @@ fn hostname() -> Option<String> {
         .map(|&c| c as u8)
         .collect();
     Some(String::from_utf8_lossy(&bytes).into_owned()).filter(|n| !n.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn presets_expand_without_repeats() {
+        let all = events_of(&[], &[]);
+        assert_eq!(all.len(), SCHED.len() + IRQ.len());
+        let e = events_of(
+            &[Preset::Sched, Preset::All],
+            &["sched:sched_switch".into(), "kmem:kmalloc".into()],
+        );
+        assert_eq!(e.len(), SCHED.len() + IRQ.len() + WORKQUEUE.len() + 1);
+        assert_eq!(e.last().map(String::as_str), Some("kmem:kmalloc"));
+        assert_eq!(events_of(&[], &["irq".into()]), vec!["irq".to_string()]);
+        assert_eq!("all".parse::<Preset>(), Ok(Preset::All));
+        assert!("none".parse::<Preset>().is_err());
+    }
 }
