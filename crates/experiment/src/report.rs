@@ -194,6 +194,9 @@ pub struct ExperimentReport {
     pub explanations: Vec<Explanation>,
     /// The machine it ran on, when the runner knows it.
     pub machine: Option<Machine>,
+    /// The rounds run when the recipe's `precision` stopped the experiment before all
+    /// its rounds (`None`: every planned round ran, or Ctrl-C ended it).
+    pub stopped_early: Option<u32>,
     /// The order the runs were planned in, when the runner knows it (a comparison of
     /// saved experiments has none).
     pub order: Option<crate::recipe::Order>,
@@ -339,6 +342,7 @@ impl ExperimentReport {
             machine: None,
             spike_causes: Vec::new(),
             order: None,
+            stopped_early: None,
         }
     }
 
@@ -374,4 +378,42 @@ fn step_warnings(measured: &[&Run], cells: usize) -> Vec<Warning> {
         }
     }
     out
+}
+
+/// Whether every cell's median of every metric is known to `precision` from the
+/// measured runs so far: each cell has at least `min_rounds` measured runs with a value,
+/// and the half-width of its median's bootstrap interval is at most `precision` times
+/// the median's magnitude. A median of 0 counts as known when its interval is `[0, 0]`.
+/// The bootstrap draws from the same streams as [`ExperimentReport::new`].
+pub fn precise_enough(
+    metrics: &[Metric],
+    cells: usize,
+    runs: &[Run],
+    config: &Config,
+    precision: f64,
+    min_rounds: usize,
+) -> bool {
+    for (mi, metric) in metrics.iter().enumerate() {
+        for c in 0..cells {
+            let v: Vec<f64> = runs
+                .iter()
+                .filter(|r| r.cell == c && !r.warmup && r.error.is_none())
+                .filter_map(|r| r.values.get(&metric.name).copied())
+                .filter(|v| v.is_finite())
+                .collect();
+            if v.len() < min_rounds.max(config.min_runs) {
+                return false;
+            }
+            let mut rng = Rng::derive(config.seed, &[mi as u64, c as u64, 0]);
+            let Some(e) = stats::median_ci(&v, config.confidence, config.resamples, &mut rng)
+            else {
+                return false;
+            };
+            let half = (e.high - e.low) / 2.0;
+            if half.is_nan() || half > precision * e.value.abs() {
+                return false;
+            }
+        }
+    }
+    true
 }

@@ -374,3 +374,17 @@ fn builtins_parse_and_reproduce_the_seeds() {
     assert_eq!(hunt.trace, Trace::All);
     assert!(hunt.measures.latency.as_ref().unwrap().break_ns.is_some());
 }
+
+#[test]
+fn precision_is_a_percentage_of_interleaved_rounds() {
+    let base = "name = \"x\"\n[measure.latency]\n";
+    let r = Recipe::parse("p.toml", &format!("precision = \"3%\"\n{base}")).unwrap();
+    assert_eq!(r.precision, Some(0.03));
+    assert_eq!(Recipe::parse("p.toml", base).unwrap().precision, None);
+    let (at, msg) = error(&format!("precision = \"60%\"\n{base}"));
+    assert_eq!(at, "1:13", "{msg}");
+    assert!(msg.contains("below 50%"), "{msg}");
+    let (at, msg) = error(&format!("order = \"sequential\"\nprecision = 0.05\n{base}"));
+    assert_eq!(at, "2:13", "{msg}");
+    assert!(msg.contains("interleaved or abba"), "{msg}");
+}

@@ -471,3 +471,41 @@ fn power_table() {
         }
     }
 }
+
+/// Adaptive stopping: runs of a steady measure are precise enough after the minimum
+/// rounds, a noisy one's are not, and neither is a cell short of rounds.
+#[test]
+fn precise_enough_needs_rounds_and_a_narrow_interval() {
+    use jitterlab_experiment::report::{precise_enough, Metric};
+    use jitterlab_experiment::stats::Direction;
+    let metrics = [Metric::new("m", "x", Direction::LowerIsBetter)];
+    let config = Config {
+        seed: 3,
+        ..Config::default()
+    };
+    let mut rng = Rng::new(9);
+    let runs = |spread: f64, rounds: u32, rng: &mut Rng| -> Vec<Run> {
+        (0..rounds * 2)
+            .map(|i| Run {
+                seq: i as usize,
+                cell: (i % 2) as usize,
+                round: i / 2,
+                warmup: false,
+                traced: false,
+                values: [("m".to_string(), 100.0 * (1.0 + spread * (rng.unit() - 0.5)))].into(),
+                series: vec![],
+                error: None,
+            })
+            .collect()
+    };
+    // +-0.5 %: the interval is far inside +-3 %.
+    let steady = runs(0.01, 6, &mut rng);
+    assert!(precise_enough(&metrics, 2, &steady, &config, 0.03, 5));
+    // Too few rounds.
+    assert!(!precise_enough(&metrics, 2, &steady[..8], &config, 0.03, 5));
+    // +-40 %: not known to +-3 % after 6 rounds.
+    let noisy = runs(0.8, 6, &mut rng);
+    assert!(!precise_enough(&metrics, 2, &noisy, &config, 0.03, 5));
+    // A cell without the metric.
+    assert!(!precise_enough(&metrics, 3, &steady, &config, 0.03, 5));
+}

@@ -386,3 +386,63 @@ interval = "1ms"
     assert!(left.is_empty(), "namespaces left: {left:?}");
     assert_as_before(&guard, "after the traced experiment");
 }
+
+/// `precision`: a steady measure is known to 1 % after the minimum 5 rounds of 20, and
+/// the experiment stops there and says so. Changes nothing on the host.
+#[test]
+fn experiment_stops_once_precise_enough() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = write_recipe(
+        dir.path(),
+        r#"
+name = "steady"
+rounds = 20
+duration = "10ms"
+warmup = 0
+trace = "none"
+seed = 5
+precision = "1%"
+
+[factors]
+setup = [{ name = "a" }, { name = "b" }]
+
+[[measure.command]]
+name = "value"
+command = "echo value: 42"
+regex = "value: ([0-9]+)"
+unit = "x"
+better = "lower"
+"#,
+    );
+    let state = dir.path().join("state");
+    let o = run(&[
+        "experiment",
+        &r,
+        "--state-dir",
+        &state.display().to_string(),
+        "--json",
+        "-",
+    ]);
+    if !o.status.success() && stderr(&o).contains("Permission denied") {
+        skip("experiment_stops_once_precise_enough: cannot read the machine's snapshot");
+        return;
+    }
+    let data = json_data(&o, "jitterlab.experiment");
+    assert_eq!(data["stopped_early"], 5, "{}", stderr(&o));
+    assert_eq!(
+        data["runs"].as_array().unwrap().len(),
+        10,
+        "2 cells x 5 rounds"
+    );
+    let o = run(&[
+        "experiment",
+        &r,
+        "--state-dir",
+        &state.display().to_string(),
+    ]);
+    assert!(
+        stdout(&o).contains("stopped after 5 rounds"),
+        "{}",
+        stdout(&o)
+    );
+}

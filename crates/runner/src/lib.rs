@@ -55,7 +55,7 @@ mod measure;
 mod place;
 mod restore;
 mod save;
-mod trace;
+pub mod trace;
 mod workload;
 
 pub use restore::StateDir;
@@ -67,10 +67,14 @@ use std::sync::Arc;
 
 use jitterlab_experiment::explain::Machine;
 use jitterlab_experiment::recipe::{PlannedRun, Role};
+use jitterlab_experiment::report::precise_enough;
 use jitterlab_experiment::stats::Config;
 use jitterlab_experiment::{ExperimentReport, Explanation, Recipe, Run};
 use jitterlab_host::partition::{Difference, Snapshot};
 use jitterlab_host::Root;
+
+/// The measured rounds every cell has before `precision` may stop an experiment.
+pub const MIN_ROUNDS_BEFORE_STOPPING: usize = 5;
 
 /// How to run an experiment.
 #[derive(Clone, Debug)]
@@ -161,6 +165,13 @@ pub fn run_experiment(
     if let Some(cmd) = &recipe.setup {
         cell::shell("the recipe's setup", cmd)?;
     }
+    let metrics = recipe.metrics();
+    let config = Config {
+        seed,
+        noise: recipe.noise,
+        ..Config::default()
+    };
+    let mut stopped_early = None;
     let mut runs = Vec::new();
     let mut explanations = Vec::new();
     let mut restore_failures = Vec::new();
@@ -236,6 +247,27 @@ pub fn run_experiment(
             // The machine is no longer as the cells assume: stop here.
             break;
         }
+        // At the end of a measured round, stop when every median is known well enough.
+        let round_ends = plan
+            .runs
+            .get(planned.seq + 1)
+            .is_none_or(|next| next.round != planned.round || next.warmup != planned.warmup);
+        if let (Some(precision), true, false) = (recipe.precision, round_ends, planned.warmup) {
+            let more = plan.runs.len() > planned.seq + 1;
+            if more
+                && precise_enough(
+                    &metrics,
+                    cells.len(),
+                    &runs,
+                    &config,
+                    precision,
+                    MIN_ROUNDS_BEFORE_STOPPING,
+                )
+            {
+                stopped_early = Some(planned.round + 1);
+                break;
+            }
+        }
     }
     if let Some(cmd) = &recipe.teardown {
         if let Err(e) = cell::shell("the recipe's teardown", cmd) {
@@ -243,14 +275,9 @@ pub fn run_experiment(
         }
     }
     let left_over = before.diff(&Snapshot::read(root)?);
-    let config = Config {
-        seed,
-        noise: recipe.noise,
-        ..Config::default()
-    };
     let mut report = ExperimentReport::new(
         &recipe.name,
-        recipe.metrics(),
+        metrics,
         cells,
         recipe.baselines(),
         runs,
@@ -258,6 +285,7 @@ pub fn run_experiment(
     );
     report.machine = Some(machine);
     report.order = Some(recipe.order);
+    report.stopped_early = stopped_early;
     // The steps are known now: the migrations around them, from each traced run's trace.
     for (e, path) in explanations.iter_mut() {
         if let Some(run) = report.runs.iter().find(|r| r.seq == e.seq) {

@@ -7,6 +7,7 @@
 //! warmup = 1             # discarded runs per cell (1)
 //! order = "interleaved"  # or sequential, abba (interleaved)
 //! noise = "2%"           # the noise threshold of the verdicts (2%)
+//! precision = "3%"       # stop early once every median is known to +-3% (off)
 //! trace = "first"        # or all, none (first)
 //!
 //! [factors]              # their cross product gives the cells
@@ -81,6 +82,10 @@ pub struct Recipe {
     pub seed: Option<u64>,
     /// The noise threshold of the verdicts, a fraction (0.02).
     pub noise: f64,
+    /// Stop before `rounds` once every cell's median of every metric is known to this
+    /// precision: its 95 % interval's half-width over the median (`None`: run every
+    /// round).
+    pub precision: Option<f64>,
     /// Which runs are traced.
     pub trace: Trace,
     /// Run once before the experiment (`sh -c`).

@@ -19,6 +19,7 @@ pub(super) struct Recipe {
     pub order: Option<Order>,
     pub seed: Option<Spanned<i64>>,
     pub noise: Option<Spanned<toml::Value>>,
+    pub precision: Option<Spanned<toml::Value>>,
     pub trace: Option<Trace>,
     pub setup: Option<String>,
     pub teardown: Option<String>,

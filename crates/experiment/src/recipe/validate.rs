@@ -8,6 +8,7 @@ use toml::Spanned;
 use super::levels::{Affinity, IrqLevel, Load, Partition, Role, SetupLevel};
 use super::measure::{CommandMeasure, Extract, LatencyMeasure, McastMeasure, Measures, TcpMeasure};
 use super::raw;
+use super::Order;
 use super::{BaselineLevel, Factor, FactorKind, Level, Recipe, RecipeError, Workload};
 use crate::stats::Direction;
 
@@ -145,27 +146,43 @@ pub(super) fn parse(file: &str, text: &str) -> Result<Recipe, RecipeError> {
     if !is_name(r.name.get_ref()) {
         return Err(src.at(&r.name, "name: expected letters, digits, '.', '_' or '-'"));
     }
+    // A percentage ("2%") or a fraction (0.02) in [low, high).
+    let fraction = |v: &Spanned<toml::Value>, what: &str, low: f64, high: f64| {
+        let f = match v.get_ref() {
+            toml::Value::Float(f) => Some(*f),
+            toml::Value::String(s) => s
+                .trim()
+                .strip_suffix('%')
+                .and_then(|p| p.trim().parse::<f64>().ok())
+                .map(|p| p / 100.0),
+            _ => None,
+        };
+        match f {
+            Some(f) if (low..high).contains(&f) => Ok(f),
+            _ => Err(src.at(
+                v,
+                format!(
+                    "{what}: expected a percentage (\"2%\") or a fraction (0.02) below {}%",
+                    high * 100.0
+                ),
+            )),
+        }
+    };
     let noise = match &r.noise {
         None => 0.02,
+        Some(v) => fraction(v, "noise", 0.0, 0.5)?,
+    };
+    let precision = match &r.precision {
+        None => None,
         Some(v) => {
-            let fraction = match v.get_ref() {
-                toml::Value::Float(f) => Some(*f),
-                toml::Value::String(s) => s
-                    .trim()
-                    .strip_suffix('%')
-                    .and_then(|p| p.trim().parse::<f64>().ok())
-                    .map(|p| p / 100.0),
-                _ => None,
-            };
-            match fraction {
-                Some(f) if (0.0..0.5).contains(&f) => f,
-                _ => {
-                    return Err(src.at(
-                        v,
-                        "noise: expected a percentage (\"2%\") or a fraction (0.02) below 50%",
-                    ))
-                }
+            let p = fraction(v, "precision", 0.0001, 0.5)?;
+            if r.order == Some(Order::Sequential) {
+                return Err(src.at(
+                    v,
+                    "precision: stopping early needs rounds of every cell (order interleaved or abba)",
+                ));
             }
+            Some(p)
         }
     };
 
@@ -197,6 +214,7 @@ pub(super) fn parse(file: &str, text: &str) -> Result<Recipe, RecipeError> {
             Some(_) => Some(src.int(&r.seed, "seed", 0, i64::MAX, 0)? as u64),
         },
         noise,
+        precision,
         trace: r.trace.unwrap_or_default(),
         setup: r.setup.clone(),
         teardown: r.teardown.clone(),

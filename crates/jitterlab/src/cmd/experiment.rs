@@ -65,6 +65,11 @@ pub struct ExperimentArgs {
     /// The noise threshold of the verdicts, percent (the recipe's `noise`, 2).
     #[arg(long, value_name = "PERCENT")]
     pub noise: Option<f64>,
+    /// Stop before all the rounds once every cell's median of every metric is known to
+    /// this precision, percent: the half-width of its 95 % interval over the median (the
+    /// recipe's `precision`; at least 5 rounds run).
+    #[arg(long, value_name = "PERCENT")]
+    pub precision: Option<f64>,
     /// Save the recipe, every run's raw output, the traces and the result in DIR.
     #[arg(short = 'o', long = "output", value_name = "DIR")]
     pub output: Option<PathBuf>,
@@ -237,6 +242,19 @@ fn override_recipe(recipe: &mut Recipe, args: &ExperimentArgs) -> Result<()> {
             )));
         }
         recipe.noise = n / 100.0;
+    }
+    if let Some(p) = args.precision {
+        if !(0.01..50.0).contains(&p) {
+            return Err(Error::usage(format!(
+                "--precision {p}: expected a percentage from 0.01 to 50"
+            )));
+        }
+        if recipe.order == Order::Sequential {
+            return Err(Error::usage(
+                "--precision: stopping early needs rounds of every cell (--order interleaved or abba)",
+            ));
+        }
+        recipe.precision = Some(p / 100.0);
     }
     Ok(())
 }

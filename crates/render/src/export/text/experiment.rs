@@ -168,6 +168,12 @@ fn header(r: &ExperimentReport, out: &mut dyn Write, style: &Style) -> io::Resul
             WIDTH
         )
     )?;
+    if let Some(rounds) = r.stopped_early {
+        writeln!(
+            out,
+            "stopped after {rounds} rounds: every cell's median was known to the precision asked"
+        )?;
+    }
     writeln!(out, "{}", machine_line(r.machine.as_ref()))?;
     let c = &r.config;
     writeln!(
