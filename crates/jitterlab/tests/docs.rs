@@ -1,7 +1,9 @@
 //! The documentation cannot drift silently: every relative link in the repository's
 //! Markdown files resolves inside the repository (and its `#anchor` to a heading),
 //! docs/json.md names every property of the JSON Schema files under that schema's
-//! section, and the README's set-up commands are the ones CI runs.
+//! section, and the README's set-up commands are the ones CI runs. The help, the docs,
+//! the recipes, the web pages and the messages speak of practices and findings, never of
+//! "seed 004"; the shell completions and the man pages hold every command and option.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
@@ -325,8 +327,8 @@ fn property_names(schema: &serde_json::Value, out: &mut BTreeSet<String>) {
 }
 
 /// docs/json.md names every property of docs/schema/NAME.vN.json in its `NAME`
-/// section, as `` `prop` `` or `` `prop[]` `` (the envelope's `schema`, `version` and
-/// `data` in its envelope section).
+/// section, as `` `prop` `` or `` `prop[]` `` (the envelope's `schema`, `version`,
+/// `producer` and `data` in its envelope section).
 #[test]
 fn json_doc_names_every_schema_property() {
     let root = repo();
@@ -362,7 +364,7 @@ fn json_doc_names_every_schema_property() {
         property_names(&schema, &mut names);
         for prop in names {
             checked += 1;
-            let text = if ["schema", "version", "data"].contains(&prop.as_str()) {
+            let text = if ["schema", "version", "producer", "data"].contains(&prop.as_str()) {
                 envelope
             } else {
                 body
@@ -423,4 +425,323 @@ fn prose_free_code(text: &str) -> Vec<&str> {
         }
     }
     out
+}
+
+/// Runs the binary; its stdout, which must be a success.
+fn jitterlab(args: &[&str]) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_jitterlab"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run jitterlab");
+    assert!(
+        out.status.success(),
+        "jitterlab {}: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8")
+}
+
+/// The names a help text lists under `Commands:` (two spaces in, then the name; wrapped
+/// descriptions are indented further).
+fn listed_commands(help: &str) -> Vec<String> {
+    let Some((_, rest)) = help.split_once("\nCommands:\n") else {
+        return Vec::new();
+    };
+    rest.lines()
+        .take_while(|l| !l.trim().is_empty())
+        .filter(|l| l.starts_with("  ") && !l[2..].starts_with(' '))
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .collect()
+}
+
+/// The long flags (`--cpus`) of the option lines of a help text.
+fn listed_flags(help: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for line in help.lines() {
+        let Some(t) = line.strip_prefix("  ") else {
+            continue;
+        };
+        let t = t.trim_start();
+        if !t.starts_with('-') || line.len() - t.len() > 6 {
+            continue;
+        }
+        // The option's names end where its description starts.
+        let names = t.split("  ").next().unwrap_or("");
+        for word in names.split([' ', ',']) {
+            if let Some(name) = word.strip_prefix("--") {
+                let name: String = name
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+                    .collect();
+                if !name.is_empty() {
+                    out.insert(name);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Every command path of the binary (`[]`, `["show"]`, `["irq", "set"]` ...) with its
+/// long flags, from `jitterlab help PATH`.
+fn command_tree() -> Vec<(Vec<String>, BTreeSet<String>)> {
+    let mut out = Vec::new();
+    let mut todo = vec![Vec::<String>::new()];
+    while let Some(path) = todo.pop() {
+        let mut args = vec!["help"];
+        args.extend(path.iter().map(String::as_str));
+        let help = jitterlab(&args);
+        for sub in listed_commands(&help) {
+            let mut p = path.clone();
+            p.push(sub);
+            todo.push(p);
+        }
+        out.push((path, listed_flags(&help)));
+    }
+    out.sort();
+    out
+}
+
+/// Where `text` speaks of a seed by its number ("seed 004", "seed-000", "seed003"), of
+/// "seed's" or of "the seeds": words that mean nothing outside the project. An RNG seed
+/// ("seed 42", `--seed 7`) is not one: the seeds are numbered 000 to 004.
+fn seed_references(text: &str) -> Vec<String> {
+    let lower = text.to_lowercase();
+    let mut hits = Vec::new();
+    for (at, _) in lower.match_indices("seed") {
+        let rest = &lower[at + 4..];
+        let rest_num = rest.strip_prefix([' ', '-', '_']).unwrap_or(rest);
+        let digits: String = rest_num.chars().take_while(char::is_ascii_digit).collect();
+        let numbered = digits.len() == 3 && digits.starts_with('0');
+        let word_start = at == 0 || !lower.as_bytes()[at - 1].is_ascii_alphanumeric();
+        let possessive = rest.starts_with("'s") || rest.starts_with("\u{2019}s");
+        let the_seeds = lower[..at].ends_with("the ") && rest.starts_with('s');
+        if word_start && (numbered || possessive || the_seeds) {
+            let line = text[..at].matches('\n').count() + 1;
+            let end = (at + 16).min(text.len());
+            let shown: String = text.get(at..end).unwrap_or("").chars().collect();
+            hits.push(format!("line {line}: {shown:?}"));
+        }
+    }
+    hits
+}
+
+#[test]
+fn seed_references_are_found() {
+    for hit in [
+        "as seed 004's stress",
+        "Seed 000's trap",
+        "seed-003",
+        "seed003-slides",
+        "the seed's measurement",
+        "one per seed, the seeds say",
+    ] {
+        assert!(!seed_references(hit).is_empty(), "{hit}");
+    }
+    for fine in [
+        "experiment smoke: 12 runs; seed 3",
+        "--seed 42",
+        "seeded run plan",
+        "fuzz seeds: the synthetic traces",
+        "seed 1234",
+    ] {
+        assert_eq!(seed_references(fine), Vec::<String>::new(), "{fine}");
+    }
+}
+
+/// Files under `dir` (recursively) whose names end with one of `exts`; build output,
+/// npm's node_modules, test goldens and hidden directories left out.
+fn files_with(dir: &Path, exts: &[&str], out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<_> = entries.map(|e| e.unwrap().path()).collect();
+    entries.sort();
+    for path in entries {
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        if path.is_dir() {
+            if !(name.starts_with('.') || name == "target" || name == "node_modules") {
+                files_with(&path, exts, out);
+            }
+        } else if exts.iter().any(|e| name.ends_with(e)) {
+            out.push(path);
+        }
+    }
+}
+
+/// Issue 18: the help of every command (short and long), every Markdown file, the
+/// built-in recipes, the web pages' text and the messages in the code (its lines that
+/// are not comments) never speak of "seed 004" or "the seed's": they name the practice
+/// or the finding ("taskset -p moves only the main thread").
+#[test]
+fn help_docs_and_messages_name_practices_not_seeds() {
+    let root = repo();
+    let mut hits = Vec::new();
+    let tree = command_tree();
+    assert!(tree.len() >= 20, "only {} commands found", tree.len());
+    for (path, _) in &tree {
+        let p: Vec<&str> = path.iter().map(String::as_str).collect();
+        let mut long = vec!["help"];
+        long.extend(&p);
+        let mut short = p.clone();
+        short.push("--help");
+        for args in [long, short] {
+            for h in seed_references(&jitterlab(&args)) {
+                hits.push(format!("jitterlab {}: {h}", args.join(" ")));
+            }
+        }
+    }
+    let mut files: Vec<PathBuf> = markdown_files(&root).iter().map(|f| root.join(f)).collect();
+    files_with(
+        &root.join("crates/experiment/recipes"),
+        &[".toml"],
+        &mut files,
+    );
+    files_with(
+        &root.join("web"),
+        &[".js", ".mjs", ".css", ".html", "MODULES"],
+        &mut files,
+    );
+    let docs = files.len();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        for h in seed_references(&text) {
+            hits.push(format!("{}: {h}", f.strip_prefix(&root).unwrap().display()));
+        }
+    }
+    // The code's messages: every line of the crates' sources that is not a comment.
+    let mut sources = Vec::new();
+    for dir in std::fs::read_dir(root.join("crates")).unwrap() {
+        let dir = dir.unwrap().path();
+        files_with(&dir.join("src"), &[".rs"], &mut sources);
+        files_with(&dir.join("benches"), &[".rs"], &mut sources);
+    }
+    for f in &sources {
+        let text = std::fs::read_to_string(f).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            if line.trim_start().starts_with("//") {
+                continue;
+            }
+            for h in seed_references(line) {
+                let h = h.trim_start_matches("line 1: ");
+                hits.push(format!(
+                    "{}:{}: {h}",
+                    f.strip_prefix(&root).unwrap().display(),
+                    n + 1
+                ));
+            }
+        }
+    }
+    assert!(
+        hits.is_empty(),
+        "say the practice or the finding, not the seed:\n{}",
+        hits.join("\n")
+    );
+    assert!(docs >= 20, "only {docs} documents read");
+    assert!(
+        sources.len() >= 100,
+        "only {} source files read",
+        sources.len()
+    );
+}
+
+/// Issue 18: `jitterlab completions bash` completes every command and sub-command with
+/// every one of its long flags, zsh's and fish's name them too, and `jitterlab man --dir`
+/// writes a page per command (`jitterlab-irq-set.1`) that names each of its flags.
+#[test]
+fn completions_and_man_pages_cover_every_command_and_flag() {
+    let tree = command_tree();
+    let bash = jitterlab(&["completions", "bash"]);
+    let zsh = jitterlab(&["completions", "zsh"]);
+    let fish = jitterlab(&["completions", "fish"]);
+    let dir = tempfile::tempdir().unwrap();
+    let listed = jitterlab(&["man", "--dir", dir.path().to_str().unwrap()]);
+    let mut problems = Vec::new();
+    let mut flags = 0;
+    for (path, long) in &tree {
+        // bash: the command's case, and its options' list there.
+        let label = std::iter::once("jitterlab".to_string())
+            .chain(path.iter().cloned())
+            .collect::<Vec<_>>()
+            .join("__subcmd__");
+        let opts = bash
+            .split(&format!("\n        {label})\n"))
+            .nth(1)
+            .and_then(|case| case.lines().find(|l| l.trim().starts_with("opts=")))
+            .map(|l| {
+                l.split_whitespace()
+                    .map(|w| w.trim_matches('"'))
+                    .collect::<Vec<_>>()
+            });
+        let page_name = std::iter::once("jitterlab")
+            .chain(path.iter().map(String::as_str))
+            .collect::<Vec<_>>()
+            .join("-");
+        let page = std::fs::read_to_string(dir.path().join(format!("{page_name}.1")));
+        let name = path.join(" ");
+        match (&opts, &page) {
+            (None, _) => problems.push(format!("bash: no case for `jitterlab {name}`")),
+            (_, Err(e)) => problems.push(format!("man: {page_name}.1: {e}")),
+            _ => {}
+        }
+        if !listed.contains(&format!("{page_name}.1")) {
+            problems.push(format!("man --dir did not list {page_name}.1"));
+        }
+        if let Some(last) = path.last() {
+            for (shell, script) in [("zsh", &zsh), ("fish", &fish)] {
+                if !script.contains(last.as_str()) {
+                    problems.push(format!("{shell}: no `{last}`"));
+                }
+            }
+        }
+        for flag in long {
+            flags += 1;
+            let long_flag = format!("--{flag}");
+            if opts
+                .as_ref()
+                .is_some_and(|o| !o.contains(&long_flag.as_str()))
+            {
+                problems.push(format!(
+                    "bash: `jitterlab {name}` does not complete {long_flag}"
+                ));
+            }
+            // roff escapes every `-`.
+            let roff = long_flag.replace('-', "\\-");
+            if page
+                .as_ref()
+                .is_ok_and(|p| !p.contains(&format!("\\fB{roff}\\fR")))
+            {
+                problems.push(format!("man: {page_name}.1 does not name {long_flag}"));
+            }
+            for (shell, script) in [("zsh", &zsh), ("fish", &fish)] {
+                if !script.contains(flag.as_str()) {
+                    problems.push(format!("{shell}: no {long_flag}"));
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    assert!(tree.len() >= 20, "only {} commands", tree.len());
+    assert!(flags >= 150, "only {flags} flags checked");
+    // `jitterlab man COMMAND` prints that page.
+    let page = jitterlab(&["man", "irq", "set"]);
+    assert!(page.contains(".TH jitterlab-irq-set 1"), "{page}");
+}
+
+/// Issue 18: `jitterlab --version` names the version and the commit it was built from.
+#[test]
+fn version_names_the_commit() {
+    let v = jitterlab(&["--version"]);
+    let expected = format!("jitterlab {} (commit ", env!("CARGO_PKG_VERSION"));
+    assert!(v.starts_with(&expected), "{v}");
+    let commit = v
+        .trim_end()
+        .trim_start_matches(&expected)
+        .trim_end_matches(')');
+    assert!(
+        commit == "unknown" || (commit.len() >= 7 && commit.chars().all(|c| c.is_ascii_hexdigit())),
+        "{v}"
+    );
 }

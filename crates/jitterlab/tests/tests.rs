@@ -11,6 +11,7 @@ mod latency;
 mod live;
 mod load;
 mod partition;
+mod pftrace;
 mod record;
 mod report;
 mod show;

@@ -1,17 +1,18 @@
-//! `jitterlab convert`: a trace to the other .dat version or to Perfetto JSON, written
+//! `jitterlab convert`: a trace to the other .dat version, to Perfetto JSON or to
+//! Perfetto's protobuf trace (.pftrace), written
 //! whole under a temporary name and then renamed, and the model of what was written
 //! ([`Conversion`]; its text is in `export/text/convert.rs`).
 
 use std::io::{self, BufWriter};
 use std::path::{Path, PathBuf};
 
-use jitterlab_analyze::{Filter, Filtered, Machine, MachineOptions};
+use jitterlab_analyze::{EventFilter, Filter, Filtered, Machine, MachineOptions};
 use jitterlab_trace::dat::{copy_to_v6, copy_to_v7, Compression, Spool};
 use jitterlab_trace::output::OutputFile;
 use jitterlab_trace::Trace;
 use serde::Serialize;
 
-use crate::export::{PerfettoCounts, PerfettoWriter};
+use crate::export::{PerfettoCounts, PerfettoWriter, PftraceCounts, PftraceTables, PftraceWriter};
 
 /// What `convert` writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -22,10 +23,19 @@ pub enum OutputFormat {
     V7(Compression),
     /// Chrome trace-event JSON for ui.perfetto.dev and chrome://tracing.
     Perfetto,
+    /// Perfetto's protobuf trace, the ftrace events as its own ftrace event bundles.
+    Pftrace,
 }
 
 impl OutputFormat {
-    /// The format `out`'s name asks for: `*.json` is Perfetto JSON; `*.dat` is the other
+    /// True for the formats drawn from the events of one buffer, which `filter` applies
+    /// to (Perfetto JSON and protobuf); false for a .dat copy.
+    pub fn is_perfetto(self) -> bool {
+        matches!(self, OutputFormat::Perfetto | OutputFormat::Pftrace)
+    }
+
+    /// The format `out`'s name asks for: `*.json` is Perfetto JSON; `*.pftrace` and
+    /// `*.perfetto-trace` Perfetto's protobuf trace; `*.dat` is the other
     /// .dat version than the input's (v6 -> v7 with `compression`, v7 -> v6).
     pub fn from_name(
         out: &Path,
@@ -36,6 +46,9 @@ impl OutputFormat {
         if name.ends_with(".json") {
             return Ok(OutputFormat::Perfetto);
         }
+        if name.ends_with(".pftrace") || name.ends_with(".perfetto-trace") {
+            return Ok(OutputFormat::Pftrace);
+        }
         match trace {
             Trace::Dat(d) if name.ends_with(".dat") => Ok(if d.info().version == 6 {
                 OutputFormat::V7(compression)
@@ -43,7 +56,7 @@ impl OutputFormat {
                 OutputFormat::V6
             }),
             _ => Err(ConvertError::Unsupported(format!(
-                "{}: cannot tell the output format from the name; give --format v6, v7 or perfetto",
+                "{}: cannot tell the output format from the name; give --format v6, v7, perfetto or pftrace",
                 out.display()
             ))),
         }
@@ -85,13 +98,13 @@ pub fn convert(
     format: OutputFormat,
     filter: &Filter,
 ) -> Result<Conversion, ConvertError> {
-    if format != OutputFormat::Perfetto && !filter.is_empty() {
+    if !format.is_perfetto() && !filter.is_empty() {
         return Err(ConvertError::Invalid(
             "--cpu, --from and --to apply to Perfetto output only; a .dat copy is whole".into(),
         ));
     }
     if let Trace::Dat(d) = trace {
-        if format != OutputFormat::Perfetto && d.buffer_choice().is_some_and(|c| c.by_name) {
+        if !format.is_perfetto() && d.buffer_choice().is_some_and(|c| c.by_name) {
             return Err(ConvertError::Invalid(
                 "--buffer applies to Perfetto output only; a .dat copy keeps every buffer".into(),
             ));
@@ -102,7 +115,7 @@ pub fn convert(
         cause,
     };
     let mut out = OutputFile::create(output).map_err(out_err)?;
-    let (output_format, perfetto) = write(trace, input, format, filter, &mut out)?;
+    let (output_format, perfetto, pftrace) = write(trace, input, format, filter, &mut out)?;
     let bytes = out.commit().map_err(out_err)?;
     let mut warnings = Vec::new();
     if let Some(p) = &perfetto {
@@ -114,6 +127,13 @@ pub fn convert(
             );
         }
     }
+    if pftrace.as_ref().is_some_and(|p| p.events == 0) {
+        warnings.push(
+            "nothing was exported: the trace (or the window) has no event Perfetto's ftrace \
+             bundles hold (scheduler, IRQ, softirq, timer, workqueue or marker events)"
+                .into(),
+        );
+    }
     Ok(Conversion {
         input: input.display().to_string(),
         input_format: trace.format(),
@@ -121,6 +141,7 @@ pub fn convert(
         output_format,
         bytes,
         perfetto,
+        pftrace,
         warnings,
     })
 }
@@ -131,7 +152,7 @@ fn write(
     format: OutputFormat,
     filter: &Filter,
     out: &mut OutputFile,
-) -> Result<(String, Option<PerfettoCounts>), ConvertError> {
+) -> Result<(String, Option<PerfettoCounts>, Option<PftraceCounts>), ConvertError> {
     let tmp = out.path().to_path_buf();
     let io_err = |cause| ConvertError::Io {
         path: tmp.clone(),
@@ -146,7 +167,35 @@ fn write(
             let mut machine = Machine::new(MachineOptions::default());
             machine.replay(&mut *trace.events()?, &mut sink)?;
             let (_, counts) = sink.inner.finish().map_err(io_err)?;
-            Ok(("Chrome trace-event JSON (Perfetto)".into(), Some(counts)))
+            Ok(("Chrome trace-event JSON (Perfetto)".into(), Some(counts), None))
+        }
+        (OutputFormat::Pftrace, _) => {
+            let tables = PftraceTables {
+                tgids: trace.tgids(),
+                cmdlines: trace.cmdlines(),
+                uname: match trace {
+                    Trace::Dat(d) => d.info().uname.clone(),
+                    Trace::Text { .. } => None,
+                },
+            };
+            let keep = EventFilter {
+                filter: filter.clone(),
+                names: Vec::new(),
+                tgids: tables.tgids.clone(),
+            };
+            let mut writer =
+                PftraceWriter::new(BufWriter::with_capacity(1 << 20, &mut *out), tables);
+            let mut events = trace.events()?;
+            while let Some(ev) = events.next_event()? {
+                if filter.past_window(ev.ts) {
+                    break;
+                }
+                if keep.wants(&ev) {
+                    writer.event(&ev).map_err(io_err)?;
+                }
+            }
+            let (_, counts) = writer.finish().map_err(io_err)?;
+            Ok(("Perfetto protobuf trace".into(), None, Some(counts)))
         }
         (OutputFormat::V6 | OutputFormat::V7(_), Trace::Dat(dat)) => {
             // Pages wait in files next to the output, not in memory.
@@ -154,11 +203,11 @@ fn write(
             match format {
                 OutputFormat::V7(c) => {
                     copy_to_v7(dat, &tmp, spool, c)?;
-                    Ok((format!("trace-cmd .dat v7 ({})", c.name()), None))
+                    Ok((format!("trace-cmd .dat v7 ({})", c.name()), None, None))
                 }
                 _ => {
                     copy_to_v6(dat, &tmp, spool)?;
-                    Ok(("trace-cmd .dat v6".into(), None))
+                    Ok(("trace-cmd .dat v6".into(), None, None))
                 }
             }
         }
@@ -185,6 +234,9 @@ pub struct Conversion {
     /// What the Chrome JSON holds, for that output.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub perfetto: Option<PerfettoCounts>,
+    /// What the Perfetto protobuf trace holds, for that output.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pftrace: Option<PftraceCounts>,
     /// What the user should know about the output (an export that holds nothing).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,

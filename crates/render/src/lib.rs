@@ -59,6 +59,7 @@ pub use export::{
     Events, EventsJson, ExportError, ExportManager, Exporter, Html, HtmlModel, Json, Opened,
     PerfettoCounts, PerfettoWriter, SavedResult, Svg, Target, Text, HTML_FORMAT,
 };
+pub use export::{PftraceCounts, PftraceTables, PftraceWriter, BUNDLE_EVENTS};
 pub use table::{Align, Col, Table};
 
 /// Colour and layout choices for text output.

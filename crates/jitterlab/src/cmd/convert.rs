@@ -22,6 +22,9 @@ pub enum To {
     V7,
     /// Chrome trace-event JSON for ui.perfetto.dev and chrome://tracing.
     Perfetto,
+    /// Perfetto's protobuf trace (.pftrace): CPU tracks in ui.perfetto.dev, sched_slice and
+    /// thread_state in trace processor.
+    Pftrace,
 }
 
 /// Compression of a version 7 output.
@@ -38,7 +41,7 @@ pub enum Compress {
 /// `jitterlab convert`.
 #[derive(Args, Debug)]
 #[command(
-    after_help = "Without --format, the output format follows OUT: *.json is Perfetto JSON; *.dat is the other .dat version than IN's (v6 -> v7, v7 -> v6).\n\nExamples:\n  jitterlab convert trace.dat trace.json      # then open it in ui.perfetto.dev\n  jitterlab convert trace.v7.dat trace.v6.dat  # for an older trace-cmd or KernelShark\n  jitterlab convert trace.dat small.dat --format v7 --compression zstd\n  jitterlab convert trace.dat spike.json --cpu 1 --from 976.30 --to 976.35"
+    after_help = "Without --format, the output format follows OUT: *.json is Perfetto JSON; *.pftrace and *.perfetto-trace Perfetto's protobuf trace; *.dat is the other .dat version than IN's (v6 -> v7, v7 -> v6).\n\nExamples:\n  jitterlab convert trace.dat trace.json      # then open it in ui.perfetto.dev\n  jitterlab convert trace.dat trace.pftrace   # CPU tracks; SQL in trace processor\n  jitterlab convert trace.v7.dat trace.v6.dat  # for an older trace-cmd or KernelShark\n  jitterlab convert trace.dat small.dat --format v7 --compression zstd\n  jitterlab convert trace.dat spike.json --cpu 1 --from 976.30 --to 976.35"
 )]
 pub struct ConvertArgs {
     /// The trace: a .dat (v6, v7), or for Perfetto output any text trace jitterlab reads.
@@ -81,14 +84,15 @@ pub fn run(args: ConvertArgs, color: Color) -> Result {
         Some(To::V6) => OutputFormat::V6,
         Some(To::V7) => OutputFormat::V7(compression),
         Some(To::Perfetto) => OutputFormat::Perfetto,
+        Some(To::Pftrace) => OutputFormat::Pftrace,
         None => OutputFormat::from_name(&args.output, &trace, compression)?,
     };
     // A .dat copy keeps every buffer; Perfetto JSON is drawn from one.
-    trace_notes(&trace, format_out == OutputFormat::Perfetto);
+    trace_notes(&trace, format_out.is_perfetto());
     let progress = progress::reading(
         &mut trace,
         format!("converting {}", file_name(&args.input)),
-        format_out != OutputFormat::Perfetto,
+        !format_out.is_perfetto(),
     );
     let summary = convert(&trace, &args.input, &args.output, format_out, &filter)?;
     progress.finish();

@@ -10,6 +10,7 @@
 //! | event lines, text or JSON | `events.rs` | [`Events`], [`EventsJson`] | [`EventLine`], one event (streaming) |
 //! | HTML report | `html.rs` | [`Html`] | [`AnalyzeReport`](jitterlab_analyze::AnalyzeReport) with its timeline, [`LatencyReport`](jitterlab_latency::LatencyReport), [`ExperimentReport`](jitterlab_experiment::ExperimentReport), a [`SavedResult`] |
 //! | Chrome/Perfetto JSON | `perfetto.rs` | [`PerfettoWriter`] | the state machine's intervals (streaming) |
+//! | Perfetto protobuf (.pftrace) | `pftrace.rs` (`protobuf.rs`: the encoding) | [`PftraceWriter`] | the trace's events (streaming) |
 //!
 //! Every format that writes a whole model implements [`Exporter`]; an
 //! [`ExportManager`] holds a command's outputs, each an exporter bound to its model and
@@ -47,6 +48,8 @@ mod events;
 mod html;
 mod json;
 mod perfetto;
+mod pftrace;
+mod protobuf;
 mod svg;
 pub(crate) mod text;
 
@@ -61,6 +64,7 @@ pub use events::{write_event_line, EventLine, Events, EventsJson};
 pub use html::{Html, HtmlModel, SavedResult, HTML_FORMAT};
 pub use json::Json;
 pub use perfetto::{PerfettoCounts, PerfettoWriter};
+pub use pftrace::{PftraceCounts, PftraceTables, PftraceWriter, BUNDLE_EVENTS};
 pub use svg::{write_latency_plot, Svg};
 pub use text::Text;
 

@@ -164,6 +164,7 @@ fn convert_perfetto() {
             output_format: "Chrome trace-event JSON (Perfetto)".into(),
             bytes: text.len() as u64,
             perfetto: Some(counts),
+            pftrace: None,
             warnings: Vec::new(),
         },
     );
@@ -176,6 +177,7 @@ fn convert_perfetto() {
             output_format: "Chrome trace-event JSON (Perfetto)".into(),
             bytes: 40,
             perfetto: Some(Default::default()),
+            pftrace: None,
             warnings: vec!["nothing was exported: the trace (or the window) has no scheduler, IRQ or marker events; function_graph calls are not exported to Perfetto".into()],
         },
     );

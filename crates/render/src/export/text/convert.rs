@@ -21,6 +21,13 @@ impl Render for Conversion {
                 p.cpus, p.task_slices, p.irq_slices, p.softirq_slices, p.wakeups, p.markers, p.lost
             )?;
         }
+        if let Some(p) = &self.pftrace {
+            writeln!(
+                out,
+                "{} CPUs: {} events in {} bundles ({} sched_switch, {} sched_waking, {} IRQ, {} softirq), {} processes and {} threads named, {} events without a Perfetto message skipped, {} bundles after lost events",
+                p.cpus, p.events, p.bundles, p.sched_switch, p.sched_waking, p.irq, p.softirq, p.processes, p.threads, p.skipped, p.lost
+            )?;
+        }
         for w in &self.warnings {
             writeln!(out, "{}", style.warn(&format!("warning: {w}")))?;
         }
