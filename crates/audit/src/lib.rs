@@ -37,7 +37,7 @@ mod model;
 pub use compare::{compare, Comparison, FindingKey, VerdictChange};
 pub use judge::{judge, Recommendation};
 pub use measure::{audit, AuditRequest, Mode, QUICK_NS};
-pub use model::{AuditReport, CpuVerdict, LatencyPhase, Measured, Verdict};
+pub use model::{AuditReport, BlamedSpike, CpuVerdict, LatencyPhase, Measured, Verdict};
 
 /// An audit that could not be made.
 #[derive(Debug, thiserror::Error)]

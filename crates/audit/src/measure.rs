@@ -14,7 +14,7 @@ use jitterlab_latency::load::LoadSpec;
 use jitterlab_latency::noise::NoiseResult;
 use jitterlab_latency::{run_noise, Config, NoiseConfig, Request, Stop};
 
-use crate::model::{AuditReport, LatencyPhase, Measured};
+use crate::model::{AuditReport, BlamedSpike, LatencyPhase, Measured};
 use crate::{judge, Error};
 
 /// The length of each measured phase of a quick audit, ns: the latency probe idle,
@@ -101,6 +101,7 @@ pub fn audit(
     let measured = if phase_ns > 0 {
         let m = measure(root, &rt, phase_ns, noise_ns, cancel, &mut progress)?;
         findings.extend(measured_findings(&m, &findings));
+        link_blame(&m, &mut findings);
         Some(m)
     } else {
         if req.mode != Mode::Static
@@ -150,6 +151,12 @@ fn measure(
     progress: &mut dyn FnMut(&str),
 ) -> Result<Measured, Error> {
     let online = jitterlab_host::cpus::online(root)?;
+    // The flight recorder's traces, one per latency phase, live only as long as the
+    // audit: what they say is kept as the blamed spike.
+    let traces = tempfile::Builder::new()
+        .prefix("jitterlab-audit-")
+        .tempdir()
+        .map_err(|e| format!("a temporary directory for the traces: {e}"));
     let mut latency = Vec::new();
     for loaded in [false, true] {
         let loads = if loaded {
@@ -180,7 +187,44 @@ fn measure(
             load_cpus: None,
             fail_above_ns: None,
         };
-        let m = jitterlab_latency::measure(root, &req, cancel, |_| {})?;
+        let path = traces.as_ref().map(|d| {
+            d.path()
+                .join(if loaded { "loaded.dat" } else { "idle.dat" })
+        });
+        // The recorder's thread inherits this thread's CPUs: it starts on the
+        // housekeeping CPUs, off the CPUs it watches.
+        let housekeeping = online.difference(rt);
+        let before = jitterlab_host::sched::get_affinity(0).ok();
+        let moved = !housekeeping.is_empty()
+            && jitterlab_host::sched::set_affinity(0, &housekeeping).is_ok();
+        let recording = match &path {
+            Ok(p) => jitterlab_runner::trace::start(root, p, true).map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        };
+        if let (true, Some(b)) = (moved, &before) {
+            // Best effort: the probe and loads place their own threads.
+            let _ = jitterlab_host::sched::set_affinity(0, b);
+        }
+        let m = jitterlab_latency::measure(root, &req, cancel, |_| {});
+        // The recording stops whether or not the probe succeeded.
+        let recorded = recording.and_then(|r| r.finish().map_err(|e| e.to_string()));
+        let m = m?;
+        let (blamed, blame_note) = match (recorded, &path) {
+            (Ok(_), Ok(p)) => match blame(p) {
+                Ok(Some(b)) => (Some(b), None),
+                Ok(None) => (
+                    None,
+                    Some(
+                        "no wake-up of the probe at its real-time priority among the worst \
+                         of the trace"
+                            .into(),
+                    ),
+                ),
+                Err(e) => (None, Some(format!("blaming the trace: {e}"))),
+            },
+            (Err(e), _) => (None, Some(format!("recording the trace: {e}"))),
+            (_, Err(e)) => (None, Some(format!("recording the trace: {e}"))),
+        };
         let worst_spike = m
             .report
             .spikes
@@ -192,6 +236,8 @@ fn measure(
             cpus: m.report.cpus.iter().map(|c| c.summary.clone()).collect(),
             worst_spike,
             steal_ticks: m.report.steal_ticks.clone(),
+            blamed,
+            blame_note,
         });
     }
     let mut noise = Vec::new();
@@ -209,6 +255,164 @@ fn measure(
         )?);
     }
     Ok(Measured { latency, noise })
+}
+
+/// The probe's worst wake-up in the trace at `path`, blamed (the runner's second
+/// analyze pass over the probe's threads alone).
+fn blame(path: &std::path::Path) -> Result<Option<BlamedSpike>, String> {
+    let Some(mut section) =
+        jitterlab_runner::trace::probe_blame(path).map_err(|e| e.to_string())?
+    else {
+        return Ok(None);
+    };
+    // A wake-up of a probe thread before it took its real-time priority (kernel
+    // priorities under 100) is no sample of the probe.
+    section.spikes.retain(|s| s.prio < 100);
+    let trace = jitterlab_trace::Trace::open(path, true).map_err(|e| e.to_string())?;
+    let mut events = trace.events().map_err(|e| e.to_string())?;
+    let start = match events.next_event() {
+        Ok(Some(ev)) => ev.ts,
+        _ => 0,
+    };
+    Ok(jitterlab_runner::trace::probe_spikes(&section, start)
+        .into_iter()
+        .next())
+}
+
+/// The finding a blamed spike's cause points at, by id, in the order tried: the spike's
+/// verdict line goes into its evidence, and the spike's own finding takes its fix, so
+/// that the recommendation applying it names the spike too.
+fn related(cause: &str, verdict: &str) -> &'static [&'static str] {
+    match cause {
+        "no_events" => &["env.hypervisor"],
+        "task" if verdict.contains("lower priority") => {
+            &["kernel.preempt_mode", "kernel.preempt_rt"]
+        }
+        "task" => &["sched.partition", "sched.workqueue"],
+        "interrupts" => &["irqs.on_rt_cpu", "irqs.managed", "cmdline.managed_irq"],
+        "idle" => &["power.idle_states"],
+        _ => &["kernel.preempt_rt"],
+    }
+}
+
+/// What a cause means, for the spike's finding.
+fn cause_why(cause: &str, verdict: &str, vm: bool) -> String {
+    match cause {
+        "no_events" if vm => "nothing ran on the CPU for most of the window, not even an interrupt: the host stalled the vCPU (hypervisor suspected)"
+            .into(),
+        "no_events" => "nothing ran on the CPU for most of the window, not even an interrupt: an SMI or a section with interrupts off"
+            .into(),
+        "task" if verdict.contains("lower priority") => "a lower-priority task held the CPU: on a kernel without PREEMPT_RT (or preempt=full) its kernel code is not preemptible"
+            .into(),
+        "task" => "another task ran on the RT CPU ahead of the probe".into(),
+        "interrupts" => "interrupt handlers and softirqs ran on the RT CPU through the window".into(),
+        "idle" => "the CPU was still waking from idle (idle-state exit or the wake-up IPI)".into(),
+        _ => "no single cause took half of the window".into(),
+    }
+}
+
+/// Links each latency phase's blamed spike into the findings: a `measured.spike`
+/// finding per phase with the spike's cause and verdict, which takes the fix of the
+/// finding its cause points at, and the verdict line as evidence of that finding and
+/// of the CPU's `measured.latency`.
+fn link_blame(m: &Measured, findings: &mut Vec<Finding>) {
+    let vm = findings.iter().any(|f| f.id == "env.hypervisor");
+    for phase in &m.latency {
+        let Some(b) = &phase.blamed else { continue };
+        let cpu = b.cpu;
+        let one: CpuSet = [cpu].into_iter().collect();
+        let source = format!("flight recorder blame, {}", phase.load);
+        let line = format!(
+            "{} wake-up {} ms into the trace: {} ({})",
+            us(b.latency_ns),
+            b.t_ns / 1_000_000,
+            b.verdict,
+            b.cause
+        );
+        let concerns = |f: &Finding| f.cpus.as_ref().is_none_or(|c| c.contains(cpu));
+        let mut fix = None;
+        let mut linked = Vec::new();
+        for id in related(&b.cause, &b.verdict) {
+            if let Some(f) = findings.iter_mut().find(|f| f.id == *id && concerns(f)) {
+                f.evidence.push(jitterlab_host::audit::Evidence {
+                    path: source.clone(),
+                    value: line.clone(),
+                });
+                linked.push(f.id.clone());
+                if fix.is_none() {
+                    fix = f.fix.clone();
+                }
+            }
+        }
+        let subject = format!("CPU {cpu}");
+        if let Some(f) = findings
+            .iter_mut()
+            .find(|f| f.id == "measured.latency" && f.subject == subject)
+        {
+            f.evidence.push(jitterlab_host::audit::Evidence {
+                path: source.clone(),
+                value: line.clone(),
+            });
+        }
+        let severity = if b.latency_ns > UNFIT_LATENCY_NS {
+            Severity::High
+        } else if b.latency_ns > TUNE_LATENCY_NS {
+            Severity::Medium
+        } else if b.latency_ns > 20_000 {
+            Severity::Low
+        } else {
+            Severity::Info
+        };
+        let mut x = Finding::new(
+            "measured.spike",
+            Family::Measured,
+            severity,
+            format!(
+                "the worst wake-up on CPU {cpu} ({}), {}, blamed on {}: {}",
+                phase.load,
+                us(b.latency_ns),
+                b.cause,
+                b.verdict
+            ),
+        )
+        .subject(format!("CPU {cpu}, {}", phase.load))
+        .cpus(&one)
+        .evidence(&source, &line)
+        .why(format!(
+            "{}{}",
+            cause_why(&b.cause, &b.verdict, vm),
+            if linked.is_empty() {
+                String::new()
+            } else {
+                format!(" (see {})", linked.join(", "))
+            }
+        ))
+        .effect(b.latency_ns);
+        // The probe measures from the timer's expiry, the trace from the waking: a
+        // timer that fired late (the vCPU stopped, interrupts off) is the probe's worst
+        // but no wake-up of the trace.
+        let probe_max = phase
+            .cpus
+            .iter()
+            .find(|s| s.cpu == cpu)
+            .map_or(0, |s| s.max_ns);
+        if probe_max > 2 * b.latency_ns {
+            x.why.push_str(&format!(
+                "; the probe's worst in this phase, {}, is no wake-up of the trace: the delay came before the \
+                 waking (its timer's interrupt held back: the host stopping the vCPU, or \
+                 interrupts off), and blame covers the waking to the switch-in",
+                us(probe_max)
+            ));
+            x = x.evidence(
+                &format!("latency probe, {}", phase.load),
+                format!("max {} on CPU {cpu}", us(probe_max)),
+            );
+        }
+        if let Some(fx) = fix {
+            x = x.fix(fx.kind, fx.apply, fx.check);
+        }
+        findings.push(x);
+    }
 }
 
 fn us(ns: u64) -> String {

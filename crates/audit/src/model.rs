@@ -1,6 +1,7 @@
 //! The result model of an audit: what `--json` writes.
 
 use jitterlab_cpuset::CpuSet;
+pub use jitterlab_experiment::explain::BlamedSpike;
 use jitterlab_host::audit::Finding;
 use jitterlab_latency::noise::NoiseResult;
 use jitterlab_latency::spikes::Spike;
@@ -65,6 +66,13 @@ pub struct LatencyPhase {
     pub worst_spike: Option<Spike>,
     /// Steal ticks per CPU gained during the run.
     pub steal_ticks: Vec<(u32, u64)>,
+    /// The probe's worst wake-up in the flight recorder's trace of the run (sched and
+    /// irq events), blamed by `analyze`'s blame: its `cause` (`task`, `interrupts`,
+    /// `no_events`, `idle`, `spread`) and verdict line.
+    pub blamed: Option<BlamedSpike>,
+    /// Why there is no blamed spike (tracefs missing or busy, no probe wake-up in the
+    /// trace), when there is none.
+    pub blame_note: Option<String>,
 }
 
 /// What the audit measured.

@@ -93,6 +93,36 @@ fn audit_then_isolate_then_compare() {
     // Measured: both latency phases on CPU 1 and the noise probe of CPU 1.
     assert_eq!(d["measured"]["latency"].as_array().unwrap().len(), 2);
     assert_eq!(d["measured"]["noise"][0]["cpu"], 1);
+    // The flight recorder's trace of each phase, its worst probe wake-up blamed: a cause
+    // and a verdict line, and a measured.spike finding naming them.
+    let phases = d["measured"]["latency"].as_array().unwrap();
+    assert_eq!(phases[0]["load"], "idle");
+    let causes = ["task", "interrupts", "no_events", "idle", "spread"];
+    let mut blamed = 0;
+    for p in phases {
+        let b = &p["blamed"];
+        if b.is_null() {
+            // Why not, said (a probe wake-up before its priority was the trace's worst).
+            assert!(p["blame_note"].is_string(), "{p}");
+            continue;
+        }
+        blamed += 1;
+        assert!(causes.contains(&b["cause"].as_str().unwrap()), "{b}");
+        assert!(!b["verdict"].as_str().unwrap().is_empty(), "{b}");
+        assert_eq!(b["cpu"], 1);
+        let subject = format!("CPU 1, {}", p["load"].as_str().unwrap());
+        let f = d["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["id"] == "measured.spike" && f["subject"] == subject.as_str())
+            .unwrap_or_else(|| panic!("no measured.spike for {subject}: {}", d["findings"]));
+        assert!(f["what"]
+            .as_str()
+            .unwrap()
+            .contains(b["verdict"].as_str().unwrap()));
+    }
+    assert!(blamed > 0, "no phase blamed: {phases:?}");
     let interrupts = std::fs::read_to_string("/proc/interrupts").unwrap();
     let managed = interrupts
         .lines()
