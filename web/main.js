@@ -8,6 +8,7 @@ import { el, fmtCount, fmtDur, fmtLost, fmtTs } from "./tables.js";
 import { mountBlame, mountCpus, mountFunctions, mountIrqs, mountSummary, mountTaskTable } from "./sections.js";
 import { mountHistograms, mountOverTime, mountPercentiles, mountRun, mountSpikes } from "./latency.js";
 import { expNotes, expSubtitle, mountResults, mountRuns, mountSeries, mountTraces } from "./experiment.js";
+import { auditNotes, auditSubtitle, mountAuditFindings, mountAuditMeasured, mountAuditRecommendations, mountAuditVerdict } from "./audit.js";
 
 /** The fragment key of the shown tab. */
 const VIEW_KEY = "view";
@@ -64,13 +65,22 @@ const EXPERIMENT_TABS = [
   { id: "runs", label: "Runs", when: () => true, mount: mountRuns },
 ];
 
+/** The tabs of an audit's result. */
+const AUDIT_TABS = [
+  { id: "verdict", label: "Verdict", when: () => true, mount: mountAuditVerdict },
+  { id: "findings", label: "Findings", when: () => true, mount: mountAuditFindings },
+  { id: "recommendations", label: "Recommendations", when: () => true, mount: mountAuditRecommendations },
+  { id: "measured", label: "Measured", title: "the latency probe, its blamed spikes, the noise probe", when: (c) => !!c.report.measured, mount: mountAuditMeasured },
+];
+
 /** Each schema's tabs (a trace's by default). */
-const TABS_OF = { "jitterlab.latency": LATENCY_TABS, "jitterlab.experiment": EXPERIMENT_TABS };
+const TABS_OF = { "jitterlab.latency": LATENCY_TABS, "jitterlab.experiment": EXPERIMENT_TABS, "jitterlab.audit": AUDIT_TABS };
 
 /** What the header says under the title. */
 function subtitle(meta) {
   const r = meta.report.data;
   if (meta.report.schema === "jitterlab.experiment") return expSubtitle(r);
+  if (meta.report.schema === "jitterlab.audit") return auditSubtitle(r);
   if (meta.report.schema === "jitterlab.latency") {
     const cpus = (r.cpus ?? []).map((c) => c.cpu).join(", ");
     const env = r.environment ?? {};
@@ -87,6 +97,7 @@ function subtitle(meta) {
 function notes(meta) {
   const r = meta.report.data;
   if (meta.report.schema === "jitterlab.experiment") return expNotes(r);
+  if (meta.report.schema === "jitterlab.audit") return auditNotes(r);
   const out = [];
   for (const w of r.warnings ?? []) out.push({ cls: "warn", text: w });
   if (meta.report.schema === "jitterlab.latency") {

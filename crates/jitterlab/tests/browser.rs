@@ -149,6 +149,37 @@ fn write_reports(dir: &Path) {
         "-o".as_ref(),
         &o("experiment.html"),
     ]);
+    // Audits: a live quick one of this VM (web/test/fixtures/README.md) and a static one
+    // of the vm2 fixture tree, written now.
+    let audit = repo().join("web/test/fixtures/audit-quick.json");
+    std::fs::copy(&audit, dir.join("audit.json")).unwrap();
+    jitterlab(&[
+        "view".as_ref(),
+        audit.as_os_str(),
+        "-o".as_ref(),
+        &o("audit.html"),
+    ]);
+    let vm2 = repo().join("crates/host/tests/fixtures/audit-vm2");
+    let json = Command::new(env!("CARGO_BIN_EXE_jitterlab"))
+        .arg("--root")
+        .arg(&vm2)
+        .args(["audit", "--static", "--json"])
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run jitterlab audit");
+    // Exit 0 or 3 (an unfit CPU): both wrote the audit.
+    assert!(
+        matches!(json.status.code(), Some(0 | 3)),
+        "jitterlab audit: {}",
+        String::from_utf8_lossy(&json.stderr)
+    );
+    std::fs::write(dir.join("audit-static.json"), &json.stdout).unwrap();
+    jitterlab(&[
+        "view".as_ref(),
+        &o("audit-static.json"),
+        "-o".as_ref(),
+        &o("audit-static.html"),
+    ]);
     // The same as an older jitterlab saved it, before latency over time was recorded.
     let mut doc: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&latency).unwrap()).unwrap();

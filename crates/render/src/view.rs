@@ -1,5 +1,5 @@
 //! `jitterlab view`: a trace, or a result saved with `--json` (`latency`, `analyze`,
-//! `experiment`), as one HTML report ([`Html`]), and the model of what was written
+//! `experiment`, `audit`), as one HTML report ([`Html`]), and the model of what was written
 //! ([`Viewed`]; its text is in `export/text/view.rs`).
 
 use std::fs::File;
@@ -14,10 +14,11 @@ use serde::Serialize;
 use crate::export::{Exporter, Html, HtmlModel, SavedResult, Target};
 
 /// The schemas of saved results the viewer shows.
-pub const VIEWABLE: [&str; 3] = [
+pub const VIEWABLE: [&str; 4] = [
     "jitterlab.latency",
     "jitterlab.analyze",
     "jitterlab.experiment",
+    "jitterlab.audit",
 ];
 
 /// A saved result is read whole; past this, it is refused.

@@ -34,6 +34,10 @@ pub struct AuditArgs {
     /// Write the result as JSON to FILE (- or nothing: stdout).
     #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
     pub json: Option<PathBuf>,
+    /// Write the audit's page of the HTML report to FILE (web/audit.js: the verdicts,
+    /// the findings by family, the recommendations, what was measured).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// List what changed since an earlier audit's JSON.
     #[arg(long, value_name = "OLD.json")]
     pub compare: Option<PathBuf>,
@@ -58,7 +62,7 @@ pub fn run(root: &Root, args: AuditArgs, color: Color) -> Result {
         &AuditRequest {
             cpus,
             mode,
-            compare: args.compare,
+            compare: args.compare.clone(),
         },
         &cancel,
         |step| {
@@ -78,6 +82,13 @@ pub fn run(root: &Root, args: AuditArgs, color: Color) -> Result {
     }
     if json != Some(Target::Stdout) {
         outputs.add(format(false, color), &report, Target::Stdout);
+    }
+    if let Some(path) = &args.html {
+        outputs.add(
+            jitterlab_render::Html::titled("jitterlab audit"),
+            &report,
+            Target::file(path),
+        );
     }
     outputs.write_all()?;
     Ok(if report.verdict == Verdict::Unfit {

@@ -99,6 +99,13 @@ impl HtmlModel for ExperimentReport {
     }
 }
 
+/// `jitterlab audit --html FILE`: the audit page (web/audit.js) draws the envelope.
+impl HtmlModel for jitterlab_audit::AuditReport {
+    fn envelope(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        envelope_of(self, out)
+    }
+}
+
 /// A result saved by `--json` (`jitterlab view run.json`): its envelope as it was read.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SavedResult {

@@ -1,0 +1,98 @@
+// audit.test.mjs: the page of a saved audit (`jitterlab view audit.json`: the live quick
+// audit of web/test/fixtures/audit-quick.json, and a static audit of the vm2 fixture tree
+// written by crates/jitterlab/tests/browser.rs) against the JSON it is drawn from: the
+// verdict per RT CPU, every finding by family, the severity filter, the recommendations
+// in rank order, the latency phases and their blamed spikes; and golden screenshots.
+
+import { assert, assertEqual, readReportJson, reportPath, withReport } from "./harness.mjs";
+
+const SEVERITIES = ["high", "medium", "low", "info"];
+
+export const tests = {
+  async "every page of the audit shows without a request or an error"({ browser }) {
+    for (const [html, expected] of [["audit.html", ["verdict", "findings", "recommendations", "measured"]], ["audit-static.html", ["verdict", "findings", "recommendations"]]]) {
+      await withReport(browser, reportPath(html), async (r) => {
+        const tabs = await r.eval(() => window.jitterlab.tabs);
+        assertEqual(tabs, expected, `${html}: tabs`);
+        for (const id of tabs) {
+          await r.click(`#jl-tab-${id}`);
+          assertEqual(await r.eval(() => window.jitterlab.view()), id, "shown tab");
+          assertEqual(await r.count(`#jl-page-${id} .jl-error`), 0, `${html}: errors shown on page ${id}`);
+        }
+      });
+    }
+  },
+
+  async "the verdict per RT CPU is the JSON's"({ browser }) {
+    const d = readReportJson("audit.json").data;
+    await withReport(browser, reportPath("audit.html"), { hash: "view=verdict" }, async (r) => {
+      const rows = await r.tableRows("#jl-audit-verdicts");
+      assertEqual(rows.map((x) => [Number(x[0]), x[1]]), d.verdicts.map((v) => [v.cpu, v.verdict]), "verdicts");
+      assertEqual(rows.map((x) => x[2].split(":")[0]), d.verdicts.map((v) => v.limiting ?? "-"), "limiting findings");
+    });
+  },
+
+  async "every finding is shown by family, and the severity filter hides the others"({ browser }) {
+    for (const name of ["audit", "audit-static"]) {
+      const d = readReportJson(`${name}.json`).data;
+      await withReport(browser, reportPath(`${name}.html`), { hash: "view=findings" }, async (r) => {
+        assertEqual(await r.count("#jl-page-findings .jl-finding"), d.findings.length, `${name}: findings`);
+        const families = await r.page.$$eval(".jl-family", (gs) => gs.map((g) => [g.dataset.family, g.querySelectorAll(".jl-finding").length]));
+        const expected = [...new Set(d.findings.map((f) => f.family))].map((fam) => [fam, d.findings.filter((f) => f.family === fam).length]);
+        assertEqual([...families].sort(), [...expected].sort(), `${name}: findings per family`);
+        // Each card carries its evidence, why and fix.
+        const first = d.findings.find((f) => f.fix);
+        const card = `.jl-finding[data-id="${first.id}"]`;
+        assert((await r.text(`${card} [data-field=fix]`)).includes(first.fix.apply), `${name}: the fix of ${first.id}`);
+        assertEqual(await r.count(`${card} .jl-evidence li`) >= first.evidence.length, true, `${name}: the evidence of ${first.id}`);
+        let tried = 0;
+        for (const sev of SEVERITIES) {
+          const n = d.findings.filter((f) => f.severity === sev).length;
+          await r.click(`.jl-severity-filter button[data-severity="${sev}"]`);
+          const visible = await r.page.$$eval(".jl-finding", (cs) => cs.filter((c) => c.checkVisibility()).map((c) => c.dataset.severity));
+          assertEqual(visible.length, n, `${name}: ${sev} findings shown`);
+          assert(visible.every((s) => s === sev), `${name}: only ${sev} shown`);
+          assertEqual(await r.eval(() => [...document.querySelectorAll(".jl-family")].filter((g) => !g.hidden).length),
+            new Set(d.findings.filter((f) => f.severity === sev).map((f) => f.family)).size, `${name}: families shown for ${sev}`);
+          tried += n > 0 && n < d.findings.length ? 1 : 0;
+        }
+        assert(tried >= 2, `${name}: the filter was tried on at least two severities that hide others`);
+        await r.click('.jl-severity-filter button[data-severity="all"]');
+        assertEqual(await r.page.$$eval(".jl-finding", (cs) => cs.filter((c) => c.checkVisibility()).length), d.findings.length, `${name}: all shown again`);
+      });
+    }
+  },
+
+  async "the recommendations in rank order with their commands"({ browser }) {
+    const d = readReportJson("audit.json").data;
+    await withReport(browser, reportPath("audit.html"), { hash: "view=recommendations" }, async (r) => {
+      const rows = await r.tableRows("#jl-audit-recs");
+      assertEqual(rows.map((x) => Number(x[0])), d.recommendations.map((x) => x.rank), "ranks");
+      assertEqual(rows.map((x) => x[1]), d.recommendations.map((x) => x.apply), "commands");
+      assertEqual(rows.map((x) => x[4]), d.recommendations.map((x) => x.check), "checks");
+    });
+  },
+
+  async "the latency phases and their blamed spikes"({ browser }) {
+    const d = readReportJson("audit.json").data;
+    const m = d.measured;
+    assert(m.latency.some((p) => p.blamed), "the fixture has a blamed spike");
+    await withReport(browser, reportPath("audit.html"), { hash: "view=measured" }, async (r) => {
+      const lat = await r.tableRows("#jl-audit-latency");
+      assertEqual(lat.length, m.latency.reduce((n, p) => n + p.cpus.length, 0), "a row per phase and CPU");
+      assertEqual(lat.map((x) => x[0]), m.latency.flatMap((p) => p.cpus.map(() => p.load)), "phases");
+      const blamed = await r.tableRows("#jl-audit-blamed");
+      assertEqual(blamed.map((x) => x[5]), m.latency.map((p) => p.blamed?.verdict ?? p.blame_note), "verdict lines");
+      assertEqual(blamed.map((x) => x[4]), m.latency.map((p) => (p.blamed ? p.blamed.cause.replace("_", " ") : "-")), "causes");
+      assertEqual(await r.count("#jl-audit-noise tbody tr"), m.noise.length, "a noise row per RT CPU");
+    });
+  },
+
+  async "the audit's pages look as they did (golden screenshots)"({ browser }) {
+    for (const view of ["verdict", "findings", "recommendations", "measured"]) {
+      await withReport(browser, reportPath("audit.html"), { hash: `view=${view}` }, async (r) => {
+        await r.matchGolden(`audit-${view}`, { mask: [".jl-tabs", ".jl-generator"] });
+      });
+    }
+  },
+};
