@@ -114,6 +114,18 @@ impl From<jitterlab_latency::Error> for Error {
     }
 }
 
+impl From<jitterlab_parquet::Error> for Error {
+    fn from(e: jitterlab_parquet::Error) -> Error {
+        match e {
+            // An input that is not what export takes, or lacks what it needs (a host
+            // name): found before anything is written.
+            e @ jitterlab_parquet::Error::Input { .. } => Error::Usage(e.to_string()),
+            jitterlab_parquet::Error::Trace(t) => t.into(),
+            e => Error::Failed(e.into()),
+        }
+    }
+}
+
 impl From<jitterlab_runner::Error> for Error {
     fn from(e: jitterlab_runner::Error) -> Error {
         match e {
@@ -175,7 +187,7 @@ macro_rules! failed_from {
 }
 
 failed_from!(jitterlab_render::ExportError, io::Error, anyhow::Error);
-failed_from!(jitterlab_parquet::Error, serde_json::Error);
+failed_from!(serde_json::Error);
 
 /// The result of a command.
 pub type Result<T = Exit> = std::result::Result<T, Error>;

@@ -7,6 +7,7 @@ mod audit;
 mod convert;
 mod errors;
 mod experiment;
+mod export;
 mod latency;
 mod live;
 mod load;

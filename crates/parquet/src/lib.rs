@@ -44,6 +44,15 @@ pub use result::{export_result, result_origin, RESULT_TABLES};
 pub use table::{Col, TableDef, Ty, PROVENANCE, ROW_GROUP_ROWS};
 pub use trace::{export_trace, trace_origin, ExportSummary, FileWritten, TraceFacts, TRACE_TABLES};
 
+/// What `jitterlab export` wrote: one summary per input, in the order given.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ExportReport {
+    /// The directory the tables were written under.
+    pub dir: std::path::PathBuf,
+    /// One per input.
+    pub exports: Vec<ExportSummary>,
+}
+
 /// The version of the tables' schema: raised when a column is renamed, removed or changes
 /// meaning (adding one is noted in docs/parquet.md's changelog without a raise).
 pub const SCHEMA_VERSION: u32 = 1;

@@ -6,12 +6,13 @@ use std::path::PathBuf;
 use clap::Args;
 use jitterlab_parquet::{
     export_result, export_trace, is_json_result, origin_of_result, origin_of_trace, read_result,
-    ExportSummary, OriginOptions,
+    ExportReport, ExportSummary, OriginOptions,
 };
 use jitterlab_trace::Trace;
 
 use crate::cli::Color;
 use crate::exit::{Error, Exit, Result};
+use crate::output::{emit, format};
 use crate::progress::{self, file_name};
 
 /// `jitterlab export`.
@@ -45,7 +46,7 @@ pub struct ExportArgs {
     pub json: bool,
 }
 
-pub fn run(args: ExportArgs, _color: Color) -> Result {
+pub fn run(args: ExportArgs, color: Color) -> Result {
     if args.run.is_some() && args.inputs.len() > 1 {
         return Err(Error::usage(
             "--run names one input's run; give it with one INPUT at a time",
@@ -87,23 +88,10 @@ pub fn run(args: ExportArgs, _color: Color) -> Result {
         };
         done.push(summary);
     }
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&done)?);
-    } else {
-        for s in &done {
-            let rows: u64 = s.files.iter().map(|f| f.rows).sum();
-            let bytes: u64 = s.files.iter().map(|f| f.bytes).sum();
-            println!(
-                "{}: host={} run={} kernel={}: {} tables, {} rows, {} bytes",
-                s.input,
-                s.host,
-                s.trace_id,
-                s.kernel.as_deref().unwrap_or("-"),
-                s.files.len(),
-                rows,
-                bytes
-            );
-        }
-    }
+    let report = ExportReport {
+        dir: args.parquet.clone(),
+        exports: done,
+    };
+    emit(&report, format(args.json, color))?;
     Ok(Exit::Ok)
 }

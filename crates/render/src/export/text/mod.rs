@@ -7,6 +7,7 @@ mod audit;
 mod change;
 mod convert;
 mod experiment;
+mod export;
 mod latency;
 mod partition;
 mod record;
