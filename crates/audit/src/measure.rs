@@ -260,20 +260,11 @@ fn measure(
 /// The probe's worst wake-up in the trace at `path`, blamed (the runner's second
 /// analyze pass over the probe's threads alone).
 fn blame(path: &std::path::Path) -> Result<Option<BlamedSpike>, String> {
-    let Some(mut section) =
-        jitterlab_runner::trace::probe_blame(path).map_err(|e| e.to_string())?
+    let Some(section) = jitterlab_runner::trace::probe_blame(path).map_err(|e| e.to_string())?
     else {
         return Ok(None);
     };
-    // A wake-up of a probe thread before it took its real-time priority (kernel
-    // priorities under 100) is no sample of the probe.
-    section.spikes.retain(|s| s.prio < 100);
-    let trace = jitterlab_trace::Trace::open(path, true).map_err(|e| e.to_string())?;
-    let mut events = trace.events().map_err(|e| e.to_string())?;
-    let start = match events.next_event() {
-        Ok(Some(ev)) => ev.ts,
-        _ => 0,
-    };
+    let start = jitterlab_runner::trace::trace_start(path).map_err(|e| e.to_string())?;
     Ok(jitterlab_runner::trace::probe_spikes(&section, start)
         .into_iter()
         .next())

@@ -90,6 +90,10 @@ pub fn analyze(path: &Path) -> Result<AnalyzeReport> {
     analyze_trace(&trace, options, None).map_err(|e| Error::workload("analyzing the trace", e))
 }
 
+/// The worst probe wake-ups the blame pass keeps, of which the first at the probe's
+/// real-time priority is chosen.
+const PROBE_SPIKES_ASKED: usize = 5;
+
 /// The probe's threads are `jitterlab-probe/CPU`, cut to the kernel's 15 characters.
 const PROBE: &str = "jitterlab-probe";
 
@@ -100,7 +104,8 @@ pub fn probe_blame(path: &Path) -> Result<Option<BlameSection>> {
     let options = Options {
         sections: vec![Section::Blame],
         task: Some(Pattern::new(format!("{PROBE}*"))),
-        blame: 1,
+        // A few: the worst may be a wake-up from before the probe took its priority.
+        blame: PROBE_SPIKES_ASKED,
         ..Options::default()
     };
     let report = analyze_trace(&trace, options, None)
@@ -220,10 +225,12 @@ pub fn explain(
 /// those a `break` marker names, else its worst one; `start` is the trace's first
 /// timestamp, from which each spike's `t_ns` counts.
 pub fn probe_spikes(blame: &BlameSection, start: u64) -> Vec<BlamedSpike> {
+    // A wake-up of a probe thread before it took its real-time priority (kernel
+    // priorities 100 and above are not real-time) is no sample of the probe.
     let probe: Vec<&Spike> = blame
         .spikes
         .iter()
-        .filter(|s| s.comm.starts_with(PROBE))
+        .filter(|s| s.comm.starts_with(PROBE) && s.prio < 100)
         .collect();
     let marked: Vec<&Spike> = probe
         .iter()
@@ -249,6 +256,20 @@ pub fn probe_spikes(blame: &BlameSection, start: u64) -> Vec<BlamedSpike> {
         .collect()
 }
 
+/// The time of the first event of the trace at `path`, ns (0 for an empty trace): the
+/// origin of the times a run's explanation gives.
+pub fn trace_start(path: &Path) -> Result<u64> {
+    let trace = Trace::open(path, true).map_err(|e| Error::workload("reading the trace", e))?;
+    let mut events = trace
+        .events()
+        .map_err(|e| Error::workload("reading the trace", e))?;
+    match events.next_event() {
+        Ok(Some(ev)) => Ok(ev.ts),
+        Ok(None) => Ok(0),
+        Err(e) => Err(Error::workload("reading the trace", e)),
+    }
+}
+
 /// The migrations of the explained threads within a second of each step of the run's
 /// series. A series' times count from the run's start, which is the trace's start to
 /// within the few milliseconds the recording starts before the measures.
@@ -261,16 +282,8 @@ pub fn around_steps(path: &Path, explanation: &mut Explanation, run: &Run) -> Re
     if steps.is_empty() || explanation.threads.is_empty() {
         return Ok(());
     }
+    let start = trace_start(path)?;
     let trace = Trace::open(path, true).map_err(|e| Error::workload("reading the trace", e))?;
-    let start = {
-        let mut events = trace
-            .events()
-            .map_err(|e| Error::workload("reading the trace", e))?;
-        match events.next_event() {
-            Ok(Some(ev)) => ev.ts,
-            _ => return Ok(()),
-        }
-    };
     const SECOND: u64 = 1_000_000_000;
     let windows: Vec<(u64, u64)> = steps
         .iter()
