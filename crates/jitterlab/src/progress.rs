@@ -147,7 +147,9 @@ impl Progress {
             Draw::Off => return Progress::hidden(),
             Draw::Terminal => ProgressDrawTarget::stderr_with_hz(10),
             Draw::Forced => {
-                ProgressDrawTarget::term_like_with_hz(Box::new(console::Term::stderr()), 10)
+                // Buffered, as indicatif's own stderr target: one write per redraw.
+                let term = console::Term::buffered_stderr();
+                ProgressDrawTarget::term_like_with_hz(Box::new(term), 10)
             }
         };
         let bar = ProgressBar::with_draw_target(total, target)
