@@ -477,3 +477,35 @@ fn analyze_reads_one_buffer_and_names_the_others() {
     let o = run(&["analyze", &file, "--buffer", "nope"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
+
+/// Issue 18: the progress line goes to stderr only: not when stderr is not a terminal
+/// (as here), nor with `--quiet`; forced with `JITTERLAB_PROGRESS=always`, it is on
+/// stderr and the `--json` output on stdout is untouched (and names its producer).
+#[test]
+fn progress_is_on_stderr_only_and_never_in_the_output() {
+    use std::process::Command;
+    let file = data("cyclictest-idle.v7.dat");
+    let plain = run(&["analyze", &file, "--json"]);
+    assert!(!stderr(&plain).contains("analyzing"), "{}", stderr(&plain));
+    let quiet = run(&["analyze", &file, "--json", "-q"]);
+    assert_eq!(stdout(&quiet), stdout(&plain));
+    let forced = Command::new(env!("CARGO_BIN_EXE_jitterlab"))
+        .args(["analyze", &file, "--json"])
+        .env("JITTERLAB_PROGRESS", "always")
+        .output()
+        .unwrap();
+    assert!(forced.status.success(), "{}", stderr(&forced));
+    assert!(
+        stderr(&forced).contains("analyzing cyclictest-idle.v7.dat"),
+        "{}",
+        stderr(&forced)
+    );
+    assert_eq!(stdout(&forced), stdout(&plain));
+    let data = json_data(&forced, "jitterlab.analyze");
+    assert!(data.is_object());
+    let v: serde_json::Value = serde_json::from_slice(&forced.stdout).unwrap();
+    assert_eq!(
+        v["producer"],
+        format!("jitterlab {}", env!("CARGO_PKG_VERSION"))
+    );
+}
