@@ -7,11 +7,12 @@
 //! envelope:
 //!
 //! ```json
-//! {"schema": "jitterlab.show.irqs", "version": 1, "data": { ... }}
+//! {"schema": "jitterlab.show.irqs", "version": 1, "producer": "jitterlab 0.1.0", "data": { ... }}
 //! ```
 //!
 //! `schema` names the shape of `data`; `version` is raised whenever a field is
-//! removed or changes meaning (adding a field does not raise it).
+//! removed or changes meaning (adding a field does not raise it); `producer` names the
+//! jitterlab version that wrote it.
 //!
 //! Beside text and JSON the crate writes the SVG plot and cyclictest's histogram of a
 //! latency run, `trace-cmd report`-style event lines, and Chrome trace-event JSON for
