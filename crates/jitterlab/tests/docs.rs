@@ -398,7 +398,7 @@ fn readme_setup_commands_are_the_ones_ci_runs() {
     assert_eq!(
         commands,
         [
-            "cargo install --locked --path crates/jitterlab && jitterlab show",
+            "cargo install --locked --path crates/jitterlab && jitterlab audit",
             "cargo test --workspace --locked"
         ]
     );
