@@ -1,5 +1,5 @@
-//! Level shifts ("steps") in a run's per-interval series, as seed 002 saw in
-//! unpinned multicast throughput.
+//! Level shifts ("steps") in a run's per-interval series, as the multicast pinning
+//! study saw in unpinned multicast throughput.
 //!
 //! A step is a change of level of at least `min_shift` (5 %, measured against the
 //! lower of the two levels, so that a rise and the fall back count alike) with the

@@ -5,14 +5,14 @@
 //!
 //! # Topology
 //!
-//! The seed study (two Java threads exchanging multicast through a `dummy`
+//! The multicast pinning study (two Java threads exchanging multicast through a `dummy`
 //! interface on one host, pinned with `taskset` or not) never leaves the machine:
 //! the sender's copy of each message is looped back to the local receiver inside the
 //! kernel. Loopback in one namespace ([`netns::multicast_loopback`]) is that path
 //! without needing the `dummy` module: the message goes through `lo`'s transmit into
 //! the receive path on the sender's CPU, and the receiver is woken from there, as in
-//! the seed. A veth pair between two namespaces would add a hop and a second
-//! device's queues (the seed's part 2, with a real network, is about that) and move
+//! the study. A veth pair between two namespaces would add a hop and a second
+//! device's queues (the study's part 2, with a real network, is about that) and move
 //! nothing else: the receive path would still run on the sender's CPU (see
 //! [`netns`](super::netns#where-the-receive-path-runs)). So: loopback, the group
 //! [`GROUP`] joined on `127.0.0.1`, the sender bound to `127.0.0.1` with
