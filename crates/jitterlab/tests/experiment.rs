@@ -391,6 +391,9 @@ interval = "1ms"
 /// the experiment stops there and says so. Changes nothing on the host.
 #[test]
 fn experiment_stops_once_precise_enough() {
+    // It changes nothing, but compares the machine with a snapshot at its end: no
+    // other test may move IRQs meanwhile.
+    let _lock = host_lock();
     let dir = tempfile::tempdir().unwrap();
     let r = write_recipe(
         dir.path(),
