@@ -83,24 +83,24 @@ fn a_fifo_hog_of_known_length_is_one_gap_of_that_length() {
     });
     let r = run_noise(&Root::live(), &config(cpu, 800)).unwrap();
     hog.join().unwrap();
-    let g = r.gaps.longest[0];
-    eprintln!(
-        "longest gap {} ns at {} ns; next {:?}",
-        g.ns,
-        g.at_ns,
-        r.gaps.longest.get(1)
-    );
     let want = hog_ms * 1_000_000;
-    // The gap is the hog (to within a few host stalls), where the hog was.
-    assert!(
-        g.ns >= want && g.ns < want * 13 / 10,
-        "{} ns for a {want} ns hog",
-        g.ns
-    );
-    assert!(
-        g.at_ns > 200_000_000 && g.at_ns < 500_000_000,
-        "at {} ns",
-        g.at_ns
-    );
+    // The hog's gap: among the longest kept, the one that starts where the hog ran (it
+    // slept 300 ms). A host stall elsewhere in the window may be longer: this VM's host
+    // stops the vCPU for tens of ms now and then.
+    let g = r
+        .gaps
+        .longest
+        .iter()
+        .copied()
+        .find(|g| g.at_ns > 200_000_000 && g.at_ns < 500_000_000 && g.ns >= want)
+        .unwrap_or_else(|| {
+            panic!(
+                "no gap of the hog's length where it ran: {:?}",
+                r.gaps.longest
+            )
+        });
+    eprintln!("the hog's gap: {} ns at {} ns", g.ns, g.at_ns);
+    // The gap is the hog, to within a few host stalls.
+    assert!(g.ns < want * 13 / 10, "{} ns for a {want} ns hog", g.ns);
     assert!(r.gaps.noise_ns >= g.ns);
 }
