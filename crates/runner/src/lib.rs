@@ -204,7 +204,8 @@ pub fn run_experiment(
             online: &online,
             cancel,
         };
-        let (result, failed) = one_run(&ctx, &state, planned, trace_path.as_deref());
+        let (result, failed) =
+            one_run(&ctx, &state, &cell.settings, planned, trace_path.as_deref());
         restore_failures.extend(failed);
         let mut run = Run {
             seq: planned.seq,
@@ -330,11 +331,10 @@ struct RunContext<'a> {
 fn one_run(
     ctx: &RunContext<'_>,
     state: &StateDir,
+    settings: &jitterlab_experiment::recipe::Settings,
     planned: &PlannedRun,
     trace_path: Option<&Path>,
 ) -> (Result<(Measured, Option<Explanation>)>, Vec<String>) {
-    let cells = ctx.recipe.cells();
-    let settings = &cells[planned.cell].settings;
     let applied = match cell::apply(ctx.root, state, settings, ctx.cancel) {
         Ok(a) => a,
         Err(e) => return (Err(e), Vec::new()),
