@@ -59,6 +59,22 @@ fn movable_irq() -> Option<(u32, CpuSet)> {
     None
 }
 
+/// `experiment RECIPE --state-dir STATE -o OUT --json -`, which must succeed: its data.
+fn run_saved(recipe: &str, guard: &Restore, out: &Path) -> serde_json::Value {
+    let o = run(&[
+        "experiment",
+        recipe,
+        "--state-dir",
+        &guard.state_arg(),
+        "-o",
+        &out.display().to_string(),
+        "--json",
+        "-",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    json_data(&o, "jitterlab.experiment")
+}
+
 fn write_recipe(dir: &Path, text: &str) -> String {
     let path = dir.join("recipe.toml");
     std::fs::write(&path, text).unwrap();
@@ -107,18 +123,7 @@ fn experiment_restores_the_machine() {
     // the housekeeping CPU 0 then), 2 otherwise.
     let r = write_recipe(dir.path(), &recipe(irq, 3, "100ms", "echo value: $(nproc)"));
     let out = dir.path().join("saved");
-    let o = run(&[
-        "experiment",
-        &r,
-        "--state-dir",
-        &guard.state_arg(),
-        "-o",
-        &out.display().to_string(),
-        "--json",
-        "-",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let data = json_data(&o, "jitterlab.experiment");
+    let data = run_saved(&r, &guard, &out);
     let runs = data["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 12, "4 cells x 3 rounds");
     for run in runs {
@@ -308,18 +313,7 @@ interval = "1ms"
 "#,
     );
     let out = dir.path().join("saved");
-    let o = run(&[
-        "experiment",
-        &r,
-        "--state-dir",
-        &guard.state_arg(),
-        "-o",
-        &out.display().to_string(),
-        "--json",
-        "-",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let data = json_data(&o, "jitterlab.experiment");
+    let data = run_saved(&r, &guard, &out);
     let explanations = data["explanations"].as_array().unwrap();
     assert_eq!(explanations.len(), 2, "one per traced run");
     for e in explanations {
