@@ -18,6 +18,8 @@
 //!   machine: the state is always computed from every event.
 //! - [`migrations`] lists the sched_migrate_task events of given threads in given time
 //!   windows, straight from the events.
+//! - [`noise`] accounts for the noise probe's window from a trace of its CPU: what took
+//!   the CPU in each of its gaps, and the gaps nothing in the trace explains.
 //! - [`analyze`] runs the whole pass over an [`jitterlab_trace::EventSource`].
 //!
 //! This crate does **not** read files, parse text or touch the host: it takes events from
@@ -49,6 +51,7 @@ mod filter;
 mod hash;
 mod migrations;
 mod model;
+pub mod noise;
 mod pattern;
 mod sink;
 mod state;
@@ -61,6 +64,7 @@ pub use model::{
     Anomaly, AnomalyKind, Blind, ChainSource, FuncCall, Gap, IrqSpan, Marker, Migration, RunSlice,
     SliceEnd, SliceStart, SoftirqSpan, TaskId, Wake, Waker,
 };
+pub use noise::{noise_account, NoiseAccount, NoiseFold, NoiseKind, ProbeGap};
 pub use pattern::Pattern;
 pub use sink::{Collect, Sink};
 pub use state::{AnomalyCount, Counts, CpuInfo, Machine, MachineOptions, TaskInfo};

@@ -56,7 +56,7 @@ pub mod spikes;
 pub mod stats;
 
 pub use config::{parse_duration_ns, Config, Stop};
-pub use noise::{run_noise, NoiseConfig, NoiseResult};
+pub use noise::{run_noise, NoiseConfig, NoiseMarkers, NoiseResult};
 pub use probe::{run, BreakHit, Live, Run};
 pub use report::{CyclictestHistogram, LatencyReport};
 pub use request::{measure, Measured, Request};

@@ -31,6 +31,21 @@ pub struct NoiseConfig {
     pub policy: Policy,
     /// Its real-time priority (for SCHED_FIFO).
     pub priority: u32,
+    /// Trace markers the probe thread writes just before its first clock reading and
+    /// just after its last, so that a trace of the CPU can put the window on its own
+    /// clock (`jitterlab_analyze::noise`).
+    pub markers: Option<NoiseMarkers>,
+}
+
+/// The trace markers around the probe's window.
+#[derive(Clone, Debug)]
+pub struct NoiseMarkers {
+    /// The `trace_marker` file (a host path) of the buffer that records the CPU.
+    pub path: std::path::PathBuf,
+    /// The line written before the window.
+    pub start: String,
+    /// The line written after it.
+    pub end: String,
 }
 
 /// The longest gaps kept, longest first.
@@ -58,7 +73,14 @@ pub struct Gaps {
     pub readings: u64,
     /// The longest gaps, longest first (at most [`KEPT_GAPS`]).
     pub longest: Vec<Gap>,
+    /// Every gap in the order they came, up to [`ALL_GAPS`] (the rest are counted
+    /// only): what a trace of the window accounts for, gap by gap. Not written out.
+    #[serde(skip)]
+    pub all: Vec<Gap>,
 }
+
+/// At most this many gaps are kept in [`Gaps::all`] (16 bytes each).
+pub const ALL_GAPS: usize = 1 << 20;
 
 impl Gaps {
     /// The share of the window the loop had, in parts per million.
@@ -77,6 +99,10 @@ pub fn scan(mut now: impl FnMut() -> u64, duration_ns: u64, threshold_ns: u64) -
     let start = now();
     let end = start.saturating_add(duration_ns);
     let mut g = Gaps::default();
+    // Room for every gap of a noisy window, made before it starts: growing the vector
+    // inside the loop would make gaps of its own.
+    g.all
+        .reserve((duration_ns / 50_000).clamp(1024, ALL_GAPS as u64) as usize);
     let mut prev = start;
     loop {
         let t = now();
@@ -85,6 +111,12 @@ pub fn scan(mut now: impl FnMut() -> u64, duration_ns: u64, threshold_ns: u64) -
         if d > threshold_ns {
             g.noise_ns += d;
             g.count += 1;
+            if g.all.len() < ALL_GAPS {
+                g.all.push(Gap {
+                    at_ns: prev - start,
+                    ns: d,
+                });
+            }
             if g.longest.len() < KEPT_GAPS || g.longest.last().is_some_and(|l| d > l.ns) {
                 let gap = Gap {
                     at_ns: prev - start,
@@ -184,6 +216,16 @@ pub fn run_noise(root: &Root, cfg: &NoiseConfig) -> Result<NoiseResult, Error> {
     }
     let before = CpuCounters::read(root)?;
     let c = cfg.clone();
+    // Opened here: the probe thread only writes.
+    let marker = match &cfg.markers {
+        Some(m) => Some(
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(&m.path)
+                .map_err(|e| Error::Setup(format!("{}: {e}", m.path.display())))?,
+        ),
+        None => None,
+    };
     let handle = std::thread::Builder::new()
         .name(format!("jl-noise/{}", cfg.cpu))
         .spawn(
@@ -198,7 +240,23 @@ pub fn run_noise(root: &Root, cfg: &NoiseConfig) -> Result<NoiseResult, Error> {
                 // Let the migration land before the window starts.
                 std::thread::sleep(Duration::from_millis(1));
                 let before = own_counters();
+                // The lines are made before the window: each marker is one write(2)
+                // next to the first or last reading.
+                let lines = c
+                    .markers
+                    .as_ref()
+                    .map(|m| (format!("{}\n", m.start), format!("{}\n", m.end)));
+                let mark = |line: Option<&String>| {
+                    if let (Some(mut f), Some(l)) = (marker.as_ref(), line) {
+                        use std::io::Write;
+                        // A marker that fails to write leaves the trace without the
+                        // window: the account says so, the measure stands.
+                        let _ = f.write_all(l.as_bytes());
+                    }
+                };
+                mark(lines.as_ref().map(|l| &l.0));
                 let gaps = scan(monotonic_ns, c.duration_ns, c.threshold_ns);
+                mark(lines.as_ref().map(|l| &l.1));
                 let after = own_counters();
                 let delta = |a: Option<u64>, b: Option<u64>| Some(b?.saturating_sub(a?));
                 Ok((gaps, delta(before.0, after.0), delta(before.1, after.1)))

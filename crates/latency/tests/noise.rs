@@ -25,6 +25,7 @@ fn config(cpu: u32, ms: u64) -> NoiseConfig {
         threshold_ns: 1_000,
         policy: Policy::Fifo,
         priority: 1,
+        markers: None,
     }
 }
 

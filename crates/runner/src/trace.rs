@@ -9,7 +9,8 @@ use std::time::Duration;
 use jitterlab_analyze::analysis::blame::{BlameSection, Reason, Spike};
 use jitterlab_analyze::analysis::irqs::CpuCount;
 use jitterlab_analyze::{
-    analyze_trace, migrations, AnalyzeReport, Options, Pattern, Section, Stats,
+    analyze_trace, migrations, AnalyzeReport, NoiseAccount, Options, Pattern, ProbeGap, Section,
+    Stats,
 };
 use jitterlab_experiment::explain::{
     BlamedSpike, ChainSummary, CpuRun, Explanation, Migration, StepMigrations, ThreadPlacement,
@@ -18,6 +19,7 @@ use jitterlab_experiment::recipe::Role;
 use jitterlab_experiment::Run;
 use jitterlab_host::tracefs::{events_of, record, Preset, RecordRequest, RecordSummary};
 use jitterlab_host::Root;
+use jitterlab_latency::noise::NoiseResult;
 use jitterlab_trace::Trace;
 
 use crate::error::{Error, Result};
@@ -26,21 +28,54 @@ use crate::error::{Error, Result};
 pub struct Recording {
     stop: Arc<AtomicBool>,
     thread: std::thread::JoinHandle<jitterlab_host::Result<RecordSummary>>,
+    /// The instance's directory, a host path.
+    instance: std::path::PathBuf,
 }
 
 /// Starts recording sched and irq events into `path` (a flight recorder when
 /// `flight`, which keeps the newest events and stops when a `--break` turns tracing
 /// off), and waits until tracing is on, so that the probe's trip wire finds it.
 pub fn start(root: &Root, path: &Path, flight: bool) -> Result<Recording> {
-    let req = RecordRequest {
-        events: events_of(&[Preset::Sched, Preset::Irq], &[]),
-        cpus: None,
-        buffer_kb: Some(if flight { 8192 } else { 16384 }),
-        duration_ns: None,
-        output: path.to_path_buf(),
-        flight_recorder: flight,
-        command: Vec::new(),
+    start_request(
+        root,
+        RecordRequest {
+            events: events_of(&[Preset::Sched, Preset::Irq], &[]),
+            cpus: None,
+            buffer_kb: Some(if flight { 8192 } else { 16384 }),
+            duration_ns: None,
+            output: path.to_path_buf(),
+            flight_recorder: flight,
+            command: Vec::new(),
+        },
+    )
+}
+
+/// Starts recording what the noise probe's account needs on `cpu` alone into `path`:
+/// sched and irq events, and the irq_vectors handlers (the local timer, IPIs,
+/// irq_work) where the kernel has them.
+pub fn start_noise(root: &Root, path: &Path, cpu: u32) -> Result<Recording> {
+    let mount = jitterlab_host::tracefs::find(root)?.unwrap_or_default();
+    let vectors = root.exists(format!("{mount}/events/irq_vectors/local_timer_entry"));
+    let extra: Vec<String> = if vectors {
+        vec!["irq_vectors".into()]
+    } else {
+        Vec::new()
     };
+    start_request(
+        root,
+        RecordRequest {
+            events: events_of(&[Preset::Sched, Preset::Irq], &extra),
+            cpus: Some([cpu].into_iter().collect()),
+            buffer_kb: Some(16384),
+            duration_ns: None,
+            output: path.to_path_buf(),
+            flight_recorder: false,
+            command: Vec::new(),
+        },
+    )
+}
+
+fn start_request(root: &Root, req: RecordRequest) -> Result<Recording> {
     let stop = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&stop);
     let root2 = root.clone();
@@ -49,22 +84,42 @@ pub fn start(root: &Root, path: &Path, flight: bool) -> Result<Recording> {
         .spawn(move || record(&root2, &req, &flag))
         .map_err(|e| Error::workload("starting the trace", e))?;
     // The session traces in an instance of its own, `instances/jitterlab-PID`: wait until
-    // it traces, so that the probe's `break` trip wire, armed next, finds it.
+    // it traces, so that the probe's `break` trip wire, armed next, finds it, and the
+    // measure's first events are in the trace. A new instance traces from its mkdir on,
+    // before the session turns it off to enable the events and then on again: tracing
+    // with events enabled is the session's last step.
     let mount = jitterlab_host::tracefs::find(root)?.unwrap_or_default();
-    let on = format!(
-        "{mount}/instances/jitterlab-{}/tracing_on",
-        std::process::id()
-    );
-    for _ in 0..400 {
-        if thread.is_finished() || root.read_line_opt(&on).ok().flatten().as_deref() == Some("1") {
+    let dir = format!("{mount}/instances/jitterlab-{}", std::process::id());
+    let on = format!("{dir}/tracing_on");
+    let set_event = format!("{dir}/set_event");
+    let started = || {
+        root.read_line_opt(&on).ok().flatten().as_deref() == Some("1")
+            && root
+                .read_line_opt(&set_event)
+                .ok()
+                .flatten()
+                .is_some_and(|l| !l.trim().is_empty())
+    };
+    for _ in 0..1000 {
+        if thread.is_finished() || started() {
             break;
         }
         std::thread::sleep(Duration::from_millis(5));
     }
-    Ok(Recording { stop, thread })
+    Ok(Recording {
+        stop,
+        thread,
+        instance: root.path(&dir),
+    })
 }
 
 impl Recording {
+    /// The `trace_marker` of the buffer it records (a host path): what is written there
+    /// is in the trace.
+    pub fn marker_path(&self) -> std::path::PathBuf {
+        self.instance.join("trace_marker")
+    }
+
     /// Stops the recording and writes the file.
     pub fn finish(self) -> Result<RecordSummary> {
         self.stop.store(true, Ordering::Relaxed);
@@ -268,6 +323,27 @@ pub fn trace_start(path: &Path) -> Result<u64> {
         Ok(None) => Ok(0),
         Err(e) => Err(Error::workload("reading the trace", e)),
     }
+}
+
+/// The noise probe's window of `noise`, accounted for from the trace at `path` (made
+/// by [`start_noise`] while the probe wrote its markers); `None` when the trace has not
+/// both markers.
+pub fn noise_account(path: &Path, noise: &NoiseResult) -> Result<Option<NoiseAccount>> {
+    let trace = Trace::open(path, true).map_err(|e| Error::workload("reading the trace", e))?;
+    let mut events = trace
+        .events()
+        .map_err(|e| Error::workload("reading the trace", e))?;
+    let gaps: Vec<ProbeGap> = noise
+        .gaps
+        .all
+        .iter()
+        .map(|g| ProbeGap {
+            at_ns: g.at_ns,
+            ns: g.ns,
+        })
+        .collect();
+    jitterlab_analyze::noise_account(events.as_mut(), noise.cpu, noise.gaps.window_ns, &gaps)
+        .map_err(|e| Error::workload("reading the trace", e))
 }
 
 /// The migrations of the explained threads within a second of each step of the run's
