@@ -36,8 +36,10 @@ mod model;
 
 pub use compare::{compare, Comparison, FindingKey, VerdictChange};
 pub use judge::{judge, Recommendation};
-pub use measure::{audit, AuditRequest, Mode, QUICK_NS};
-pub use model::{AuditReport, BlamedSpike, CpuVerdict, LatencyPhase, Measured, Verdict};
+pub use measure::{audit, AuditRequest, KeepTraces, Mode, QUICK_NS};
+pub use model::{
+    AuditReport, BlamedSpike, CpuVerdict, LatencyPhase, Measured, NoisePhase, Verdict,
+};
 
 /// An audit that could not be made.
 #[derive(Debug, thiserror::Error)]

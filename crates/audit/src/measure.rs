@@ -6,15 +6,17 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Instant;
 
+use jitterlab_analyze::noise::{GapCause, NoiseAccount, NoiseKind};
 use jitterlab_cpuset::CpuSet;
+use jitterlab_host::audit::FixKind;
 use jitterlab_host::audit::{default_rt_cpus, static_checks, Family, Finding, Severity};
 use jitterlab_host::tasks::Policy;
 use jitterlab_host::Root;
 use jitterlab_latency::load::LoadSpec;
 use jitterlab_latency::noise::NoiseResult;
-use jitterlab_latency::{run_noise, Config, NoiseConfig, Request, Stop};
+use jitterlab_latency::{run_noise, Config, NoiseConfig, NoiseMarkers, Request, Stop};
 
-use crate::model::{AuditReport, BlamedSpike, LatencyPhase, Measured};
+use crate::model::{AuditReport, BlamedSpike, LatencyPhase, Measured, NoisePhase};
 use crate::{judge, Error};
 
 /// The length of each measured phase of a quick audit, ns: the latency probe idle,
@@ -42,6 +44,20 @@ pub struct AuditRequest {
     pub mode: Mode,
     /// An earlier audit's `--json` file to compare with.
     pub compare: Option<std::path::PathBuf>,
+    /// Where to keep the traces of the measured phases (else they live as long as the
+    /// audit).
+    pub keep_traces: Option<KeepTraces>,
+}
+
+/// Where the traces of the measured phases are kept: `idle.dat`, `loaded.dat` (the
+/// flight recorder of each latency phase) and `noise-cpuN.dat` (the noise probe's CPU)
+/// in a directory.
+#[derive(Clone, Debug)]
+pub struct KeepTraces {
+    /// The directory (made when missing).
+    pub dir: std::path::PathBuf,
+    /// How the report names it (relative to the page it is kept beside).
+    pub shown: String,
 }
 
 /// A measured latency above this is a `high` finding (the CPU is unfit), ns.
@@ -99,7 +115,14 @@ pub fn audit(
         Mode::Full(d) => ("full", d, (d / 2).max(100_000_000)),
     };
     let measured = if phase_ns > 0 {
-        let m = measure(root, &rt, phase_ns, noise_ns, cancel, &mut progress)?;
+        let m = measure(
+            root,
+            &rt,
+            (phase_ns, noise_ns),
+            req.keep_traces.as_ref(),
+            cancel,
+            &mut progress,
+        )?;
         findings.extend(measured_findings(&m, &findings));
         link_blame(&m, &mut findings);
         Some(m)
@@ -145,18 +168,33 @@ pub fn audit(
 fn measure(
     root: &Root,
     rt: &CpuSet,
-    phase_ns: u64,
-    noise_ns: u64,
+    (phase_ns, noise_ns): (u64, u64),
+    keep: Option<&KeepTraces>,
     cancel: &Arc<AtomicBool>,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Measured, Error> {
     let online = jitterlab_host::cpus::online(root)?;
-    // The flight recorder's traces, one per latency phase, live only as long as the
-    // audit: what they say is kept as the blamed spike.
-    let traces = tempfile::Builder::new()
-        .prefix("jitterlab-audit-")
-        .tempdir()
-        .map_err(|e| format!("a temporary directory for the traces: {e}"));
+    // The traces, one per latency phase and one per noise window: kept where asked,
+    // else they live only as long as the audit (what they say is kept as the blamed
+    // spikes and the noise accounts).
+    let temp = match keep {
+        Some(_) => None,
+        None => Some(
+            tempfile::Builder::new()
+                .prefix("jitterlab-audit-")
+                .tempdir()
+                .map_err(|e| format!("a temporary directory for the traces: {e}")),
+        ),
+    };
+    let traces: Result<std::path::PathBuf, String> = match (keep, &temp) {
+        (Some(k), _) => std::fs::create_dir_all(&k.dir)
+            .map(|_| k.dir.clone())
+            .map_err(|e| format!("{}: {e}", k.dir.display())),
+        (None, Some(Ok(t))) => Ok(t.path().to_path_buf()),
+        (None, Some(Err(e))) => Err(e.clone()),
+        (None, None) => Err("no directory for the traces".into()),
+    };
+    let shown = |name: &str| keep.map(|k| format!("{}/{name}", k.shown));
     let mut latency = Vec::new();
     for loaded in [false, true] {
         let loads = if loaded {
@@ -187,10 +225,8 @@ fn measure(
             load_cpus: None,
             fail_above_ns: None,
         };
-        let path = traces.as_ref().map(|d| {
-            d.path()
-                .join(if loaded { "loaded.dat" } else { "idle.dat" })
-        });
+        let file = if loaded { "loaded.dat" } else { "idle.dat" };
+        let path = traces.as_ref().map(|d| d.join(file));
         // The recorder's thread inherits this thread's CPUs: it starts on the
         // housekeeping CPUs, off the CPUs it watches.
         let housekeeping = online.difference(rt);
@@ -225,6 +261,7 @@ fn measure(
             (Err(e), _) => (None, Some(format!("recording the trace: {e}"))),
             (_, Err(e)) => (None, Some(format!("recording the trace: {e}"))),
         };
+        let kept = path.is_ok_and(|p| p.exists());
         let worst_spike = m
             .report
             .spikes
@@ -238,23 +275,70 @@ fn measure(
             steal_ticks: m.report.steal_ticks.clone(),
             blamed,
             blame_note,
+            trace: shown(file).filter(|_| kept),
         });
     }
     let mut noise = Vec::new();
     for cpu in rt.iter() {
         progress(&format!("noise probe on CPU {cpu}"));
-        noise.push(run_noise(
-            root,
-            &NoiseConfig {
-                cpu,
-                duration_ns: noise_ns,
-                threshold_ns: 1_000,
-                policy: Policy::Fifo,
-                priority: 1,
-            },
-        )?);
+        noise.push(noise_phase(root, cpu, noise_ns, &traces, &shown)?);
     }
     Ok(Measured { latency, noise })
+}
+
+/// The noise probe on `cpu`, traced: a recording of that CPU alone runs around it,
+/// and the probe marks its window in it.
+fn noise_phase(
+    root: &Root,
+    cpu: u32,
+    noise_ns: u64,
+    traces: &Result<std::path::PathBuf, String>,
+    shown: &dyn Fn(&str) -> Option<String>,
+) -> Result<NoisePhase, Error> {
+    let file = format!("noise-cpu{cpu}.dat");
+    let path = traces.as_ref().map(|d| d.join(&file));
+    let recording = match &path {
+        Ok(p) => jitterlab_runner::trace::start_noise(root, p, cpu).map_err(|e| e.to_string()),
+        Err(e) => Err(e.to_string()),
+    };
+    let markers = recording.as_ref().ok().map(|r| NoiseMarkers {
+        path: r.marker_path(),
+        start: format!("{} cpu {cpu}", jitterlab_analyze::noise::START_MARKER),
+        end: format!("{} cpu {cpu}", jitterlab_analyze::noise::END_MARKER),
+    });
+    let result = run_noise(
+        root,
+        &NoiseConfig {
+            cpu,
+            duration_ns: noise_ns,
+            threshold_ns: 1_000,
+            policy: Policy::Fifo,
+            priority: 1,
+            markers,
+        },
+    );
+    // The recording stops whether or not the probe succeeded.
+    let recorded = recording.and_then(|r| r.finish().map_err(|e| e.to_string()));
+    let result = result?;
+    let (traced, trace_note) = match (recorded, &path) {
+        (Ok(_), Ok(p)) => match jitterlab_runner::trace::noise_account(p, &result) {
+            Ok(Some(a)) => (Some(a), None),
+            Ok(None) => (
+                None,
+                Some("the probe's markers are not in the trace of its CPU".to_string()),
+            ),
+            Err(e) => (None, Some(format!("reading the trace: {e}"))),
+        },
+        (Err(e), _) => (None, Some(format!("recording the trace: {e}"))),
+        (_, Err(e)) => (None, Some(format!("recording the trace: {e}"))),
+    };
+    let kept = path.as_ref().is_ok_and(|p| p.exists());
+    Ok(NoisePhase {
+        result,
+        traced,
+        trace_note,
+        trace: shown(&file).filter(|_| kept),
+    })
 }
 
 /// The probe's worst wake-up in the trace at `path`, blamed (the runner's second
@@ -414,8 +498,7 @@ fn us(ns: u64) -> String {
 /// device interrupts in the noise window.
 fn measured_findings(m: &Measured, statics: &[Finding]) -> Vec<Finding> {
     let mut out = Vec::new();
-    let vm = statics.iter().any(|f| f.id == "env.hypervisor");
-    let cpus: Vec<u32> = m.noise.iter().map(|n| n.cpu).collect();
+    let cpus: Vec<u32> = m.noise.iter().map(|n| n.result.cpu).collect();
     for cpu in cpus {
         let one: CpuSet = [cpu].into_iter().collect();
         // Latency: the worst of the phases.
@@ -490,16 +573,18 @@ fn measured_findings(m: &Measured, statics: &[Finding]) -> Vec<Finding> {
                 out.push(x);
             }
         }
-        let Some(n) = m.noise.iter().find(|n| n.cpu == cpu) else {
+        let Some(n) = m.noise.iter().find(|n| n.result.cpu == cpu) else {
             continue;
         };
-        out.extend(noise_findings(n, &one, vm));
+        out.extend(noise_findings(n, &one, statics));
     }
     out
 }
 
-fn noise_findings(n: &NoiseResult, one: &CpuSet, vm: bool) -> Vec<Finding> {
+fn noise_findings(phase: &NoisePhase, one: &CpuSet, statics: &[Finding]) -> Vec<Finding> {
     let mut out = Vec::new();
+    let vm = statics.iter().any(|f| f.id == "env.hypervisor");
+    let n = &phase.result;
     let cpu = n.cpu;
     let longest = n.gaps.longest.first().map_or(0, |g| g.ns);
     let interrupts: u64 = n.interrupts.iter().map(|(_, c)| c).sum();
@@ -569,7 +654,17 @@ fn noise_findings(n: &NoiseResult, one: &CpuSet, vm: bool) -> Vec<Finding> {
                 format!("most in the window: {} x{}", top.0, top.1),
             );
         }
+        if let Some(a) = &phase.traced {
+            x = x.evidence(TRACE_SOURCE, account_line(n, a));
+            if let Some(g) = a.gaps.first() {
+                x = x.evidence(TRACE_SOURCE, gap_line("the longest gap", g));
+            }
+        }
         out.push(x);
+    }
+    if let Some(a) = &phase.traced {
+        out.extend(throttle_finding(n, a, one, statics));
+        out.extend(stall_finding(a, one, vm));
     }
     let devices: Vec<&(String, u64)> = n
         .interrupts
@@ -605,4 +700,198 @@ fn noise_findings(n: &NoiseResult, one: &CpuSet, vm: bool) -> Vec<Finding> {
         );
     }
     out
+}
+
+/// Where the noise accounts come from, in evidence.
+const TRACE_SOURCE: &str = "trace of the noise window (sched, irq, irq_vectors)";
+
+/// The window's noise against what the trace shows of it.
+fn account_line(n: &NoiseResult, a: &NoiseAccount) -> String {
+    let mut parts: Vec<String> = [
+        ("IRQ handlers", a.irq_ns),
+        ("vectors", a.vector_ns),
+        ("timers", a.timer_ns),
+        ("softirqs", a.softirq_ns),
+        ("threads", a.thread_ns),
+        ("idle", a.idle_ns),
+    ]
+    .iter()
+    .filter(|(_, ns)| *ns > 0)
+    .map(|(what, ns)| format!("{what} {}", us(*ns)))
+    .collect();
+    if parts.is_empty() {
+        parts.push("nothing".into());
+    }
+    format!(
+        "the probe lost {}; the trace shows {} away from it ({}){}{}",
+        us(n.gaps.noise_ns),
+        us(a.traced_ns),
+        parts.join(", "),
+        if n.gaps.noise_ns > a.traced_ns {
+            format!(
+                "; {} untraced (interrupt entry and exit, the host)",
+                us(n.gaps.noise_ns - a.traced_ns)
+            )
+        } else {
+            String::new()
+        },
+        if a.lost_events {
+            "; the trace lost events in the window"
+        } else {
+            ""
+        }
+    )
+}
+
+fn gap_line(what: &str, g: &GapCause) -> String {
+    format!(
+        "{what}, {} at {} ms: {}",
+        us(g.ns),
+        g.at_ns / 1_000_000,
+        if g.cause == NoiseKind::NoEvents {
+            "no event in the trace".to_string()
+        } else {
+            format!(
+                "{} ({}, {} traced)",
+                g.what.join(", "),
+                g.cause.name(),
+                us(g.traced_ns)
+            )
+        }
+    )
+}
+
+/// A gap where the probe, at SCHED_FIFO, did not run for longer than the real-time
+/// throttling's reserve lasts would show the throttling: other threads or idle for
+/// about `period - runtime`.
+fn throttle_finding(
+    n: &NoiseResult,
+    a: &NoiseAccount,
+    one: &CpuSet,
+    statics: &[Finding],
+) -> Option<Finding> {
+    let g = a.gaps.iter().find(|g| {
+        matches!(g.cause, NoiseKind::Thread | NoiseKind::Idle) && g.ns >= THROTTLE_GAP_NS
+    })?;
+    let rt = statics.iter().find(|f| f.id == "sched.rt_runtime");
+    let mut x = Finding::new(
+        "measured.rt_throttled",
+        Family::Measured,
+        Severity::High,
+        format!(
+            "the SCHED_FIFO noise probe on CPU {} was held off for {} while {} ran",
+            n.cpu,
+            us(g.ns),
+            g.what.join(", ")
+        ),
+    )
+    .subject(format!("CPU {}", n.cpu))
+    .cpus(one)
+    .evidence(TRACE_SOURCE, gap_line("the gap", g))
+    .why(
+        "a real-time task that runs for long is stopped so that others get the CPU: the \
+         scheduler's real-time throttling (sched_rt_runtime_us below its period) or the \
+         fair server",
+    )
+    .effect(g.ns);
+    if let Some(f) = rt {
+        x = x.evidence(
+            "see sched.rt_runtime",
+            f.evidence
+                .first()
+                .map_or_else(String::new, |e| format!("{} = {}", e.path, e.value)),
+        );
+        if let Some(fx) = &f.fix {
+            x = x.fix(fx.kind, fx.apply.clone(), fx.check.clone());
+        }
+    }
+    Some(x)
+}
+
+/// A gap the trace longer than this, of other threads or idle, is the throttling.
+const THROTTLE_GAP_NS: u64 = 10_000_000;
+
+/// The gaps with no event in them: the CPU was taken with nothing in the kernel to
+/// show for it.
+fn stall_finding(a: &NoiseAccount, one: &CpuSet, vm: bool) -> Option<Finding> {
+    let (count, total) = a.silent();
+    let silent: Vec<&GapCause> = a
+        .gaps
+        .iter()
+        .filter(|g| g.cause == NoiseKind::NoEvents)
+        .collect();
+    if count == 0 {
+        return None;
+    }
+    // The longest silent gap among the described ones (the longest gaps); else the
+    // silent gaps are all shorter than those.
+    let longest = silent.iter().map(|g| g.ns).max().unwrap_or(0);
+    let severity = if longest > UNFIT_LATENCY_NS {
+        Severity::High
+    } else if longest > TUNE_LATENCY_NS {
+        Severity::Medium
+    } else {
+        Severity::Low
+    };
+    let what = if vm {
+        "the host stopped the vCPU"
+    } else {
+        "SMIs or firmware took the CPU"
+    };
+    let mut x = Finding::new(
+        if vm {
+            "measured.host_stall"
+        } else {
+            "measured.silent_gap"
+        },
+        Family::Measured,
+        severity,
+        format!(
+            "{count} of the {} noise gaps on CPU {} ({} in all{}) have no event in the trace: {what}",
+            a.gap_count(),
+            a.cpu,
+            us(total),
+            if longest > 0 {
+                format!(", the longest {}", us(longest))
+            } else {
+                String::new()
+            }
+        ),
+    )
+    .subject(format!("CPU {}", a.cpu))
+    .cpus(one)
+    .why(if vm {
+        "nothing ran in the guest, not even an interrupt, while the probe's clock jumped: the \
+         hypervisor ran something else on the physical CPU, which no setting inside the VM \
+         removes"
+    } else {
+        "nothing ran in the kernel, not even an interrupt, while the probe's clock jumped: \
+         system management interrupts or firmware, invisible to the kernel"
+    })
+    .effect(longest.max(total / count));
+    for g in silent.iter().take(3) {
+        x = x.evidence(TRACE_SOURCE, gap_line("a gap", g));
+    }
+    Some(if vm {
+        x.fix(
+            FixKind::Host,
+            "give the VM dedicated host CPUs: pin each vCPU to its own host CPU (virsh vcpupin, \
+             or QEMU's thread affinity), isolate those CPUs on the host and keep the host's \
+             own work and other guests off them",
+            format!(
+                "jitterlab audit --cpus {} (measured.host_stall gone)",
+                a.cpu
+            ),
+        )
+    } else {
+        x.fix(
+            FixKind::Host,
+            "in the firmware, turn off what raises SMIs (power management, legacy USB \
+             emulation, error reporting) as the board vendor's real-time guide lists",
+            format!(
+                "jitterlab audit --cpus {} (measured.silent_gap gone)",
+                a.cpu
+            ),
+        )
+    })
 }

@@ -1,5 +1,6 @@
 //! The result model of an audit: what `--json` writes.
 
+use jitterlab_analyze::NoiseAccount;
 use jitterlab_cpuset::CpuSet;
 pub use jitterlab_experiment::explain::BlamedSpike;
 use jitterlab_host::audit::Finding;
@@ -73,6 +74,26 @@ pub struct LatencyPhase {
     /// Why there is no blamed spike (tracefs missing or busy, no probe wake-up in the
     /// trace), when there is none.
     pub blame_note: Option<String>,
+    /// The flight recorder's trace of the phase, when kept (`--html`, `--keep-traces`):
+    /// its path as the report names it, relative to the page beside which it was kept.
+    pub trace: Option<String>,
+}
+
+/// The noise probe on one RT CPU, and its window as a trace of the CPU saw it.
+#[derive(Clone, Debug, Serialize)]
+pub struct NoisePhase {
+    /// What the probe measured.
+    #[serde(flatten)]
+    pub result: NoiseResult,
+    /// The window accounted for from the trace: the time interrupt handlers, vectors,
+    /// timers, softirqs, threads and idle took, and what each of the longest gaps was;
+    /// a gap with no event in it is time the kernel has nothing to show for (on a VM the
+    /// host stopping the vCPU).
+    pub traced: Option<NoiseAccount>,
+    /// Why there is no account (tracefs missing or busy, the markers not in the trace).
+    pub trace_note: Option<String>,
+    /// The trace, when kept, as for [`LatencyPhase::trace`].
+    pub trace: Option<String>,
 }
 
 /// What the audit measured.
@@ -81,7 +102,7 @@ pub struct Measured {
     /// The wake-up latency probe, idle then loaded.
     pub latency: Vec<LatencyPhase>,
     /// The noise probe on each RT CPU, one after the other.
-    pub noise: Vec<NoiseResult>,
+    pub noise: Vec<NoisePhase>,
 }
 
 /// A whole audit.

@@ -83,6 +83,8 @@ fn audit_then_isolate_then_compare() {
         "1",
         "--json",
         before.to_str().unwrap(),
+        "--html",
+        dir.path().join("audit.html").to_str().unwrap(),
     ]);
     let took = t0.elapsed();
     eprintln!("audit --quick took {took:?}");
@@ -148,9 +150,44 @@ fn audit_then_isolate_then_compare() {
         has(&d["findings"], "kernel.preempt_rt"),
         !version.contains("PREEMPT_RT")
     );
+    // The noise window as the trace of CPU 1 saw it: every gap accounted for, the
+    // traced handlers inside the gaps.
+    let noise = &d["measured"]["noise"][0];
+    let account = &noise["traced"];
+    assert!(account.is_object(), "no account: {}", noise["trace_note"]);
+    let by_cause: u64 = account["by_cause"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["ns"].as_u64().unwrap())
+        .sum();
+    assert_eq!(by_cause, noise["noise_ns"].as_u64().unwrap());
+    let (traced, inside) = (
+        account["traced_ns"].as_u64().unwrap(),
+        account["traced_in_gaps_ns"].as_u64().unwrap(),
+    );
+    assert!(inside * 10 >= traced * 9, "{inside} of {traced} ns in gaps");
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap();
     if cpuinfo.contains(" hypervisor") {
         assert!(has(&d["findings"], "env.hypervisor"));
+        // The host stalls: gaps of the noise probe with no event in the trace of the
+        // CPU (a VM's host exits alone make hundreds a second here).
+        assert!(
+            has(&d["findings"], "measured.host_stall"),
+            "no host stall named: {}",
+            account["by_cause"]
+        );
+    }
+    // The traces were kept beside the page, each with its own report, and the JSON
+    // names them relative to the page.
+    for (phase, file) in [
+        (&phases[0], "audit-traces/idle.dat"),
+        (&phases[1], "audit-traces/loaded.dat"),
+        (noise, "audit-traces/noise-cpu1.dat"),
+    ] {
+        assert_eq!(phase["trace"], file, "{phase}");
+        assert!(dir.path().join(file).is_file(), "{file}");
+        assert!(dir.path().join(format!("{file}.html")).is_file(), "{file}.html");
     }
     assert!(has(&d["findings"], "sched.user_threads"));
 

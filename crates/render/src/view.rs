@@ -156,6 +156,23 @@ pub fn write_html<M: HtmlModel>(
     out.finish().map_err(err)
 }
 
+/// Each trace's report beside it (`T.dat` -> `T.dat.html`), as `jitterlab view`
+/// writes it, for the pages that link to their traces' timelines (an experiment's
+/// traced runs, an audit's phases). Returns what could not be written, in words.
+pub fn reports_beside(traces: &[PathBuf]) -> Vec<String> {
+    let mut failed = Vec::new();
+    for trace in traces {
+        let html = trace.with_extension("dat.html");
+        let title = trace.file_name().unwrap_or_default().to_string_lossy();
+        let written = Input::open(trace, true, None)
+            .and_then(|input| view(&input, &title, &html, Options::default()));
+        if let Err(e) = written {
+            failed.push(format!("{}: {e}", html.display()));
+        }
+    }
+    failed
+}
+
 /// `jitterlab view`: `input` as an HTML report in `output`. A trace goes through
 /// `analyze` with `options` (its timeline kept, as `options.timeline` or the default
 /// limits say).

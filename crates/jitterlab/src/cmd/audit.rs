@@ -1,12 +1,13 @@
 //! `jitterlab audit`.
 
 use std::io::{self, IsTerminal};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
-use jitterlab_audit::{audit, AuditRequest, Mode, Verdict};
+use jitterlab_audit::{audit, AuditRequest, KeepTraces, Mode, Verdict};
 use jitterlab_host::child::cancel_on_signals;
 use jitterlab_host::Root;
+use jitterlab_render::view::reports_beside;
 use jitterlab_render::{ExportManager, Json, Target};
 
 use crate::cli::{cpu_list, Color};
@@ -41,6 +42,12 @@ pub struct AuditArgs {
     /// List what changed since an earlier audit's JSON.
     #[arg(long, value_name = "OLD.json")]
     pub compare: Option<PathBuf>,
+    /// Keep the traces of the measured phases in DIR (idle.dat, loaded.dat,
+    /// noise-cpuN.dat), each with its report beside it (T.dat.html). With --html, they
+    /// are kept beside the page in STEM-traces/ unless this names another place, and
+    /// the page links each blamed spike and noise gap into its trace's timeline.
+    #[arg(long, value_name = "DIR")]
+    pub keep_traces: Option<PathBuf>,
 }
 
 pub fn run(root: &Root, args: AuditArgs, color: Color) -> Result {
@@ -55,6 +62,7 @@ pub fn run(root: &Root, args: AuditArgs, color: Color) -> Result {
         (_, _, Some(d)) => Mode::Full(d),
         _ => Mode::Full(10_000_000_000),
     };
+    let keep_traces = keep_traces(&args);
     let cancel = cancel_on_signals();
     let tty = io::stderr().is_terminal();
     let report = audit(
@@ -63,6 +71,7 @@ pub fn run(root: &Root, args: AuditArgs, color: Color) -> Result {
             cpus,
             mode,
             compare: args.compare.clone(),
+            keep_traces: keep_traces.clone(),
         },
         &cancel,
         |step| {
@@ -75,6 +84,19 @@ pub fn run(root: &Root, args: AuditArgs, color: Color) -> Result {
         jitterlab_audit::Error::Invalid(m) => Error::usage(m),
         e => Error::Failed(e.into()),
     })?;
+    if let (Some(keep), Some(m)) = (&keep_traces, &report.measured) {
+        // Each kept trace's report beside it, linked from the audit's page.
+        let kept: Vec<PathBuf> = m
+            .latency
+            .iter()
+            .filter_map(|p| p.trace.as_ref())
+            .chain(m.noise.iter().filter_map(|n| n.trace.as_ref()))
+            .filter_map(|t| Path::new(t).file_name().map(|f| keep.dir.join(f)))
+            .collect();
+        for failed in reports_beside(&kept) {
+            eprintln!("jitterlab: warning: {failed}");
+        }
+    }
     let mut outputs = ExportManager::new();
     let json = args.json.as_deref().map(Target::from_arg);
     if let Some(target) = &json {
@@ -95,5 +117,32 @@ pub fn run(root: &Root, args: AuditArgs, color: Color) -> Result {
         Exit::Limit
     } else {
         Exit::Ok
+    })
+}
+
+/// Where the traces are kept: `--keep-traces DIR`, else `STEM-traces/` beside the
+/// `--html` page (named relative to it), else nowhere.
+fn keep_traces(args: &AuditArgs) -> Option<KeepTraces> {
+    if let Some(dir) = &args.keep_traces {
+        let shown = match args.html.as_deref().and_then(Path::parent) {
+            // Relative to the page when it is inside the page's directory.
+            Some(page_dir) => dir
+                .strip_prefix(page_dir)
+                .unwrap_or(dir)
+                .display()
+                .to_string(),
+            None => dir.display().to_string(),
+        };
+        return Some(KeepTraces {
+            dir: dir.clone(),
+            shown,
+        });
+    }
+    let page = args.html.as_deref()?;
+    let stem = page.file_stem()?.to_string_lossy();
+    let name = format!("{stem}-traces");
+    Some(KeepTraces {
+        dir: page.with_file_name(&name),
+        shown: name,
     })
 }

@@ -10,7 +10,7 @@ use jitterlab_experiment::Recipe;
 use jitterlab_host::child::cancel_on_signals;
 use jitterlab_host::partition::DEFAULT_STATE_DIR;
 use jitterlab_host::Root;
-use jitterlab_render::view::{view, Input};
+use jitterlab_render::view::reports_beside;
 use jitterlab_render::{ExportManager, Json, Target};
 use jitterlab_runner::{compare, run_experiment, Options, Progress};
 
@@ -174,14 +174,8 @@ pub fn run(root: &Root, args: ExperimentArgs, color: Color) -> Result {
         eprintln!("jitterlab: warning: {n}");
     }
     // Each traced run's report beside its trace, linked from the experiment's page.
-    for trace in &outcome.traces {
-        let html = trace.with_extension("dat.html");
-        let title = trace.file_name().unwrap_or_default().to_string_lossy();
-        let written = Input::open(trace, true, None)
-            .and_then(|input| view(&input, &title, &html, Default::default()));
-        if let Err(e) = written {
-            eprintln!("jitterlab: warning: {}: {e}", html.display());
-        }
+    for failed in reports_beside(&outcome.traces) {
+        eprintln!("jitterlab: warning: {failed}");
     }
     write(&outcome.report, json, args.html.as_ref(), out)?;
     if outcome.cancelled {

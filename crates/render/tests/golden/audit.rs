@@ -16,6 +16,7 @@ fn static_audit(tree: &str, cpus: Option<&str>) -> AuditReport {
         cpus: cpus.map(|c| jitterlab_cpuset::CpuSet::parse_list(c).unwrap()),
         mode: Mode::Static,
         compare: None,
+        keep_traces: None,
     };
     let mut r = audit(&root, &req, &Arc::new(AtomicBool::new(false)), |_| {}).unwrap();
     r.wall_ns = 0; // the only figure that changes from run to run

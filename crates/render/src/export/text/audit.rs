@@ -5,7 +5,7 @@
 
 use std::io::{self, Write};
 
-use jitterlab_audit::{AuditReport, Verdict};
+use jitterlab_audit::{AuditReport, Measured, Verdict};
 use jitterlab_host::audit::{Finding, FixKind, Severity};
 
 use crate::units::duration_ns;
@@ -236,6 +236,23 @@ impl Render for AuditReport {
                         }
                     )?;
                 }
+                if let Some(b) = &p.blamed {
+                    writeln!(
+                        out,
+                        "blamed, {}: the probe's worst wake-up in the trace, {} on CPU {} at {} ms: {} ({})",
+                        p.load,
+                        duration_ns(b.latency_ns),
+                        b.cpu,
+                        b.t_ns / 1_000_000,
+                        b.verdict,
+                        b.cause.replace('_', " ")
+                    )?;
+                } else if let Some(note) = &p.blame_note {
+                    writeln!(out, "not blamed, {}: {note}", p.load)?;
+                }
+                if let Some(t) = &p.trace {
+                    writeln!(out, "  trace: {t} (its timeline: {t}.html)")?;
+                }
             }
             writeln!(out)?;
             writeln!(
@@ -252,7 +269,7 @@ impl Render for AuditReport {
                 Col::right("LONGEST"),
                 Col::left("INTERRUPTS IN THE WINDOW"),
             ]);
-            for n in &m.noise {
+            for n in m.noise.iter().map(|n| &n.result) {
                 let irqs: Vec<String> = n
                     .interrupts
                     .iter()
@@ -272,6 +289,7 @@ impl Render for AuditReport {
                 ]);
             }
             t.write(out, style)?;
+            noise_traced(out, style, m)?;
         }
         writeln!(out)?;
         writeln!(out, "{}", style.bold("findings"))?;
@@ -322,4 +340,86 @@ impl Render for AuditReport {
         }
         Ok(())
     }
+}
+
+/// What the trace of each noise window shows: the time of each kind away from the
+/// probe, the rest untraced, and the longest gaps with nothing in them.
+fn noise_traced(out: &mut dyn Write, style: &Style, m: &Measured) -> io::Result<()> {
+    if m.noise
+        .iter()
+        .all(|n| n.traced.is_none() && n.trace_note.is_none())
+    {
+        return Ok(());
+    }
+    writeln!(out)?;
+    writeln!(
+        out,
+        "{}",
+        style.bold("the noise windows in the trace (what took the CPU from the probe)")
+    )?;
+    let mut t = Table::new([
+        Col::right("CPU"),
+        Col::right("NOISE"),
+        Col::right("TRACED"),
+        Col::right("IRQ"),
+        Col::right("VECTORS"),
+        Col::right("TIMERS"),
+        Col::right("SOFTIRQ"),
+        Col::right("THREADS"),
+        Col::right("IDLE"),
+        Col::right("UNTRACED"),
+        Col::left("SILENT GAPS"),
+    ]);
+    let mut notes = Vec::new();
+    for n in &m.noise {
+        let r = &n.result;
+        let Some(a) = &n.traced else {
+            if let Some(note) = &n.trace_note {
+                notes.push(format!("CPU {}: no account: {note}", r.cpu));
+            }
+            continue;
+        };
+        let (silent, silent_ns) = a.silent();
+        t.row([
+            r.cpu.to_string(),
+            duration_ns(r.gaps.noise_ns),
+            duration_ns(a.traced_ns),
+            duration_ns(a.irq_ns),
+            duration_ns(a.vector_ns),
+            duration_ns(a.timer_ns),
+            duration_ns(a.softirq_ns),
+            duration_ns(a.thread_ns),
+            duration_ns(a.idle_ns),
+            duration_ns(r.gaps.noise_ns.saturating_sub(a.traced_ns)),
+            if silent == 0 {
+                format!("none of {}", a.gap_count())
+            } else {
+                format!("{silent} of {}, {}", a.gap_count(), duration_ns(silent_ns))
+            },
+        ]);
+        if let Some(g) = a.gaps.first() {
+            notes.push(format!(
+                "CPU {}: the longest gap, {} at {} ms: {}",
+                r.cpu,
+                duration_ns(g.ns),
+                g.at_ns / 1_000_000,
+                if g.what.is_empty() {
+                    "no event in the trace".to_string()
+                } else {
+                    format!("{} ({})", g.what.join(", "), g.cause.name())
+                }
+            ));
+        }
+        if let Some(tr) = &n.trace {
+            notes.push(format!(
+                "CPU {}: trace: {tr} (its timeline: {tr}.html)",
+                r.cpu
+            ));
+        }
+    }
+    t.write(out, style)?;
+    for n in notes {
+        writeln!(out, "{n}")?;
+    }
+    Ok(())
 }
