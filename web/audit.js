@@ -4,7 +4,7 @@
 // reboot; the recommendations in rank order with the command to apply and the way to
 // check; what was measured (the latency probe idle and loaded with its blamed spike, the
 // noise probe). Every figure is the model's: verdicts, ranks and causes come with it.
-import { el, facts, fmtBool, fmtCount, fmtDur, section, table } from "./tables.js";
+import { el, facts, fmtBool, fmtCount, fmtDur, section, table, timelineLink } from "./tables.js";
 
 /** The severities, worst first, as the model names them. */
 const AUDIT_SEVERITIES = ["high", "medium", "low", "info"];
@@ -179,11 +179,12 @@ export function mountAuditMeasured(root, ctx) {
       { label: "at", num: true, value: (p) => p.blamed?.t_ns, fmt: fmtDur, title: "from the start of the trace" },
       { label: "cause", value: (p) => p.blamed?.cause, fmt: (v) => (v ? el("span", { class: "jl-cause" }, v.replace("_", " ")) : "-") },
       { label: "verdict", value: (p) => p.blamed?.verdict ?? p.blame_note, wrap: true },
+      { label: "in the trace", value: (p) => p.blamed?.t_ns, fmt: (v, p) => (p.blamed ? timelineLink(p.trace, [p.blamed.t_ns - p.blamed.latency_ns, p.blamed.t_ns]) : "-"), title: "the wake-up in the phase's trace (kept with --html): the cursors on the waking and the switch-in" },
     ],
     rows: m.latency,
     rowAttrs: (p) => ({ dataset: { cause: p.blamed?.cause ?? "" } }),
   })));
-  root.append(section("User-space noise", "a thread spinning on the clock on each RT CPU: every gap above the threshold is time taken from it", table({
+  root.append(section("User-space noise", "a thread spinning on the clock on each RT CPU: every gap above the threshold is time taken from it; a recording of the CPU around it says what took each gap", table({
     id: "jl-audit-noise",
     columns: [
       { label: "CPU", num: true, value: (n) => n.cpu },
@@ -192,9 +193,51 @@ export function mountAuditMeasured(root, ctx) {
       { label: "available", num: true, value: (n) => n.available_ppm, fmt: (v) => `${(v / 10000).toFixed(3)} %` },
       { label: "gaps", num: true, value: (n) => n.count, fmt: fmtCount },
       { label: "longest", num: true, value: (n) => n.longest[0]?.ns, fmt: fmtDur },
+      { label: "traced", num: true, value: (n) => n.traced?.traced_ns, fmt: fmtDur, title: "the time the trace shows something else on the CPU (handlers, softirqs, threads)" },
+      { label: "silent gaps", num: true, value: (n) => silent(n)?.ns, fmt: (v, n) => (silent(n) ? `${fmtCount(silent(n).gaps)}, ${fmtDur(v)}` : n.traced ? "none" : "-"), title: "gaps with no event in the trace: the host stopping the vCPU, or SMIs" },
       { label: "preempted", num: true, value: (n) => n.preemptions, fmt: fmtCount },
       { label: "interrupts (most)", value: (n) => n.interrupts.map(([k, c]) => `${k} x${c}`).slice(0, 4).join(", "), wrap: true },
+      { label: "trace", value: (n) => n.trace, fmt: (v) => timelineLink(v) },
     ],
     rows: m.noise,
+    rowAttrs: (n) => ({ dataset: { cpu: n.cpu } }),
   })));
+  const accounted = m.noise.filter((n) => n.traced);
+  if (!accounted.length) {
+    const notes = m.noise.filter((n) => n.trace_note).map((n) => `CPU ${n.cpu}: ${n.trace_note}`);
+    if (notes.length) root.append(el("p", { class: "jl-not-recorded" }, `no trace of the noise windows: ${notes.join("; ")}`));
+    return;
+  }
+  root.append(section("What took the noise probe's gaps", "each gap by what the trace of its CPU shows in it (the kind that took most of it); no events: nothing ran in the kernel, not even an interrupt", table({
+    id: "jl-audit-noise-causes",
+    columns: [
+      { label: "CPU", num: true, value: (x) => x.cpu },
+      { label: "cause", value: (x) => x.c.cause, fmt: (v) => el("span", { class: "jl-cause" }, v.replace("_", " ")) },
+      { label: "gaps", num: true, value: (x) => x.c.gaps, fmt: fmtCount },
+      { label: "time", num: true, value: (x) => x.c.ns, fmt: fmtDur },
+      { label: "share of the noise", num: true, value: (x) => x.c.ns / Math.max(1, x.noise), fmt: (v) => `${(v * 100).toFixed(1)} %` },
+      { label: "traced in them", num: true, value: (x) => x.c.traced_ns, fmt: fmtDur, title: "the rest of each gap is interrupt entry and exit, or the host" },
+    ],
+    rows: accounted.flatMap((n) => n.traced.by_cause.map((c) => ({ cpu: n.cpu, noise: n.noise_ns, c }))),
+    rowAttrs: (x) => ({ dataset: { cause: x.c.cause } }),
+  })));
+  root.append(section("The longest gaps", "what ran in each, most time first; a link opens the trace of the window at the gap, the cursors on its ends", table({
+    id: "jl-audit-noise-gaps",
+    columns: [
+      { label: "CPU", num: true, value: (x) => x.cpu },
+      { label: "at", num: true, value: (x) => x.g.at_ns, fmt: fmtDur, title: "from the start of the probe's window" },
+      { label: "length", num: true, value: (x) => x.g.ns, fmt: fmtDur },
+      { label: "cause", value: (x) => x.g.cause, fmt: (v) => el("span", { class: "jl-cause" }, v.replace("_", " ")) },
+      { label: "what ran", value: (x) => x.g.what.join(", ") || "-", wrap: true },
+      { label: "traced", num: true, value: (x) => x.g.traced_ns, fmt: fmtDur },
+      { label: "in the trace", value: (x) => x.g.t_ns, fmt: (v, x) => timelineLink(x.trace, [x.g.t_ns, x.g.t_ns + x.g.ns]) },
+    ],
+    rows: accounted.flatMap((n) => n.traced.gaps.map((g) => ({ cpu: n.cpu, trace: n.trace, g }))),
+    rowAttrs: (x) => ({ dataset: { cause: x.g.cause } }),
+  })));
+}
+
+/** The noise window's gaps with no event in the trace, when it was traced. */
+function silent(n) {
+  return n.traced?.by_cause.find((c) => c.cause === "no_events");
 }

@@ -4,7 +4,7 @@
 // the per-interval series of a cell's runs with their steps marked; the trace
 // explanations with a link to each trace's own report; the runs. Every figure is the
 // model's: medians, intervals, ratios, p-values, verdicts and steps come with it.
-import { el, facts, fmtBool, fmtCount, fmtDur, fmtOpt, section, table } from "./tables.js";
+import { el, facts, fmtBool, fmtCount, fmtDur, fmtOpt, section, table, timelineLink, traceLink } from "./tables.js";
 import { frame, legend, linear, niceTicks, seriesColor, svgEl } from "./svg.js";
 
 const EXP_W = 1300;
@@ -283,11 +283,6 @@ export function mountSeries(root, ctx) {
   }
 }
 
-/** A trace's report beside it: `TRACE.html`, relative to the experiment's directory. */
-function traceLink(trace) {
-  return `${trace.split("/").map(encodeURIComponent).join("/")}.html#view=timeline`;
-}
-
 /** The explanations: where the threads ran, what woke them, what moved around the steps. */
 export function mountTraces(root, ctx) {
   const r = ctx.report;
@@ -351,6 +346,7 @@ export function mountTraces(root, ctx) {
           { label: "at", num: true, value: (x) => x.t_ns, fmt: fmtDur },
           { label: "cause", value: (x) => x.cause, fmt: (v, x) => `${v.replace("_", " ")}${x.marked ? " (stopped the trace)" : ""}` },
           { label: "verdict", value: (x) => x.verdict, wrap: true },
+          { label: "in the trace", value: (x) => x.t_ns, fmt: (v, x) => timelineLink(e.trace, [x.t_ns - x.latency_ns, x.t_ns]), title: "the wake-up in its trace's timeline: the cursors on the waking and the switch-in" },
         ],
         rows: e.spikes,
       }));

@@ -104,6 +104,29 @@ export function fmtBool(v) {
 }
 
 /** A titled section of a page, with an optional note under the title. */
+/**
+ * A link to a trace's report beside this page (`TRACE.html`, `trace` relative to it) at
+ * its timeline; with `span`, [from, to] in ns from the trace's first event, the view
+ * shows that stretch and a little around it, with the two cursors on its ends.
+ */
+export function traceLink(trace, span) {
+  let fragment = "view=timeline";
+  if (span) {
+    const [a, b] = span;
+    const pad = Math.max((b - a) * 2, 20000);
+    const secs = (ns) => (Math.max(0, ns) / 1e9).toFixed(9);
+    fragment += `&t=${secs(a - pad)},${secs(b + pad)}&a=${secs(a)}&b=${secs(b)}`;
+  }
+  return `${trace.split("/").map(encodeURIComponent).join("/")}.html#${fragment}`;
+}
+
+/** A table cell's link into a trace's timeline, or "-" when the trace was not kept. */
+export function timelineLink(trace, span, text = "timeline") {
+  return trace
+    ? el("a", { class: "jl-trace-link", href: traceLink(trace, span), title: `${trace}: its report, kept beside this page` }, text)
+    : "-";
+}
+
 export function section(title, note, ...children) {
   return el("section", { class: "jl-section" }, el("h2", null, title), note ? el("p", { class: "jl-note" }, note) : null, ...children);
 }

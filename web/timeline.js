@@ -378,7 +378,9 @@ export function mountTimeline(el, ctx) {
     }
     for (const k of ["a", "b"]) {
       const v = p.get(k);
-      if (v != null && Number.isFinite(Number(v))) setCursor(k, Number(v) * 1e9);
+      // Whole nanoseconds, as every time of the trace: a shared link puts the cursors
+      // back exactly where they were.
+      if (v != null && Number.isFinite(Number(v))) setCursor(k, Math.round(Number(v) * 1e9));
     }
     return done;
   }

@@ -88,6 +88,74 @@ export const tests = {
     });
   },
 
+  async "the blamed spike and the noise gaps link into their traces' timelines, the cursors on them"({ browser }) {
+    const m = readReportJson("audit.json").data.measured;
+    const idle = m.latency.find((p) => p.trace && p.blamed);
+    assert(idle, "the fixture keeps a blamed phase's trace");
+    const noise = m.noise.find((n) => n.trace && n.traced);
+    assert(noise, "the fixture keeps a noise window's trace");
+    let spikeHref;
+    let gapHrefs;
+    await withReport(browser, reportPath("audit.html"), { hash: "view=measured" }, async (r) => {
+      spikeHref = await r.page.$$eval("#jl-audit-blamed tbody tr", (trs) => trs.map((tr) => tr.querySelector("a.jl-trace-link")?.getAttribute("href") ?? null));
+      gapHrefs = await r.page.$$eval("#jl-audit-noise-gaps tbody tr", (trs) => trs.map((tr) => tr.querySelector("a.jl-trace-link")?.getAttribute("href") ?? null));
+      // The causes of the gaps: a row per cause per CPU, adding up to the noise.
+      const causes = await r.tableRows("#jl-audit-noise-causes");
+      assertEqual(causes.length, m.noise.reduce((n, x) => n + (x.traced?.by_cause.length ?? 0), 0), "a row per cause");
+    });
+    // A phase whose trace was not kept has no link.
+    assertEqual(spikeHref.map((h) => h !== null), m.latency.map((p) => Boolean(p.trace && p.blamed)), "links where a trace was kept");
+    const href = spikeHref[m.latency.indexOf(idle)];
+    const [file, hash] = href.split("#");
+    assertEqual(file, `${idle.trace}.html`, "the link goes to the trace's report beside the page");
+    await withReport(browser, reportPath(file), { hash }, async (r) => {
+      assertEqual(await r.eval(() => window.jitterlab.view()), "timeline", "the timeline is shown");
+      const c = await r.eval(() => window.jitterlab.timeline.cursors);
+      assertEqual(c.delta, idle.blamed.latency_ns, "B − A is the blamed wake-up's latency");
+      const v = await r.eval(() => window.jitterlab.timeline.view);
+      assert(v.t0 <= c.a && c.b <= v.t1, `the view ${JSON.stringify(v)} holds the cursors ${JSON.stringify(c)}`);
+      // The probe's thread is switched in at cursor B on the blamed CPU: the blame and
+      // the timeline read the same trace the same way.
+      const found = await r.eval(([cpu, tid, b]) => {
+        const jl = window.jitterlab;
+        const L = jl.lanes.find((l) => l.cpu === cpu);
+        for (let k = 0; k < L.slices.start.length; k++) {
+          if (L.slices.start[k] === b && jl.meta.timeline.tasks[L.slices.task[k]].tid === tid) return true;
+        }
+        return false;
+      }, [idle.blamed.cpu, idle.blamed.tid, c.b]);
+      assert(found, `a slice of tid ${idle.blamed.tid} starts at cursor B on CPU ${idle.blamed.cpu}`);
+    });
+    // Each of the longest gaps of the kept noise window, in its trace.
+    const gaps = noise.traced.gaps;
+    assertEqual(gapHrefs.filter(Boolean).length, gaps.length, "a link per gap of the kept window");
+    const g = gaps[0];
+    const [gfile, ghash] = gapHrefs[0].split("#");
+    assertEqual(gfile, `${noise.trace}.html`, "the gap's link goes to its window's trace");
+    await withReport(browser, reportPath(gfile), { hash: ghash }, async (r) => {
+      const c = await r.eval(() => window.jitterlab.timeline.cursors);
+      assertEqual([c.a, c.delta], [g.t_ns, g.ns], "the cursors on the gap");
+      if (g.cause === "thread") {
+        // What the account names runs in the gap on the timeline too.
+        const name = g.what[0];
+        const ran = await r.eval(([cpu, a, b, name]) => {
+          const jl = window.jitterlab;
+          const L = jl.lanes.find((l) => l.cpu === cpu);
+          let run = 0;
+          for (let k = 0; k < L.slices.start.length; k++) {
+            const t = jl.meta.timeline.tasks[L.slices.task[k]];
+            if (`${t.comm}-${t.tid}` !== name) continue;
+            const s = L.slices.start[k];
+            const e = L.slices.end[k];
+            run += Math.max(0, Math.min(e, b) - Math.max(s, a));
+          }
+          return run;
+        }, [noise.cpu, c.a, c.b, name]);
+        assert(ran > 0, `${name} runs in the gap on the timeline`);
+      }
+    });
+  },
+
   async "the audit's pages look as they did (golden screenshots)"({ browser }) {
     for (const view of ["verdict", "findings", "recommendations", "measured"]) {
       await withReport(browser, reportPath("audit.html"), { hash: `view=${view}` }, async (r) => {

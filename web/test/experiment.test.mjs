@@ -82,8 +82,15 @@ export const tests = {
   async "each traced run links to its trace's report"({ browser }) {
     const d = readReportJson("experiment.json").data;
     await withReport(browser, reportPath("experiment.html"), { hash: "view=traces" }, async (r) => {
-      const links = await r.page.$$eval("a.jl-trace-link", (as) => as.map((a) => a.getAttribute("href")));
+      const links = await r.page.$$eval(".jl-facts a.jl-trace-link", (as) => as.map((a) => a.getAttribute("href")));
       assertEqual(links, d.explanations.filter((e) => e.trace).map((e) => `${e.trace}.html#view=timeline`), "links");
+      // Each blamed spike opens its trace's timeline on the wake-up: the cursors on the
+      // waking and the switch-in, in seconds from the trace's start.
+      const e = d.explanations.find((x) => x.trace && x.spikes.length);
+      const spikeLinks = await r.page.$$eval(`.jl-explanation[data-seq="${e.seq}"] table[id^=jl-spikes] a.jl-trace-link`, (as) => as.map((a) => a.getAttribute("href")));
+      const secs = (ns) => (ns / 1e9).toFixed(9);
+      assertEqual(spikeLinks.map((h) => new URLSearchParams(h.split("#")[1]).get("a")), e.spikes.map((x) => secs(x.t_ns - x.latency_ns)), "cursor A on each waking");
+      assertEqual(spikeLinks.map((h) => new URLSearchParams(h.split("#")[1]).get("b")), e.spikes.map((x) => secs(x.t_ns)), "cursor B on each switch-in");
       const threads = await r.tableRows("#jl-threads-0");
       assertEqual(threads.map((row) => Number(row[2])), d.explanations[0].threads.map((t) => t.tid), "threads");
       assertEqual(await r.count("#jl-step-migrations-0 tbody tr"), d.explanations[0].around_steps.flatMap((s) => s.migrations).length, "migrations");

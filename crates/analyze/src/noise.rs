@@ -91,6 +91,9 @@ pub struct Taker {
 pub struct GapCause {
     /// From the window's start, ns (the probe's clock).
     pub at_ns: u64,
+    /// Its start on the trace clock, ns from the trace's first event (the report's
+    /// time 0).
+    pub t_ns: u64,
     /// Length, ns.
     pub ns: u64,
     /// The kind that took most of it, `no_events` when nothing did.
@@ -191,6 +194,7 @@ pub struct NoiseFold {
     start_text: String,
     end_text: String,
     gaps: Vec<ProbeGap>,
+    first: Option<u64>,
     window: Option<(u64, i32)>,
     end: Option<u64>,
     lost: bool,
@@ -212,6 +216,7 @@ impl NoiseFold {
             start_text: format!("{START_MARKER} cpu {cpu}"),
             end_text: format!("{END_MARKER} cpu {cpu}"),
             gaps: gaps.to_vec(),
+            first: None,
             window: None,
             end: None,
             lost: false,
@@ -265,6 +270,7 @@ impl NoiseFold {
 
     /// Looks at one event.
     pub fn feed(&mut self, ev: &Event) {
+        self.first.get_or_insert(ev.ts);
         if ev.cpu != self.cpu || self.end.is_some() {
             return;
         }
@@ -462,6 +468,7 @@ impl NoiseFold {
                 what.sort_by(|x, y| y.1.cmp(&x.1).then(x.0.cmp(&y.0)));
                 described.push(GapCause {
                     at_ns: g.at_ns,
+                    t_ns: a.saturating_sub(self.first.unwrap_or(t0)),
                     ns: g.ns,
                     cause,
                     what: what
@@ -744,6 +751,9 @@ mod tests {
                 (NoiseKind::Irq, 20_000),
             ]
         );
+        assert_eq!(a.shift_ns, 0);
+        // On the trace clock from its first event (500 ns): the marker at 1 us + 99 us.
+        assert_eq!(a.gaps[0].t_ns, 99_500);
         assert_eq!(a.gaps[2].what, ["local_timer", "tick_nohz_handler"]);
         assert_eq!(a.gaps[3].what, ["virtio1-req.0", "BLOCK"]);
         assert_eq!(a.silent(), (1, 30_000));
@@ -786,6 +796,33 @@ mod tests {
         assert_eq!(a.gaps[0].cause, NoiseKind::Idle);
         // 10 us of the probe's is 11 us of the trace's: the idle 10 us are inside it.
         assert_eq!(a.gaps[0].traced_ns, 10_000);
+    }
+
+    #[test]
+    fn the_gaps_move_to_where_the_traced_time_fits_them() {
+        // The start marker was stamped 3 us before the probe's first reading: by the
+        // markers, each gap would begin 3 us before the thread that made it.
+        let mut events = vec![print(0, "jitterlab-noise: start cpu 1")];
+        let mut gaps = Vec::new();
+        for k in 0..10u64 {
+            let t = 3_000 + k * 100_000;
+            events.push(switch(t + 1_000, 7, 55, "kworker/1:1"));
+            events.push(switch(t + 9_000, 55, 7, "jl-noise/1"));
+            gaps.push(ProbeGap {
+                at_ns: k * 100_000,
+                ns: 10_000,
+            });
+        }
+        events.push(print(1_003_000, "jitterlab-noise: end cpu 1"));
+        let a = fold(&events, 1_003_000, &gaps);
+        // Each 8 us thread fits its 10 us gap for moves of 2 to 4 us: the smallest is
+        // taken.
+        assert_eq!(a.shift_ns, 2_000);
+        assert_eq!(a.traced_in_gaps_ns, a.traced_ns);
+        assert!(a
+            .gaps
+            .iter()
+            .all(|g| g.cause == NoiseKind::Thread && g.traced_ns == 8_000));
     }
 
     #[test]

@@ -159,6 +159,23 @@ fn write_reports(dir: &Path) {
         "-o".as_ref(),
         &o("audit.html"),
     ]);
+    // Its kept traces beside the page with their reports, as `audit --html` leaves them.
+    let traces = dir.join("audit-traces");
+    std::fs::create_dir_all(&traces).unwrap();
+    for name in ["idle.dat", "noise-cpu1.dat"] {
+        let trace = traces.join(name);
+        std::fs::copy(
+            repo().join("web/test/fixtures/audit-traces").join(name),
+            &trace,
+        )
+        .unwrap();
+        jitterlab(&[
+            "view".as_ref(),
+            trace.as_os_str(),
+            "-o".as_ref(),
+            trace.with_extension("dat.html").as_os_str(),
+        ]);
+    }
     let vm2 = repo().join("crates/host/tests/fixtures/audit-vm2");
     let json = Command::new(env!("CARGO_BIN_EXE_jitterlab"))
         .arg("--root")
