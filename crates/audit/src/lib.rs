@@ -36,7 +36,7 @@ mod model;
 
 pub use compare::{compare, Comparison, FindingKey, VerdictChange};
 pub use judge::{judge, Recommendation};
-pub use measure::{audit, AuditRequest, KeepTraces, Mode, QUICK_NS};
+pub use measure::{add_measured, audit, AuditRequest, KeepTraces, Mode, QUICK_NS};
 pub use model::{
     AuditReport, BlamedSpike, CpuVerdict, LatencyPhase, Measured, NoisePhase, Verdict,
 };

@@ -123,8 +123,7 @@ pub fn audit(
             cancel,
             &mut progress,
         )?;
-        findings.extend(measured_findings(&m, &findings));
-        link_blame(&m, &mut findings);
+        add_measured(&mut findings, &m);
         Some(m)
     } else {
         if req.mode != Mode::Static
@@ -352,6 +351,16 @@ fn blame(path: &std::path::Path) -> Result<Option<BlamedSpike>, String> {
     Ok(jitterlab_runner::trace::probe_spikes(&section, start)
         .into_iter()
         .next())
+}
+
+/// The findings of what was measured, added to the static ones: the worst latency,
+/// the noise (with what the trace of its window shows), host stalls and throttling per
+/// RT CPU, and each latency phase's blamed spike, linked to the findings its cause
+/// points at (which it takes its fix from).
+pub fn add_measured(findings: &mut Vec<Finding>, m: &Measured) {
+    let measured = measured_findings(m, findings);
+    findings.extend(measured);
+    link_blame(m, findings);
 }
 
 /// The finding a blamed spike's cause points at, by id, in the order tried: the spike's
@@ -779,10 +788,14 @@ fn throttle_finding(
         Family::Measured,
         Severity::High,
         format!(
-            "the SCHED_FIFO noise probe on CPU {} was held off for {} while {} ran",
+            "the SCHED_FIFO noise probe on CPU {} was held off for {}: {}",
             n.cpu,
             us(g.ns),
-            g.what.join(", ")
+            if g.cause == NoiseKind::Idle {
+                "the CPU stayed idle (throttled)".to_string()
+            } else {
+                format!("{} ran instead", g.what.join(", "))
+            }
         ),
     )
     .subject(format!("CPU {}", n.cpu))
