@@ -202,6 +202,22 @@ export function mountAuditMeasured(root, ctx) {
     rows: m.noise,
     rowAttrs: (n) => ({ dataset: { cpu: n.cpu } }),
   })));
+  const windows = [
+    ...m.latency.flatMap((p) => (p.interrupts ?? []).map((c) => ({ window: `latency, ${p.load}`, cpu: c.cpu, ns: p.wall_ns, counts: c.counts }))),
+    ...m.noise.map((n) => ({ window: "noise", cpu: n.cpu, ns: n.window_ns, counts: n.interrupts })),
+  ];
+  const perS = (n, ns) => (n * 1e9) / Math.max(1, ns);
+  root.append(section("Interrupts on the RT CPUs", "interrupts and softirqs per second of each measured window (/proc/interrupts and /proc/softirqs before and after)", table({
+    id: "jl-audit-interrupts",
+    columns: [
+      { label: "window", value: (w) => w.window },
+      { label: "CPU", num: true, value: (w) => w.cpu },
+      { label: "length", num: true, value: (w) => w.ns, fmt: fmtDur },
+      { label: "per second", num: true, value: (w) => perS(w.counts.reduce((a, [, c]) => a + c, 0), w.ns), fmt: (v) => v.toFixed(0) },
+      { label: "most (per second)", value: (w) => w.counts.slice(0, 4).map(([k, c]) => `${k} ${perS(c, w.ns).toFixed(0)}`).join(", "), wrap: true },
+    ],
+    rows: windows,
+  })));
   const accounted = m.noise.filter((n) => n.traced);
   if (!accounted.length) {
     const notes = m.noise.filter((n) => n.trace_note).map((n) => `CPU ${n.cpu}: ${n.trace_note}`);

@@ -38,7 +38,8 @@ pub use compare::{compare, Comparison, FindingKey, VerdictChange};
 pub use judge::{judge, Recommendation};
 pub use measure::{add_measured, audit, AuditRequest, KeepTraces, Mode, QUICK_NS};
 pub use model::{
-    AuditReport, BlamedSpike, CpuVerdict, LatencyPhase, Measured, NoisePhase, Verdict,
+    AuditReport, BlamedSpike, CpuInterrupts, CpuVerdict, LatencyPhase, Measured, NoisePhase,
+    Verdict,
 };
 
 /// An audit that could not be made.

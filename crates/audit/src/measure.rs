@@ -10,13 +10,14 @@ use jitterlab_analyze::noise::{GapCause, NoiseAccount, NoiseKind};
 use jitterlab_cpuset::CpuSet;
 use jitterlab_host::audit::FixKind;
 use jitterlab_host::audit::{default_rt_cpus, static_checks, Family, Finding, Severity};
+use jitterlab_host::irqs::CpuCounters;
 use jitterlab_host::tasks::Policy;
 use jitterlab_host::Root;
 use jitterlab_latency::load::LoadSpec;
 use jitterlab_latency::noise::NoiseResult;
 use jitterlab_latency::{run_noise, Config, NoiseConfig, NoiseMarkers, Request, Stop};
 
-use crate::model::{AuditReport, BlamedSpike, LatencyPhase, Measured, NoisePhase};
+use crate::model::{AuditReport, BlamedSpike, CpuInterrupts, LatencyPhase, Measured, NoisePhase};
 use crate::{judge, Error};
 
 /// The length of each measured phase of a quick audit, ns: the latency probe idle,
@@ -240,7 +241,19 @@ fn measure(
             // Best effort: the probe and loads place their own threads.
             let _ = jitterlab_host::sched::set_affinity(0, b);
         }
+        let counters = CpuCounters::read(root);
         let m = jitterlab_latency::measure(root, &req, cancel, |_| {});
+        let interrupts = match (counters, CpuCounters::read(root)) {
+            (Ok(before), Ok(after)) => rt
+                .iter()
+                .map(|cpu| CpuInterrupts {
+                    cpu,
+                    counts: after.delta_on(&before, cpu),
+                })
+                .collect(),
+            // Best effort: the latency measure stands without them.
+            _ => Vec::new(),
+        };
         // The recording stops whether or not the probe succeeded.
         let recorded = recording.and_then(|r| r.finish().map_err(|e| e.to_string()));
         let m = m?;
@@ -272,6 +285,7 @@ fn measure(
             cpus: m.report.cpus.iter().map(|c| c.summary.clone()).collect(),
             worst_spike,
             steal_ticks: m.report.steal_ticks.clone(),
+            interrupts,
             blamed,
             blame_note,
             trace: shown(file).filter(|_| kept),
@@ -586,6 +600,7 @@ fn measured_findings(m: &Measured, statics: &[Finding]) -> Vec<Finding> {
             continue;
         };
         out.extend(noise_findings(n, &one, statics));
+        out.extend(device_irqs(m, cpu, &one));
     }
     out
 }
@@ -675,40 +690,80 @@ fn noise_findings(phase: &NoisePhase, one: &CpuSet, statics: &[Finding]) -> Vec<
         out.extend(throttle_finding(n, a, one, statics));
         out.extend(stall_finding(a, one, vm));
     }
-    let devices: Vec<&(String, u64)> = n
-        .interrupts
-        .iter()
-        .filter(|(l, _)| l.starts_with("IRQ "))
-        .collect();
-    if !devices.is_empty() {
-        let total: u64 = devices.iter().map(|d| d.1).sum();
-        let per_s = total as f64 * 1e9 / n.gaps.window_ns.max(1) as f64;
-        let list: Vec<String> = devices
-            .iter()
-            .take(4)
-            .map(|(l, c)| format!("{l} x{c}"))
-            .collect();
-        out.push(
-            Finding::new(
-                "measured.device_irqs",
-                Family::Measured,
-                if per_s >= 100.0 { Severity::Medium } else { Severity::Low },
-                format!("device interrupts on CPU {cpu}: {total} in {} ({per_s:.0}/s)", us(n.gaps.window_ns)),
-            )
-            .subject(format!("CPU {cpu}"))
-            .cpus(one)
-            .evidence("/proc/interrupts", list.join(", "))
-            .why("each one runs its handler and often a softirq on the RT CPU")
-            .fix(
-                jitterlab_host::audit::FixKind::Jitterlab,
-                format!(
-                    "jitterlab isolate {cpu} for the movable ones; managed ones need isolcpus=managed_irq,domain,{cpu}"
-                ),
-                format!("jitterlab verify {cpu}"),
-            ),
-        );
-    }
     out
+}
+
+/// The device interrupts of `cpu` over every measured window (the latency phases and
+/// the noise window), by IRQ.
+fn device_irqs(m: &Measured, cpu: u32, one: &CpuSet) -> Option<Finding> {
+    let mut windows: Vec<(&[(String, u64)], u64)> = m
+        .latency
+        .iter()
+        .flat_map(|p| {
+            p.interrupts
+                .iter()
+                .filter(|c| c.cpu == cpu)
+                .map(|c| (c.counts.as_slice(), p.wall_ns))
+        })
+        .collect();
+    windows.extend(
+        m.noise
+            .iter()
+            .filter(|n| n.result.cpu == cpu)
+            .map(|n| (n.result.interrupts.as_slice(), n.result.gaps.window_ns)),
+    );
+    let window_ns: u64 = windows.iter().map(|w| w.1).sum();
+    let mut devices: Vec<(&str, u64)> = Vec::new();
+    for (label, count) in windows
+        .iter()
+        .flat_map(|w| w.0.iter())
+        .filter(|(l, _)| l.starts_with("IRQ "))
+    {
+        match devices.iter_mut().find(|d| d.0 == label) {
+            Some(d) => d.1 += count,
+            None => devices.push((label, *count)),
+        }
+    }
+    if devices.is_empty() {
+        return None;
+    }
+    devices.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    let total: u64 = devices.iter().map(|d| d.1).sum();
+    let per_s = total as f64 * 1e9 / window_ns.max(1) as f64;
+    let list: Vec<String> = devices
+        .iter()
+        .take(4)
+        .map(|(l, c)| format!("{l} x{c}"))
+        .collect();
+    Some(
+        Finding::new(
+            "measured.device_irqs",
+            Family::Measured,
+            if per_s >= 100.0 {
+                Severity::Medium
+            } else {
+                Severity::Low
+            },
+            format!(
+                "device interrupts on CPU {cpu}: {total} in {} of measuring ({per_s:.0}/s)",
+                us(window_ns)
+            ),
+        )
+        .subject(format!("CPU {cpu}"))
+        .cpus(one)
+        .evidence(
+            "/proc/interrupts over the latency phases and the noise window",
+            list.join(", "),
+        )
+        .why("each one runs its handler and often a softirq on the RT CPU")
+        .fix(
+            FixKind::Jitterlab,
+            format!(
+                "jitterlab isolate {cpu} for the movable ones; managed ones need isolcpus=managed_irq,domain,{cpu}"
+            ),
+            format!("jitterlab verify {cpu}"),
+        ),
+    )
 }
 
 /// Where the noise accounts come from, in evidence.

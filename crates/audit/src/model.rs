@@ -67,6 +67,9 @@ pub struct LatencyPhase {
     pub worst_spike: Option<Spike>,
     /// Steal ticks per CPU gained during the run.
     pub steal_ticks: Vec<(u32, u64)>,
+    /// Per RT CPU, the interrupts and softirqs of the run (/proc/interrupts and
+    /// /proc/softirqs before and after), largest first.
+    pub interrupts: Vec<CpuInterrupts>,
     /// The probe's worst wake-up in the flight recorder's trace of the run (sched and
     /// irq events), blamed by `analyze`'s blame: its `cause` (`task`, `interrupts`,
     /// `no_events`, `idle`, `spread`) and verdict line.
@@ -77,6 +80,15 @@ pub struct LatencyPhase {
     /// The flight recorder's trace of the phase, when kept (`--html`, `--keep-traces`):
     /// its path as the report names it, relative to the page beside which it was kept.
     pub trace: Option<String>,
+}
+
+/// The interrupts and softirqs one CPU took over a measured window.
+#[derive(Clone, Debug, Serialize)]
+pub struct CpuInterrupts {
+    /// The CPU.
+    pub cpu: u32,
+    /// `IRQ 36 virtio1-req.0`, `LOC`, `softirq TIMER` and how many, largest first.
+    pub counts: Vec<(String, u64)>,
 }
 
 /// The noise probe on one RT CPU, and its window as a trace of the CPU saw it.

@@ -187,7 +187,10 @@ fn audit_then_isolate_then_compare() {
     ] {
         assert_eq!(phase["trace"], file, "{phase}");
         assert!(dir.path().join(file).is_file(), "{file}");
-        assert!(dir.path().join(format!("{file}.html")).is_file(), "{file}.html");
+        assert!(
+            dir.path().join(format!("{file}.html")).is_file(),
+            "{file}.html"
+        );
     }
     assert!(has(&d["findings"], "sched.user_threads"));
 

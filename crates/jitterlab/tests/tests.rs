@@ -4,6 +4,7 @@
 
 mod analyze;
 mod audit;
+mod audit_schema;
 mod convert;
 mod errors;
 mod experiment;

@@ -143,7 +143,7 @@ pub struct NoiseResult {
     pub cpu: u32,
     /// The threshold, ns.
     pub threshold_ns: u64,
-    /// The policy the probe ran with (`fifo`, `other`).
+    /// The policy the probe ran with, as ps prints it (`FF` SCHED_FIFO, `TS` SCHED_OTHER).
     pub policy: String,
     /// Its priority.
     pub priority: u32,

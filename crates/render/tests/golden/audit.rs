@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use jitterlab_analyze::noise::{CauseTotal, GapCause, NoiseAccount, NoiseKind, Taker};
 use jitterlab_audit::{
-    add_measured, audit, judge, AuditReport, AuditRequest, BlamedSpike, LatencyPhase, Measured,
-    Mode, NoisePhase,
+    add_measured, audit, judge, AuditReport, AuditRequest, BlamedSpike, CpuInterrupts,
+    LatencyPhase, Measured, Mode, NoisePhase,
 };
 use jitterlab_host::Root;
 use jitterlab_latency::noise::{Gap, Gaps, NoiseResult};
@@ -84,6 +84,14 @@ fn phase(load: &str, max_us: u64, blamed: Option<(u64, &str, &str)>) -> LatencyP
             }],
         }),
         steal_ticks: vec![(1, 0)],
+        interrupts: vec![CpuInterrupts {
+            cpu: 1,
+            counts: vec![
+                ("LOC".into(), 500),
+                ("softirq RCU".into(), 90),
+                ("IRQ 36 virtio1-req.0".into(), 12),
+            ],
+        }],
         blamed: blamed.map(|(us, cause, verdict)| BlamedSpike {
             cpu: 1,
             tid: 9343,

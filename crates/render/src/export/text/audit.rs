@@ -290,6 +290,7 @@ impl Render for AuditReport {
             }
             t.write(out, style)?;
             noise_traced(out, style, m)?;
+            interrupt_rates(out, style, m)?;
         }
         writeln!(out)?;
         writeln!(out, "{}", style.bold("findings"))?;
@@ -422,4 +423,58 @@ fn noise_traced(out: &mut dyn Write, style: &Style, m: &Measured) -> io::Result<
         writeln!(out, "{n}")?;
     }
     Ok(())
+}
+
+/// The interrupts and softirqs of each RT CPU per second, over each measured window.
+fn interrupt_rates(out: &mut dyn Write, style: &Style, m: &Measured) -> io::Result<()> {
+    let windows = m
+        .latency
+        .iter()
+        .flat_map(|p| {
+            p.interrupts
+                .iter()
+                .map(move |c| (format!("latency, {}", p.load), c.cpu, p.wall_ns, &c.counts))
+        })
+        .chain(m.noise.iter().map(|n| {
+            (
+                "noise".to_string(),
+                n.result.cpu,
+                n.result.gaps.window_ns,
+                &n.result.interrupts,
+            )
+        }));
+    let mut t = Table::new([
+        Col::left("WINDOW"),
+        Col::right("CPU"),
+        Col::right("LENGTH"),
+        Col::right("PER SECOND"),
+        Col::left("MOST (PER SECOND)"),
+    ]);
+    let mut rows = 0;
+    for (window, cpu, ns, counts) in windows {
+        let per_s = |n: u64| n as f64 * 1e9 / ns.max(1) as f64;
+        let total: u64 = counts.iter().map(|(_, c)| c).sum();
+        let most: Vec<String> = counts
+            .iter()
+            .map(|(l, c)| format!("{l} {:.0}", per_s(*c)))
+            .collect();
+        t.row([
+            window,
+            cpu.to_string(),
+            duration_ns(ns),
+            format!("{:.0}", per_s(total)),
+            crate::units::names(&most, 4),
+        ]);
+        rows += 1;
+    }
+    if rows == 0 {
+        return Ok(());
+    }
+    writeln!(out)?;
+    writeln!(
+        out,
+        "{}",
+        style.bold("interrupts and softirqs on the RT CPUs, per second of each window")
+    )?;
+    t.write(out, style)
 }
