@@ -381,6 +381,49 @@ interval = "1ms"
     assert_as_before(&guard, "after the traced experiment");
 }
 
+/// A `break` stops the flight recorder at the spike and blames it, and turns the
+/// top-level buffer off as it does for `latency --break`; the experiment turns the top
+/// level back on after the run, as it found it.
+#[test]
+fn experiment_break_leaves_the_top_level_tracing() {
+    if !traced_ok("experiment_break_leaves_the_top_level_tracing") {
+        return;
+    }
+    let _lock = host_lock();
+    let guard = guard();
+    let top = "/sys/kernel/tracing/tracing_on";
+    let before = std::fs::read_to_string(top).unwrap();
+    std::fs::write(top, "1").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let r = write_recipe(
+        dir.path(),
+        r#"
+name = "break"
+rounds = 2
+duration = "1s"
+warmup = 0
+trace = "all"
+
+[measure.latency]
+cpus = "1"
+interval = "1ms"
+break = "1us"
+"#,
+    );
+    let out = dir.path().join("saved");
+    let data = run_saved(&r, &guard, &out);
+    let now = std::fs::read_to_string(top).unwrap();
+    std::fs::write(top, before.trim()).unwrap();
+    assert_eq!(now.trim(), "1", "the top level left off after the break");
+    // The break stopped the trace at its spike, which is blamed as the one marked.
+    let spikes = data["explanations"][0]["spikes"].as_array().unwrap();
+    assert!(
+        spikes.iter().any(|s| s["marked"] == true),
+        "no marked spike: {spikes:?}"
+    );
+    assert_as_before(&guard, "after the experiment with a break");
+}
+
 /// `precision`: a steady measure is known to 1 % after the minimum 5 rounds of 20, and
 /// the experiment stops there and says so. Changes nothing on the host.
 #[test]

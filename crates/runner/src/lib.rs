@@ -371,11 +371,17 @@ fn measure_run(
         )?),
         None => None,
     };
+    // A `break` turns tracing off in every buffer that traces, the top level too (as
+    // cyclictest -b does, for whoever records beside the experiment): the experiment
+    // turns the top level back on after the run, as it found it.
+    let breaks = m.latency.as_ref().is_some_and(|l| l.break_ns.is_some());
+    let top_on = if breaks {
+        trace::top_tracing_on(ctx.root)
+    } else {
+        None
+    };
     let recording = match trace_path {
-        Some(p) => {
-            let flight = m.latency.as_ref().is_some_and(|l| l.break_ns.is_some());
-            Some(trace::start(ctx.root, p, flight)?)
-        }
+        Some(p) => Some(trace::start(ctx.root, p, breaks)?),
         None => None,
     };
     let cancel: &AtomicBool = ctx.cancel;
@@ -399,6 +405,9 @@ fn measure_run(
         result
     });
     let trace_summary = recording.map(|r| r.finish());
+    if let Some(on) = top_on {
+        trace::restore_top_tracing_on(ctx.root, on)?;
+    }
     if let Some(w) = workload.as_mut() {
         w.stop();
     }

@@ -113,6 +113,23 @@ fn start_request(root: &Root, req: RecordRequest) -> Result<Recording> {
     })
 }
 
+/// The top-level buffer's `tracing_on` and its path, when tracefs is mounted.
+pub fn top_tracing_on(root: &Root) -> Option<(String, bool)> {
+    let mount = jitterlab_host::tracefs::find(root).ok().flatten()?;
+    let file = format!("{mount}/tracing_on");
+    let on = root.read_line_opt(&file).ok().flatten()?;
+    Some((file, on == "1"))
+}
+
+/// Turns the top-level buffer's tracing back on if it was on (`top`, from
+/// [`top_tracing_on`]) and a `break` turned it off.
+pub fn restore_top_tracing_on(root: &Root, (file, was_on): (String, bool)) -> Result<()> {
+    if was_on && root.read_line_opt(&file)?.as_deref() == Some("0") {
+        root.write(&file, "1")?;
+    }
+    Ok(())
+}
+
 impl Recording {
     /// The `trace_marker` of the buffer it records (a host path): what is written there
     /// is in the trace.
