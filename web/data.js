@@ -1,5 +1,6 @@
 // data.js: reads what the binary embedded (docs/html.md): the meta JSON, and each CPU's
-// columns, inflated with the browser's own DecompressionStream into typed arrays.
+// columns, inflated with the browser's own DecompressionStream into typed arrays. The
+// page is UTF-16LE and a block's compressed bytes are its UTF-16 units (blockBytes).
 //
 // Each CPU has two blocks: its draw block (slice times and tasks, wake-up slices and
 // latencies, IRQ and softirq times, the overview) is inflated and decoded before
@@ -12,23 +13,40 @@ export function readMeta(doc = document) {
   return JSON.parse(doc.getElementById("jl-meta").textContent);
 }
 
-function base64Bytes(text) {
-  if (Uint8Array.fromBase64) return Uint8Array.fromBase64(text, { lastChunkHandling: "loose" });
-  const bin = atob(text.trim());
-  const n = bin.length;
-  const out = new Uint8Array(n);
-  for (let i = 0; i < n; i++) out[i] = bin.charCodeAt(i);
-  return out;
+/**
+ * The bytes a data block's text carries (crates/render/src/export/htmltext.rs): the page
+ * is UTF-16LE and each UTF-16 unit two bytes, the low one first; `=` and the unit XOR
+ * 0x8000 for U+0000, U+000D, `<`, `=` and the surrogates; `=` and 0x0100 plus the byte
+ * for a block's odd last byte.
+ */
+export function blockBytes(text) {
+  const n = text.length;
+  const out = new Uint8Array(2 * n);
+  let j = 0;
+  for (let i = 0; i < n; i++) {
+    let u = text.charCodeAt(i);
+    if (u === 0x3d) {
+      u = text.charCodeAt(++i);
+      if ((u & 0xff00) === 0x0100 && i === n - 1) {
+        out[j++] = u & 0xff;
+        break;
+      }
+      u ^= 0x8000;
+    }
+    out[j++] = u & 0xff;
+    out[j++] = u >> 8;
+  }
+  return out.subarray(0, j);
 }
 
-/** Block `k`, inflated. */
-async function readBlock(doc, k) {
+/** Block `k` (the element `jl-data-K`), inflated. */
+export async function readBlock(doc, k) {
   const el = doc.getElementById(`jl-data-${k}`);
   if (!el) throw new Error(`the report has no data block ${k}`);
   const size = Number(el.dataset.bytes);
   const ds = new DecompressionStream("deflate-raw");
   const w = ds.writable.getWriter();
-  w.write(base64Bytes(el.textContent)).catch(() => {});
+  w.write(blockBytes(el.textContent)).catch(() => {});
   w.close().catch(() => {});
   const bytes = new Uint8Array(await new Response(ds.readable).arrayBuffer());
   if (bytes.length !== size) throw new Error(`data block ${k}: inflated to ${bytes.length} bytes, expected ${size}`);

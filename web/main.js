@@ -156,7 +156,7 @@ function showError(message, where) {
 
 async function start() {
   const meta = readMeta();
-  if (meta.format !== 1) throw new Error(`report format ${meta.format}; this viewer reads format 1 (a newer jitterlab wrote it: open it with that one's view)`);
+  if (meta.format !== 2) throw new Error(`report format ${meta.format}; this viewer reads format 2 (another jitterlab wrote it: open it with that one's view)`);
   if (!meta.report || !meta.report.data) throw new Error("the report holds no result (meta.report.data)");
   const app = el("div", { id: "jl-app" });
   document.body.append(app);
@@ -256,6 +256,8 @@ async function start() {
     meta, lanes, nav, ctx, views,
     tabs: tabs.map((t) => t.id),
     view: () => current,
+    block: (k) => readBlock(document, k),
+    rawBlock: (k) => blockBytes(document.getElementById(`jl-data-${k}`).textContent),
     ready: false,
     error: dataError,
   };

@@ -13,7 +13,8 @@
 // between two callbacks, and the slowest draw); search by comm, tid and IRQ name (the
 // time the page reports for marking every match).
 import { chromium } from "playwright-core";
-import { statSync, readFileSync } from "node:fs";
+import { statSync } from "node:fs";
+import { readReport } from "./rebundle.mjs";
 import { loadavg } from "node:os";
 
 const args = process.argv.slice(2);
@@ -24,7 +25,7 @@ const asJson = args.includes("--json");
 const showFrames = args.includes("--frames");
 
 function slicesOf(file) {
-  const text = readFileSync(file, "utf8");
+  const text = readReport(file).html;
   const a = text.indexOf('id="jl-meta">') + 13;
   const meta = JSON.parse(text.slice(a, text.indexOf("</script>", a)));
   return meta.timeline ? meta.timeline.cpus.reduce((s, c) => s + c.slices, 0) : 0;

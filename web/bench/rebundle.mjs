@@ -26,12 +26,19 @@ export function bundle() {
   return { js: js.replaceAll("</script", "<\\/script"), css: css.replaceAll("</style", "<\\/style") };
 }
 
+/** A report's text and its encoding: UTF-16LE after a byte-order mark (a page with data blocks), else UTF-8. */
+export function readReport(file) {
+  const raw = readFileSync(file);
+  const enc = raw[0] === 0xff && raw[1] === 0xfe ? "utf16le" : "utf8";
+  return { html: raw.toString(enc), enc };
+}
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const [input, output = input] = process.argv.slice(2);
-  const html = readFileSync(input, "utf8");
+  const { html, enc } = readReport(input);
   const { js, css } = bundle();
   const s0 = html.indexOf("<style>\n") + 8, s1 = html.indexOf("</style>", s0);
   const j0 = html.lastIndexOf('<script type="module">\n') + 23, j1 = html.lastIndexOf("</script>");
   if (s0 < 8 || j0 < 23) throw new Error(`${input}: not a jitterlab report`);
-  writeFileSync(output, html.slice(0, s0) + css + html.slice(s1, j0) + js + html.slice(j1));
+  writeFileSync(output, html.slice(0, s0) + css + html.slice(s1, j0) + js + html.slice(j1), enc);
 }

@@ -5,6 +5,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { assert, assertEqual, open, readReportFile, readReportJson, reportPath, withReport } from "./harness.mjs";
+import { readPage, writePage } from "./timeline-synth.mjs";
 
 /** "41,636" -> 41636. */
 const num = (s) => Number(String(s).replace(/,/g, ""));
@@ -26,7 +27,8 @@ async function visitAll(r) {
 function edited(name, edit) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "jl-pages-"));
   const file = path.join(dir, name);
-  fs.writeFileSync(file, edit(fs.readFileSync(reportPath(name), "utf8")));
+  // A report with data blocks is UTF-16LE: each unit of them stays as it is.
+  writePage(file, edit(readPage(reportPath(name))));
   return file;
 }
 
@@ -267,9 +269,9 @@ export const tests = {
   },
 
   async "errors are shown on the page"({ browser }) {
-    const format = edited("disk.html", (h) => h.replace('{"format":1,', '{"format":2,'));
+    const format = edited("disk.html", (h) => h.replace('{"format":2,', '{"format":3,'));
     const r1 = await open(browser, format, { allowError: true });
-    assert((await r1.text(".jl-error")).includes("report format 2"), "a bad format");
+    assert((await r1.text(".jl-error")).includes("report format 3"), "a bad format");
     await r1.close();
     // A data block that does not inflate to its size: the tables still show.
     const block = edited("disk.html", (h) => h.replace(/(id="jl-data-0" data-bytes=")(\d+)/, (_, a, n) => `${a}${Number(n) + 1}`));
@@ -278,7 +280,7 @@ export const tests = {
     assert(await r2.eval(() => window.jitterlab.error.includes("data block 0")), "window.jitterlab.error");
     assert((await r2.eval(() => window.jitterlab.tabs)).includes("summary"), "the tables are still there");
     await r2.close();
-    const bytes = edited("disk.html", (h) => h.replace(/(id="jl-data-0" data-bytes="\d+">)(.{40})/, (_, a, b) => `${a}${"A".repeat(40)}`));
+    const bytes = edited("disk.html", (h) => h.replace(/(id="jl-data-0" data-bytes="\d+">)([^]{40})/, (_, a, b) => `${a}${"A".repeat(40)}`));
     const r3 = await open(browser, bytes, { allowError: true });
     assert((await r3.text(".jl-error")).includes("could not be read"), "corrupt deflate data");
     await r3.close();

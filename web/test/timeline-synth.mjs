@@ -2,8 +2,9 @@
 // docs/html.md: a real report's page (its viewer and its report JSON) with a made-up
 // timeline of N task slices on two CPUs, each switched in by a wake-up of 1-30 us but one
 // of 500 us. The columns are encoded here from the documentation (byte planes, gaps,
-// draw and detail blocks, raw deflate, base64), which checks the page's decoder against
-// the format's description as much as it feeds the tests.
+// draw and detail blocks, raw deflate, a block's bytes as the UTF-16 units of the page
+// with U+0000, CR, `<`, `=` and the surrogates escaped), which checks the page's decoder
+// against the format's description as much as it feeds the tests.
 import fs from "node:fs";
 import zlib from "node:zlib";
 
@@ -50,12 +51,46 @@ class Block {
 }
 
 /**
+ * A data block's text (docs/html.md): each two bytes a UTF-16 unit (the low byte first),
+ * but U+0000, U+000D, `<`, `=` and the surrogates as `=` and the unit XOR 0x8000; an odd
+ * last byte as `=` and 0x0100 plus the byte.
+ */
+export function blockText(bytes) {
+  const n = bytes.length >> 1;
+  const out = new Uint16Array(2 * n + 2);
+  let j = 0;
+  for (let i = 0; i < n; i++) {
+    const u = bytes[2 * i] | (bytes[2 * i + 1] << 8);
+    if (u === 0 || u === 13 || u === 0x3c || u === 0x3d || (u >= 0xd800 && u < 0xe000)) {
+      out[j++] = 0x3d;
+      out[j++] = u ^ 0x8000;
+    } else out[j++] = u;
+  }
+  if (bytes.length & 1) {
+    out[j++] = 0x3d;
+    out[j++] = 0x100 | bytes[bytes.length - 1];
+  }
+  return Buffer.from(out.buffer, 0, 2 * j).toString("utf16le");
+}
+
+/** Reads a report: UTF-16LE after a byte-order mark (a page with data blocks), else UTF-8. */
+export function readPage(file) {
+  const b = fs.readFileSync(file);
+  return b[0] === 0xff && b[1] === 0xfe ? b.toString("utf16le") : b.toString("utf8");
+}
+
+/** Writes a report's text as UTF-16LE, its byte-order mark first. */
+export function writePage(file, text) {
+  fs.writeFileSync(file, text.startsWith("\uFEFF") ? text : `\uFEFF${text}`, "utf16le");
+}
+
+/**
  * Writes `out`: the page of `template` (a report file) with a synthetic timeline.
  * Returns what the tests check: the outlier's CPU, slice and time, per-CPU counts, the
  * tasks, and the expected matches of a comm.
  */
 export function writeSynthReport(template, out, { slices = 1_000_000, cpus = 2, seed = 7, leftOut = false } = {}) {
-  const html = fs.readFileSync(template, "utf8");
+  const html = readPage(template);
   const m0 = html.indexOf('<script type="application/json" id="jl-meta">');
   const m1 = html.indexOf("</script>", m0);
   const meta = JSON.parse(html.slice(html.indexOf(">", m0) + 1, m1));
@@ -144,13 +179,13 @@ export function writeSynthReport(template, out, { slices = 1_000_000, cpus = 2, 
     left_out: leftOut ? { after: Math.floor(end * 0.8), slices: 12345, irqs: 0, softirqs: 0, wakes: 12000, max_slices: slices } : null,
   };
   const metaText = JSON.stringify(meta).replace(/</g, "\\u003c");
-  const dataEls = blocks.map((b, k) => `<script type="application/octet-stream" id="jl-data-${k}" data-bytes="${b.length}">${zlib.deflateRawSync(b, { level: 6 }).toString("base64")}</script>\n`).join("");
+  const dataEls = blocks.map((b, k) => `<script type="application/octet-stream" id="jl-data-${k}" data-bytes="${b.length}">${blockText(zlib.deflateRawSync(b, { level: 6 }))}</script>\n`).join("");
   // The template's blocks go; its viewer stays.
   const d0 = html.indexOf('<script type="application/octet-stream"', m1);
   const d1 = html.indexOf('<script type="module">', m1);
   const head = html.slice(0, m0);
   const tail = html.slice(d1);
   const between = d0 >= 0 ? "\n" : html.slice(m1 + 9, d1);
-  fs.writeFileSync(out, `${head}<script type="application/json" id="jl-meta">${metaText}</script>${between}${dataEls}${tail}`);
+  writePage(out, `${head}<script type="application/json" id="jl-meta">${metaText}</script>${between}${dataEls}${tail}`);
   return info;
 }

@@ -8,7 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { PNG } from "pngjs";
 import { assert, assertEqual, open, readReportFile, readReportJson, reportPath, withReport } from "./harness.mjs";
-import { writeSynthReport } from "./timeline-synth.mjs";
+import { readPage, writePage, writeSynthReport } from "./timeline-synth.mjs";
 
 /** Opens `name` on the timeline tab (extra fragment keys in `hash`) with every column decoded. */
 async function openTimeline(browser, file, hash = "") {
@@ -205,6 +205,35 @@ export const tests = {
       await r.page.mouse.move(p.x, p.y);
       const tip = await r.text("#jl-page-timeline .tl-tip");
       assert(tip.includes("500.0 us"), `tooltip: ${tip}`);
+    });
+  },
+
+  async "names outside ASCII read the same"({ browser }) {
+    // named.html is the view of a trace named dïsk-€线.dat; its comm dd renamed here.
+    const comm = "dd-w\u00f6rker-\u20ac\u7ebf\u{1F600}";
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "jl-named-"));
+    const file = path.join(dir, "named.html");
+    writePage(file, readPage(reportPath("named.html")).replaceAll('"comm":"dd"', JSON.stringify({ comm }).slice(1, -1)));
+    await withTimeline(browser, file, "", async (r) => {
+      assertEqual(await r.eval(() => document.characterSet), "UTF-16LE", "charset");
+      assertEqual(await r.eval(() => document.title), "d\u00efsk-\u20ac\u7ebf.dat \u2014 jitterlab", "title");
+      assert((await r.text("body")).includes("d\u00efsk-\u20ac\u7ebf.dat"), "the header shows the trace's name");
+      // The viewer's own text outside ASCII: its zoom-out button.
+      assertEqual(await r.text('#jl-page-timeline [data-act="out"]'), "\u2212", "a minus sign");
+      const want = await r.eval((comm) => {
+        const jl = window.jitterlab;
+        const is = jl.meta.timeline.tasks.map((t) => t.comm === comm);
+        let n = 0;
+        for (const L of jl.lanes) for (const k of L.slices.task) n += is[k] ? 1 : 0;
+        return n;
+      }, comm);
+      assert(want > 0, "slices of the renamed task");
+      await r.page.fill("#jl-page-timeline .tl-search", "\u7ebf\u{1F600}");
+      await r.page.press("#jl-page-timeline .tl-search", "Enter");
+      const found = await r.text("#jl-page-timeline .tl-found");
+      assert(found.startsWith(`${want} found`), `found: ${found}, expected ${want}`);
+      assertEqual(await r.eval(() => window.jitterlab.timeline.selection.comm), comm, "the match selected");
+      assert((await r.text("#jl-page-timeline")).includes(comm), "the details show the name");
     });
   },
 

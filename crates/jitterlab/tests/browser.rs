@@ -83,6 +83,16 @@ fn write_reports(dir: &Path) {
     ] {
         jitterlab(&["view".as_ref(), &input, "-o".as_ref(), &o(name)]);
     }
+    write_block_probe(dir);
+    // A trace whose name is not ASCII: the page's title and header.
+    let named = dir.join("dïsk-€线.dat");
+    std::fs::copy(trace("disk-irq-stress.v7.dat"), &named).unwrap();
+    jitterlab(&[
+        "view".as_ref(),
+        named.as_os_str(),
+        "-o".as_ref(),
+        &o("named.html"),
+    ]);
     // The model behind disk.html, and the irqs section as analyze prints it.
     let json = jitterlab(&["analyze".as_ref(), &disk, "--json".as_ref()]);
     std::fs::write(dir.join("disk.json"), json).unwrap();
@@ -211,6 +221,55 @@ fn write_reports(dir: &Path) {
         "-o".as_ref(),
         &o("latency-old.html"),
     ]);
+}
+
+/// `s` in UTF-16LE, as a page with data blocks is written.
+fn utf16(s: &str) -> Vec<u8> {
+    s.encode_utf16().flat_map(u16::to_le_bytes).collect()
+}
+
+/// A raw-deflate stream of `data` in stored (uncompressed) blocks.
+fn stored_deflate(data: &[u8]) -> Vec<u8> {
+    let chunks: Vec<&[u8]> = data.chunks(0xFFFF).collect();
+    let mut out = Vec::new();
+    for (k, c) in chunks.iter().enumerate() {
+        // BFINAL on the last, BTYPE 00 (stored); LEN and its complement.
+        out.push(u8::from(k + 1 == chunks.len()));
+        let n = c.len() as u16;
+        out.extend_from_slice(&n.to_le_bytes());
+        out.extend_from_slice(&(!n).to_le_bytes());
+        out.extend_from_slice(c);
+    }
+    out
+}
+
+/// bytes.html: disk.html with two more data blocks, written by the writer's own
+/// `html_block_text`, that the page decodes on request (web/test/bytes.test.mjs):
+/// `jl-data-raw` holds bytes.bin (every UTF-16 unit, so every byte in both places, then
+/// `</script`-like text in UTF-16 and an odd last byte), `jl-data-stored` the same as a
+/// deflate stream of stored blocks, which the page inflates.
+fn write_block_probe(dir: &Path) {
+    let mut probe: Vec<u8> = (0..=u16::MAX).flat_map(u16::to_le_bytes).collect();
+    probe.extend(utf16("</script></SCRIPT <!--<script>\r\n\r\0\0==</"));
+    probe.push(b'<');
+    std::fs::write(dir.join("bytes.bin"), &probe).unwrap();
+    let page = std::fs::read(dir.join("disk.html")).unwrap();
+    let module = utf16("<script type=\"module\">");
+    let at = (0..page.len())
+        .step_by(2)
+        .rfind(|&i| page[i..].starts_with(&module))
+        .expect("the module script of disk.html");
+    let mut out = page[..at].to_vec();
+    for (id, bytes) in [("raw", probe.clone()), ("stored", stored_deflate(&probe))] {
+        out.extend(utf16(&format!(
+            "<script type=\"application/octet-stream\" id=\"jl-data-{id}\" data-bytes=\"{}\">",
+            probe.len()
+        )));
+        jitterlab_render::html_block_text(&bytes, &mut out);
+        out.extend(utf16("</script>\n"));
+    }
+    out.extend_from_slice(&page[at..]);
+    std::fs::write(dir.join("bytes.html"), out).unwrap();
 }
 
 #[test]

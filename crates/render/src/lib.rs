@@ -56,9 +56,9 @@ use serde::Serialize;
 
 pub use convert::{convert, Conversion, ConvertError, OutputFormat};
 pub use export::{
-    write_cyclictest_histogram, write_event_line, write_latency_plot, Cyclictest, EventLine,
-    Events, EventsJson, ExportError, ExportManager, Exporter, Html, HtmlModel, Json, Opened,
-    PerfettoCounts, PerfettoWriter, SavedResult, Svg, Target, Text, HTML_FORMAT,
+    html_block_text, write_cyclictest_histogram, write_event_line, write_latency_plot, Cyclictest,
+    EventLine, Events, EventsJson, ExportError, ExportManager, Exporter, Html, HtmlModel, Json,
+    Opened, PerfettoCounts, PerfettoWriter, SavedResult, Svg, Target, Text, HTML_FORMAT,
 };
 pub use export::{PftraceCounts, PftraceTables, PftraceWriter, BUNDLE_EVENTS};
 pub use table::{Align, Col, Table};

@@ -3,7 +3,8 @@
 //! The file is laid out as docs/html.md says: the CSS, a `jl-meta` JSON element (the
 //! model's JSON envelope, exactly what `--json` writes, and the timeline's small tables),
 //! two `jl-data-K` elements per CPU with that CPU's timeline columns (byte-planar in as
-//! few planes as the values need, raw deflate, base64): what the timeline draws, which
+//! few planes as the values need, raw deflate, two bytes per UTF-16 unit of the page,
+//! which is UTF-16LE when it has blocks: htmltext.rs): what the timeline draws, which
 //! the page inflates before its first paint, and the details, and the viewer's
 //! JavaScript modules concatenated into one module script. A Content-Security-Policy
 //! forbids every network request.
@@ -14,7 +15,6 @@
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
-use base64::Engine;
 use flate2::write::DeflateEncoder;
 use flate2::Compression;
 use jitterlab_analyze::analysis::timeline::{
@@ -26,6 +26,7 @@ use jitterlab_experiment::ExperimentReport;
 use jitterlab_latency::LatencyReport;
 use serde::Serialize;
 
+use super::htmltext::{html_block_text, utf16le};
 use super::json::Envelope;
 use super::{escape_markup, Exporter};
 use crate::Render;
@@ -36,7 +37,7 @@ mod web {
 }
 
 /// The format of the embedded data; the viewer refuses others.
-pub const HTML_FORMAT: u32 = 1;
+pub const HTML_FORMAT: u32 = 2;
 
 /// The HTML report format.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -349,23 +350,23 @@ fn rel(ts: u64, origin: u64) -> u64 {
     ts.saturating_sub(origin)
 }
 
-/// Compresses each block on its own thread: raw deflate, then base64.
-fn compress(blocks: Vec<Vec<u8>>) -> io::Result<Vec<(usize, String)>> {
+/// Compresses each block on its own thread: raw deflate, then the element's text
+/// (`html_block_text`). Returns each block's size and text.
+fn compress(blocks: Vec<Vec<u8>>) -> io::Result<Vec<(usize, Vec<u8>)>> {
     std::thread::scope(|scope| {
         let handles: Vec<_> = blocks
             .into_iter()
             .map(|bytes| {
-                scope.spawn(move || -> io::Result<(usize, String)> {
+                scope.spawn(move || -> io::Result<(usize, Vec<u8>)> {
                     let mut z = DeflateEncoder::new(
                         Vec::with_capacity(bytes.len() / 3),
                         Compression::new(2),
                     );
                     z.write_all(&bytes)?;
                     let z = z.finish()?;
-                    Ok((
-                        bytes.len(),
-                        base64::engine::general_purpose::STANDARD.encode(z),
-                    ))
+                    let mut text = Vec::new();
+                    html_block_text(&z, &mut text);
+                    Ok((bytes.len(), text))
                 })
             })
             .collect();
@@ -407,21 +408,14 @@ fn style_sheet() -> String {
     out.replace("</style", "<\\/style")
 }
 
-/// JSON bytes made safe inside a `<script>` element: every `<` (only ever inside a
-/// string) written `\u003c`.
-fn script_safe(json: Vec<u8>) -> Vec<u8> {
-    if !json.contains(&b'<') {
-        return json;
+/// JSON made safe inside a `<script>` element: every `<` (only ever inside a string)
+/// written `\u003c`.
+fn script_safe(json: String) -> String {
+    if json.contains('<') {
+        json.replace('<', "\\u003c")
+    } else {
+        json
     }
-    let mut out = Vec::with_capacity(json.len() + 64);
-    for b in json {
-        if b == b'<' {
-            out.extend_from_slice(b"\\u003c");
-        } else {
-            out.push(b);
-        }
-    }
-    out
 }
 
 const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data: blob:";
@@ -530,33 +524,67 @@ impl<M: HtmlModel> Exporter<M> for Html {
             report: &report,
             timeline,
         };
-        let meta = script_safe(serde_json::to_vec(&meta)?);
+        let meta = script_safe(serde_json::to_string(&meta)?);
         let blocks = compress(blocks)?;
 
-        let title = escape_markup(&self.title);
-        write!(
+        // With data blocks the page is UTF-16LE, its byte-order mark first (htmltext.rs);
+        // without, UTF-8.
+        let cs = Charset {
+            utf16: !blocks.is_empty(),
+        };
+        cs.write(
+            &format!(
+                "{}<!doctype html>\n<html lang=\"en\">\n<head>\n{}\
+                 <meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">\n\
+                 <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+                 <title>{} — jitterlab</title>\n<style>\n{}</style>\n</head>\n<body>\n",
+                if cs.utf16 { "\u{FEFF}" } else { "" },
+                if cs.utf16 {
+                    ""
+                } else {
+                    "<meta charset=\"utf-8\">\n"
+                },
+                escape_markup(&self.title),
+                style_sheet()
+            ),
             out,
-            "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-             <meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">\n\
-             <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-             <title>{title} — jitterlab</title>\n<style>\n{}</style>\n</head>\n<body>\n",
-            style_sheet()
         )?;
-        out.write_all(b"<script type=\"application/json\" id=\"jl-meta\">")?;
-        out.write_all(&meta)?;
-        out.write_all(b"</script>\n")?;
-        for (k, (size, text)) in blocks.iter().enumerate() {
-            write!(
+        cs.write("<script type=\"application/json\" id=\"jl-meta\">", out)?;
+        cs.write(&meta, out)?;
+        cs.write("</script>\n", out)?;
+        drop(meta);
+        for (k, (size, block)) in blocks.iter().enumerate() {
+            cs.write(
+                &format!(
+                    "<script type=\"application/octet-stream\" id=\"jl-data-{k}\" data-bytes=\"{size}\">"
+                ),
                 out,
-                "<script type=\"application/octet-stream\" id=\"jl-data-{k}\" data-bytes=\"{size}\">"
             )?;
-            out.write_all(text.as_bytes())?;
-            out.write_all(b"</script>\n")?;
+            out.write_all(block)?;
+            cs.write("</script>\n", out)?;
         }
-        out.write_all(b"<script type=\"module\">\n")?;
-        out.write_all(viewer_script().as_bytes())?;
-        out.write_all(b"</script>\n</body>\n</html>\n")?;
+        cs.write("<script type=\"module\">\n", out)?;
+        cs.write(&viewer_script(), out)?;
+        cs.write("</script>\n</body>\n</html>\n", out)?;
         Ok(())
+    }
+}
+
+/// How the page's text is written: UTF-16LE when it carries data blocks, else UTF-8.
+#[derive(Clone, Copy)]
+struct Charset {
+    utf16: bool,
+}
+
+impl Charset {
+    fn write(self, s: &str, out: &mut dyn Write) -> io::Result<()> {
+        if self.utf16 {
+            let mut units = Vec::new();
+            utf16le(s, &mut units);
+            out.write_all(&units)
+        } else {
+            out.write_all(s.as_bytes())
+        }
     }
 }
 
@@ -608,8 +636,8 @@ mod tests {
 
     #[test]
     fn json_in_a_script_cannot_close_it() {
-        let s = script_safe(br#"{"a":"</script><b>"}"#.to_vec());
-        assert_eq!(s, br#"{"a":"\u003c/script>\u003cb>"}"#);
+        let s = script_safe(r#"{"a":"</script><b>"}"#.into());
+        assert_eq!(s, r#"{"a":"\u003c/script>\u003cb>"}"#);
         assert_eq!(escape_markup("a<b>&\"c"), "a&lt;b&gt;&amp;&quot;c");
     }
 }

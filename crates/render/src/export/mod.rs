@@ -46,6 +46,7 @@
 mod cyclictest;
 mod events;
 mod html;
+mod htmltext;
 mod json;
 mod perfetto;
 mod pftrace;
@@ -62,6 +63,7 @@ use jitterlab_trace::output::OutputFile;
 pub use cyclictest::{write_cyclictest_histogram, Cyclictest};
 pub use events::{write_event_line, EventLine, Events, EventsJson};
 pub use html::{Html, HtmlModel, SavedResult, HTML_FORMAT};
+pub use htmltext::html_block_text;
 pub use json::Json;
 pub use perfetto::{PerfettoCounts, PerfettoWriter};
 pub use pftrace::{PftraceCounts, PftraceTables, PftraceWriter, BUNDLE_EVENTS};

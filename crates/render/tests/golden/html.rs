@@ -1,11 +1,10 @@
 //! The HTML report (`export/html.rs`): its layout, its meta JSON (golden), and its
-//! columns decoded back (base64, raw deflate, byte planes, deltas, escapes) equal to the
+//! columns decoded back (the blocks' text, raw deflate, byte planes, deltas, escapes) equal to the
 //! timeline they were written from. The viewer's drawing is tested in a browser
 //! (crates/jitterlab/tests/browser.rs).
 
 use std::io::Read;
 
-use base64::Engine;
 use jitterlab_analyze::analysis::timeline::{Timeline, TimelineOptions};
 use jitterlab_analyze::{AnalyzeReport, Options};
 use jitterlab_render::{Exporter, Html, SavedResult};
@@ -27,12 +26,49 @@ fn with_timeline(name: &str, max_slices: u64) -> AnalyzeReport {
     )
 }
 
+/// The page titled `trace <1>.dat`, decoded (a page with data blocks is UTF-16LE, its
+/// byte-order mark kept).
 fn html<M: jitterlab_render::HtmlModel>(model: &M) -> String {
+    html_titled(model, "trace <1>.dat")
+}
+
+fn html_titled<M: jitterlab_render::HtmlModel>(model: &M, title: &str) -> String {
     let mut out = Vec::new();
-    Html::titled("trace <1>.dat")
-        .write(model, &mut out)
-        .unwrap();
-    String::from_utf8(out).unwrap()
+    Html::titled(title).write(model, &mut out).unwrap();
+    if out.starts_with(&[0xFF, 0xFE]) {
+        let units: Vec<u16> = out
+            .chunks_exact(2)
+            .map(|p| u16::from_le_bytes([p[0], p[1]]))
+            .collect();
+        String::from_utf16(&units).expect("UTF-16 without lone surrogates")
+    } else {
+        String::from_utf8(out).unwrap()
+    }
+}
+
+/// The bytes a data block's text carries, as web/data.js reads them: each UTF-16 unit
+/// two bytes, `=` and the unit XOR 0x8000 for the escaped ones, `=` and 0x0100 plus the
+/// byte for an odd last byte.
+fn unescape(text: &str) -> Vec<u8> {
+    let units: Vec<u16> = text.encode_utf16().collect();
+    let mut out = Vec::with_capacity(2 * units.len());
+    let mut it = units.iter().copied();
+    while let Some(u) = it.next() {
+        assert!(!matches!(u, 0 | 0x0D | 0x3C), "{u:#x} unescaped");
+        let u = if u == u16::from(b'=') {
+            let n = it.next().expect("escaped");
+            if n & 0xFF00 == 0x0100 {
+                out.push(n as u8);
+                assert!(it.next().is_none(), "an odd byte last");
+                break;
+            }
+            n ^ 0x8000
+        } else {
+            u
+        };
+        out.extend_from_slice(&u.to_le_bytes());
+    }
+    out
 }
 
 /// The text of the element `<script ... id="ID" ...>`, and its opening tag.
@@ -51,9 +87,7 @@ fn meta(page: &str) -> Value {
 /// Block `k` inflated.
 fn block(page: &str, k: usize) -> Vec<u8> {
     let (tag, text) = element(page, &format!("jl-data-{k}")).expect("block");
-    let z = base64::engine::general_purpose::STANDARD
-        .decode(text.trim())
-        .unwrap();
+    let z = unescape(text);
     let mut bytes = Vec::new();
     flate2::read::DeflateDecoder::new(&z[..])
         .read_to_end(&mut bytes)
@@ -186,8 +220,10 @@ fn html_layout_meta_and_columns_of_a_trace() {
     let report = with_timeline("disk-irq-stress.v7.dat", 8_000_000);
     let t = report.timeline.as_ref().unwrap();
     let page = html(&report);
-    assert!(page.starts_with("<!doctype html>"));
     assert!(page.contains("Content-Security-Policy\" content=\"default-src 'none';"));
+    // UTF-16 (html() decoded it): a byte-order mark, no charset.
+    assert!(page.starts_with("\u{FEFF}<!doctype html>"));
+    assert!(!page.contains("charset"));
     assert!(page.contains("<title>trace &lt;1&gt;.dat — jitterlab</title>"));
     // Nothing is loaded from elsewhere: no external script, style sheet or image.
     for tag in ["<script src", "<link", "<img", "<iframe", "@import"] {
@@ -197,7 +233,7 @@ fn html_layout_meta_and_columns_of_a_trace() {
     assert_eq!(page.matches("<script type=\"module\">").count(), 1);
     assert!(page.find("jl-data-1").unwrap() < page.find("<script type=\"module\">").unwrap());
     let m = meta(&page);
-    assert_eq!(m["format"], 1);
+    assert_eq!(m["format"], 2);
     assert_eq!(m["report"]["schema"], "jitterlab.analyze");
     // The report inside is the --json output.
     assert_eq!(m["report"]["data"], serde_json::to_value(&report).unwrap());
@@ -282,4 +318,30 @@ fn html_of_a_saved_result() {
     .map(|b| SavedResult::from_json("run.json", b).unwrap_err())
     .collect();
     check("html_saved_errors", &errors.join("\n"));
+}
+
+#[test]
+fn html_names_outside_ascii_read_the_same() {
+    let mut report = with_timeline("cyclictest-idle.v7.dat", 8_000_000);
+    let t = report.timeline.as_mut().unwrap();
+    // Outside Latin-1, and outside the BMP (a surrogate pair in UTF-16).
+    let comm = "wörker-€线😀</script>";
+    t.tasks[0].comm = comm.into();
+    let page = html_titled(&report, "träce €.dat");
+    assert!(page.contains("<title>träce €.dat — jitterlab</title>"));
+    let m = meta(&page);
+    assert_eq!(m["timeline"]["tasks"][0]["comm"], comm);
+    assert_eq!(m["title"], "träce €.dat");
+    assert_round_trip(&page, report.timeline.as_ref().unwrap());
+    // A page without blocks is UTF-8, and says so.
+    let saved = SavedResult::from_json(
+        "rün.json",
+        br#"{"schema": "jitterlab.latency", "version": 1, "data": {"cpus": []}}"#,
+    )
+    .unwrap();
+    let page = html_titled(&saved, "rün.json");
+    assert!(
+        page.starts_with("<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">")
+    );
+    assert!(page.contains("<title>rün.json — jitterlab</title>"));
 }
