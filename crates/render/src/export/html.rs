@@ -254,11 +254,10 @@ fn gaps<'a>(start: &'a [u64], dur: &'a [u64], first: u64) -> Option<Vec<u64>> {
     Some(out)
 }
 
-/// A CPU's columns in two blocks: `draw`, what the timeline draws (it is inflated before
-/// the first paint), and `detail`, the rest.
-fn blocks_of(c: &CpuLanes, origin: u64, draw_index: usize) -> (Block, Block) {
-    let mut b = Block::new(draw_index);
-    let mut d = Block::new(draw_index + 1);
+/// A CPU's draw block (number `index`): what the timeline draws, which the page inflates
+/// before the first paint.
+fn draw_block(c: &CpuLanes, origin: u64, index: usize) -> Block {
+    let mut b = Block::new(index);
     let s = &c.slices;
     match gaps(&s.start, &s.dur, origin) {
         Some(g) => b.u32x("slices.start", g.into_iter()).delta = Some("end"),
@@ -268,8 +267,6 @@ fn blocks_of(c: &CpuLanes, origin: u64, draw_index: usize) -> (Block, Block) {
     }
     b.u32x("slices.dur", s.dur.iter().copied());
     b.u32s("slices.task", &s.task);
-    d.u8s("slices.prio", &s.prio);
-    d.u8s("slices.flags", &s.flags);
     let w = &c.wakes;
     let slice_deltas: Vec<u32> = std::iter::once(0)
         .chain(w.slice.iter().copied())
@@ -278,6 +275,27 @@ fn blocks_of(c: &CpuLanes, origin: u64, draw_index: usize) -> (Block, Block) {
         .collect();
     b.u32s("wakes.slice", &slice_deltas);
     b.u32x("wakes.lat", w.lat.iter().copied());
+    let i = &c.irqs;
+    b.u32x("irqs.start", deltas(&i.start, origin));
+    b.u32x("irqs.dur", i.dur.iter().copied());
+    let s = &c.softirqs;
+    b.u32x("softirqs.start", deltas(&s.start, origin));
+    b.u32x("softirqs.dur", s.dur.iter().copied());
+    let o = &c.overview;
+    b.u32x("overview.busy", o.busy.iter().copied());
+    b.u32x("overview.max_dur", o.max_dur.iter().copied());
+    b.u32x("overview.max_lat", o.max_lat.iter().copied());
+    b.u32x("overview.count", o.count.iter().copied());
+    b
+}
+
+/// A CPU's detail block (number `index`): the columns the timeline does not draw.
+fn detail_block(c: &CpuLanes, index: usize) -> Block {
+    let mut d = Block::new(index);
+    let s = &c.slices;
+    d.u8s("slices.prio", &s.prio);
+    d.u8s("slices.flags", &s.flags);
+    let w = &c.wakes;
     d.u8s("wakes.waker", &w.waker);
     d.u32s("wakes.waker_cpu", &w.waker_cpu);
     d.u32s("wakes.waker_id", &w.waker_id);
@@ -286,22 +304,13 @@ fn blocks_of(c: &CpuLanes, origin: u64, draw_index: usize) -> (Block, Block) {
     d.u32x("wakes.wakeup", w.wakeup.iter().copied());
     d.u8s("wakes.flags", &w.flags);
     let i = &c.irqs;
-    b.u32x("irqs.start", deltas(&i.start, origin));
-    b.u32x("irqs.dur", i.dur.iter().copied());
     d.u32s("irqs.irq", &i.irq);
     d.u8s("irqs.depth", &i.depth);
     let s = &c.softirqs;
-    b.u32x("softirqs.start", deltas(&s.start, origin));
-    b.u32x("softirqs.dur", s.dur.iter().copied());
     d.u8s("softirqs.vec", &s.vec);
     d.u32s("softirqs.raised_by", &s.raised_by);
     d.u32x("softirqs.raise", s.raise.iter().copied());
-    let o = &c.overview;
-    b.u32x("overview.busy", o.busy.iter().copied());
-    b.u32x("overview.max_dur", o.max_dur.iter().copied());
-    b.u32x("overview.max_lat", o.max_lat.iter().copied());
-    b.u32x("overview.count", o.count.iter().copied());
-    (b, d)
+    d
 }
 
 /// A CPU in `meta.timeline.cpus`.
@@ -350,32 +359,55 @@ fn rel(ts: u64, origin: u64) -> u64 {
     ts.saturating_sub(origin)
 }
 
-/// Compresses each block on its own thread: raw deflate, then the element's text
-/// (`html_block_text`). Returns each block's size and text.
-fn compress(blocks: Vec<Vec<u8>>) -> io::Result<Vec<(usize, Vec<u8>)>> {
+/// A block compressed: its columns, its size inflated and its element's text.
+struct Packed {
+    index: usize,
+    columns: BTreeMap<&'static str, ColumnRef>,
+    size: usize,
+    text: Vec<u8>,
+}
+
+/// Compresses a block: raw deflate, then the element's text (`html_block_text`).
+fn pack(block: Block) -> io::Result<Packed> {
+    let mut z = DeflateEncoder::new(
+        Vec::with_capacity(block.bytes.len() / 3),
+        Compression::new(2),
+    );
+    z.write_all(&block.bytes)?;
+    let z = z.finish()?;
+    let mut text = Vec::new();
+    html_block_text(&z, &mut text);
+    Ok(Packed {
+        index: block.index,
+        columns: block.columns,
+        size: block.bytes.len(),
+        text,
+    })
+}
+
+/// Every CPU's draw and detail blocks, each built and compressed on a thread of its own
+/// (so that one block is compressed while another is still being built).
+fn packed_blocks(t: &Timeline) -> io::Result<Vec<(Packed, Packed)>> {
+    let o = t.origin;
     std::thread::scope(|scope| {
-        let handles: Vec<_> = blocks
-            .into_iter()
-            .map(|bytes| {
-                scope.spawn(move || -> io::Result<(usize, Vec<u8>)> {
-                    let mut z = DeflateEncoder::new(
-                        Vec::with_capacity(bytes.len() / 3),
-                        Compression::new(2),
-                    );
-                    z.write_all(&bytes)?;
-                    let z = z.finish()?;
-                    let mut text = Vec::new();
-                    html_block_text(&z, &mut text);
-                    Ok((bytes.len(), text))
-                })
+        let handles: Vec<_> = t
+            .cpus
+            .iter()
+            .enumerate()
+            .map(|(k, c)| {
+                (
+                    scope.spawn(move || pack(draw_block(c, o, 2 * k))),
+                    scope.spawn(move || pack(detail_block(c, 2 * k + 1))),
+                )
             })
             .collect();
+        let join = |h: std::thread::ScopedJoinHandle<'_, io::Result<Packed>>| {
+            h.join()
+                .unwrap_or_else(|_| Err(io::Error::other("an encoding thread panicked")))
+        };
         handles
             .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(io::Error::other("a compressing thread panicked")))
-            })
+            .map(|(b, d)| Ok((join(b)?, join(d)?)))
             .collect()
     })
 }
@@ -430,22 +462,7 @@ impl<M: HtmlModel> Exporter<M> for Html {
         let (timeline, blocks) = match model.timeline() {
             Some(t) => {
                 let o = t.origin;
-                // Each CPU's columns are encoded on a thread of their own.
-                let blocks: Vec<(Block, Block)> = std::thread::scope(|scope| {
-                    let handles: Vec<_> = t
-                        .cpus
-                        .iter()
-                        .enumerate()
-                        .map(|(k, c)| scope.spawn(move || blocks_of(c, o, 2 * k)))
-                        .collect();
-                    handles
-                        .into_iter()
-                        .map(|h| {
-                            h.join()
-                                .map_err(|_| io::Error::other("an encoding thread panicked"))
-                        })
-                        .collect::<io::Result<_>>()
-                })?;
+                let blocks = packed_blocks(t)?;
                 let cpus = t
                     .cpus
                     .iter()
@@ -509,10 +526,7 @@ impl<M: HtmlModel> Exporter<M> for Html {
                 };
                 (
                     Some(meta),
-                    blocks
-                        .into_iter()
-                        .flat_map(|(b, d)| [b.bytes, d.bytes])
-                        .collect(),
+                    blocks.into_iter().flat_map(|(b, d)| [b, d]).collect(),
                 )
             }
             None => (None, Vec::new()),
@@ -525,7 +539,6 @@ impl<M: HtmlModel> Exporter<M> for Html {
             timeline,
         };
         let meta = script_safe(serde_json::to_string(&meta)?);
-        let blocks = compress(blocks)?;
 
         // With data blocks the page is UTF-16LE, its byte-order mark first (htmltext.rs);
         // without, UTF-8.
@@ -553,14 +566,15 @@ impl<M: HtmlModel> Exporter<M> for Html {
         cs.write(&meta, out)?;
         cs.write("</script>\n", out)?;
         drop(meta);
-        for (k, (size, block)) in blocks.iter().enumerate() {
+        for b in &blocks {
             cs.write(
                 &format!(
-                    "<script type=\"application/octet-stream\" id=\"jl-data-{k}\" data-bytes=\"{size}\">"
+                    "<script type=\"application/octet-stream\" id=\"jl-data-{}\" data-bytes=\"{}\">",
+                    b.index, b.size
                 ),
                 out,
             )?;
-            out.write_all(block)?;
+            out.write_all(&b.text)?;
             cs.write("</script>\n", out)?;
         }
         cs.write("<script type=\"module\">\n", out)?;
