@@ -75,6 +75,9 @@ pub fn audit(
     mut progress: impl FnMut(&str),
 ) -> Result<AuditReport, Error> {
     let t0 = Instant::now();
+    let start_wall_ns = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
     // The old audit is read first: a wrong file fails before anything is measured.
     let old = match &req.compare {
         Some(p) => Some((
@@ -149,6 +152,10 @@ pub fn audit(
         kernel: root
             .read_line_opt("/proc/sys/kernel/osrelease")?
             .unwrap_or_default(),
+        hostname: root
+            .read_line_opt("/proc/sys/kernel/hostname")?
+            .filter(|h| !h.is_empty()),
+        start_wall_ns,
         kernel_config: st.kernel_config,
         verdict,
         verdicts,

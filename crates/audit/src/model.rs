@@ -130,6 +130,11 @@ pub struct AuditReport {
     pub mode: String,
     /// The kernel release.
     pub kernel: String,
+    /// The machine's host name (`/proc/sys/kernel/hostname`), when it can be read: what
+    /// `jitterlab export` files the audit under.
+    pub hostname: Option<String>,
+    /// When the audit started, wall-clock ns since 1970-01-01 UTC.
+    pub start_wall_ns: u64,
     /// Where the kernel configuration was read.
     pub kernel_config: Option<String>,
     /// The verdict on the machine: the worst of the RT CPUs'.
