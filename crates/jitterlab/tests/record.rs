@@ -1,11 +1,13 @@
 //! `jitterlab record` on this machine: the file opens in trace-cmd and in our reader with
 //! the same events, tracefs is left as found, and a flight recorder stops at a
-//! `latency --break` spike.
+//! `latency --break` spike; the clock pair puts a recording's events at their wall-clock
+//! time.
 
 use std::path::Path;
 use std::process::Command;
 
 use jitterlab_trace::dat::DatFile;
+use jitterlab_trace::EventSource;
 
 use crate::util::{host_lock, is_root, json_data, run, skip, stderr};
 
@@ -411,4 +413,84 @@ fn a_recording_keeps_the_thread_groups() {
         }
         Err(_) => skip("trace-cmd is not installed"),
     }
+}
+
+#[test]
+fn a_recordings_clock_pair_gives_its_events_their_wall_clock_time() {
+    if !can_trace() {
+        return;
+    }
+    let _lock = host_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("wall.dat");
+    let marks = dir.path().join("marks");
+    // The command writes a marker into the recorder's instance (jitterlab-PID, PID its
+    // parent's) between two CLOCK_REALTIME readings.
+    let script = format!(
+        "sleep 0.05; t0=$(date +%s%N); echo wall-check > {TOP}/instances/jitterlab-$PPID/trace_marker; \
+         t1=$(date +%s%N); echo $t0 $t1 > {}; sleep 0.05",
+        marks.display()
+    );
+    let before = std::time::SystemTime::now();
+    let o = run(&[
+        "record",
+        "--preset",
+        "sched",
+        "-o",
+        file.to_str().unwrap(),
+        "--json",
+        "--",
+        "sh",
+        "-c",
+        &script,
+    ]);
+    json_data(&o, "jitterlab.record");
+    let text = std::fs::read_to_string(&marks).unwrap();
+    let [t0, t1]: [i64; 2] = text
+        .split_whitespace()
+        .map(|t| t.parse().unwrap())
+        .collect::<Vec<_>>()
+        .try_into()
+        .unwrap();
+    let dat = DatFile::open(&file).unwrap();
+    assert_eq!(dat.info().clock.as_deref(), Some("mono"), "the trace clock");
+    let pair = dat.info().clocks.expect("the clock pair");
+    let since_epoch = |t: std::time::SystemTime| {
+        t.duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as i64
+    };
+    // The pair is read as the recording starts: after the test started it, before the
+    // command wrote its marker.
+    assert!(since_epoch(before) <= pair.realtime_ns as i64 && (pair.realtime_ns as i64) < t0);
+    let wall = |ts: u64| ts as i64 + pair.wall_offset_ns();
+    let mut events = dat.events(dat.chosen_buffer()).unwrap();
+    let (mut first, mut marker) = (None, None);
+    while let Some(e) = events.next_event().unwrap() {
+        first.get_or_insert(e.ts);
+        if let jitterlab_trace::EventKind::Print { text, .. } = &e.kind {
+            if text.contains("wall-check") {
+                marker = Some(e.ts);
+            }
+        }
+    }
+    // No event is older than the recording's start (1 ms: NTP may slew CLOCK_REALTIME by
+    // at most 0.5 ms a second against CLOCK_MONOTONIC).
+    const SLACK: i64 = 1_000_000;
+    let first = wall(first.expect("events"));
+    assert!(
+        first >= pair.realtime_ns as i64 - SLACK,
+        "the first event is {} us before the start",
+        (pair.realtime_ns as i64 - first) / 1000
+    );
+    // The marker is at the wall-clock time it was written, between the readings around
+    // it (however long a host stall made them apart).
+    let m = wall(marker.expect("the marker in the trace"));
+    assert!(
+        t0 - SLACK <= m && m <= t1 + SLACK,
+        "the marker at {m}, written between {t0} and {t1}: {} us off",
+        if m < t0 {
+            (m - t0) / 1000
+        } else {
+            (m - t1) / 1000
+        }
+    );
 }

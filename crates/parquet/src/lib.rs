@@ -55,7 +55,7 @@ pub struct ExportReport {
 
 /// The version of the tables' schema: raised when a column is renamed, removed or changes
 /// meaning (adding one is noted in docs/parquet.md's changelog without a raise).
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// Called with (done, total) as an export goes: events read and 0 while a trace is read
 /// (its total is not known ahead), then (events, events) when it is read.

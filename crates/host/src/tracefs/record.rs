@@ -141,7 +141,13 @@ pub fn record(root: &Root, req: &RecordRequest, cancel: &AtomicBool) -> Result<R
         buffer_kb: req.buffer_kb,
         overwrite: req.flight_recorder,
         saved_cmdlines: Some(8192),
+        // CLOCK_MONOTONIC's fast reading, so that the clock pair turns every trace time
+        // into wall-clock time; the default `local` (sched_clock) counts from another
+        // origin (tens of ms apart on the 2-CPU VM) at its own rate.
+        clock: Some("mono".into()),
     };
+    // Read before tracing starts: no event is older than the recording's start.
+    let clocks = clock_pair();
     let session = Session::start(root, &config)?;
     let headers = session.headers()?;
     // The .dat is written as OutputFile writes (renamed over a regular file when
@@ -158,7 +164,6 @@ pub fn record(root: &Root, req: &RecordRequest, cancel: &AtomicBool) -> Result<R
         headers.page_size,
         !req.flight_recorder,
     )?;
-    let clocks = clock_pair();
     let start = Instant::now();
     let deadline = req.duration_ns.map(|d| start + Duration::from_nanos(d));
     let mut command = match req.command.split_first() {
@@ -217,7 +222,9 @@ pub fn record(root: &Root, req: &RecordRequest, cancel: &AtomicBool) -> Result<R
         printk: headers.printk_formats,
         cmdlines,
         tgids,
-        clocks,
+        // The pair relates CLOCK_MONOTONIC to the wall clock: it says nothing of
+        // another trace clock.
+        clocks: clocks.filter(|_| headers.clock == "mono"),
         hostname: hostname(),
         trace_clock: Some(format!("[{}]", headers.clock)),
         uname: Some(headers.uname),
@@ -247,9 +254,10 @@ pub fn record(root: &Root, req: &RecordRequest, cancel: &AtomicBool) -> Result<R
 }
 
 /// CLOCK_MONOTONIC and CLOCK_REALTIME read back to back (the monotonic time is the middle
-/// of two readings around the real-time one), for the .dat's clocks option: traces of
-/// different hosts can then be put on one wall clock (issue 17). `None` if a clock cannot
-/// be read.
+/// of two readings around the real-time one; of 5 tries, the one whose readings were
+/// closest, so that a host stall between them does not move the pair), for the .dat's
+/// clocks option: traces of different hosts can then be put on one wall clock (issue 17).
+/// `None` if a clock cannot be read.
 fn clock_pair() -> Option<jitterlab_trace::dat::ClockPair> {
     fn read(clock: libc::clockid_t) -> Option<u64> {
         let mut t = libc::timespec {
@@ -260,11 +268,19 @@ fn clock_pair() -> Option<jitterlab_trace::dat::ClockPair> {
         let r = unsafe { libc::clock_gettime(clock, &mut t) };
         (r == 0).then(|| t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64)
     }
-    let before = read(libc::CLOCK_MONOTONIC)?;
-    let realtime_ns = read(libc::CLOCK_REALTIME)?;
-    let after = read(libc::CLOCK_MONOTONIC)?;
+    let mut best: Option<(u64, u64, u64)> = None;
+    for _ in 0..5 {
+        let before = read(libc::CLOCK_MONOTONIC)?;
+        let realtime = read(libc::CLOCK_REALTIME)?;
+        let after = read(libc::CLOCK_MONOTONIC)?;
+        let span = after.saturating_sub(before);
+        if best.is_none_or(|(s, _, _)| span < s) {
+            best = Some((span, before + span / 2, realtime));
+        }
+    }
+    let (_, monotonic_ns, realtime_ns) = best?;
     Some(jitterlab_trace::dat::ClockPair {
-        monotonic_ns: before + (after - before) / 2,
+        monotonic_ns,
         realtime_ns,
     })
 }

@@ -32,6 +32,9 @@ pub struct SessionConfig {
     pub overwrite: bool,
     /// Keep at least this many task names in `saved_cmdlines` while recording.
     pub saved_cmdlines: Option<u32>,
+    /// The instance's trace clock (`mono`, ...), when the kernel offers it (see
+    /// `trace_clock`); the kernel's default (`local`) when `None` or not offered.
+    pub clock: Option<String>,
 }
 
 /// Named format files: (event name, format text).
@@ -152,6 +155,16 @@ impl Session {
                 )));
             }
             session.write("tracing_cpumask", &set.to_mask_string())?;
+        }
+        if let Some(clock) = &config.clock {
+            // Set before any event is enabled: a change of clock empties the buffer.
+            let offered = root.read_line(format!("{}/trace_clock", session.dir))?;
+            if offered
+                .split_whitespace()
+                .any(|c| c.trim_matches(['[', ']']) == clock)
+            {
+                session.write("trace_clock", clock)?;
+            }
         }
         session.write(
             "options/overwrite",

@@ -19,7 +19,7 @@ pub const DEF: TableDef = TableDef {
         req("lost_events", Ty::I64, "events the kernel reported lost (known counts)"),
         opt("monotonic_ns", Ty::I64, "CLOCK_MONOTONIC when the recording started (the clock pair `jitterlab record` saves)"),
         opt("realtime_ns", Ty::I64, "CLOCK_REALTIME at the same moment, ns since 1970"),
-        opt("wall_offset_ns", Ty::I64, "`realtime_ns - monotonic_ns`: added to a trace time it gives wall-clock time (exact for the `mono` trace clock; the default `local` clock, sched_clock, also counts from boot but is another clock: see docs/parquet.md)"),
+        opt("wall_offset_ns", Ty::I64, "`realtime_ns - monotonic_ns`: added to a trace time it gives wall-clock time; only with the `mono` trace clock (`jitterlab record`'s), null with another (the default `local`, sched_clock, is tens of ms from CLOCK_MONOTONIC: see docs/parquet.md)"),
         req("schema_version", Ty::I32, "the version of these tables' schema (docs/parquet.md)"),
         req("jitterlab_version", Ty::Str, "the jitterlab that exported it"),
     ],
@@ -38,7 +38,11 @@ pub(crate) fn push(t: &mut Table, f: &TraceFacts) -> Result<(), Error> {
         .u64(f.lost_events)
         .opt_u64(f.clocks.map(|c| c.monotonic_ns))
         .opt_u64(f.clocks.map(|c| c.realtime_ns))
-        .opt_i64(f.clocks.map(|c| c.wall_offset_ns()))
+        .opt_i64(
+            f.clocks
+                .filter(|_| f.clock.as_deref() == Some("mono"))
+                .map(|c| c.wall_offset_ns()),
+        )
         .u32(crate::SCHEMA_VERSION)
         .str(env!("CARGO_PKG_VERSION"))
         .end()
