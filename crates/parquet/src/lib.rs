@@ -7,9 +7,10 @@
 //!   `cpu` and `trace` (names after Perfetto's tables where one exists). Every
 //!   [`ROW_GROUP_ROWS`] rows of a table are written as a row group, so memory is bounded as
 //!   `analyze`'s is.
-//! - [`export_result`] writes a `jitterlab latency --json` or `jitterlab experiment --json`
-//!   file as tables (`latency_run`, `latency_histogram`, `latency_spike`;
-//!   `experiment_cell`, `experiment_run`, `experiment_verdict`).
+//! - [`export_result`] writes a `jitterlab latency --json`, `jitterlab experiment --json`
+//!   or `jitterlab audit --json` file as tables (`latency_run`, `latency_histogram`,
+//!   `latency_spike`; `experiment_cell`, `experiment_run`, `experiment_verdict`;
+//!   `audit_cpu`, `audit_finding`, `audit_latency`, `audit_noise`).
 //! - Every row starts with the [`PROVENANCE`] columns, `host`, `trace_id`, `kernel` and
 //!   `start_wall` (the recording's start, wall-clock), from an [`Origin`]; every file is
 //!   `DIR/TABLE/host=HOST/run=TRACE_ID/part.parquet`.
@@ -40,7 +41,7 @@ pub use error::Error;
 pub use origin::{
     is_json_result, origin_of_result, origin_of_trace, read_result, OriginOptions, RESULT_LIMIT,
 };
-pub use result::{export_result, result_origin, RESULT_TABLES};
+pub use result::{export_result, result_origin, ResultOrigin, RESULT_TABLES};
 pub use table::{Col, TableDef, Ty, PROVENANCE, ROW_GROUP_ROWS};
 pub use trace::{export_trace, trace_origin, ExportSummary, FileWritten, TraceFacts, TRACE_TABLES};
 

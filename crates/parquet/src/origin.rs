@@ -22,7 +22,7 @@ pub struct OriginOptions {
 fn host_missing(path: &Path) -> Error {
     Error::input(
         path,
-        "records no host name (only traces of `jitterlab record` and trace-cmd's uname, and experiment results, do); give --host",
+        "records no host name (only traces of `jitterlab record` and trace-cmd's uname, experiment and audit results, do); give --host",
     )
 }
 
@@ -40,12 +40,16 @@ pub fn origin_of_trace(trace: &Trace, path: &Path, o: &OriginOptions) -> Result<
 
 /// The origin of a result file.
 pub fn origin_of_result(json: &Value, path: &Path, o: &OriginOptions) -> Result<Origin, Error> {
-    let (_, host, kernel) = result_origin(path, json)?;
+    let r = result_origin(path, json)?;
     Ok(Origin {
-        host: o.host.clone().or(host).ok_or_else(|| host_missing(path))?,
+        host: o
+            .host
+            .clone()
+            .or(r.host)
+            .ok_or_else(|| host_missing(path))?,
         trace_id: o.run.clone().unwrap_or_else(|| default_trace_id(path)),
-        kernel: o.kernel.clone().or(kernel),
-        start_wall_ns: None,
+        kernel: o.kernel.clone().or(r.kernel),
+        start_wall_ns: r.start_wall_ns,
     })
 }
 

@@ -1,17 +1,18 @@
-//! The export of a result file: `jitterlab latency --json` and `jitterlab experiment
-//! --json` (their `jitterlab.latency` and `jitterlab.experiment` envelopes).
+//! The export of a result file: `jitterlab latency --json`, `jitterlab experiment
+//! --json` and `jitterlab audit --json` (their `jitterlab.latency`,
+//! `jitterlab.experiment` and `jitterlab.audit` envelopes).
 
 use std::path::Path;
 
 use serde_json::Value;
 
 use crate::table::{Table, TableDef};
-use crate::tables::{experiment, latency};
-use crate::trace::{finish, ExportSummary};
+use crate::tables::{audit, experiment, latency};
+use crate::trace::{finish, ExportSummary, FileWritten};
 use crate::{Error, Origin};
 
 /// The tables of results, in the order they are documented.
-pub const RESULT_TABLES: [&TableDef; 8] = [
+pub const RESULT_TABLES: [&TableDef; 12] = [
     &latency::RUN,
     &latency::HISTOGRAM,
     &latency::SPIKE,
@@ -20,13 +21,27 @@ pub const RESULT_TABLES: [&TableDef; 8] = [
     &experiment::RUN,
     &experiment::STAT,
     &experiment::VERDICT,
+    &audit::CPU,
+    &audit::FINDING,
+    &audit::LATENCY,
+    &audit::NOISE,
 ];
 
-/// What a result file says of where it came from: (schema, host, kernel).
-pub fn result_origin(
-    path: &Path,
-    json: &Value,
-) -> Result<(String, Option<String>, Option<String>), Error> {
+/// What a result file says of where it came from.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ResultOrigin {
+    /// Its envelope's schema (`jitterlab.latency`, ...).
+    pub schema: String,
+    /// The host name, when the result names it (an experiment, an audit).
+    pub host: Option<String>,
+    /// The kernel release, when it names it.
+    pub kernel: Option<String>,
+    /// When the run started, wall-clock ns since 1970-01-01 UTC, when it says (an audit).
+    pub start_wall_ns: Option<i64>,
+}
+
+/// What a result file says of where it came from.
+pub fn result_origin(path: &Path, json: &Value) -> Result<ResultOrigin, Error> {
     let schema = json.get("schema").and_then(Value::as_str).ok_or_else(|| {
         Error::input(
             path,
@@ -35,28 +50,41 @@ pub fn result_origin(
     })?;
     let data = json.get("data").unwrap_or(&Value::Null);
     let text = |v: Option<&Value>| v.and_then(Value::as_str).map(String::from);
-    Ok(match schema {
+    let (host, kernel, start) = match schema {
         "jitterlab.latency" => (
-            schema.to_string(),
             None,
             text(
                 data.get("environment")
                     .and_then(|e| e.get("kernel_release")),
             ),
+            None,
         ),
         "jitterlab.experiment" => (
-            schema.to_string(),
             text(data.get("machine").and_then(|m| m.get("hostname"))),
             text(data.get("machine").and_then(|m| m.get("kernel"))),
+            None,
+        ),
+        "jitterlab.audit" => (
+            text(data.get("hostname")),
+            text(data.get("kernel")).filter(|k| !k.is_empty()),
+            data.get("start_wall_ns")
+                .and_then(Value::as_u64)
+                .map(crate::table::i64_of),
         ),
         other => {
             return Err(Error::input(
                 path,
                 format!(
-                    "expected a jitterlab.latency or jitterlab.experiment result, found {other:?}"
+                    "expected a jitterlab.latency, jitterlab.experiment or jitterlab.audit result, found {other:?}"
                 ),
             ))
         }
+    };
+    Ok(ResultOrigin {
+        schema: schema.to_string(),
+        host,
+        kernel,
+        start_wall_ns: start,
     })
 }
 
@@ -68,44 +96,46 @@ pub fn export_result(
     origin: &Origin,
     dir: &Path,
 ) -> Result<ExportSummary, Error> {
-    let (schema, _, _) = result_origin(path, json)?;
+    let schema = result_origin(path, json)?.schema;
     let data = json.get("data").unwrap_or(&Value::Null);
     let j = latency::J { path };
-    let mk = |def: &'static TableDef| Table::create(dir, def, origin);
-    let mut files = Vec::new();
-    if schema == "jitterlab.latency" {
-        let (mut a, mut b, mut c, mut d) = (
-            mk(&latency::RUN)?,
-            mk(&latency::HISTOGRAM)?,
-            mk(&latency::SPIKE)?,
-            mk(&latency::SPIKE_INTERRUPT)?,
-        );
-        latency::push(&j, data, &mut a, &mut b, &mut c, &mut d)?;
-        for (def, t) in [
-            (&latency::RUN, a),
-            (&latency::HISTOGRAM, b),
-            (&latency::SPIKE, c),
-            (&latency::SPIKE_INTERRUPT, d),
-        ] {
-            files.push(finish(def, t)?);
-        }
-    } else {
-        let (mut a, mut b, mut c, mut d) = (
-            mk(&experiment::CELL)?,
-            mk(&experiment::RUN)?,
-            mk(&experiment::STAT)?,
-            mk(&experiment::VERDICT)?,
-        );
-        experiment::push(&j, data, [&mut a, &mut b, &mut c, &mut d])?;
-        for (def, t) in [
-            (&experiment::CELL, a),
-            (&experiment::RUN, b),
-            (&experiment::STAT, c),
-            (&experiment::VERDICT, d),
-        ] {
-            files.push(finish(def, t)?);
-        }
-    }
+    // The four tables of a kind of result, filled by `push`, then finished.
+    let four = |defs: [&'static TableDef; 4],
+                push: &dyn Fn([&mut Table; 4]) -> Result<(), Error>|
+     -> Result<Vec<FileWritten>, Error> {
+        let [a, b, c, d] = defs.map(|def| Table::create(dir, def, origin));
+        let mut t = [a?, b?, c?, d?];
+        let [ta, tb, tc, td] = &mut t;
+        push([ta, tb, tc, td])?;
+        defs.into_iter()
+            .zip(t)
+            .map(|(def, table)| finish(def, table))
+            .collect()
+    };
+    let files = match schema.as_str() {
+        "jitterlab.latency" => four(
+            [
+                &latency::RUN,
+                &latency::HISTOGRAM,
+                &latency::SPIKE,
+                &latency::SPIKE_INTERRUPT,
+            ],
+            &|[a, b, c, d]| latency::push(&j, data, a, b, c, d),
+        )?,
+        "jitterlab.experiment" => four(
+            [
+                &experiment::CELL,
+                &experiment::RUN,
+                &experiment::STAT,
+                &experiment::VERDICT,
+            ],
+            &|t| experiment::push(&j, data, t),
+        )?,
+        _ => four(
+            [&audit::CPU, &audit::FINDING, &audit::LATENCY, &audit::NOISE],
+            &|t| audit::push(&j, data, t),
+        )?,
+    };
     Ok(ExportSummary {
         input: path.display().to_string(),
         host: origin.host.clone(),

@@ -117,7 +117,7 @@ pub const PROVENANCE: [Col; 4] = [
     opt(
         "start_wall",
         Ty::Wall,
-        "the recording's start as wall-clock time (UTC), when the file records a clock pair",
+        "the recording's start as wall-clock time (UTC), when the file records a clock pair (an audit: when it started)",
     ),
 ];
 

@@ -1,7 +1,9 @@
 //! DuckDB reads the export of the committed traces and, in SQL, reproduces `analyze
 //! --json`'s per-task run time, wake-up count and max latency, IRQ counts and chain
 //! counts; summing the histogram buckets of two latency runs in SQL gives the percentiles
-//! of the merged HDR histogram; three "hosts" are one dataset. The SQL is in
+//! of the merged HDR histogram; three "hosts" are one dataset; the audits of four hosts
+//! (static audits of the host crate's fixture trees and a measured one of this VM,
+//! committed) give docs/fleet.md's audit findings by host. The SQL is in
 //! `duckdb_check.py`, run with python3 and the `duckdb` package (`pip install duckdb`;
 //! without them the test skips, and fails under JITTERLAB_REQUIRE_LIVE=1).
 
@@ -125,6 +127,93 @@ fn percentiles(runs: &[&Value], cpu: u64) -> Vec<u64> {
         .collect()
 }
 
+/// A static audit of a fixture tree of the host crate, as `audit --json` writes it, with
+/// the start time given (the fixture trees are the same every run, the clock is not).
+fn static_audit(tree: &str, start_wall_ns: u64) -> Value {
+    let root = jitterlab_host::Root::at(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../host/tests/fixtures/{tree}")),
+    );
+    let req = jitterlab_audit::AuditRequest {
+        cpus: None,
+        mode: jitterlab_audit::Mode::Static,
+        compare: None,
+    };
+    let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut r = jitterlab_audit::audit(&root, &req, &cancel, |_| {}).unwrap();
+    r.start_wall_ns = start_wall_ns;
+    json!({"schema": "jitterlab.audit", "version": 1, "data": r})
+}
+
+/// Exports the audits of four hosts (one with an older audit too) and returns what the
+/// fleet query must say of each host's latest audit: its verdict, findings per severity,
+/// the ids of the high ones; and the measured audit's latency and noise rows.
+fn export_audits(tmp: &Path, out: &Path) -> Value {
+    let web = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../web/test/fixtures");
+    let quick: Value =
+        serde_json::from_slice(&std::fs::read(web.join("audit-quick.json")).unwrap()).unwrap();
+    let day = 86_400_000_000_000u64;
+    let t0 = 1_790_000_000_000_000_000u64;
+    // (host, run, audit); rt16-board's host name is the one its tree records.
+    let audits = [
+        (Some("board1"), "audit-old", static_audit("audit-rt16", t0)),
+        (
+            Some("board1"),
+            "audit-new",
+            static_audit("audit-vm2", t0 + day),
+        ),
+        (None, "audit-1", static_audit("audit-rt16", t0 + day)),
+        (
+            Some("board3"),
+            "audit-1",
+            static_audit("audit-irqbalance", t0 + day),
+        ),
+        (Some("vm"), "audit-quick", quick),
+    ];
+    let mut latest = serde_json::Map::new();
+    for (host, run, a) in &audits {
+        let p = tmp.join(format!("{run}.json"));
+        std::fs::write(&p, serde_json::to_vec(a).unwrap()).unwrap();
+        let opts = jitterlab_parquet::OriginOptions {
+            host: host.map(String::from),
+            ..Default::default()
+        };
+        let origin = jitterlab_parquet::origin_of_result(a, &p, &opts).unwrap();
+        export_result(&p, a, &origin, out).unwrap();
+        let d = &a["data"];
+        let findings = d["findings"].as_array().unwrap();
+        let count = |sev: &str| findings.iter().filter(|f| f["severity"] == sev).count();
+        let mut high: Vec<&str> = findings
+            .iter()
+            .filter(|f| f["severity"] == "high")
+            .map(|f| f["id"].as_str().unwrap())
+            .collect();
+        high.sort();
+        high.dedup();
+        // The later audit of a host replaces the earlier in the query.
+        latest.insert(
+            origin.host.clone(),
+            json!({"run": run, "verdict": d["verdict"], "high": count("high"),
+                   "medium": count("medium"), "low": count("low"), "high_ids": high,
+                   "findings": findings.len()}),
+        );
+    }
+    assert!(
+        latest.contains_key("rt16-board"),
+        "the host the tree records"
+    );
+    let m = &audits[4].2["data"]["measured"];
+    json!({
+        "latest": latest,
+        "latency_rows": m["latency"].as_array().unwrap().iter()
+            .map(|p| p["cpus"].as_array().unwrap().len()).sum::<usize>(),
+        "max_ns": m["latency"].as_array().unwrap().iter()
+            .flat_map(|p| p["cpus"].as_array().unwrap().iter().map(|c| c["max_ns"].as_u64().unwrap()))
+            .max(),
+        "noise_ns": m["noise"].as_array().unwrap().iter()
+            .map(|n| n["noise_ns"].as_u64().unwrap()).sum::<u64>(),
+    })
+}
+
 #[test]
 fn duckdb_reproduces_analyze_and_merges_histograms() {
     let tmp = tempfile::tempdir().unwrap();
@@ -187,8 +276,10 @@ fn duckdb_reproduces_analyze_and_merges_histograms() {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../render/tests/fixtures/experiment.json");
     let exp: Value = serde_json::from_slice(&std::fs::read(&exp_path).unwrap()).unwrap();
     export_result(&exp_path, &exp, &origin("vm2", "synthetic"), &out).unwrap();
+    let audits = export_audits(tmp.path(), &out);
     let expected = json!({
         "traces": traces,
+        "audits": audits,
         "latency": latency,
         "quantiles": QUANTILES,
         "verdicts": exp["data"]["stats"].as_array().unwrap().iter()

@@ -2,6 +2,8 @@
 crate computed (expected.json, written by duckdb.rs). Usage: duckdb_check.py DIR EXPECTED"""
 import json
 import math
+import os
+import re
 import sys
 
 import duckdb
@@ -100,3 +102,31 @@ for l in exp["latency"]:
 (n,) = rows(f"SELECT count(*) FROM {table('experiment_verdict')}")[0]
 assert n == exp["verdicts"], (n, exp["verdicts"])
 print(f"ok experiment: {n} verdicts; tasks checked: {checked}")
+
+
+def fleet_query(title):
+    """The DuckDB query of docs/fleet.md that begins with the comment `-- TITLE`, reading
+    the export under test instead of `fleet/`."""
+    doc = open(os.path.join(os.path.dirname(__file__), "../../../docs/fleet.md")).read()
+    m = re.search(r"^-- " + re.escape(title) + r".*?;$", doc, re.S | re.M)
+    assert m, f"docs/fleet.md has no query '-- {title}'"
+    return m.group(0).replace("'fleet/", f"'{out}/")
+
+
+# Audits: fleet.md's findings by host, over four hosts (one with an older audit).
+a = exp["audits"]
+got = {host: (verdict, high, medium, low, list(ids or []))
+       for host, verdict, high, medium, low, ids in rows(fleet_query("Audit findings by host"))}
+want = {host: (x["verdict"], x["high"], x["medium"], x["low"], x["high_ids"]) for host, x in a["latest"].items()}
+assert got == want, f"audit findings by host: duckdb {got} vs the audits {want}"
+(runs,) = rows(f"SELECT count(DISTINCT trace_id) FROM {table('audit_finding')} WHERE host = 'board1'")[0]
+assert runs == 2, runs
+for host, x in a["latest"].items():
+    (n,) = rows(f"SELECT count(*) FROM {table('audit_finding')} WHERE host = ? AND trace_id = ?", host, x["run"])[0]
+    assert n == x["findings"], (host, n, x["findings"])
+measured = rows(fleet_query("What measured audits saw"))
+assert [h for h, *_ in measured] == ["vm"] * len(measured), measured
+assert max(w for _, _, w, _ in measured) == a["max_ns"], (measured, a["max_ns"])
+(n, noise) = rows(f"SELECT count(*), (SELECT sum(noise_ns) FROM {table('audit_noise')}) FROM {table('audit_latency')}")[0]
+assert (n, noise) == (a["latency_rows"], a["noise_ns"]), (n, noise, a)
+print(f"ok audits: {len(got)} hosts {sorted(got)}, {n} measured latency rows")

@@ -93,7 +93,8 @@ pub const VERDICT: TableDef = TableDef {
     ],
 };
 
-fn f(v: &Value, path: &[&str]) -> Option<f64> {
+/// The number at `path` under `v`.
+pub(crate) fn f(v: &Value, path: &[&str]) -> Option<f64> {
     let mut x = v;
     for k in path {
         x = x.get(k)?;
@@ -101,7 +102,8 @@ fn f(v: &Value, path: &[&str]) -> Option<f64> {
     x.as_f64()
 }
 
-fn s<'a>(v: &'a Value, path: &[&str]) -> Option<&'a str> {
+/// The text at `path` under `v`.
+pub(crate) fn s<'a>(v: &'a Value, path: &[&str]) -> Option<&'a str> {
     let mut x = v;
     for k in path {
         x = x.get(k)?;

@@ -1,6 +1,7 @@
 //! The tables, one file each: what a row is, its columns, and how a row is pushed.
 
 pub mod anomaly;
+pub mod audit;
 pub mod chain;
 pub mod cpu;
 pub mod experiment;
