@@ -48,7 +48,7 @@
 pub mod analysis;
 mod driver;
 mod filter;
-mod hash;
+pub mod hash;
 mod migrations;
 mod model;
 pub mod noise;

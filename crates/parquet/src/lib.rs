@@ -30,6 +30,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod column;
 mod error;
 mod origin;
 mod result;

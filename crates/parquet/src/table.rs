@@ -4,25 +4,27 @@
 //! A table is declared once, as a list of [`Col`]s (name, type, nullable, meaning); the
 //! provenance columns ([`PROVENANCE`]) come first in every table and are filled from the
 //! [`Origin`] of the export. Rows are pushed column by column in declared order through a
-//! [`Row`]; every [`ROW_GROUP_ROWS`] rows the buffered columns are written as one row group
-//! and the buffers emptied, so memory stays bounded whatever the trace's length.
+//! [`Row`] into the column buffers of `column.rs`; every [`ROW_GROUP_ROWS`] rows the
+//! buffers are handed to a thread that writes them as one row group while the next ones
+//! fill, so memory stays bounded (two row groups a table) whatever the trace's length.
 
 use std::fs::{self, File};
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use parquet::basic::{Compression, ZstdLevel};
-use parquet::data_type::{BoolType, ByteArray, ByteArrayType, DoubleType, Int32Type, Int64Type};
+use parquet::basic::{Compression, Encoding, ZstdLevel};
 use parquet::file::metadata::KeyValue;
-use parquet::file::properties::WriterProperties;
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::parser::parse_message_type;
+use parquet::schema::types::ColumnPath;
 
+use crate::column::{Buf, Const, Dict, Group, Pending, Row, Writer};
 use crate::{Error, Origin, SCHEMA_VERSION};
 
 /// Rows per row group.
-pub const ROW_GROUP_ROWS: usize = 64 * 1024;
+pub const ROW_GROUP_ROWS: usize = 32 * 1024;
 
 /// A column's physical and logical type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -132,65 +134,23 @@ pub struct TableDef {
     pub cols: &'static [Col],
 }
 
-enum Vals {
-    I64(Vec<i64>),
-    I32(Vec<i32>),
-    Bool(Vec<bool>),
-    Str(Vec<ByteArray>),
-    F64(Vec<f64>),
-}
-
-struct Buf {
-    vals: Vals,
-    /// Definition levels (1 = present) of a nullable column.
-    defs: Option<Vec<i16>>,
-}
-
-impl Buf {
-    fn new(c: &Col) -> Buf {
-        Buf {
-            vals: match c.ty {
-                Ty::I64 | Ty::Wall => Vals::I64(Vec::new()),
-                Ty::I32 => Vals::I32(Vec::new()),
-                Ty::Bool => Vals::Bool(Vec::new()),
-                Ty::Str => Vals::Str(Vec::new()),
-                Ty::F64 => Vals::F64(Vec::new()),
-            },
-            defs: c.nullable.then(Vec::new),
-        }
-    }
-    fn clear(&mut self) {
-        match &mut self.vals {
-            Vals::I64(v) => v.clear(),
-            Vals::I32(v) => v.clear(),
-            Vals::Bool(v) => v.clear(),
-            Vals::Str(v) => v.clear(),
-            Vals::F64(v) => v.clear(),
-        }
-        if let Some(d) = &mut self.defs {
-            d.clear();
-        }
-    }
-}
-
-/// A value for a column.
-pub(crate) enum V {
-    I64(i64),
-    I32(i32),
-    Bool(bool),
-    Str(ByteArray),
-    F64(f64),
-    Null,
-}
-
 /// A table being written to `DIR/NAME/host=HOST/run=RUN/part.parquet`.
 pub(crate) struct Table {
     def: &'static TableDef,
-    bufs: Vec<Buf>,
+    /// The rows being filled, column by column (the provenance columns excluded).
+    pub(crate) bufs: Vec<Buf>,
+    /// The distinct strings of each string column, in every row group the same indices.
+    pub(crate) dicts: Vec<Option<Dict>>,
     rows: usize,
     written: u64,
-    origin: [V; 4],
-    writer: Option<SerializedFileWriter<BufWriter<File>>>,
+    origin: Arc<[Const; 4]>,
+    /// The file being written, while no row group is being written in the background.
+    writer: Option<Writer>,
+    /// The row group being written in the background; it gives back the writer and the
+    /// emptied buffers.
+    pending: Option<Pending>,
+    /// Emptied buffers, for the next row group.
+    spare: Option<Vec<Buf>>,
     tmp: PathBuf,
     path: PathBuf,
 }
@@ -218,11 +178,6 @@ pub(crate) fn partition_value(s: &str) -> String {
 /// A signed 64-bit value of a u64 (times in ns fit; beyond, the largest).
 pub(crate) fn i64_of(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
-}
-
-/// A string value.
-pub(crate) fn text(s: &str) -> ByteArray {
-    ByteArray::from(s.as_bytes().to_vec())
 }
 
 impl Table {
@@ -254,9 +209,24 @@ impl Table {
             parse_message_type(&schema).map_err(|e| Error::parquet(&path, "the schema", e))?,
         );
         let level = ZstdLevel::try_new(1).map_err(|e| Error::parquet(&path, "zstd level", e))?;
-        let props = WriterProperties::builder()
+        let mut props = WriterProperties::builder()
             .set_compression(Compression::ZSTD(level))
-            .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
+            .set_max_row_group_row_count(Some(ROW_GROUP_ROWS));
+        for c in PROVENANCE.iter().chain(def.cols) {
+            let col = ColumnPath::from(c.name);
+            props = match c.ty {
+                // Times and durations are mostly distinct: a dictionary would hash every
+                // value and hold them all; deltas of sorted times pack in a few bits.
+                Ty::I64 | Ty::Wall => props
+                    .set_column_dictionary_enabled(col.clone(), false)
+                    .set_column_encoding(col, Encoding::DELTA_BINARY_PACKED),
+                // Min and max of names and kinds prune nothing (the hive path has host
+                // and run) and cost two comparisons a row.
+                Ty::Str => props.set_column_statistics_enabled(col, EnabledStatistics::None),
+                _ => props,
+            };
+        }
+        let props = props
             .set_created_by(format!("jitterlab {}", env!("CARGO_PKG_VERSION")))
             .set_key_value_metadata(Some(vec![
                 KeyValue::new("jitterlab.table".into(), def.name.to_string()),
@@ -264,23 +234,29 @@ impl Table {
             ]))
             .build();
         let file = File::create(&tmp).map_err(|e| Error::io(&tmp, "cannot create", e))?;
-        let writer = SerializedFileWriter::new(BufWriter::new(file), schema, Arc::new(props))
-            .map_err(|e| Error::parquet(&path, "the header", e))?;
+        let writer: Writer =
+            SerializedFileWriter::new(BufWriter::new(file), schema, Arc::new(props))
+                .map_err(|e| Error::parquet(&path, "the header", e))?;
+        let text = |s: &str| Const::text(s);
         Ok(Table {
             def,
-            bufs: PROVENANCE.iter().chain(def.cols).map(Buf::new).collect(),
+            bufs: def.cols.iter().map(Buf::new).collect(),
+            dicts: def
+                .cols
+                .iter()
+                .map(|c| (c.ty == Ty::Str).then(Dict::default))
+                .collect(),
             rows: 0,
             written: 0,
-            origin: [
-                V::Str(text(&origin.host)),
-                V::Str(text(&origin.trace_id)),
-                origin
-                    .kernel
-                    .as_deref()
-                    .map_or(V::Null, |k| V::Str(text(k))),
-                origin.start_wall_ns.map_or(V::Null, V::I64),
-            ],
+            origin: Arc::new([
+                text(&origin.host),
+                text(&origin.trace_id),
+                origin.kernel.as_deref().map_or(Const::Null, text),
+                origin.start_wall_ns.map_or(Const::Null, Const::int),
+            ]),
             writer: Some(writer),
+            pending: None,
+            spare: None,
             tmp,
             path,
         })
@@ -288,21 +264,15 @@ impl Table {
 
     /// A new row; push its values in column order, then [`Row::end`].
     pub(crate) fn row(&mut self) -> Row<'_> {
-        for i in 0..PROVENANCE.len() {
-            let v = match &self.origin[i] {
-                V::Str(s) => V::Str(s.clone()),
-                V::I64(v) => V::I64(*v),
-                _ => V::Null,
-            };
-            push(&mut self.bufs[i], v, self.def.name, i);
-        }
-        Row {
-            table: self,
-            col: PROVENANCE.len(),
-        }
+        Row::new(self)
     }
 
-    fn end_row(&mut self) -> Result<(), Error> {
+    /// The table's name.
+    pub(crate) fn name(&self) -> &'static str {
+        self.def.name
+    }
+
+    pub(crate) fn end_row(&mut self) -> Result<(), Error> {
         self.rows += 1;
         if self.rows >= ROW_GROUP_ROWS {
             self.flush()?;
@@ -310,36 +280,46 @@ impl Table {
         Ok(())
     }
 
-    /// Writes the buffered rows as one row group.
+    /// Waits for the row group being written in the background, if any: its writer and
+    /// buffers come back.
+    fn settle(&mut self) -> Result<(), Error> {
+        if let Some(p) = self.pending.take() {
+            let (writer, spare) = p
+                .join()
+                .map_err(|e| Error::parquet(&self.path, "a row group", e))?;
+            self.writer = Some(writer);
+            self.spare = Some(spare);
+        }
+        Ok(())
+    }
+
+    /// Hands the buffered rows to a thread that writes them as one row group (encoding
+    /// and compressing while the trace is read on), after the previous one is written.
     fn flush(&mut self) -> Result<(), Error> {
         if self.rows == 0 {
             return Ok(());
         }
-        let path = &self.path;
-        let Some(writer) = &mut self.writer else {
+        self.settle()?;
+        let Some(writer) = self.writer.take() else {
             return Ok(());
         };
-        let pe = |e| Error::parquet(path, "a row group", e);
-        let mut rg = writer.next_row_group().map_err(pe)?;
-        for b in &self.bufs {
-            let Some(mut col) = rg.next_column().map_err(pe)? else {
-                break;
-            };
-            let defs = b.defs.as_deref();
-            match &b.vals {
-                Vals::I64(v) => col.typed::<Int64Type>().write_batch(v, defs, None),
-                Vals::I32(v) => col.typed::<Int32Type>().write_batch(v, defs, None),
-                Vals::Bool(v) => col.typed::<BoolType>().write_batch(v, defs, None),
-                Vals::Str(v) => col.typed::<ByteArrayType>().write_batch(v, defs, None),
-                Vals::F64(v) => col.typed::<DoubleType>().write_batch(v, defs, None),
-            }
-            .map_err(pe)?;
-            col.close().map_err(pe)?;
-        }
-        rg.close().map_err(pe)?;
-        for b in &mut self.bufs {
-            b.clear();
-        }
+        let fresh = match self.spare.take() {
+            Some(b) => b,
+            None => self.def.cols.iter().map(Buf::new).collect(),
+        };
+        let bufs = std::mem::replace(&mut self.bufs, fresh);
+        let group = Group {
+            rows: self.rows,
+            origin: Arc::clone(&self.origin),
+            // The strings so far, in index order (a few hundred names at most).
+            dicts: self
+                .dicts
+                .iter()
+                .map(|d| d.as_ref().map(|d| d.values.clone()))
+                .collect(),
+            bufs,
+        };
+        self.pending = Some(Pending::spawn(writer, group));
         self.written += self.rows as u64;
         self.rows = 0;
         Ok(())
@@ -349,6 +329,7 @@ impl Table {
     /// path and the rows written.
     pub(crate) fn finish(mut self) -> Result<(PathBuf, u64), Error> {
         self.flush()?;
+        self.settle()?;
         if let Some(w) = self.writer.take() {
             w.close()
                 .map_err(|e| Error::parquet(&self.path, "the footer", e))?;
@@ -362,110 +343,9 @@ impl Table {
 impl Drop for Table {
     fn drop(&mut self) {
         // Not finished (an error): leave no half-written file behind.
-        if self.writer.take().is_some() {
+        let pending = self.pending.take().map(Pending::join);
+        if self.writer.take().is_some() || pending.is_some() {
             let _ = fs::remove_file(&self.tmp);
         }
-    }
-}
-
-fn push(b: &mut Buf, v: V, table: &str, col: usize) {
-    let present = !matches!(v, V::Null);
-    match (&mut b.vals, v) {
-        (_, V::Null) => assert!(
-            b.defs.is_some(),
-            "table {table}: column {col} is not nullable"
-        ),
-        (Vals::I64(x), V::I64(v)) => x.push(v),
-        (Vals::I32(x), V::I32(v)) => x.push(v),
-        (Vals::Bool(x), V::Bool(v)) => x.push(v),
-        (Vals::Str(x), V::Str(v)) => x.push(v),
-        (Vals::F64(x), V::F64(v)) => x.push(v),
-        _ => panic!("table {table}: column {col} pushed a value of another type"),
-    }
-    if let Some(d) = &mut b.defs {
-        d.push(i16::from(present));
-    }
-}
-
-/// One row being pushed, column by column in declared order.
-pub(crate) struct Row<'a> {
-    table: &'a mut Table,
-    col: usize,
-}
-
-impl Row<'_> {
-    fn put(mut self, v: V) -> Self {
-        let name = self.table.def.name;
-        push(&mut self.table.bufs[self.col], v, name, self.col);
-        self.col += 1;
-        self
-    }
-    /// An int64 (or wall-clock) value.
-    pub(crate) fn i64(self, v: i64) -> Self {
-        self.put(V::I64(v))
-    }
-    /// A time or count in u64.
-    pub(crate) fn u64(self, v: u64) -> Self {
-        self.put(V::I64(i64_of(v)))
-    }
-    /// A nullable time or count.
-    pub(crate) fn opt_u64(self, v: Option<u64>) -> Self {
-        self.put(v.map_or(V::Null, |v| V::I64(i64_of(v))))
-    }
-    /// A nullable int64.
-    pub(crate) fn opt_i64(self, v: Option<i64>) -> Self {
-        self.put(v.map_or(V::Null, V::I64))
-    }
-    /// An int32.
-    pub(crate) fn i32(self, v: i32) -> Self {
-        self.put(V::I32(v))
-    }
-    /// A u32 as int32 (CPUs, IRQs, vectors: beyond i32, the largest).
-    pub(crate) fn u32(self, v: u32) -> Self {
-        self.put(V::I32(i32::try_from(v).unwrap_or(i32::MAX)))
-    }
-    /// A nullable int32.
-    pub(crate) fn opt_i32(self, v: Option<i32>) -> Self {
-        self.put(v.map_or(V::Null, V::I32))
-    }
-    /// A nullable u32 as int32.
-    pub(crate) fn opt_u32(self, v: Option<u32>) -> Self {
-        self.put(v.map_or(V::Null, |v| V::I32(i32::try_from(v).unwrap_or(i32::MAX))))
-    }
-    /// A boolean.
-    pub(crate) fn bool(self, v: bool) -> Self {
-        self.put(V::Bool(v))
-    }
-    /// A string.
-    pub(crate) fn str(self, v: &str) -> Self {
-        self.put(V::Str(text(v)))
-    }
-    /// A nullable string.
-    pub(crate) fn opt_str(self, v: Option<&str>) -> Self {
-        self.put(v.map_or(V::Null, |v| V::Str(text(v))))
-    }
-    /// A nullable boolean.
-    pub(crate) fn put_opt_bool(self, v: Option<bool>) -> Self {
-        self.put(v.map_or(V::Null, V::Bool))
-    }
-    /// A double.
-    pub(crate) fn f64(self, v: f64) -> Self {
-        self.put(V::F64(v))
-    }
-    /// A nullable double.
-    pub(crate) fn opt_f64(self, v: Option<f64>) -> Self {
-        self.put(v.map_or(V::Null, V::F64))
-    }
-    /// Ends the row (every column must have been pushed); writes a row group when full.
-    pub(crate) fn end(self) -> Result<(), Error> {
-        debug_assert_eq!(
-            self.col,
-            self.table.bufs.len(),
-            "table {}: a row of {} columns, expected {}",
-            self.table.def.name,
-            self.col,
-            self.table.bufs.len()
-        );
-        self.table.end_row()
     }
 }

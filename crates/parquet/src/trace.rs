@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use jitterlab_analyze::hash::FxMap;
 use jitterlab_analyze::{
     Anomaly, Blind, IrqSpan, Machine, MachineOptions, Marker, Migration, RunSlice, Sink,
     SoftirqSpan, Wake,
@@ -107,13 +108,13 @@ struct Tables {
 /// is returned at the end (the sink's methods cannot fail).
 struct RowSink {
     t: Tables,
-    tgids: HashMap<i32, i32>,
+    tgids: FxMap<i32, i32>,
     irq_names: HashMap<u32, jitterlab_trace::Text>,
     err: Option<Error>,
 }
 
 impl RowSink {
-    fn put(&mut self, f: impl FnOnce(&mut Tables, &HashMap<i32, i32>) -> Result<(), Error>) {
+    fn put(&mut self, f: impl FnOnce(&mut Tables, &FxMap<i32, i32>) -> Result<(), Error>) {
         if self.err.is_none() {
             if let Err(e) = f(&mut self.t, &self.tgids) {
                 self.err = Some(e);
@@ -243,7 +244,7 @@ pub fn export_trace(
             anomaly: mk(&anomaly::DEF)?,
             marker: mk(&marker::DEF)?,
         },
-        tgids: tgids.clone(),
+        tgids: tgids.iter().map(|(&tid, &tgid)| (tid, tgid)).collect(),
         irq_names: HashMap::new(),
         err: None,
     };

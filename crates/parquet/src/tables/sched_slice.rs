@@ -1,6 +1,9 @@
 //! `sched_slice`: a task's (or the idle task's) time on a CPU, switch-in to switch-out.
 
+use std::borrow::Cow;
+
 use jitterlab_analyze::{RunSlice, SliceEnd, SliceStart};
+use jitterlab_trace::TaskState;
 
 use crate::table::{opt, req, Table, TableDef, Ty};
 use crate::Error;
@@ -26,9 +29,14 @@ pub const DEF: TableDef = TableDef {
 
 pub(crate) fn push(t: &mut Table, s: &RunSlice, tgid: Option<i32>) -> Result<(), Error> {
     let (end_kind, state) = match s.end_kind {
-        SliceEnd::Preempted => ("preempted", Some("R".to_string())),
-        SliceEnd::Slept(st) => ("slept", Some(st.to_string())),
-        SliceEnd::Exited => ("exited", Some("X".to_string())),
+        SliceEnd::Preempted => ("preempted", Some(Cow::Borrowed("R"))),
+        // The common states without formatting them.
+        SliceEnd::Slept(TaskState(TaskState::INTERRUPTIBLE)) => ("slept", Some(Cow::Borrowed("S"))),
+        SliceEnd::Slept(TaskState(TaskState::UNINTERRUPTIBLE)) => {
+            ("slept", Some(Cow::Borrowed("D")))
+        }
+        SliceEnd::Slept(st) => ("slept", Some(Cow::Owned(st.to_string()))),
+        SliceEnd::Exited => ("exited", Some(Cow::Borrowed("X"))),
         SliceEnd::TraceEnd => ("trace_end", None),
         SliceEnd::Displaced => ("displaced", None),
         SliceEnd::Lost => ("lost", None),
@@ -42,12 +50,12 @@ pub(crate) fn push(t: &mut Table, s: &RunSlice, tgid: Option<i32>) -> Result<(),
         .opt_i32(tgid)
         .str(s.comm.as_str())
         .opt_i32(s.prio)
-        .str(match s.start_kind {
+        .kind(match s.start_kind {
             SliceStart::Switch => "switch",
             SliceStart::TraceStart => "trace_start",
             SliceStart::Inferred => "inferred",
         })
-        .str(end_kind)
-        .opt_str(state.as_deref())
+        .kind(end_kind)
+        .put_str(state)
         .end()
 }

@@ -51,7 +51,7 @@ pub(crate) fn push(t: &mut Table, w: &Wake, tgid: Option<i32>) -> Result<(), Err
         .opt_i32(tgid)
         .str(w.comm.as_str())
         .i32(w.prio)
-        .str(kind)
+        .kind(kind)
         .opt_i32(wtid)
         .opt_u32(wirq)
         .opt_u32(wvec)
