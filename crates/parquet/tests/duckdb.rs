@@ -137,6 +137,7 @@ fn static_audit(tree: &str, start_wall_ns: u64) -> Value {
         cpus: None,
         mode: jitterlab_audit::Mode::Static,
         compare: None,
+        keep_traces: None,
     };
     let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let mut r = jitterlab_audit::audit(&root, &req, &cancel, |_| {}).unwrap();
