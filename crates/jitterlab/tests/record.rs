@@ -162,15 +162,21 @@ fn a_flight_recorder_ends_at_the_latency_break() {
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Wait for its instance to exist (and so to be tracing).
+    // Wait for its instance to trace: a new instance traces from its mkdir on, before
+    // the session turns it off to set it up; tracing with its events enabled is the
+    // session's last step, and a break arms only buffers that trace.
+    let tracing = || {
+        our_instances().iter().any(|name| {
+            let dir = Path::new(TOP).join("instances").join(name);
+            let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap_or_default();
+            read("tracing_on").trim() == "1" && !read("set_event").trim().is_empty()
+        })
+    };
     let t0 = std::time::Instant::now();
-    while our_instances().is_empty() && t0.elapsed().as_secs() < 60 {
+    while !tracing() && t0.elapsed().as_secs() < 60 {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    assert!(
-        !our_instances().is_empty(),
-        "the recorder did not start within 60 s"
-    );
+    assert!(tracing(), "the recorder did not start within 60 s");
     let o = run(&[
         "latency",
         "--cpus",
