@@ -216,9 +216,38 @@ pub fn p_value(p: f64) -> String {
     }
 }
 
+/// Wraps `text` to lines of at most `width` characters, each prefixed by `indent`.
+pub fn wrap(text: &str, indent: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        if !line.is_empty() && indent.len() + line.len() + 1 + word.len() > width {
+            lines.push(format!("{indent}{line}"));
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() {
+        lines.push(format!("{indent}{line}"));
+    }
+    lines
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn wraps_at_words() {
+        assert_eq!(
+            wrap("one two three four", "  ", 12),
+            ["  one two", "  three four"]
+        );
+        assert!(wrap("", "  ", 10).is_empty());
+    }
 
     #[test]
     fn escapes_control_characters_only() {

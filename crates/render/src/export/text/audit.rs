@@ -8,30 +8,11 @@ use std::io::{self, Write};
 use jitterlab_audit::{AuditReport, Measured, Verdict};
 use jitterlab_host::audit::{Finding, FixKind, Severity};
 
-use crate::units::duration_ns;
+use crate::units::{duration_ns, wrap};
 use crate::{Col, Render, Style, Table};
 
 /// Recommendations in the summary; the rest follow the findings.
 const SUMMARY_RECOMMENDATIONS: usize = 8;
-
-fn wrap(text: &str, indent: &str, width: usize) -> Vec<String> {
-    let mut lines = Vec::new();
-    let mut line = String::new();
-    for word in text.split_whitespace() {
-        if !line.is_empty() && indent.len() + line.len() + 1 + word.len() > width {
-            lines.push(format!("{indent}{line}"));
-            line.clear();
-        }
-        if !line.is_empty() {
-            line.push(' ');
-        }
-        line.push_str(word);
-    }
-    if !line.is_empty() {
-        lines.push(format!("{indent}{line}"));
-    }
-    lines
-}
 
 fn verdict(style: &Style, v: Verdict) -> String {
     match v {

@@ -4,7 +4,7 @@ use std::io::{self, Write};
 
 use jitterlab_host::partition::Advice;
 
-use super::wrap;
+use crate::units::wrap;
 use crate::{Col, Render, Style, Table};
 
 impl Render for Advice {

@@ -18,37 +18,3 @@ impl Render for Placement {
         writeln!(out, "jitterlab: on CPU {}, {}", self.cpus, self.how)
     }
 }
-
-/// Wraps `text` to lines of at most `width` characters, each prefixed by `indent`.
-fn wrap(text: &str, indent: &str, width: usize) -> Vec<String> {
-    let mut lines = Vec::new();
-    let mut line = String::new();
-    for word in text.split_whitespace() {
-        if !line.is_empty() && indent.len() + line.len() + 1 + word.len() > width {
-            lines.push(format!("{indent}{line}"));
-            line.clear();
-        }
-        if !line.is_empty() {
-            line.push(' ');
-        }
-        line.push_str(word);
-    }
-    if !line.is_empty() {
-        lines.push(format!("{indent}{line}"));
-    }
-    lines
-}
-
-#[cfg(test)]
-mod tests {
-    use super::wrap;
-
-    #[test]
-    fn wraps_at_words() {
-        assert_eq!(
-            wrap("one two three four", "  ", 12),
-            ["  one two", "  three four"]
-        );
-        assert!(wrap("", "  ", 10).is_empty());
-    }
-}

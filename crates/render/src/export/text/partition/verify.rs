@@ -4,7 +4,7 @@ use std::io::{self, Write};
 
 use jitterlab_host::partition::{Finding, Level, Verdict, VerifyReport};
 
-use super::wrap;
+use crate::units::wrap;
 use crate::units::{duration_ns, names};
 use crate::{Render, Style};
 
