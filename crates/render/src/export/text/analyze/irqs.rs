@@ -3,7 +3,7 @@
 use std::io::{self, Write};
 
 use jitterlab_analyze::analysis::irqs::{ChainRow, CpuCount, IrqSection};
-use jitterlab_analyze::Bucket;
+use jitterlab_analyze::{Bucket, Stats};
 
 use super::{dur, heading, more, ts};
 use crate::units::duration_ns;
@@ -128,18 +128,16 @@ fn irq_chains(
         out,
         "latency = the IRQ's irq_handler_exit -> the woken task's switch-in:"
     )?;
-    let mut t = Table::new([
-        Col::left("IRQ"),
-        Col::left("TASK"),
-        Col::right("WAKE-UPS"),
-        Col::left("VIA"),
-        Col::right("MIN"),
-        Col::right("AVG"),
-        Col::right("P50"),
-        Col::right("P99"),
-        Col::right("MAX"),
-        Col::right("MAX AT (s)"),
-    ]);
+    let mut t = Table::new(
+        [
+            Col::left("IRQ"),
+            Col::left("TASK"),
+            Col::right("WAKE-UPS"),
+            Col::left("VIA"),
+        ]
+        .into_iter()
+        .chain(latency_columns()),
+    );
     for c in s.chains.iter().take(top) {
         let l = c.latency;
         let via = match (c.via_hardirq, c.via_softirq) {
@@ -147,18 +145,16 @@ fn irq_chains(
             (_, 0) => "hardirq".to_string(),
             (h, s) => format!("hardirq {h}, softirq {s}"),
         };
-        t.row([
-            format!("{} {}", c.irq, c.irq_name),
-            format!("{}-{}", c.comm, c.tid),
-            c.count.to_string(),
-            via,
-            dur(l.map(|l| l.min_ns)),
-            dur(l.map(|l| l.avg_ns)),
-            dur(l.map(|l| l.p50_ns)),
-            dur(l.map(|l| l.p99_ns)),
-            dur(l.map(|l| l.max_ns)),
-            l.map_or_else(|| "-".into(), |l| ts(l.max_at_ns)),
-        ]);
+        t.row(
+            [
+                format!("{} {}", c.irq, c.irq_name),
+                format!("{}-{}", c.comm, c.tid),
+                c.count.to_string(),
+                via,
+            ]
+            .into_iter()
+            .chain(latency_cells(l)),
+        );
     }
     t.write(out, style)?;
     more(out, style, top, s.chains.len(), "chains")?;
@@ -190,30 +186,26 @@ fn softirq_chains(
         out,
         "wake-ups in softirqs no traced IRQ raised; latency = the softirq's softirq_exit -> the woken task's switch-in:"
     )?;
-    let mut t = Table::new([
-        Col::left("SOURCE"),
-        Col::left("TASK"),
-        Col::right("WAKE-UPS"),
-        Col::right("MIN"),
-        Col::right("AVG"),
-        Col::right("P50"),
-        Col::right("P99"),
-        Col::right("MAX"),
-        Col::right("MAX AT (s)"),
-    ]);
+    let mut t = Table::new(
+        [
+            Col::left("SOURCE"),
+            Col::left("TASK"),
+            Col::right("WAKE-UPS"),
+        ]
+        .into_iter()
+        .chain(latency_columns()),
+    );
     for c in s.softirq_chains.iter().take(top) {
         let l = c.latency;
-        t.row([
-            c.source.clone(),
-            format!("{}-{}", c.comm, c.tid),
-            c.count.to_string(),
-            dur(l.map(|l| l.min_ns)),
-            dur(l.map(|l| l.avg_ns)),
-            dur(l.map(|l| l.p50_ns)),
-            dur(l.map(|l| l.p99_ns)),
-            dur(l.map(|l| l.max_ns)),
-            l.map_or_else(|| "-".into(), |l| ts(l.max_at_ns)),
-        ]);
+        t.row(
+            [
+                c.source.clone(),
+                format!("{}-{}", c.comm, c.tid),
+                c.count.to_string(),
+            ]
+            .into_iter()
+            .chain(latency_cells(l)),
+        );
     }
     t.write(out, style)?;
     more(out, style, top, s.softirq_chains.len(), "softirq chains")?;
@@ -230,6 +222,30 @@ fn softirq_chains(
         bars(&title, &c.histogram, out, style)?;
     }
     Ok(())
+}
+
+/// The latency columns of both chain tables.
+fn latency_columns() -> [Col; 6] {
+    [
+        Col::right("MIN"),
+        Col::right("AVG"),
+        Col::right("P50"),
+        Col::right("P99"),
+        Col::right("MAX"),
+        Col::right("MAX AT (s)"),
+    ]
+}
+
+/// A chain's latency in [`latency_columns`].
+fn latency_cells(l: Option<Stats>) -> [String; 6] {
+    [
+        dur(l.map(|l| l.min_ns)),
+        dur(l.map(|l| l.avg_ns)),
+        dur(l.map(|l| l.p50_ns)),
+        dur(l.map(|l| l.p99_ns)),
+        dur(l.map(|l| l.max_ns)),
+        l.map_or_else(|| "-".into(), |l| ts(l.max_at_ns)),
+    ]
 }
 
 fn histogram(c: &ChainRow, out: &mut dyn Write, style: &Style) -> io::Result<()> {
