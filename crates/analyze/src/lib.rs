@@ -46,6 +46,7 @@
 #![deny(missing_docs)]
 
 pub mod analysis;
+mod background;
 mod driver;
 mod filter;
 pub mod hash;

@@ -13,6 +13,7 @@ pub mod timeline;
 
 use jitterlab_trace::{ReadStats, TraceMeta};
 
+use crate::background::Background;
 use crate::driver::{AnalyzeReport, Options, Section, Source};
 use crate::filter::{Filtered, WakeSelect};
 use crate::model::{
@@ -48,7 +49,7 @@ struct Folds {
     tasks: Option<tasks::TaskFold>,
     irqs: Option<irqs::IrqFold>,
     functions: Option<functions::FunctionFold>,
-    timeline: Option<timeline::TimelineFold>,
+    timeline: Option<Background<timeline::TimelineFold>>,
 }
 
 impl Analyses {
@@ -63,7 +64,9 @@ impl Analyses {
             functions: options
                 .wants(Section::Functions)
                 .then(functions::FunctionFold::default),
-            timeline: options.timeline.map(timeline::TimelineFold::new),
+            timeline: options
+                .timeline
+                .map(|o| Background::new(timeline::TimelineFold::new(o), "timeline")),
         };
         Analyses {
             summary: options
@@ -109,7 +112,7 @@ impl Analyses {
             functions: f.functions.map(|a| a.finish(&ctx)).filter(|f| {
                 !f.functions.is_empty() || options.sections.contains(&Section::Functions)
             }),
-            timeline: f.timeline.map(|a| a.finish(&ctx)),
+            timeline: f.timeline.map(|a| a.into_inner().finish(&ctx)),
             warnings: Vec::new(),
         }
     }
