@@ -65,6 +65,8 @@ export function mountTimeline(el, ctx) {
     cursors: { a: null, b: null },
     area: null,
     threshold: 100e3,
+    // The whole-trace view's lanes, kept as an image (tlDraw).
+    kept: { t0: 0, t1: fullEnd, key: null, canvas: null, legend: null },
   };
   let selection = null;
   let lastMatch = null;
@@ -145,7 +147,7 @@ export function mountTimeline(el, ctx) {
         warm.width = Math.max(1, Math.round(s.width));
         warm.height = Math.max(1, Math.round(s.height));
       }
-      tlDraw(warm.getContext("2d"), { ...s, view: { t0: 0, t1: fullEnd }, sel: null, wake: null, area: null });
+      tlDraw(warm.getContext("2d"), { ...s, view: { t0: 0, t1: fullEnd }, sel: null, wake: null, area: null, kept: null });
       if (--left > 0) idle(step);
       else warm.width = warm.height = 0;
     };

@@ -217,23 +217,67 @@ export function tlDraw(ctx, s) {
   ctx.beginPath();
   ctx.rect(0, TL.headH, W, H - TL.headH);
   ctx.clip();
-  model.lanes.forEach((L, row) => {
-    const y = TL.headH + row * TL.rowH - s.scrollTop;
-    if (y + TL.rowH < TL.headH || y > H) return;
-    const R = tlRowLayout(y);
-    tlDrawRow(ctx, s, L, R, c, plotW, npp, X, legend);
-  });
-  if (leftOut) tlDrawLeftOut(ctx, s, plotW, npp, X);
+  const drawLanes = (g) => {
+    model.lanes.forEach((L, row) => {
+      const y = TL.headH + row * TL.rowH - s.scrollTop;
+      if (y + TL.rowH < TL.headH || y > H) return;
+      const R = tlRowLayout(y);
+      tlDrawRow(g, s, L, R, c, plotW, npp, X, legend);
+    });
+    if (leftOut) tlDrawLeftOut(g, s, plotW, npp, X);
+  };
+  const kept = s.kept;
+  if (kept && view.t0 === kept.t0 && view.t1 === kept.t1) {
+    // The whole-trace view (fit, and the first paint): its lanes are kept as an image
+    // and copied while nothing they show has changed.
+    const key = tlKeptKey(ctx, s);
+    if (!kept.key || !tlSameKey(kept.key, key)) {
+      if (!kept.canvas) kept.canvas = document.createElement("canvas");
+      const dpr = key[0];
+      kept.canvas.width = Math.round(W * dpr);
+      kept.canvas.height = Math.round(H * dpr);
+      const g = kept.canvas.getContext("2d");
+      g.setTransform(dpr, 0, 0, dpr, 0, 0);
+      g.font = ctx.font;
+      g.textBaseline = ctx.textBaseline;
+      drawLanes(g);
+      kept.key = key;
+      kept.legend = legend;
+    }
+    ctx.drawImage(kept.canvas, 0, 0, W, H);
+    tlDrawChain(ctx, s, X);
+    ctx.restore();
+    return tlDrawHeader(ctx, s, plotW, npp, X, H, kept.legend);
+  }
+  drawLanes(ctx);
   tlDrawChain(ctx, s, X);
   ctx.restore();
+  return tlDrawHeader(ctx, s, plotW, npp, X, H, legend);
+}
 
-  // Header: axis, markers, then the cursors and the area across everything.
+/** Header: axis, markers, then the cursors and the area across everything. */
+function tlDrawHeader(ctx, s, plotW, npp, X, H, legend) {
   ctx.fillStyle = "#fff";
-  ctx.fillRect(0, 0, W, TL.headH);
+  ctx.fillRect(0, 0, s.width, TL.headH);
   tlDrawAxis(ctx, s, plotW, npp, X);
   tlDrawMarkers(ctx, s, X, H);
   tlDrawCursors(ctx, s, X, H);
   return legend;
+}
+
+/**
+ * What the kept whole-trace lanes depend on besides the view: pixel ratio, size, scroll,
+ * threshold, the selection and each lane's search matches (compared by identity).
+ */
+function tlKeptKey(ctx, s) {
+  const sel = s.sel;
+  const key = [ctx.getTransform().a, s.width, s.height, s.scrollTop, s.threshold, sel ? sel.cpu : null, sel ? sel.kind : null, sel ? sel.index : null];
+  for (const L of s.model.lanes) key.push(L.match, L.irqMatch, L.softMatch);
+  return key;
+}
+
+function tlSameKey(a, b) {
+  return a.length === b.length && a.every((v, k) => v === b[k]);
 }
 
 function tlDrawRow(ctx, s, L, R, c, plotW, npp, X, legend) {
