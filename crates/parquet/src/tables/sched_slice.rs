@@ -48,7 +48,7 @@ pub(crate) fn push(t: &mut Table, s: &RunSlice, tgid: Option<i32>) -> Result<(),
         .opt_i64(s.task.map(i64::from))
         .i32(s.tid)
         .opt_i32(tgid)
-        .str(s.comm.as_str())
+        .comm(s.comm)
         .opt_i32(s.prio)
         .kind(match s.start_kind {
             SliceStart::Switch => "switch",

@@ -43,7 +43,7 @@ pub(crate) fn push(t: &mut Table, utid: usize, info: &TaskInfo) -> Result<(), Er
         .u64(utid as u64)
         .i32(info.tid)
         .opt_i32(info.tgid)
-        .str(info.comm.as_str())
+        .comm(info.comm)
         .opt_i32(info.prio)
         .opt_i32(info.parent)
         .u64(info.first_ts)

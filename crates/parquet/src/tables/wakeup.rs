@@ -49,7 +49,7 @@ pub(crate) fn push(t: &mut Table, w: &Wake, tgid: Option<i32>) -> Result<(), Err
         .i64(i64::from(w.task))
         .i32(w.tid)
         .opt_i32(tgid)
-        .str(w.comm.as_str())
+        .comm(w.comm)
         .i32(w.prio)
         .kind(kind)
         .opt_i32(wtid)
