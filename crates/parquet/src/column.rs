@@ -263,8 +263,8 @@ fn write_group(writer: &mut Writer, g: &Group) -> Result<(), ParquetError> {
             Vals::I32(v) => col.typed::<Int32Type>().write_batch(v, defs, None),
             Vals::Bool(v) => col.typed::<BoolType>().write_batch(v, defs, None),
             Vals::Str(keys) => {
-                // A chunk of rows at a time: the strings are copies (shared bytes) of the
-                // dictionary's, made for the writer and dropped after it.
+                // A chunk of rows at a time: the strings are copies of the dictionary's
+                // (static bytes: a pointer each), made for the writer and dropped after it.
                 let values = dict.as_deref().unwrap_or_default();
                 let mut at = 0;
                 for start in (0..rows).step_by(CHUNK) {
