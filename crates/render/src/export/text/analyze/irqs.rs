@@ -3,9 +3,9 @@
 use std::io::{self, Write};
 
 use jitterlab_analyze::analysis::irqs::{ChainRow, CpuCount, IrqSection};
-use jitterlab_analyze::{Bucket, Stats};
+use jitterlab_analyze::Bucket;
 
-use super::{dur, heading, more, ts};
+use super::{dur, heading, latency_cells, latency_columns, more, ts};
 use crate::units::duration_ns;
 use crate::{Col, Style, Table};
 
@@ -222,30 +222,6 @@ fn softirq_chains(
         bars(&title, &c.histogram, out, style)?;
     }
     Ok(())
-}
-
-/// The latency columns of both chain tables.
-fn latency_columns() -> [Col; 6] {
-    [
-        Col::right("MIN"),
-        Col::right("AVG"),
-        Col::right("P50"),
-        Col::right("P99"),
-        Col::right("MAX"),
-        Col::right("MAX AT (s)"),
-    ]
-}
-
-/// A chain's latency in [`latency_columns`].
-fn latency_cells(l: Option<Stats>) -> [String; 6] {
-    [
-        dur(l.map(|l| l.min_ns)),
-        dur(l.map(|l| l.avg_ns)),
-        dur(l.map(|l| l.p50_ns)),
-        dur(l.map(|l| l.p99_ns)),
-        dur(l.map(|l| l.max_ns)),
-        l.map_or_else(|| "-".into(), |l| ts(l.max_at_ns)),
-    ]
 }
 
 fn histogram(c: &ChainRow, out: &mut dyn Write, style: &Style) -> io::Result<()> {

@@ -9,10 +9,10 @@ mod tasks;
 
 use std::io::{self, Write};
 
-use jitterlab_analyze::{AnalyzeReport, Filter};
+use jitterlab_analyze::{AnalyzeReport, Filter, Stats};
 
 use crate::units::duration_ns;
-use crate::{Render, Style};
+use crate::{Col, Render, Style};
 
 impl Render for AnalyzeReport {
     const SCHEMA: &'static str = "jitterlab.analyze";
@@ -90,6 +90,30 @@ fn ts(ns: u64) -> String {
 /// A duration, or `-`.
 fn dur(ns: Option<u64>) -> String {
     ns.map_or_else(|| "-".to_string(), duration_ns)
+}
+
+/// The latency columns of the wake-up tables: the tasks', the IRQ and softirq chains'.
+pub(super) fn latency_columns() -> [Col; 6] {
+    [
+        Col::right("MIN"),
+        Col::right("AVG"),
+        Col::right("P50"),
+        Col::right("P99"),
+        Col::right("MAX"),
+        Col::right("MAX AT (s)"),
+    ]
+}
+
+/// A latency's statistics in [`latency_columns`] (`-` in each when there are none).
+pub(super) fn latency_cells(l: Option<Stats>) -> [String; 6] {
+    [
+        dur(l.map(|l| l.min_ns)),
+        dur(l.map(|l| l.avg_ns)),
+        dur(l.map(|l| l.p50_ns)),
+        dur(l.map(|l| l.p99_ns)),
+        dur(l.map(|l| l.max_ns)),
+        l.map_or_else(|| "-".into(), |l| ts(l.max_at_ns)),
+    ]
 }
 
 /// `part` as a percentage of `whole`, one decimal.

@@ -4,7 +4,7 @@ use std::io::{self, Write};
 
 use jitterlab_analyze::analysis::tasks::{GroupBy, TaskRow, TaskSection};
 
-use super::{dur, heading, more, prio, ts};
+use super::{dur, heading, latency_cells, latency_columns, more, prio};
 use crate::units::duration_ns;
 use crate::{Col, Style, Table};
 
@@ -97,19 +97,12 @@ pub(super) fn write(
         )?,
         None => writeln!(out, "wake-up latency (sched_waking -> switch-in), worst first:")?,
     }
-    let mut t = Table::new([
-        Col::right("TID"),
-        Col::left("NAME"),
-        Col::right("WAKE-UPS"),
-        Col::right("MIN"),
-        Col::right("AVG"),
-        Col::right("P50"),
-        Col::right("P99"),
-        Col::right("MAX"),
-        Col::right("MAX AT (s)"),
-        Col::right("INFERRED"),
-        Col::left("WOKEN MOSTLY BY"),
-    ]);
+    let mut t = Table::new(
+        [Col::right("TID"), Col::left("NAME"), Col::right("WAKE-UPS")]
+            .into_iter()
+            .chain(latency_columns())
+            .chain([Col::right("INFERRED"), Col::left("WOKEN MOSTLY BY")]),
+    );
     for r in woken.iter().take(top) {
         let Some(w) = r.wakeups else { continue };
         let inferred = if r.wakeups_inferred > 0 {
@@ -121,19 +114,12 @@ pub(super) fn write(
             .wakers
             .first()
             .map_or_else(|| "-".to_string(), |w| format!("{} ({})", w.name, w.count));
-        t.row([
-            r.tid.to_string(),
-            r.comm.clone(),
-            w.count.to_string(),
-            duration_ns(w.min_ns),
-            duration_ns(w.avg_ns),
-            duration_ns(w.p50_ns),
-            duration_ns(w.p99_ns),
-            duration_ns(w.max_ns),
-            ts(w.max_at_ns),
-            inferred,
-            by,
-        ]);
+        t.row(
+            [r.tid.to_string(), r.comm.clone(), w.count.to_string()]
+                .into_iter()
+                .chain(latency_cells(Some(w)))
+                .chain([inferred, by]),
+        );
     }
     t.write(out, style)?;
     more(out, style, top, woken.len(), "tasks with wake-ups")?;
