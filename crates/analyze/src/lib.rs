@@ -50,6 +50,7 @@ mod background;
 mod driver;
 mod filter;
 pub mod hash;
+mod intervals;
 mod migrations;
 mod model;
 pub mod noise;

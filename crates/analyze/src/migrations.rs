@@ -47,16 +47,9 @@ impl MigrationFold {
         t.dedup();
         let mut w: Vec<(u64, u64)> = windows.iter().copied().filter(|(s, e)| s <= e).collect();
         w.sort_unstable();
-        let mut merged: Vec<(u64, u64)> = Vec::with_capacity(w.len());
-        for (s, e) in w {
-            match merged.last_mut() {
-                Some(last) if s <= last.1 => last.1 = last.1.max(e),
-                _ => merged.push((s, e)),
-            }
-        }
         MigrationFold {
             tids: t,
-            windows: merged,
+            windows: crate::intervals::merge(w.into_iter()),
             found: Vec::new(),
         }
     }

@@ -20,6 +20,8 @@
 use std::collections::HashMap;
 
 use jitterlab_trace::{Event, EventKind, EventSource, Result};
+
+use crate::intervals::merge;
 use serde::Serialize;
 
 /// The marker the probe writes just before its window (then ` cpu N`).
@@ -552,18 +554,6 @@ fn best_shift(merged: &[(u64, u64)], gaps: &[(u64, u64)]) -> Option<i64> {
         }
     }
     (best.0 > 0).then_some(best.1)
-}
-
-/// Sorted intervals merged where they overlap.
-fn merge(sorted: impl Iterator<Item = (u64, u64)>) -> Vec<(u64, u64)> {
-    let mut out: Vec<(u64, u64)> = Vec::new();
-    for (s, e) in sorted {
-        match out.last_mut() {
-            Some(last) if s <= last.1 => last.1 = last.1.max(e),
-            _ => out.push((s, e)),
-        }
-    }
-    out
 }
 
 /// Runs a [`NoiseFold`] over `source` for the probe's window on `cpu` (`window_ns` long
