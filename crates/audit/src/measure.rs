@@ -184,22 +184,23 @@ fn measure(
     // The traces, one per latency phase and one per noise window: kept where asked,
     // else they live only as long as the audit (what they say is kept as the blamed
     // spikes and the noise accounts).
-    let temp = match keep {
-        Some(_) => None,
-        None => Some(
-            tempfile::Builder::new()
-                .prefix("jitterlab-audit-")
-                .tempdir()
-                .map_err(|e| format!("a temporary directory for the traces: {e}")),
+    let (traces, _temp): (Result<std::path::PathBuf, String>, _) = match keep {
+        Some(k) => (
+            std::fs::create_dir_all(&k.dir)
+                .map(|_| k.dir.clone())
+                .map_err(|e| format!("{}: {e}", k.dir.display())),
+            None,
         ),
-    };
-    let traces: Result<std::path::PathBuf, String> = match (keep, &temp) {
-        (Some(k), _) => std::fs::create_dir_all(&k.dir)
-            .map(|_| k.dir.clone())
-            .map_err(|e| format!("{}: {e}", k.dir.display())),
-        (None, Some(Ok(t))) => Ok(t.path().to_path_buf()),
-        (None, Some(Err(e))) => Err(e.clone()),
-        (None, None) => Err("no directory for the traces".into()),
+        None => match tempfile::Builder::new()
+            .prefix("jitterlab-audit-")
+            .tempdir()
+        {
+            Ok(t) => (Ok(t.path().to_path_buf()), Some(t)),
+            Err(e) => (
+                Err(format!("a temporary directory for the traces: {e}")),
+                None,
+            ),
+        },
     };
     let shown = |name: &str| keep.map(|k| format!("{}/{name}", k.shown));
     let mut latency = Vec::new();
@@ -234,20 +235,10 @@ fn measure(
         };
         let file = if loaded { "loaded.dat" } else { "idle.dat" };
         let path = traces.as_ref().map(|d| d.join(file));
-        // The recorder's thread inherits this thread's CPUs: it starts on the
-        // housekeeping CPUs, off the CPUs it watches.
-        let housekeeping = online.difference(rt);
-        let before = jitterlab_host::sched::get_affinity(0).ok();
-        let moved = !housekeeping.is_empty()
-            && jitterlab_host::sched::set_affinity(0, &housekeeping).is_ok();
-        let recording = match &path {
+        let recording = off_rt_cpus(&online, rt, || match &path {
             Ok(p) => jitterlab_runner::trace::start(root, p, true).map_err(|e| e.to_string()),
             Err(e) => Err(e.to_string()),
-        };
-        if let (true, Some(b)) = (moved, &before) {
-            // Best effort: the probe and loads place their own threads.
-            let _ = jitterlab_host::sched::set_affinity(0, b);
-        }
+        });
         let counters = CpuCounters::read(root);
         let m = jitterlab_latency::measure(root, &req, cancel, |_| {});
         let interrupts = match (counters, CpuCounters::read(root)) {
@@ -301,15 +292,31 @@ fn measure(
     let mut noise = Vec::new();
     for cpu in rt.iter() {
         progress(&format!("noise probe on CPU {cpu}"));
-        noise.push(noise_phase(root, cpu, noise_ns, &traces, &shown)?);
+        noise.push(noise_phase(root, &online, cpu, noise_ns, &traces, &shown)?);
     }
     Ok(Measured { latency, noise })
+}
+
+/// Runs `start` (a recording) from the CPUs other than `watched`: the recorder's
+/// threads inherit this thread's CPUs, and start off the CPUs they watch.
+fn off_rt_cpus<T>(online: &CpuSet, watched: &CpuSet, start: impl FnOnce() -> T) -> T {
+    let housekeeping = online.difference(watched);
+    let before = jitterlab_host::sched::get_affinity(0).ok();
+    let moved =
+        !housekeeping.is_empty() && jitterlab_host::sched::set_affinity(0, &housekeeping).is_ok();
+    let started = start();
+    if let (true, Some(b)) = (moved, &before) {
+        // Best effort: the probes and loads place their own threads.
+        let _ = jitterlab_host::sched::set_affinity(0, b);
+    }
+    started
 }
 
 /// The noise probe on `cpu`, traced: a recording of that CPU alone runs around it,
 /// and the probe marks its window in it.
 fn noise_phase(
     root: &Root,
+    online: &CpuSet,
     cpu: u32,
     noise_ns: u64,
     traces: &Result<std::path::PathBuf, String>,
@@ -317,10 +324,10 @@ fn noise_phase(
 ) -> Result<NoisePhase, Error> {
     let file = format!("noise-cpu{cpu}.dat");
     let path = traces.as_ref().map(|d| d.join(&file));
-    let recording = match &path {
+    let recording = off_rt_cpus(online, &[cpu].into_iter().collect(), || match &path {
         Ok(p) => jitterlab_runner::trace::start_noise(root, p, cpu).map_err(|e| e.to_string()),
         Err(e) => Err(e.to_string()),
-    };
+    });
     let markers = recording.as_ref().ok().map(|r| NoiseMarkers {
         path: r.marker_path(),
         start: format!("{} cpu {cpu}", jitterlab_analyze::noise::START_MARKER),
