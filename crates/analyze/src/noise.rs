@@ -207,6 +207,8 @@ pub struct NoiseFold {
     stack: Vec<(NoiseKind, u32, u64)>,
     /// The current thread, its name index and since when.
     current: Option<(i32, u32, u64)>,
+    /// The last event of the CPU, ns.
+    last: u64,
 }
 
 impl NoiseFold {
@@ -227,6 +229,7 @@ impl NoiseFold {
             spans: Vec::new(),
             stack: Vec::new(),
             current: None,
+            last: 0,
         }
     }
 
@@ -277,6 +280,18 @@ impl NoiseFold {
             return;
         }
         let ts = ev.ts;
+        // Every event names the task current on its CPU (common_pid): one that is not
+        // the task the fold holds current means a sched_switch the trace does not have.
+        // The old task is taken to have run until the CPU's last event, the new one
+        // from this one, so that no time is counted that the trace does not show.
+        if let Some((tid, name, since)) = self.current {
+            if ev.pid != tid && !matches!(ev.kind, EventKind::SchedSwitch { .. }) {
+                self.close_thread(tid, name, since, self.last.max(since));
+                let name = self.task_name(ev.pid, &format!("tid {}", ev.pid));
+                self.current = Some((ev.pid, name, ts));
+            }
+        }
+        self.last = ts;
         match &ev.kind {
             EventKind::Print { text, .. } => {
                 let t = text.trim_end();
@@ -304,11 +319,7 @@ impl NoiseFold {
                 if let Some((tid, name, since)) = self.current.take() {
                     self.close_thread(tid, name, since, ts);
                 }
-                let name = if *next_pid == 0 {
-                    self.name(NoiseKind::Idle, "idle")
-                } else {
-                    self.name(NoiseKind::Thread, &format!("{next_comm}-{next_pid}"))
-                };
+                let name = self.task_name(*next_pid, &format!("{next_comm}-{next_pid}"));
                 self.current = Some((*next_pid, name, ts));
             }
             EventKind::IrqHandlerEntry { name, .. } => {
@@ -344,6 +355,15 @@ impl NoiseFold {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// The name index of task `tid` (`idle` for tid 0, else `name`).
+    fn task_name(&mut self, tid: i32, name: &str) -> u32 {
+        if tid == 0 {
+            self.name(NoiseKind::Idle, "idle")
+        } else {
+            self.name(NoiseKind::Thread, name)
         }
     }
 
@@ -813,6 +833,43 @@ mod tests {
             .gaps
             .iter()
             .all(|g| g.cause == NoiseKind::Thread && g.traced_ns == 8_000));
+    }
+
+    #[test]
+    fn a_switch_the_trace_lost_ends_at_the_cpus_last_event() {
+        // The probe went idle (throttled) at 100 us; the switch back was lost, but the
+        // tick at 200 us interrupted idle (pid 0) and the end marker is the probe's.
+        let tick = |ts, pid, entry: bool| {
+            ev(
+                ts,
+                pid,
+                EventKind::Other {
+                    name: Text::from(if entry {
+                        "irq_vectors:local_timer_entry"
+                    } else {
+                        "irq_vectors:local_timer_exit"
+                    }),
+                    fields: Vec::new(),
+                },
+            )
+        };
+        let events = [
+            print(0, "jitterlab-noise: start cpu 1"),
+            switch(100_000, 7, 0, "swapper/1"),
+            tick(200_000, 0, true),
+            tick(205_000, 0, false),
+            tick(900_000, 7, true),
+            tick(905_000, 7, false),
+            print(1_000_000, "jitterlab-noise: end cpu 1"),
+        ];
+        let gaps = [ProbeGap {
+            at_ns: 100_000,
+            ns: 200_000,
+        }];
+        let a = fold(&events, 1_000_000, &gaps);
+        // Idle from the switch to the CPU's last idle event, not to the window's end.
+        assert_eq!(a.idle_ns, 105_000);
+        assert_eq!(a.traced_in_gaps_ns, a.traced_ns - 5_000);
     }
 
     #[test]
