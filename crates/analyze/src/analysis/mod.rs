@@ -49,7 +49,7 @@ struct Folds {
     tasks: Option<tasks::TaskFold>,
     irqs: Option<irqs::IrqFold>,
     functions: Option<functions::FunctionFold>,
-    timeline: Option<Background<timeline::TimelineFold>>,
+    timeline: Option<Background>,
 }
 
 impl Analyses {

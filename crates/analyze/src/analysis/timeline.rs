@@ -274,6 +274,95 @@ impl Timeline {
     }
 }
 
+/// What the fold takes of a run slice: a [`RunSlice`] without its name, which is what
+/// the analysis thread hands the fold's thread (background.rs).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SliceRec {
+    start: u64,
+    end: u64,
+    cpu: u32,
+    /// The task incarnation; [`NO_TASK`] for the idle task.
+    task: u32,
+    /// Kernel priority; 255 unknown.
+    prio: u8,
+    /// How it began (the bits 4-5 of the flags column).
+    begin: u8,
+    end_kind: SliceEnd,
+}
+
+/// [`SliceRec::task`] of the idle task.
+const NO_TASK: u32 = u32::MAX;
+
+impl From<&RunSlice> for SliceRec {
+    fn from(s: &RunSlice) -> SliceRec {
+        SliceRec {
+            start: s.start,
+            end: s.end,
+            cpu: s.cpu,
+            task: s.task.filter(|_| !s.is_idle()).unwrap_or(NO_TASK),
+            prio: s.prio.and_then(|p| u8::try_from(p).ok()).unwrap_or(255),
+            begin: match s.start_kind {
+                SliceStart::Switch => 0,
+                SliceStart::TraceStart => 1,
+                SliceStart::Inferred => 2,
+            },
+            end_kind: s.end_kind,
+        }
+    }
+}
+
+/// What the fold takes of a wake-up (a [`Wake`] without names and the times it does not
+/// draw).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct WakeRec {
+    switch_in: u64,
+    latency: u64,
+    /// Switch-in minus the IRQ's handler exit (flag `WAKE_IRQ_EXIT`).
+    irq_exit: u64,
+    /// Switch-in minus sched_wakeup (flag `WAKE_WAKEUP`).
+    wakeup: u64,
+    cpu: u32,
+    tid: i32,
+    waker_cpu: u32,
+    waker: Waker,
+    /// `WAKE_*` bits.
+    flags: u8,
+}
+
+impl From<&Wake> for WakeRec {
+    fn from(w: &Wake) -> WakeRec {
+        let mut flags = 0;
+        if w.inferred {
+            flags |= WAKE_INFERRED;
+        }
+        if w.new_task {
+            flags |= WAKE_NEW;
+        }
+        if w.by_hrtimer {
+            flags |= WAKE_HRTIMER;
+        }
+        let irq_exit = w.irq_exit_ts.and_then(|x| w.switch_in_ts.checked_sub(x));
+        if irq_exit.is_some() {
+            flags |= WAKE_IRQ_EXIT;
+        }
+        let wakeup = w.wakeup_ts.and_then(|x| w.switch_in_ts.checked_sub(x));
+        if wakeup.is_some() {
+            flags |= WAKE_WAKEUP;
+        }
+        WakeRec {
+            switch_in: w.switch_in_ts,
+            latency: w.latency(),
+            irq_exit: irq_exit.unwrap_or(0),
+            wakeup: wakeup.unwrap_or(0),
+            cpu: w.cpu,
+            tid: w.tid,
+            waker_cpu: w.waker_cpu,
+            waker: w.waker,
+            flags,
+        }
+    }
+}
+
 /// A wake-up waiting for its slice index.
 struct PendingWake {
     switch_in: u64,
@@ -331,6 +420,12 @@ impl TimelineFold {
             left_out: None,
             overview_ns: OVERVIEW_BASE_NS,
         }
+    }
+
+    /// The lanes so far.
+    #[cfg(test)]
+    pub(crate) fn columns(&self) -> &[CpuLanes] {
+        &self.cpus
     }
 
     fn lanes(&mut self, cpu: u32) -> &mut CpuLanes {
@@ -422,12 +517,14 @@ impl TimelineFold {
     /// end.
     fn overview_slice(&mut self, cpu: u32, start: u64, end: u64) {
         let at = end.saturating_sub(1).max(start);
-        // Widen first (the end is the later time), then find the first bucket.
-        let last = self.bucket(at);
-        let first = self.bucket(start);
+        // Widen for the end (the later time); the start's bucket is then at or before it.
+        let (last, _) = self.overview(cpu, at);
         let (width, origin) = (self.overview_ns, self.origin());
-        let (_, o) = self.overview(cpu, at);
-        if end > start {
+        let first = (start.saturating_sub(origin) / width) as usize;
+        let o = &mut self.cpus[cpu as usize].overview;
+        if first == last {
+            o.busy[last] += end.saturating_sub(start);
+        } else if end > start {
             for (i, b) in o.busy.iter_mut().enumerate().take(last + 1).skip(first) {
                 let b0 = origin + i as u64 * width;
                 *b += end.min(b0 + width) - start.max(b0);
@@ -585,16 +682,13 @@ fn sort_irqs(c: &mut IrqColumns) {
     c.depth = order.iter().map(|&i| c.depth[i]).collect();
 }
 
-impl Sink for TimelineFold {
-    fn begin(&mut self, ts: u64) {
-        self.origin = Some(ts);
-        self.end = ts;
-    }
-    fn slice(&mut self, s: &RunSlice) {
+impl TimelineFold {
+    /// [`Sink::slice`], of what the fold takes of the slice.
+    pub(crate) fn slice_rec(&mut self, s: &SliceRec) {
         self.end = self.end.max(s.end);
-        let Some(task) = s.task.filter(|_| !s.is_idle()) else {
+        if s.task == NO_TASK {
             return;
-        };
+        }
         self.overview_slice(s.cpu, s.start, s.end);
         if !self.keep(s.start, s.end) {
             if let Some(l) = &mut self.left_out {
@@ -602,33 +696,29 @@ impl Sink for TimelineFold {
             }
             return;
         }
-        let t = task as usize;
+        let t = s.task as usize;
         if self.tasks.len() <= t {
             self.tasks.resize(t + 1, u32::MAX);
         }
         if self.tasks[t] == u32::MAX {
             self.tasks[t] = self.task_order.len() as u32;
-            self.task_order.push(task);
+            self.task_order.push(s.task);
         }
         let index = self.tasks[t];
         let end = self.end_code(s.end_kind);
-        let begin: u8 = match s.start_kind {
-            SliceStart::Switch => 0,
-            SliceStart::TraceStart => 1,
-            SliceStart::Inferred => 2,
-        };
         let c = &mut self.lanes(s.cpu).slices;
         c.start.push(s.start);
-        c.dur.push(s.duration());
+        c.dur.push(s.end.saturating_sub(s.start));
         c.task.push(index);
-        c.prio
-            .push(s.prio.and_then(|p| u8::try_from(p).ok()).unwrap_or(255));
-        c.flags.push(end | begin << 4);
+        c.prio.push(s.prio);
+        c.flags.push(end | s.begin << 4);
     }
-    fn wake(&mut self, w: &Wake) {
-        let (b, o) = self.overview(w.cpu, w.switch_in_ts);
-        o.max_lat[b] = o.max_lat[b].max(w.latency());
-        if self.left_out.is_some_and(|l| w.switch_in_ts >= l.after) {
+
+    /// [`Sink::wake`], of what the fold takes of the wake-up.
+    pub(crate) fn wake_rec(&mut self, w: &WakeRec) {
+        let (b, o) = self.overview(w.cpu, w.switch_in);
+        o.max_lat[b] = o.max_lat[b].max(w.latency);
+        if self.left_out.is_some_and(|l| w.switch_in >= l.after) {
             if let Some(l) = &mut self.left_out {
                 l.wakes += 1;
             }
@@ -643,39 +733,34 @@ impl Sink for TimelineFold {
                 vec.and_then(|v| u8::try_from(v).ok()).unwrap_or(255),
             ),
         };
-        let mut flags = 0;
-        if w.inferred {
-            flags |= WAKE_INFERRED;
-        }
-        if w.new_task {
-            flags |= WAKE_NEW;
-        }
-        if w.by_hrtimer {
-            flags |= WAKE_HRTIMER;
-        }
-        let irq_exit = w.irq_exit_ts.and_then(|x| w.switch_in_ts.checked_sub(x));
-        if irq_exit.is_some() {
-            flags |= WAKE_IRQ_EXIT;
-        }
-        let wakeup = w.wakeup_ts.and_then(|x| w.switch_in_ts.checked_sub(x));
-        if wakeup.is_some() {
-            flags |= WAKE_WAKEUP;
-        }
         self.lanes(w.cpu);
         self.pending[w.cpu as usize].push(PendingWake {
-            switch_in: w.switch_in_ts,
+            switch_in: w.switch_in,
             tid: w.tid,
         });
         let c = &mut self.cpus[w.cpu as usize].wakes;
         c.slice.push(0);
-        c.lat.push(w.latency());
+        c.lat.push(w.latency);
         c.waker.push(kind);
         c.waker_cpu.push(w.waker_cpu);
         c.waker_id.push(id);
         c.vec.push(vec);
-        c.irq_exit.push(irq_exit.unwrap_or(0));
-        c.wakeup.push(wakeup.unwrap_or(0));
-        c.flags.push(flags);
+        c.irq_exit.push(w.irq_exit);
+        c.wakeup.push(w.wakeup);
+        c.flags.push(w.flags);
+    }
+}
+
+impl Sink for TimelineFold {
+    fn begin(&mut self, ts: u64) {
+        self.origin = Some(ts);
+        self.end = ts;
+    }
+    fn slice(&mut self, s: &RunSlice) {
+        self.slice_rec(&SliceRec::from(s));
+    }
+    fn wake(&mut self, w: &Wake) {
+        self.wake_rec(&WakeRec::from(w));
     }
     fn irq(&mut self, s: &IrqSpan) {
         self.end = self.end.max(s.end);
