@@ -139,14 +139,113 @@ struct ColumnRef {
     delta: Option<&'static str>,
 }
 
-/// One block of columns, uncompressed.
-struct Block {
+/// Where a column's values come from: the model's columns, read when a piece of the
+/// block is written (the block itself is never held uncompressed).
+#[derive(Clone, Copy)]
+enum Source<'a> {
+    U8(&'a [u8]),
+    U32(&'a [u32]),
+    U64(&'a [u64]),
+    /// `v[i] - v[i - 1]` (`v[0] - first`); the values are in time order.
+    Deltas(&'a [u64], u64),
+    /// `v[i] - v[i - 1]` (`v[0]`), of indices in order.
+    Deltas32(&'a [u32]),
+    /// Each start minus the previous interval's end (the first: minus `first`), where no
+    /// interval starts before the previous one ends ([`ends_before_starts`]).
+    Gaps(&'a [u64], &'a [u64], u64),
+}
+
+impl Source<'_> {
+    fn len(&self) -> usize {
+        match *self {
+            Source::U8(v) => v.len(),
+            Source::U32(v) | Source::Deltas32(v) => v.len(),
+            Source::U64(v) | Source::Deltas(v, _) | Source::Gaps(v, _, _) => v.len(),
+        }
+    }
+
+    /// Calls `f` with each value, in order.
+    #[inline]
+    fn each(&self, mut f: impl FnMut(u64)) {
+        match *self {
+            Source::U8(v) => v.iter().for_each(|&x| f(u64::from(x))),
+            Source::U32(v) => v.iter().for_each(|&x| f(u64::from(x))),
+            Source::U64(v) => v.iter().for_each(|&x| f(x)),
+            Source::Deltas(v, first) => {
+                let mut prev = first;
+                for &x in v {
+                    f(x.saturating_sub(prev));
+                    prev = x;
+                }
+            }
+            Source::Deltas32(v) => {
+                let mut prev = 0;
+                for &x in v {
+                    f(u64::from(x.saturating_sub(prev)));
+                    prev = x;
+                }
+            }
+            Source::Gaps(start, dur, first) => {
+                let mut prev_end = first;
+                for (&s, &d) in start.iter().zip(dur) {
+                    f(s.saturating_sub(prev_end));
+                    prev_end = s + d;
+                }
+            }
+        }
+    }
+}
+
+/// What a segment of a block holds of its column.
+#[derive(Clone, Copy)]
+enum Part {
+    /// Each value as a byte (a `u8` column).
+    Bytes,
+    /// Byte `shift / 8` of each value, values over `cap` written as `cap`.
+    Plane { shift: u32, cap: u64 },
+    /// The values at or over `escape`, as f64s (a `u32x` column's escaped values).
+    Big { escape: u64 },
+}
+
+/// A stretch of a block: one plane of a column, a `u8` column, or a column's escaped
+/// values; the block is compressed in pieces of whole segments ([`pieces`]).
+#[derive(Clone, Copy)]
+struct Segment<'a> {
+    source: Source<'a>,
+    part: Part,
+    len: usize,
+}
+
+impl Segment<'_> {
+    /// Appends the segment's bytes to `out`.
+    fn write(&self, out: &mut Vec<u8>) {
+        let base = out.len();
+        out.resize(base + self.len, 0);
+        let mut o = out[base..].iter_mut();
+        let mut put = |b: u8| {
+            if let Some(slot) = o.next() {
+                *slot = b;
+            }
+        };
+        match self.part {
+            Part::Bytes => self.source.each(|x| put(x as u8)),
+            Part::Plane { shift, cap } => self.source.each(|x| put((x.min(cap) >> shift) as u8)),
+            Part::Big { escape } => self.source.each(|x| {
+                if x >= escape {
+                    (x as f64).to_le_bytes().into_iter().for_each(&mut put);
+                }
+            }),
+        }
+    }
+}
+
+/// One block of columns: where each column is, and the segments that make its bytes.
+struct Block<'a> {
     index: usize,
-    bytes: Vec<u8>,
+    /// Bytes, uncompressed.
+    size: usize,
     columns: BTreeMap<&'static str, ColumnRef>,
-    /// Where each segment ends (a byte plane, a `u8` column, a column's escaped values):
-    /// the block is compressed in pieces cut there ([`pieces`]).
-    cuts: Vec<usize>,
+    segments: Vec<Segment<'a>>,
 }
 
 /// The byte planes needed for values up to `max`.
@@ -164,20 +263,13 @@ fn escape_of(planes: u8) -> u64 {
     (1u64 << (8 * u32::from(planes))) - 1
 }
 
-impl Block {
-    fn new(index: usize) -> Block {
+impl<'a> Block<'a> {
+    fn new(index: usize) -> Block<'a> {
         Block {
             index,
-            bytes: Vec::new(),
+            size: 0,
             columns: BTreeMap::new(),
-            cuts: Vec::new(),
-        }
-    }
-
-    /// Ends a segment at the block's current end.
-    fn cut(&mut self) {
-        if self.cuts.last().copied().unwrap_or(0) < self.bytes.len() {
-            self.cuts.push(self.bytes.len());
+            segments: Vec::new(),
         }
     }
 
@@ -185,7 +277,7 @@ impl Block {
         let r = ColumnRef {
             kind,
             block: self.index,
-            offset: self.bytes.len(),
+            offset: self.size,
             count,
             planes: None,
             big: None,
@@ -194,162 +286,137 @@ impl Block {
         self.columns.entry(name).or_insert(r)
     }
 
-    fn u8s(&mut self, name: &'static str, v: &[u8]) {
+    fn segment(&mut self, source: Source<'a>, part: Part, len: usize) {
+        if len > 0 {
+            self.segments.push(Segment { source, part, len });
+            self.size += len;
+        }
+    }
+
+    fn u8s(&mut self, name: &'static str, v: &'a [u8]) {
         self.add(name, "u8", v.len());
-        self.bytes.extend_from_slice(v);
-        self.cut();
+        self.segment(Source::U8(v), Part::Bytes, v.len());
     }
 
-    /// The lowest `planes` byte planes of `v`, each values at or over `cap` written as
-    /// `cap`: all lowest bytes, then all second bytes..., each plane a segment.
-    fn planes<T: Copy + Into<u64>>(&mut self, planes: u8, cap: u64, v: &[T]) {
-        let n = v.len();
-        let base = self.bytes.len();
-        self.bytes.resize(base + n * usize::from(planes), 0);
-        let out = &mut self.bytes[base..];
-        // One pass over the values, whatever the planes (each plane's bytes are apart).
-        match planes {
-            1 => {
-                for (o, &x) in out.iter_mut().zip(v) {
-                    *o = x.into().min(cap) as u8;
-                }
-            }
-            2 => {
-                let (p0, p1) = out.split_at_mut(n);
-                for ((a, b), &x) in p0.iter_mut().zip(p1).zip(v) {
-                    let x = x.into().min(cap) as u32;
-                    (*a, *b) = (x as u8, (x >> 8) as u8);
-                }
-            }
-            _ => {
-                for (i, &x) in v.iter().enumerate() {
-                    let x = x.into().min(cap) as u32;
-                    for p in 0..usize::from(planes) {
-                        out[p * n + i] = (x >> (8 * p)) as u8;
-                    }
-                }
-            }
-        }
-        for p in 1..=usize::from(planes) {
-            self.cuts.push(base + p * n);
+    /// The lowest `planes` byte planes of `source`, values over `cap` written as `cap`.
+    fn planes(&mut self, source: Source<'a>, planes: u8, cap: u64) {
+        for p in 0..u32::from(planes) {
+            let part = Part::Plane { shift: 8 * p, cap };
+            self.segment(source, part, source.len());
         }
     }
 
-    fn u32s(&mut self, name: &'static str, v: &[u32]) {
-        let planes = planes_for(v.iter().copied().max().map_or(0, u64::from));
-        self.add(name, "u32", v.len()).planes = Some(planes);
-        self.planes(planes, u64::MAX, v);
+    fn u32s(&mut self, name: &'static str, source: Source<'a>) {
+        let mut max = 0;
+        source.each(|x| max = max.max(x));
+        let planes = planes_for(max);
+        self.add(name, "u32", source.len()).planes = Some(planes);
+        self.planes(source, planes, u64::MAX);
     }
 
     /// A `u32x` column: the planes that make it smallest, values at or over the escape
     /// (the planes' all-ones value) written as f64s after them.
-    fn u32x(&mut self, name: &'static str, v: &[u64]) -> &mut ColumnRef {
-        let count = v.len();
+    fn u32x(&mut self, name: &'static str, source: Source<'a>) -> &mut ColumnRef {
+        let count = source.len();
         let mut over = [0usize; 4];
-        for &x in v {
-            for (p, o) in over.iter_mut().enumerate() {
-                *o += usize::from(x >= escape_of(p as u8 + 1));
-            }
-        }
+        source.each(|x| {
+            over[0] += usize::from(x >= 0xFF);
+            over[1] += usize::from(x >= 0xFFFF);
+            over[2] += usize::from(x >= 0xFF_FFFF);
+            over[3] += usize::from(x >= 0xFFFF_FFFF);
+        });
         // The fewest planes that leave at most 1 % of the values escaped: an f64
         // compresses far worse than a plane that is mostly zeros.
         let planes = (1..=4u8)
             .find(|&p| over[usize::from(p) - 1] * 100 <= count)
             .unwrap_or(4);
         let escape = escape_of(planes);
-        let offset = self.bytes.len();
-        self.planes(planes, escape, v);
-        let mut big = 0;
-        for &x in v.iter().filter(|&&x| x >= escape) {
-            self.bytes.extend_from_slice(&(x as f64).to_le_bytes());
-            big += 1;
-        }
-        self.cut();
+        let big = over[usize::from(planes) - 1];
+        let offset = self.size;
+        self.planes(source, planes, escape);
+        self.segment(source, Part::Big { escape }, 8 * big);
         let r = self.add(name, "u32x", count);
         r.offset = offset;
         r.planes = Some(planes);
         r.big = Some(big);
         r
     }
+
+    /// The block's bytes, uncompressed (what the page inflates).
+    #[cfg(test)]
+    fn bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        for s in &self.segments {
+            s.write(&mut out);
+        }
+        out
+    }
 }
 
-/// `v[i] - v[i - 1]` (`v[0] - first`); the values are in time order.
-fn deltas(v: &[u64], first: u64) -> Vec<u64> {
-    std::iter::once(first)
-        .chain(v.iter().copied())
-        .zip(v.iter().copied())
-        .map(|(a, b)| b.saturating_sub(a))
-        .collect()
-}
-
-/// Each start minus the previous interval's end (the first: minus `first`), when no
-/// interval starts before the previous one ends.
-fn gaps<'a>(start: &'a [u64], dur: &'a [u64], first: u64) -> Option<Vec<u64>> {
+/// Whether no interval starts before the previous one ends (the first not before
+/// `first`): then a start column holds gaps ([`Source::Gaps`]).
+fn ends_before_starts(start: &[u64], dur: &[u64], first: u64) -> bool {
     let mut prev_end = first;
-    let mut out = Vec::with_capacity(start.len());
     for (&s, &d) in start.iter().zip(dur) {
-        out.push(s.checked_sub(prev_end)?);
+        if s < prev_end {
+            return false;
+        }
         prev_end = s + d;
     }
-    Some(out)
+    true
 }
 
 /// A CPU's draw block (number `index`): what the timeline draws, which the page inflates
 /// before the first paint.
-fn draw_block(c: &CpuLanes, origin: u64, index: usize) -> Block {
+fn draw_block(c: &CpuLanes, origin: u64, index: usize) -> Block<'_> {
     let mut b = Block::new(index);
     let s = &c.slices;
-    match gaps(&s.start, &s.dur, origin) {
-        Some(g) => b.u32x("slices.start", &g).delta = Some("end"),
-        None => {
-            b.u32x("slices.start", &deltas(&s.start, origin));
-        }
+    if ends_before_starts(&s.start, &s.dur, origin) {
+        let gaps = Source::Gaps(&s.start, &s.dur, origin);
+        b.u32x("slices.start", gaps).delta = Some("end");
+    } else {
+        b.u32x("slices.start", Source::Deltas(&s.start, origin));
     }
-    b.u32x("slices.dur", &s.dur);
-    b.u32s("slices.task", &s.task);
+    b.u32x("slices.dur", Source::U64(&s.dur));
+    b.u32s("slices.task", Source::U32(&s.task));
     let w = &c.wakes;
-    let slice_deltas: Vec<u32> = std::iter::once(0)
-        .chain(w.slice.iter().copied())
-        .zip(w.slice.iter().copied())
-        .map(|(a, b)| b.saturating_sub(a))
-        .collect();
-    b.u32s("wakes.slice", &slice_deltas);
-    b.u32x("wakes.lat", &w.lat);
+    b.u32s("wakes.slice", Source::Deltas32(&w.slice));
+    b.u32x("wakes.lat", Source::U64(&w.lat));
     let i = &c.irqs;
-    b.u32x("irqs.start", &deltas(&i.start, origin));
-    b.u32x("irqs.dur", &i.dur);
+    b.u32x("irqs.start", Source::Deltas(&i.start, origin));
+    b.u32x("irqs.dur", Source::U64(&i.dur));
     let s = &c.softirqs;
-    b.u32x("softirqs.start", &deltas(&s.start, origin));
-    b.u32x("softirqs.dur", &s.dur);
+    b.u32x("softirqs.start", Source::Deltas(&s.start, origin));
+    b.u32x("softirqs.dur", Source::U64(&s.dur));
     let o = &c.overview;
-    b.u32x("overview.busy", &o.busy);
-    b.u32x("overview.max_dur", &o.max_dur);
-    b.u32x("overview.max_lat", &o.max_lat);
-    b.u32x("overview.count", &o.count);
+    b.u32x("overview.busy", Source::U64(&o.busy));
+    b.u32x("overview.max_dur", Source::U64(&o.max_dur));
+    b.u32x("overview.max_lat", Source::U64(&o.max_lat));
+    b.u32x("overview.count", Source::U64(&o.count));
     b
 }
 
 /// A CPU's detail block (number `index`): the columns the timeline does not draw.
-fn detail_block(c: &CpuLanes, index: usize) -> Block {
+fn detail_block(c: &CpuLanes, index: usize) -> Block<'_> {
     let mut d = Block::new(index);
     let s = &c.slices;
     d.u8s("slices.prio", &s.prio);
     d.u8s("slices.flags", &s.flags);
     let w = &c.wakes;
     d.u8s("wakes.waker", &w.waker);
-    d.u32s("wakes.waker_cpu", &w.waker_cpu);
-    d.u32s("wakes.waker_id", &w.waker_id);
+    d.u32s("wakes.waker_cpu", Source::U32(&w.waker_cpu));
+    d.u32s("wakes.waker_id", Source::U32(&w.waker_id));
     d.u8s("wakes.vec", &w.vec);
-    d.u32x("wakes.irq_exit", &w.irq_exit);
-    d.u32x("wakes.wakeup", &w.wakeup);
+    d.u32x("wakes.irq_exit", Source::U64(&w.irq_exit));
+    d.u32x("wakes.wakeup", Source::U64(&w.wakeup));
     d.u8s("wakes.flags", &w.flags);
     let i = &c.irqs;
-    d.u32s("irqs.irq", &i.irq);
+    d.u32s("irqs.irq", Source::U32(&i.irq));
     d.u8s("irqs.depth", &i.depth);
     let s = &c.softirqs;
     d.u8s("softirqs.vec", &s.vec);
-    d.u32s("softirqs.raised_by", &s.raised_by);
-    d.u32x("softirqs.raise", &s.raise);
+    d.u32s("softirqs.raised_by", Source::U32(&s.raised_by));
+    d.u32x("softirqs.raise", Source::U64(&s.raise));
     d
 }
 
@@ -414,19 +481,20 @@ const PIECE_MIN: usize = 64 << 10;
 /// The deflate level of a piece that compresses.
 const LEVEL: i32 = 2;
 
-/// A block's pieces: byte ranges of whole segments, each at least [`PIECE_MIN`] long but
-/// the last.
+/// A block's pieces: ranges of whole segments, each at least [`PIECE_MIN`] bytes long
+/// but the last.
 fn pieces(b: &Block) -> Vec<std::ops::Range<usize>> {
     let mut out = Vec::new();
-    let mut from = 0;
-    for &cut in &b.cuts {
-        if cut - from >= PIECE_MIN {
-            out.push(from..cut);
-            from = cut;
+    let (mut from, mut len) = (0, 0);
+    for (i, s) in b.segments.iter().enumerate() {
+        len += s.len;
+        if len >= PIECE_MIN {
+            out.push(from..i + 1);
+            (from, len) = (i + 1, 0);
         }
     }
-    if from < b.bytes.len() || out.is_empty() {
-        out.push(from..b.bytes.len());
+    if from < b.segments.len() || out.is_empty() {
+        out.push(from..b.segments.len());
     }
     out
 }
@@ -522,28 +590,44 @@ fn deflate_piece(bytes: &[u8]) -> io::Result<Vec<u8>> {
 /// its end code).
 const FINAL_BLOCK: [u8; 2] = [0x03, 0x00];
 
-/// Every CPU's draw and detail blocks, compressed: the blocks are built in parallel,
-/// then their pieces compressed in parallel and put back together in order.
+/// Every CPU's draw and detail blocks, compressed: the pieces of every block written
+/// and compressed in parallel (each worker writes its piece into a buffer of its own,
+/// reused), then put back together in order.
 fn packed_blocks(t: &Timeline) -> io::Result<Vec<(Packed, Packed)>> {
     let o = t.origin;
     let blocks: Vec<Block> = t
         .cpus
         .par_iter()
         .enumerate()
-        .flat_map_iter(|(k, c)| [draw_block(c, o, 2 * k), detail_block(c, 2 * k + 1)])
+        .flat_map_iter(|(k, c)| {
+            let (b, d) = rayon::join(|| draw_block(c, o, 2 * k), || detail_block(c, 2 * k + 1));
+            [b, d]
+        })
         .collect();
-    // (block, range), the longest first so that the last piece to finish is short.
-    let mut work: Vec<(usize, std::ops::Range<usize>)> = blocks
+    // (block, segments, bytes), the longest first so that the last piece to finish is
+    // short.
+    let mut work: Vec<(usize, std::ops::Range<usize>, usize)> = blocks
         .iter()
         .enumerate()
-        .flat_map(|(i, b)| pieces(b).into_iter().map(move |r| (i, r)))
+        .flat_map(|(i, b)| {
+            pieces(b).into_iter().map(move |r| {
+                let len = b.segments[r.clone()].iter().map(|s| s.len).sum();
+                (i, r, len)
+            })
+        })
         .collect();
-    work.sort_by_key(|(_, r)| std::cmp::Reverse(r.len()));
+    work.sort_by_key(|w| std::cmp::Reverse(w.2));
     let mut done: Vec<(usize, usize, Vec<u8>)> = work
         .par_iter()
-        .map(|(i, r)| Ok((*i, r.start, deflate_piece(&blocks[*i].bytes[r.clone()])?)))
+        .map_init(Vec::new, |buf, (i, r, _)| {
+            buf.clear();
+            for s in &blocks[*i].segments[r.clone()] {
+                s.write(buf);
+            }
+            Ok((*i, r.start, deflate_piece(buf)?))
+        })
         .collect::<io::Result<_>>()?;
-    done.sort_by_key(|&(i, start, _)| (i, start));
+    done.sort_by_key(|&(i, first, _)| (i, first));
     let mut streams: Vec<Vec<u8>> = blocks.iter().map(|_| Vec::new()).collect();
     for (i, _, z) in done {
         streams[i].extend_from_slice(&z);
@@ -555,7 +639,7 @@ fn packed_blocks(t: &Timeline) -> io::Result<Vec<(Packed, Packed)>> {
         Packed {
             index: b.index,
             columns: b.columns,
-            size: b.bytes.len(),
+            size: b.size,
             text,
         }
     });
@@ -764,29 +848,35 @@ mod tests {
     #[test]
     fn u32x_escapes_values_past_its_planes() {
         let mut b = Block::new(0);
-        b.u32x("t", &[1u64, 0x1_0000_0000, 2]);
+        b.u32x("t", Source::U64(&[1u64, 0x1_0000_0000, 2]));
         let c = b.columns["t"];
         // A third of the values past u32: four planes, the big one escaped.
         assert_eq!((c.count, c.planes, c.big), (3, Some(4), Some(1)));
-        assert_eq!(&b.bytes[..3], &[1, 0xFF, 2]);
+        let bytes = b.bytes();
+        assert_eq!(bytes.len(), b.size);
+        assert_eq!(&bytes[..3], &[1, 0xFF, 2]);
         assert_eq!(
-            f64::from_le_bytes(b.bytes[12..20].try_into().unwrap()),
+            f64::from_le_bytes(bytes[12..20].try_into().unwrap()),
             4294967296.0
         );
         // Under 1 % past three planes: three planes, the rest escaped.
         let mut b = Block::new(0);
         let v = [300u64, 0x1_0000_0000, 70_000, 255];
         let v: Vec<u64> = v.into_iter().chain(std::iter::repeat_n(7, 96)).collect();
-        b.u32x("t", &v);
+        b.u32x("t", Source::U64(&v));
         let c = b.columns["t"];
         assert_eq!((c.planes, c.big), (Some(3), Some(1)));
         let c = c.count;
-        // Planes: lowest bytes first.
-        assert_eq!(&b.bytes[..4], &[44, 0xFF, 0x70, 255]);
-        assert_eq!(&b.bytes[c..c + 4], &[1, 0xFF, 0x11, 0]);
-        assert_eq!(&b.bytes[2 * c..2 * c + 4], &[0, 0xFF, 1, 0]);
-        b.u32s("u", &[5, 256]);
+        let u = [5, 256];
+        b.u32s("u", Source::U32(&u));
         assert_eq!(b.columns["u"].planes, Some(2));
+        let bytes = b.bytes();
+        assert_eq!(bytes.len(), b.size);
+        // Planes: lowest bytes first.
+        assert_eq!(&bytes[..4], &[44, 0xFF, 0x70, 255]);
+        assert_eq!(&bytes[c..c + 4], &[1, 0xFF, 0x11, 0]);
+        assert_eq!(&bytes[2 * c..2 * c + 4], &[0, 0xFF, 1, 0]);
+        assert_eq!(&bytes[b.columns["u"].offset..], &[5, 0, 0, 1]);
     }
 
     #[test]
@@ -807,9 +897,9 @@ mod tests {
         let skewed: Vec<u8> = (0..n).map(|_| (noise() % 150) as u8).collect();
         b.u8s("skewed", &skewed);
         let counter: Vec<u32> = (0..n as u32).map(|i| i / 3).collect();
-        b.u32s("counter", &counter);
+        b.u32s("counter", Source::U32(&counter));
         b.u8s("small", &[1, 2, 3]);
-        b.u32s("tiny", &[7, 300]);
+        b.u32s("tiny", Source::U32(&[7, 300]));
         let e: Vec<f64> = [&random[..], &skewed[..]]
             .iter()
             .map(|v| entropy(v))
@@ -825,12 +915,15 @@ mod tests {
         assert!(entropy(&plane0) > 7.9);
         assert_eq!(piece_config(&plane0).unwrap().level, LEVEL);
         let p = pieces(&b);
-        // random, skewed, the counter's 3 planes (the last with the small columns).
-        assert_eq!(p.len(), 5, "{p:?}");
-        assert_eq!(p.last().map(|r| r.end), Some(b.bytes.len()));
+        // random, skewed, the counter's 2 planes, then the small columns together.
+        assert_eq!(p, [0..1, 1..2, 2..3, 3..4, 4..7]);
         let mut stream = Vec::new();
         for r in &p {
-            stream.extend(deflate_piece(&b.bytes[r.clone()]).unwrap());
+            let mut piece = Vec::new();
+            for s in &b.segments[r.clone()] {
+                s.write(&mut piece);
+            }
+            stream.extend(deflate_piece(&piece).unwrap());
         }
         stream.extend_from_slice(&FINAL_BLOCK);
         // Stored noise costs under 0.1 % more than its bytes, the skewed plane about
@@ -840,22 +933,29 @@ mod tests {
         flate2::read::DeflateDecoder::new(&stream[..])
             .read_to_end(&mut inflated)
             .unwrap();
-        assert_eq!(inflated, b.bytes);
+        assert_eq!(inflated, b.bytes());
+    }
+
+    fn values(s: Source) -> Vec<u64> {
+        let mut v = Vec::new();
+        s.each(|x| v.push(x));
+        v
     }
 
     #[test]
     fn slice_starts_are_gaps_unless_slices_overlap() {
-        assert_eq!(
-            gaps(&[105, 110, 130], &[5, 10, 1], 100),
-            Some(vec![5, 0, 10])
-        );
-        assert_eq!(gaps(&[105, 108], &[5, 1], 100), None);
+        let (start, dur) = ([105, 110, 130], [5, 10, 1]);
+        assert!(ends_before_starts(&start, &dur, 100));
+        assert_eq!(values(Source::Gaps(&start, &dur, 100)), [5, 0, 10]);
+        assert!(!ends_before_starts(&[105, 108], &[5, 1], 100));
+        assert!(!ends_before_starts(&[99], &[1], 100));
     }
 
     #[test]
     fn deltas_start_from_the_origin() {
-        let d = deltas(&[105, 110, 110, 200], 100);
+        let d = values(Source::Deltas(&[105, 110, 110, 200], 100));
         assert_eq!(d, [5, 5, 0, 90]);
+        assert_eq!(values(Source::Deltas32(&[0, 3, 3, 9])), [0, 3, 0, 6]);
     }
 
     #[test]
