@@ -579,48 +579,54 @@ impl TimelineFold {
         }
         // Wake-ups to slice indices: both in time order per CPU.
         let tasks = ctx.machine.tasks();
+        // The tid of each timeline task (a small table, where the machine's is not).
+        let tids: Vec<Option<i32>> = self
+            .task_order
+            .iter()
+            .map(|&t| tasks.get(t as usize).map(|t| t.tid))
+            .collect();
         for (lanes, pending) in self.cpus.iter_mut().zip(&self.pending) {
             let mut j = 0usize;
             let w = &mut lanes.wakes;
-            let mut keep = Vec::with_capacity(pending.len());
+            // Whether each wake-up's slice was found (all of them, but past the limit).
+            let mut found = vec![true; pending.len()];
+            let mut lost = 0usize;
             for (i, p) in pending.iter().enumerate() {
                 let starts = &lanes.slices.start;
                 while j < starts.len() && starts[j] < p.switch_in {
                     j += 1;
                 }
                 // Slices of no time can share a start: the one of this task.
-                let tid_of = |k: usize| {
-                    self.task_order
-                        .get(lanes.slices.task[k] as usize)
-                        .and_then(|&t| tasks.get(t as usize))
-                        .map(|t| t.tid)
-                };
+                let tid_of = |k: usize| tids.get(lanes.slices.task[k] as usize).copied().flatten();
                 let mut k = j;
                 while k < starts.len() && starts[k] == p.switch_in && tid_of(k) != Some(p.tid) {
                     k += 1;
                 }
                 if starts.get(k) == Some(&p.switch_in) {
                     w.slice[i] = k as u32;
-                    keep.push(i);
+                } else {
+                    found[i] = false;
+                    lost += 1;
                 }
             }
-            if keep.len() != pending.len() {
+            if lost > 0 {
                 // A wake-up whose slice was not kept (left out past the limit).
                 if let Some(l) = &mut self.left_out {
-                    l.wakes += (pending.len() - keep.len()) as u64;
+                    l.wakes += lost as u64;
                 }
-                let pick = |v: &mut Vec<u64>| *v = keep.iter().map(|&i| v[i]).collect();
-                pick(&mut w.lat);
-                pick(&mut w.irq_exit);
-                pick(&mut w.wakeup);
-                let pick32 = |v: &mut Vec<u32>| *v = keep.iter().map(|&i| v[i]).collect();
-                pick32(&mut w.slice);
-                pick32(&mut w.waker_cpu);
-                pick32(&mut w.waker_id);
-                let pick8 = |v: &mut Vec<u8>| *v = keep.iter().map(|&i| v[i]).collect();
-                pick8(&mut w.waker);
-                pick8(&mut w.vec);
-                pick8(&mut w.flags);
+                fn pick<T: Copy>(v: &mut Vec<T>, found: &[bool]) {
+                    let mut f = found.iter();
+                    v.retain(|_| f.next().copied().unwrap_or(false));
+                }
+                pick(&mut w.lat, &found);
+                pick(&mut w.irq_exit, &found);
+                pick(&mut w.wakeup, &found);
+                pick(&mut w.slice, &found);
+                pick(&mut w.waker_cpu, &found);
+                pick(&mut w.waker_id, &found);
+                pick(&mut w.waker, &found);
+                pick(&mut w.vec, &found);
+                pick(&mut w.flags, &found);
             }
         }
         for lanes in &mut self.cpus {

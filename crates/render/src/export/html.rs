@@ -558,7 +558,8 @@ fn config(level: i32, strategy: Strategy) -> DeflateConfig {
 /// So a piece of [`PIECE_MIN`] bytes or more whose byte frequencies carry 6.5 bits a byte
 /// or more, and whose middle [`TRIAL`] bytes deflate to no less than 97 % of what those
 /// frequencies promise, is coded by byte frequency alone (within 0.1 % of level 2, in a
-/// third of its time), or stored from 7.9 bits (0.1 % larger than deflated, in no time).
+/// third of its time), or stored from 7.8 bits (at most 2.5 % larger, in no time: coding
+/// a 1.4 MB plane of 7.9 bits by frequency took 10 ms to save 1.2 %).
 /// Anything else (a counter's planes have every byte as often, but repeat) is deflated at
 /// [`LEVEL`].
 fn piece_config(bytes: &[u8]) -> io::Result<DeflateConfig> {
@@ -574,7 +575,7 @@ fn piece_config(bytes: &[u8]) -> io::Result<DeflateConfig> {
     let trial = deflate_with(&bytes[mid..mid + TRIAL], deflate)?.len() as f64;
     Ok(if trial < 0.97 * e / 8.0 * TRIAL as f64 {
         deflate
-    } else if e >= 7.9 {
+    } else if e >= 7.8 {
         config(0, Strategy::Default)
     } else {
         config(LEVEL, Strategy::HuffmanOnly)
@@ -617,6 +618,7 @@ fn packed_blocks(t: &Timeline) -> io::Result<Vec<(Packed, Packed)>> {
         })
         .collect();
     work.sort_by_key(|w| std::cmp::Reverse(w.2));
+
     let mut done: Vec<(usize, usize, Vec<u8>)> = work
         .par_iter()
         .map_init(Vec::new, |buf, (i, r, _)| {
@@ -904,7 +906,7 @@ mod tests {
             .iter()
             .map(|v| entropy(v))
             .collect();
-        assert!(e[0] >= 7.9 && (6.5..7.9).contains(&e[1]), "{e:?}");
+        assert!(e[0] >= 7.8 && (6.5..7.8).contains(&e[1]), "{e:?}");
         assert_eq!(piece_config(&random).unwrap().level, 0);
         assert_eq!(
             piece_config(&skewed).unwrap().strategy,

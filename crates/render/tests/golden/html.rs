@@ -285,6 +285,36 @@ fn html_past_max_slices_says_what_was_left_out() {
         assert!(c.slices.start.iter().all(|&s| s < l.after));
         assert!(c.irqs.start.iter().all(|&s| s < l.after));
     }
+    // Every wake-up kept or counted; each kept one points at a kept slice, every wake
+    // column as long as the others.
+    let wakes: u64 = t.cpus.iter().map(|c| c.wakes.lat.len() as u64).sum();
+    let summary = report.summary.as_ref().unwrap();
+    assert_eq!(
+        wakes + l.wakes,
+        summary.wakeups,
+        "every wake-up kept or counted"
+    );
+    assert!(
+        l.wakes > 0 && wakes > 0,
+        "{wakes} kept, {} left out",
+        l.wakes
+    );
+    for c in &t.cpus {
+        let w = &c.wakes;
+        assert!(w.slice.iter().all(|&s| (s as usize) < c.slices.start.len()));
+        let n = w.lat.len();
+        for len in [
+            w.slice.len(),
+            w.irq_exit.len(),
+            w.wakeup.len(),
+            w.waker_cpu.len(),
+        ] {
+            assert_eq!(len, n);
+        }
+        for len in [w.waker_id.len(), w.waker.len(), w.vec.len(), w.flags.len()] {
+            assert_eq!(len, n);
+        }
+    }
     // The overview still covers the whole trace.
     let counted: u64 = t.cpus.iter().flat_map(|c| &c.overview.count).sum();
     assert_eq!(counted, slices);
