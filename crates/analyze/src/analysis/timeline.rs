@@ -7,6 +7,8 @@
 //! not kept, and the [`LeftOut`] says so. The overview and the counts always cover
 //! everything the filter keeps.
 
+use std::collections::VecDeque;
+
 use serde::Serialize;
 
 use super::blame::MARKER_PREFIX;
@@ -283,6 +285,7 @@ pub(crate) struct SliceRec {
     cpu: u32,
     /// The task incarnation; [`NO_TASK`] for the idle task.
     task: u32,
+    tid: i32,
     /// Kernel priority; 255 unknown.
     prio: u8,
     /// How it began (the bits 4-5 of the flags column).
@@ -300,6 +303,7 @@ impl From<&RunSlice> for SliceRec {
             end: s.end,
             cpu: s.cpu,
             task: s.task.filter(|_| !s.is_idle()).unwrap_or(NO_TASK),
+            tid: s.tid,
             prio: s.prio.and_then(|p| u8::try_from(p).ok()).unwrap_or(255),
             begin: match s.start_kind {
                 SliceStart::Switch => 0,
@@ -363,8 +367,11 @@ impl From<&Wake> for WakeRec {
     }
 }
 
-/// A wake-up waiting for its slice index.
+/// A kept wake-up waiting for the slice it switched in.
+#[derive(Clone, Copy)]
 struct PendingWake {
+    /// Its index in its CPU's wake columns.
+    index: u32,
     switch_in: u64,
     tid: i32,
 }
@@ -375,8 +382,12 @@ pub struct TimelineFold {
     origin: Option<u64>,
     end: u64,
     cpus: Vec<CpuLanes>,
-    /// Switch-ins of the kept wake-ups, per CPU, to find their slices at the end.
-    pending: Vec<Vec<PendingWake>>,
+    /// Per CPU, the kept wake-ups whose slice has not come yet, in switch-in order: a
+    /// slice takes its own as it is kept (the machine emits a wake-up at its switch-in,
+    /// the slice at its switch-out).
+    pending: Vec<VecDeque<PendingWake>>,
+    /// Per CPU, the wake-ups whose slice did not come next, looked up at the end.
+    unresolved: Vec<Vec<PendingWake>>,
     /// The timeline's index of each task incarnation (`u32::MAX`: none yet).
     tasks: Vec<u32>,
     task_order: Vec<TaskId>,
@@ -408,6 +419,7 @@ impl TimelineFold {
             end: 0,
             cpus: Vec::new(),
             pending: Vec::new(),
+            unresolved: Vec::new(),
             tasks: Vec::new(),
             task_order: Vec::new(),
             irqs: FxMap::default(),
@@ -436,7 +448,8 @@ impl TimelineFold {
                 cpu: c,
                 ..CpuLanes::default()
             });
-            self.pending.push(Vec::new());
+            self.pending.push(VecDeque::new());
+            self.unresolved.push(Vec::new());
         }
         &mut self.cpus[i]
     }
@@ -585,27 +598,27 @@ impl TimelineFold {
             .iter()
             .map(|&t| tasks.get(t as usize).map(|t| t.tid))
             .collect();
-        for (lanes, pending) in self.cpus.iter_mut().zip(&self.pending) {
-            let mut j = 0usize;
+        let cpus = self.cpus.iter_mut().zip(&mut self.pending);
+        for ((lanes, pending), unresolved) in cpus.zip(&mut self.unresolved) {
             let w = &mut lanes.wakes;
             // Whether each wake-up's slice was found (all of them, but past the limit).
-            let mut found = vec![true; pending.len()];
+            let mut found = Vec::new();
             let mut lost = 0usize;
-            for (i, p) in pending.iter().enumerate() {
+            for p in unresolved.drain(..).chain(pending.drain(..)) {
                 let starts = &lanes.slices.start;
-                while j < starts.len() && starts[j] < p.switch_in {
-                    j += 1;
-                }
                 // Slices of no time can share a start: the one of this task.
                 let tid_of = |k: usize| tids.get(lanes.slices.task[k] as usize).copied().flatten();
-                let mut k = j;
+                let mut k = starts.partition_point(|&s| s < p.switch_in);
                 while k < starts.len() && starts[k] == p.switch_in && tid_of(k) != Some(p.tid) {
                     k += 1;
                 }
                 if starts.get(k) == Some(&p.switch_in) {
-                    w.slice[i] = k as u32;
+                    w.slice[p.index as usize] = k as u32;
                 } else {
-                    found[i] = false;
+                    if found.is_empty() {
+                        found = vec![true; w.slice.len()];
+                    }
+                    found[p.index as usize] = false;
                     lost += 1;
                 }
             }
@@ -713,11 +726,31 @@ impl TimelineFold {
         let index = self.tasks[t];
         let end = self.end_code(s.end_kind);
         let c = &mut self.lanes(s.cpu).slices;
+        let k = c.start.len() as u32;
         c.start.push(s.start);
         c.dur.push(s.end.saturating_sub(s.start));
         c.task.push(index);
         c.prio.push(s.prio);
         c.flags.push(end | s.begin << 4);
+        self.resolve(s.cpu as usize, k, s.start, s.tid);
+    }
+
+    /// Slice `k` of `cpu`, of `tid`, starting at `start`, is kept: the wake-up that
+    /// switched it in gets its index; those that switched in earlier and are still
+    /// waiting did not get theirs next, and are looked up at the end.
+    fn resolve(&mut self, cpu: usize, k: u32, start: u64, tid: i32) {
+        let queue = &mut self.pending[cpu];
+        while let Some(p) = queue.front().filter(|p| p.switch_in < start) {
+            self.unresolved[cpu].push(*p);
+            queue.pop_front();
+        }
+        let mine = queue
+            .iter()
+            .take_while(|p| p.switch_in == start)
+            .position(|p| p.tid == tid);
+        if let Some(p) = mine.and_then(|at| queue.remove(at)) {
+            self.cpus[cpu].wakes.slice[p.index as usize] = k;
+        }
     }
 
     /// [`Sink::wake`], of what the fold takes of the wake-up.
@@ -739,12 +772,8 @@ impl TimelineFold {
                 vec.and_then(|v| u8::try_from(v).ok()).unwrap_or(255),
             ),
         };
-        self.lanes(w.cpu);
-        self.pending[w.cpu as usize].push(PendingWake {
-            switch_in: w.switch_in,
-            tid: w.tid,
-        });
-        let c = &mut self.cpus[w.cpu as usize].wakes;
+        let c = &mut self.lanes(w.cpu).wakes;
+        let index = c.slice.len() as u32;
         c.slice.push(0);
         c.lat.push(w.latency);
         c.waker.push(kind);
@@ -754,6 +783,11 @@ impl TimelineFold {
         c.irq_exit.push(w.irq_exit);
         c.wakeup.push(w.wakeup);
         c.flags.push(w.flags);
+        self.pending[w.cpu as usize].push_back(PendingWake {
+            index,
+            switch_in: w.switch_in,
+            tid: w.tid,
+        });
     }
 }
 
@@ -876,5 +910,61 @@ mod tests {
         assert_eq!(o.max_dur, [0, 1048, 0]);
         assert_eq!(o.max_lat, [0, 0, 48]);
         assert_eq!(o.busy, [24, 1024, 0]);
+    }
+
+    fn wake(tid: i32, switch_in: u64) -> Wake {
+        Wake {
+            task: tid as u32,
+            tid,
+            comm: Comm::new("w"),
+            prio: 120,
+            waking_ts: switch_in - 5,
+            waker: Waker::Task { tid: 1 },
+            waker_cpu: 0,
+            by_hrtimer: false,
+            wakeup_ts: None,
+            switch_in_ts: switch_in,
+            cpu: 0,
+            inferred: false,
+            inferred_after: None,
+            irq_exit_ts: None,
+            softirq_exit_ts: None,
+            new_task: false,
+        }
+    }
+
+    fn slice(tid: i32, start: u64, end: u64) -> RunSlice {
+        RunSlice {
+            cpu: 0,
+            task: Some(tid as u32),
+            tid,
+            comm: Comm::new("s"),
+            prio: Some(120),
+            start,
+            end,
+            start_kind: SliceStart::Switch,
+            end_kind: SliceEnd::Preempted,
+        }
+    }
+
+    #[test]
+    fn a_slice_takes_the_wake_up_that_switched_it_in() {
+        let mut f = TimelineFold::new(TimelineOptions::default());
+        f.begin(0);
+        f.slice(&slice(7, 0, 100));
+        f.wake(&wake(8, 100));
+        f.slice(&slice(8, 100, 200));
+        // Two wake-ups at one time, their slices of no time in the other order.
+        f.wake(&wake(9, 200));
+        f.wake(&wake(10, 200));
+        f.slice(&slice(10, 200, 200));
+        f.slice(&slice(9, 200, 300));
+        // A wake-up whose slice never came: the next slice starts later.
+        f.wake(&wake(11, 300));
+        f.slice(&slice(12, 400, 500));
+        assert_eq!(f.cpus[0].wakes.slice[..4], [1, 3, 2, 0]);
+        assert!(f.pending[0].is_empty());
+        let left: Vec<_> = f.unresolved[0].iter().map(|p| (p.index, p.tid)).collect();
+        assert_eq!(left, [(3, 11)], "looked up at the end");
     }
 }
