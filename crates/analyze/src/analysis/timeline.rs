@@ -876,35 +876,8 @@ mod tests {
         f.begin(0);
         // A wake-up switching in at 2048 ns (bucket 2 of 1024 ns) is seen before the
         // slice that ends there, [1000, 2048): that slice belongs to bucket 1.
-        f.wake(&Wake {
-            task: 1,
-            tid: 8,
-            comm: Comm::new("b"),
-            prio: 120,
-            waking_ts: 2000,
-            waker: Waker::Task { tid: 0 },
-            waker_cpu: 0,
-            by_hrtimer: false,
-            wakeup_ts: None,
-            switch_in_ts: 2048,
-            cpu: 0,
-            inferred: false,
-            inferred_after: None,
-            irq_exit_ts: None,
-            softirq_exit_ts: None,
-            new_task: false,
-        });
-        f.slice(&RunSlice {
-            cpu: 0,
-            task: Some(0),
-            tid: 7,
-            comm: Comm::new("a"),
-            prio: Some(120),
-            start: 1000,
-            end: 2048,
-            start_kind: SliceStart::Switch,
-            end_kind: SliceEnd::Preempted,
-        });
+        f.wake(&wake(8, 2000, 2048));
+        f.slice(&slice(7, 1000, 2048));
         let o = &f.cpus[0].overview;
         assert_eq!(o.count, [0, 1, 0]);
         assert_eq!(o.max_dur, [0, 1048, 0]);
@@ -912,13 +885,13 @@ mod tests {
         assert_eq!(o.busy, [24, 1024, 0]);
     }
 
-    fn wake(tid: i32, switch_in: u64) -> Wake {
+    fn wake(tid: i32, waking_ts: u64, switch_in: u64) -> Wake {
         Wake {
             task: tid as u32,
             tid,
             comm: Comm::new("w"),
             prio: 120,
-            waking_ts: switch_in - 5,
+            waking_ts,
             waker: Waker::Task { tid: 1 },
             waker_cpu: 0,
             by_hrtimer: false,
@@ -952,15 +925,15 @@ mod tests {
         let mut f = TimelineFold::new(TimelineOptions::default());
         f.begin(0);
         f.slice(&slice(7, 0, 100));
-        f.wake(&wake(8, 100));
+        f.wake(&wake(8, 95, 100));
         f.slice(&slice(8, 100, 200));
         // Two wake-ups at one time, their slices of no time in the other order.
-        f.wake(&wake(9, 200));
-        f.wake(&wake(10, 200));
+        f.wake(&wake(9, 195, 200));
+        f.wake(&wake(10, 195, 200));
         f.slice(&slice(10, 200, 200));
         f.slice(&slice(9, 200, 300));
         // A wake-up whose slice never came: the next slice starts later.
-        f.wake(&wake(11, 300));
+        f.wake(&wake(11, 295, 300));
         f.slice(&slice(12, 400, 500));
         assert_eq!(f.cpus[0].wakes.slice[..4], [1, 3, 2, 0]);
         assert!(f.pending[0].is_empty());
