@@ -1,7 +1,7 @@
 //! The timeline's fold on a thread of its own.
 //!
-//! The analysis thread copies what the fold takes of each interval (a [`SliceRec`], a
-//! [`WakeRec`]: a third of a [`RunSlice`]'s and half of a [`Wake`]'s bytes) into a batch
+//! The analysis thread copies what the fold takes of each interval (a [`SliceRec`] of 48
+//! bytes against a [`RunSlice`]'s 80, a [`WakeRec`] of 64 against a [`Wake`]'s 136) into a batch
 //! and hands full batches to the thread, which feeds them to the fold in the order they
 //! came; [`Background::into_inner`] waits for the thread and gives the fold back. The
 //! timeline's fold is the one heavy analysis a report with a timeline adds to the pass
