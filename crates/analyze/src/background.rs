@@ -127,25 +127,24 @@ impl Background {
             }
         }
     }
+}
 
-    fn push(&mut self, item: Item) {
-        match &mut self.inner {
-            Inner::Inline(s) => feed(s, item),
-            Inner::Thread {
-                batch, send, spare, ..
-            } => {
-                batch.push(item);
-                if batch.len() >= BATCH {
-                    let next = spare
-                        .try_recv()
-                        .unwrap_or_else(|_| Vec::with_capacity(BATCH));
-                    let full = std::mem::replace(batch, next);
-                    // The thread ended early (a panic, raised again by into_inner): stop sending.
-                    if send.as_ref().is_some_and(|s| s.send(full).is_err()) {
-                        *send = None;
-                    }
-                }
-            }
+/// Adds `item` to the thread's batch, handing the batch over when full.
+fn push(
+    batch: &mut Vec<Item>,
+    send: &mut Option<SyncSender<Vec<Item>>>,
+    spare: &Receiver<Vec<Item>>,
+    item: Item,
+) {
+    batch.push(item);
+    if batch.len() >= BATCH {
+        let next = spare
+            .try_recv()
+            .unwrap_or_else(|_| Vec::with_capacity(BATCH));
+        let full = std::mem::replace(batch, next);
+        // The thread ended early (a panic, raised again by into_inner): stop sending.
+        if send.as_ref().is_some_and(|s| s.send(full).is_err()) {
+            *send = None;
         }
     }
 }
@@ -164,12 +163,14 @@ fn feed(s: &mut TimelineFold, item: Item) {
     }
 }
 
-/// Calls `$call` on the fold when it is inline, else pushes `$item` to its thread.
+/// Calls `$call` on the fold when it is inline, else pushes `$item` to its thread's batch.
 macro_rules! pass_on {
     ($self:ident, $fold:ident => $call:expr, $item:expr) => {
         match &mut $self.inner {
             Inner::Inline($fold) => $call,
-            Inner::Thread { .. } => $self.push($item),
+            Inner::Thread {
+                batch, send, spare, ..
+            } => push(batch, send, spare, $item),
         }
     };
 }
