@@ -590,7 +590,8 @@ impl TimelineFold {
                 end = end.max(lanes.last);
             }
         }
-        // Wake-ups to slice indices: both in time order per CPU.
+        // The wake-ups whose slice did not come next (and those still waiting): found by
+        // their switch-in among the CPU's slices, which are in time order.
         let tasks = ctx.machine.tasks();
         // The tid of each timeline task (a small table, where the machine's is not).
         let tids: Vec<Option<i32>> = self
