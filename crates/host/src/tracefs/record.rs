@@ -196,6 +196,7 @@ pub fn record(root: &Root, req: &RecordRequest, cancel: &AtomicBool) -> Result<R
         cpus.push(RecordedCpu {
             cpu: spool.cpu,
             pages: spool.pages,
+            events: s.read_events,
             overrun: s.overrun,
             dropped: s.dropped_events,
             commit_overrun: s.commit_overrun,

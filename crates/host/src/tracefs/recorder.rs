@@ -311,6 +311,9 @@ pub struct RecordedCpu {
     pub cpu: u32,
     /// Ring-buffer pages written to the file.
     pub pages: u64,
+    /// Events read from the ring buffer, as the kernel counts them: the file holds
+    /// exactly these.
+    pub events: u64,
     /// Events overwritten before they were read (flight-recorder mode).
     pub overrun: u64,
     /// Events dropped because the buffer was full.

@@ -140,6 +140,7 @@ fn record_summary() {
                 RecordedCpu {
                     cpu: 0,
                     pages: 310,
+                    events: 9_114,
                     overrun: 0,
                     dropped: 0,
                     commit_overrun: 0,
@@ -147,6 +148,7 @@ fn record_summary() {
                 RecordedCpu {
                     cpu: 1,
                     pages: 1024,
+                    events: 30_102,
                     overrun: 734,
                     dropped: 0,
                     commit_overrun: 2,

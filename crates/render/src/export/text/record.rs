@@ -32,6 +32,7 @@ impl Render for RecordSummary {
         let mut t = Table::new([
             Col::right("CPU"),
             Col::right("PAGES"),
+            Col::right("EVENTS"),
             Col::right("OVERRUN"),
             Col::right("DROPPED"),
             Col::right("COMMIT OVERRUN"),
@@ -47,6 +48,7 @@ impl Render for RecordSummary {
             t.row([
                 c.cpu.to_string(),
                 c.pages.to_string(),
+                c.events.to_string(),
                 lost(c.overrun),
                 lost(c.dropped),
                 lost(c.commit_overrun),
