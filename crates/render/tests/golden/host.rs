@@ -157,3 +157,38 @@ fn record_summary() {
         },
     );
 }
+
+#[test]
+fn flight_recorder_summary() {
+    both(
+        "record-flight",
+        &RecordSummary {
+            output: "trace.dat".into(),
+            format: "trace-cmd .dat v7 (zstd)".into(),
+            bytes: 1_292_875,
+            events: vec!["sched_switch".into(), "irq_handler_entry".into()],
+            wall_ns: 5_000_000_000,
+            stopped_by: "tracing off".into(),
+            command_exit: Some("exit status: 0".into()),
+            flight_recorder: true,
+            cpus: vec![
+                RecordedCpu {
+                    cpu: 0,
+                    pages: 310,
+                    events: 9_114,
+                    overrun: 0,
+                    dropped: 0,
+                    commit_overrun: 0,
+                },
+                RecordedCpu {
+                    cpu: 1,
+                    pages: 1024,
+                    events: 30_102,
+                    overrun: 734,
+                    dropped: 0,
+                    commit_overrun: 2,
+                },
+            ],
+        },
+    );
+}

@@ -55,11 +55,22 @@ impl Render for RecordSummary {
             ]);
         }
         t.write(out, style)?;
+        // A flight recorder overwrites by design: its older events are the ones it let
+        // go, not a loss to warn of.
+        let overwritten: u64 = self.cpus.iter().map(|c| c.overrun).sum();
         let total: u64 = self
             .cpus
             .iter()
-            .map(|c| c.overrun + c.dropped + c.commit_overrun)
+            .map(|c| {
+                c.dropped + c.commit_overrun + if self.flight_recorder { 0 } else { c.overrun }
+            })
             .sum();
+        if self.flight_recorder && overwritten > 0 {
+            writeln!(
+                out,
+                "flight recorder: the file holds the last events before tracing stopped; {overwritten} older ones were overwritten"
+            )?;
+        }
         if total > 0 {
             writeln!(
                 out,
