@@ -354,7 +354,8 @@ fn a_recording_keeps_the_thread_groups() {
     let _lock = host_lock();
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("threads.dat");
-    // A process of four threads that each sleep and work a little.
+    let pid_file = dir.path().join("pid");
+    // A process of four threads that each sleep and work a little; it writes its pid.
     let o = run(&[
         "record",
         "--preset",
@@ -365,10 +366,12 @@ fn a_recording_keeps_the_thread_groups() {
         "--",
         "python3",
         "-c",
-        "import threading, time\n\
+        "import os, sys, threading, time\n\
+         open(sys.argv[1], 'w').write(str(os.getpid()))\n\
          def work():\n    time.sleep(0.02); sum(range(20000))\n\
          ts = [threading.Thread(target=work) for _ in range(3)]\n\
          [t.start() for t in ts]; work(); [t.join() for t in ts]",
+        pid_file.to_str().unwrap(),
     ]);
     let d = json_data(&o, "jitterlab.record");
     assert_eq!(d["command_exit"], "exit status: 0", "{}", stderr(&o));
@@ -377,17 +380,15 @@ fn a_recording_keeps_the_thread_groups() {
     let dat = DatFile::open(&file).unwrap();
     let tgids = &dat.info().tgids;
     let names = dat.cmdlines();
-    let python: Vec<(i32, i32)> = tgids
-        .iter()
-        .copied()
-        .filter(|(_, tgid)| names.get(tgid).is_some_and(|c| c.as_str() == "python3"))
-        .collect();
-    let pid = python
-        .iter()
-        .map(|&(_, tgid)| tgid)
-        .max_by_key(|&tgid| python.iter().filter(|(_, g)| *g == tgid).count())
-        .expect("python3 in saved_tgids");
-    let threads = python.iter().filter(|(_, g)| *g == pid).count();
+    // The process's own pid: pids wrap (at 32768 on the CI VM), and saved_tgids keeps
+    // the entries of earlier processes whose pids the threads now reuse.
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert_eq!(names.get(&pid).map(|c| c.as_str()), Some("python3"));
+    let threads = tgids.iter().filter(|(_, g)| *g == pid).count();
     assert!(
         threads >= 4,
         "python3 {pid}: {threads} threads in {tgids:?}"
