@@ -123,72 +123,45 @@ fn irq_set_and_default() {
     );
 }
 
-#[test]
-fn record_summary() {
-    both(
-        "record",
-        &RecordSummary {
-            output: "trace.dat".into(),
-            format: "trace-cmd .dat v7 (zstd)".into(),
-            bytes: 1_292_875,
-            events: vec!["sched_switch".into(), "irq_handler_entry".into()],
-            wall_ns: 5_000_000_000,
-            stopped_by: "duration".into(),
-            command_exit: Some("exit status: 0".into()),
-            flight_recorder: false,
-            cpus: vec![
-                RecordedCpu {
-                    cpu: 0,
-                    pages: 310,
-                    events: 9_114,
-                    overrun: 0,
-                    dropped: 0,
-                    commit_overrun: 0,
-                },
-                RecordedCpu {
-                    cpu: 1,
-                    pages: 1024,
-                    events: 30_102,
-                    overrun: 734,
-                    dropped: 0,
-                    commit_overrun: 2,
-                },
-            ],
-        },
-    );
+/// A recording of 5 s whose CPU 1 lost events each way a ring buffer can.
+fn recording(flight_recorder: bool, stopped_by: &str) -> RecordSummary {
+    RecordSummary {
+        output: "trace.dat".into(),
+        format: "trace-cmd .dat v7 (zstd)".into(),
+        bytes: 1_292_875,
+        events: vec!["sched_switch".into(), "irq_handler_entry".into()],
+        wall_ns: 5_000_000_000,
+        stopped_by: stopped_by.into(),
+        command_exit: Some("exit status: 0".into()),
+        flight_recorder,
+        cpus: vec![
+            RecordedCpu {
+                cpu: 0,
+                pages: 310,
+                events: 9_114,
+                overrun: 0,
+                dropped: 0,
+                commit_overrun: 0,
+            },
+            RecordedCpu {
+                cpu: 1,
+                pages: 1024,
+                events: 30_102,
+                overrun: 734,
+                dropped: 0,
+                commit_overrun: 2,
+            },
+        ],
+    }
 }
 
 #[test]
+fn record_summary() {
+    both("record", &recording(false, "duration"));
+}
+
+/// Overwritten events are what a flight recorder lets go: said, not warned of.
+#[test]
 fn flight_recorder_summary() {
-    both(
-        "record-flight",
-        &RecordSummary {
-            output: "trace.dat".into(),
-            format: "trace-cmd .dat v7 (zstd)".into(),
-            bytes: 1_292_875,
-            events: vec!["sched_switch".into(), "irq_handler_entry".into()],
-            wall_ns: 5_000_000_000,
-            stopped_by: "tracing off".into(),
-            command_exit: Some("exit status: 0".into()),
-            flight_recorder: true,
-            cpus: vec![
-                RecordedCpu {
-                    cpu: 0,
-                    pages: 310,
-                    events: 9_114,
-                    overrun: 0,
-                    dropped: 0,
-                    commit_overrun: 0,
-                },
-                RecordedCpu {
-                    cpu: 1,
-                    pages: 1024,
-                    events: 30_102,
-                    overrun: 734,
-                    dropped: 0,
-                    commit_overrun: 2,
-                },
-            ],
-        },
-    );
+    both("record-flight", &recording(true, "tracing off"));
 }
