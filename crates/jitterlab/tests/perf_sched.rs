@@ -45,8 +45,11 @@
 //!     over the workload's tasks only, within that ratio or the summed per-task slacks,
 //!     whichever is larger: the workload's shell differs by a few slices' slack in one run
 //!     of three on the CI VM, 3.5-4.8 % of the sum; 0.6 % in the fixture:
-//!     585.8 ms vs 589.2 ms); single long-running tasks differ by up to 11 % (a kworker
-//!     hit by IRQs or steal time) or, the other way, by their run-queue waits;
+//!     585.8 ms vs 589.2 ms), plus, jitterlab's the longer, the steal time /proc/stat
+//!     counted meanwhile (the task clock leaves it out); the live comparison is made up
+//!     to [`LIVE_ATTEMPTS`] times, as steal shorter than a tick goes uncounted; single
+//!     long-running tasks differ by up to 11 % (a kworker hit by IRQs or steal time) or,
+//!     the other way, by their run-queue waits;
 //! - **max wake-up delay**: where perf's longest delay starts at a sched_wakeup_new of the
 //!   task (a new task's first wake-up, which both tools measure from the same event to the
 //!   same switch-in), jitterlab's longest wake-up latency is at least as long, and equal
@@ -315,13 +318,17 @@ struct Agreement {
 /// `perf sched latency -p` output of the same recording; at least `min_equal_delays` new
 /// tasks must have the same longest delay in both. Per-task run-time bounds may fail for
 /// at most `runtime_outliers` tasks (a live run on a noisy VM: steal and IRQ time land in
-/// the kernel's clock unevenly); the fixture allows none.
+/// the kernel's clock unevenly); the fixture allows none. `steal_ns` is the steal time
+/// the machine's CPUs saw during a live recording: jitterlab's switch-to-switch run time
+/// holds it and the kernel's task clock does not, so the summed run times may differ by
+/// that much more, jitterlab's the longer.
 fn compare(
     script_path: &str,
     latency: &str,
     min_equal_delays: usize,
     runtime_outliers: usize,
     workload: Option<&[&str]>,
+    steal_ns: u64,
 ) -> Agreement {
     let mut outliers: Vec<String> = Vec::new();
     let text = std::fs::read_to_string(script_path).expect("perf script text");
@@ -453,9 +460,16 @@ fn compare(
         None => a.perf_runtime_ns as f64 * TOTAL_RUNTIME_RATIO,
         Some(_) => (a.perf_runtime_ns as f64 * TOTAL_RUNTIME_RATIO).max(a.slack_ns as f64),
     };
+    // The host's steal time, which the kernel's task clock leaves out, bounds what
+    // jitterlab may count more (at most all of it fell in the workload's slices).
+    let stolen = if a.run_ns > a.perf_runtime_ns {
+        steal_ns
+    } else {
+        0
+    };
     assert!(
-        total_diff as f64 <= total_slack,
-        "summed run time {} ns vs perf {} ns (slack {total_slack} ns)",
+        total_diff as f64 <= total_slack + stolen as f64,
+        "summed run time {} ns vs perf {} ns (slack {total_slack} ns, steal {steal_ns} ns)",
         a.run_ns,
         a.perf_runtime_ns
     );
@@ -466,18 +480,44 @@ fn compare(
         "{a:?}"
     );
     eprintln!(
-        "{script_path}: {} missing switches; {a:?}",
+        "{script_path}: {} missing switches; steal {steal_ns} ns; {a:?}",
         facts.missing_switches
     );
     a
+}
+
+/// `sysconf(_SC_CLK_TCK)`: /proc/stat's unit.
+fn clock_ticks_per_s() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    assert!(hz > 0, "sysconf(_SC_CLK_TCK) = {hz}");
+    hz as u64
+}
+
+/// The steal time of all CPUs so far (/proc/stat's `cpu` line, 8th count), ns.
+fn steal_ns() -> u64 {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap();
+    let ticks: u64 = stat
+        .lines()
+        .find_map(|l| l.strip_prefix("cpu "))
+        .and_then(|l| l.split_whitespace().nth(7))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no steal count in /proc/stat: {stat}"));
+    ticks * (1_000_000_000 / clock_ticks_per_s())
 }
 
 #[test]
 fn perf_script_fixture_agrees_with_perf_sched_latency() {
     let script = data("perf/sleep-loop.perf.txt");
     let latency = std::fs::read_to_string(data("perf/sleep-loop.latency.txt")).unwrap();
-    compare(&script, &latency, 5, 0, None);
+    compare(&script, &latency, 5, 0, None, 0);
 }
+
+/// Attempts of the live comparison: a host that stops the VM's vCPUs for less than a
+/// /proc/stat tick still shifts the summed run times by milliseconds (7.3 ms of 94 ms,
+/// 2 runs of 3 of the workspace's tests at 17:05 on 2026-11-27, none of 11 alone later).
+/// A disagreement of the tools' definitions fails every attempt.
+const LIVE_ATTEMPTS: usize = 3;
 
 #[test]
 fn live_perf_recording_agrees_with_perf_sched_latency() {
@@ -494,8 +534,27 @@ fn live_perf_recording_agrees_with_perf_sched_latency() {
         return;
     }
     let _lock = util::host_lock();
+    for attempt in 1..=LIVE_ATTEMPTS {
+        match std::panic::catch_unwind(live_perf_comparison) {
+            Ok(()) => return,
+            Err(e) if attempt < LIVE_ATTEMPTS => {
+                let why = e
+                    .downcast_ref::<String>()
+                    .map(String::as_str)
+                    .or_else(|| e.downcast_ref::<&str>().copied())
+                    .unwrap_or("a panic");
+                eprintln!("live comparison, attempt {attempt} of {LIVE_ATTEMPTS}: {why}");
+            }
+            Err(e) => std::panic::resume_unwind(e),
+        }
+    }
+}
+
+/// One live recording of the sleep loop under `perf sched record`, compared.
+fn live_perf_comparison() {
     let dir = tempfile::tempdir().unwrap();
     let script = data("perf/make-sleep-loop.sh");
+    let steal_before = steal_ns();
     let out = Command::new("sh")
         .arg(&script)
         .arg(dir.path())
@@ -507,6 +566,13 @@ fn live_perf_recording_agrees_with_perf_sched_latency() {
         "make-sleep-loop.sh: {}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // /proc/stat counts whole ticks: where some steal was counted, up to a tick more
+    // may have passed.
+    let tick_ns = 1_000_000_000 / clock_ticks_per_s();
+    let steal = match steal_ns() - steal_before {
+        0 => 0,
+        counted => counted + tick_ns,
+    };
     let text = dir.path().join("sleep-loop.perf.txt");
     let latency = std::fs::read_to_string(dir.path().join("sleep-loop.latency.txt")).unwrap();
     // A shorter run: fewer new tasks whose longest wake-up is also their longest delay.
@@ -516,5 +582,6 @@ fn live_perf_recording_agrees_with_perf_sched_latency() {
         1,
         2,
         Some(&["sh", "sleep"]),
+        steal,
     );
 }
