@@ -160,10 +160,11 @@ pub fn report(events: Vec<Event>, options: &Options) -> AnalyzeReport {
 }
 
 /// A real capture of this machine (the two captures of ../shared/traces, four files
-/// each, and exits.v6.dat), from the trace crate's test data: a file kept there as it is, or its `.zst`
-/// copy decompressed once into a temporary directory.
+/// each, and exits.v6.dat), from the trace crate's test data: a file kept there as it is,
+/// or its `.zst` copy decompressed into the target directory's test scratch space
+/// (`CARGO_TARGET_TMPDIR`), again only when the `.zst` is newer. (A temporary directory
+/// held in a static was never removed: 36 MB left in /tmp by every run.)
 pub fn trace(name: &str) -> PathBuf {
-    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
     let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../trace/tests/data");
     for p in [data.join(name), data.join("text").join(name)] {
         if p.exists() {
@@ -176,12 +177,14 @@ pub fn trace(name: &str) -> PathBuf {
         "missing real trace {name} in {} (see its README)",
         data.display()
     );
-    let dir = DIR.get_or_init(|| tempfile::tempdir().expect("temp dir"));
-    let out = dir.path().join(name);
-    if !out.exists() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("real-traces");
+    std::fs::create_dir_all(&dir).expect("the real traces' directory");
+    let out = dir.join(name);
+    let modified = |p: &std::path::Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    if modified(&out) < modified(&zst) {
         let bytes = zstd::decode_all(std::fs::File::open(&zst).expect("open .zst")).expect("zstd");
         // Test threads may race here: each writes its own file, the rename is atomic.
-        let tmp = tempfile::NamedTempFile::new_in(dir.path()).expect("temp file");
+        let tmp = tempfile::NamedTempFile::new_in(&dir).expect("temp file");
         std::fs::write(tmp.path(), bytes).expect("write trace");
         tmp.persist(&out).expect("rename trace");
     }
