@@ -182,6 +182,8 @@ better = "lower"
     );
     let child = Command::new(env!("CARGO_BIN_EXE_jitterlab"))
         .args(["experiment", &r, "--state-dir", &guard.state_arg()])
+        // Its scratch directory inside the test's: a killed run cannot remove it.
+        .env("TMPDIR", dir)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
