@@ -10,6 +10,7 @@ import { chromium } from "playwright-core";
 import { PNG } from "pngjs";
 import pixelmatch from "pixelmatch";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
@@ -21,6 +22,15 @@ export const CHROMIUM = process.env.JITTERLAB_CHROMIUM || "/usr/bin/chromium";
 export const GOLDEN_DIR = path.join(here, "golden");
 /** Where a failed comparison leaves the actual and diff images (gitignored). */
 export const OUT_DIR = path.join(here, "out");
+/** This run's scratch files, removed when the process exits. */
+const SCRATCH = fs.mkdtempSync(path.join(os.tmpdir(), "jl-test-"));
+process.on("exit", () => fs.rmSync(SCRATCH, { recursive: true, force: true }));
+
+/** A new directory for a test's scratch files, removed with the run's. */
+export function scratchDir(prefix) {
+  return fs.mkdtempSync(path.join(SCRATCH, prefix));
+}
+
 /** The viewport every page is opened at. */
 export const VIEWPORT = { width: 1400, height: 900 };
 

@@ -2,14 +2,13 @@
 // that never gets ready, a screenshot that changed), and a real report passes it.
 
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { PNG } from "pngjs";
-import { assert, assertEqual, compareGolden, open, OUT_DIR, reportPath, withReport } from "./harness.mjs";
+import { assert, assertEqual, compareGolden, open, OUT_DIR, reportPath, scratchDir, withReport } from "./harness.mjs";
 
 /** A scratch HTML file with `body`. */
 function page(body) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "jl-harness-"));
+  const dir = scratchDir("harness-");
   const file = path.join(dir, "page.html");
   fs.writeFileSync(file, `<!doctype html><meta charset="utf-8"><body>${body}</body>`);
   return file;
@@ -76,7 +75,7 @@ export const tests = {
   },
 
   async "screenshots are compared with a tolerance"() {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "jl-golden-"));
+    const dir = scratchDir("golden-");
     const opts = { dir, update: "0", tolerance: 0.005 };
     assert(compareGolden("g", png(20, 20), { ...opts, update: "1" }).written, "written");
     assertEqual(compareGolden("g", png(20, 20), opts).diff, 0, "same image");

@@ -2,9 +2,8 @@
 // model they are drawn from (the reports and companions of crates/jitterlab/tests/browser.rs).
 
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
-import { assert, assertEqual, open, readReportFile, readReportJson, reportPath, withReport } from "./harness.mjs";
+import { assert, assertEqual, open, readReportFile, readReportJson, reportPath, scratchDir, withReport } from "./harness.mjs";
 import { readPage, writePage } from "./timeline-synth.mjs";
 
 /** "41,636" -> 41636. */
@@ -25,7 +24,7 @@ async function visitAll(r) {
 
 /** A copy of a report with `edit(html)` applied, in a scratch directory. */
 function edited(name, edit) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "jl-pages-"));
+  const dir = scratchDir("pages-");
   const file = path.join(dir, name);
   // A report with data blocks is UTF-16LE: each unit of them stays as it is.
   writePage(file, edit(readPage(reportPath(name))));

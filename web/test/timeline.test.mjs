@@ -4,10 +4,9 @@
 // wake-up among a million slices stays visible at full zoom-out, search, the URL
 // fragment, cursors, areas, keys, the left-out overview, and a golden screenshot per view.
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { PNG } from "pngjs";
-import { assert, assertEqual, open, readReportFile, readReportJson, reportPath, withReport } from "./harness.mjs";
+import { assert, assertEqual, open, readReportFile, readReportJson, reportPath, scratchDir, withReport } from "./harness.mjs";
 import { readPage, writePage, writeSynthReport } from "./timeline-synth.mjs";
 
 /** Opens `name` on the timeline tab (extra fragment keys in `hash`) with every column decoded. */
@@ -55,7 +54,7 @@ function synthReport(leftOut = false) {
   const key = leftOut ? "leftOut" : "plain";
   synth ??= {};
   if (!synth[key]) {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "jl-timeline-"));
+    const dir = scratchDir("timeline-");
     const file = path.join(dir, `synth-${key}.html`);
     const info = writeSynthReport(reportPath("disk.html"), file, { slices: leftOut ? 200_000 : 1_000_000, leftOut });
     synth[key] = { file, info };
@@ -211,7 +210,7 @@ export const tests = {
   async "names outside ASCII read the same"({ browser }) {
     // named.html is the view of a trace named dïsk-€线.dat; its comm dd renamed here.
     const comm = "dd-w\u00f6rker-\u20ac\u7ebf\u{1F600}";
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "jl-named-"));
+    const dir = scratchDir("named-");
     const file = path.join(dir, "named.html");
     writePage(file, readPage(reportPath("named.html")).replaceAll('"comm":"dd"', JSON.stringify({ comm }).slice(1, -1)));
     await withTimeline(browser, file, "", async (r) => {
