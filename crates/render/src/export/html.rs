@@ -347,10 +347,10 @@ impl<'a> Block<'a> {
         let count = source.len();
         let mut over = [0usize; 4];
         source.each(|x| {
-            over[0] += usize::from(x >= 0xFF);
-            over[1] += usize::from(x >= 0xFFFF);
-            over[2] += usize::from(x >= 0xFF_FFFF);
-            over[3] += usize::from(x >= 0xFFFF_FFFF);
+            over[0] += usize::from(x >= escape_of(1));
+            over[1] += usize::from(x >= escape_of(2));
+            over[2] += usize::from(x >= escape_of(3));
+            over[3] += usize::from(x >= escape_of(4));
         });
         // The fewest planes that leave at most 1 % of the values escaped: an f64
         // compresses far worse than a plane that is mostly zeros.
