@@ -73,6 +73,8 @@ mod util;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::process::Command;
 
+use jitterlab_host::tasks::clock_ticks;
+
 use util::{data, json_data, run};
 
 /// Run-time slack per execution instance (see the module docs).
@@ -486,15 +488,9 @@ fn compare(
     a
 }
 
-/// `sysconf(_SC_CLK_TCK)`: /proc/stat's unit.
-fn clock_ticks_per_s() -> u64 {
-    // SAFETY: sysconf has no preconditions.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    assert!(hz > 0, "sysconf(_SC_CLK_TCK) = {hz}");
-    hz as u64
-}
-
-/// The steal time of all CPUs so far (/proc/stat's `cpu` line, 8th count), ns.
+/// The steal time of all CPUs so far (/proc/stat's `cpu` line, 8th count), ns. The total
+/// line, not the per-CPU ones `jitterlab_host::env::steal_ticks` reads: it is cut to
+/// whole ticks once, not once per CPU.
 fn steal_ns() -> u64 {
     let stat = std::fs::read_to_string("/proc/stat").unwrap();
     let ticks: u64 = stat
@@ -503,7 +499,7 @@ fn steal_ns() -> u64 {
         .and_then(|l| l.split_whitespace().nth(7))
         .and_then(|v| v.parse().ok())
         .unwrap_or_else(|| panic!("no steal count in /proc/stat: {stat}"));
-    ticks * (1_000_000_000 / clock_ticks_per_s())
+    ticks * (1_000_000_000 / clock_ticks())
 }
 
 #[test]
@@ -568,7 +564,7 @@ fn live_perf_comparison() {
     );
     // /proc/stat counts whole ticks: where some steal was counted, up to a tick more
     // may have passed.
-    let tick_ns = 1_000_000_000 / clock_ticks_per_s();
+    let tick_ns = 1_000_000_000 / clock_ticks();
     let steal = match steal_ns() - steal_before {
         0 => 0,
         counted => counted + tick_ns,
