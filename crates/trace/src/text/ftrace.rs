@@ -11,7 +11,7 @@ use super::lines::{self, LineState, Lines};
 use super::reorder::{Output, MAX_CPU};
 use super::syntax::{parse_flags, parse_lost, parse_ts, split_buffer};
 use super::{TextOptions, KERNEL_STACK, USER_STACK};
-use crate::{Event, EventKind, EventSource, Flags, ReadStats, Result};
+use crate::{ErrorKind, Event, EventKind, EventSource, Flags, ReadStats, Result};
 use crate::{TraceMeta, Value};
 
 /// Reads ftrace text (the tracefs `trace` and `trace_pipe` files) and `trace-cmd report`
@@ -300,8 +300,13 @@ struct Prefix<'a> {
 }
 
 /// True if `line` starts like an ftrace event line (for [`super::detect`]).
+/// An event line, or one of the right shape whose value is out of its range (a CPU past
+/// the largest): the reader then says which.
 pub(crate) fn looks_like_event_line(line: &str) -> bool {
-    parse_prefix(line).is_ok()
+    match parse_prefix(line) {
+        Ok(_) => true,
+        Err(e) => e.kind == ErrorKind::Limit,
+    }
 }
 
 /// `TASK-PID [(TGID)] [CPU] [FLAGS] SECONDS.USECS:` -> the columns and the rest. The comm may

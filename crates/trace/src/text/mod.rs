@@ -269,11 +269,16 @@ pub(crate) fn detect_lines(bytes: &[u8], complete: bool) -> Detected {
     let mut header = None;
     // Lines end at `\n` (or `\r\n`), or at a lone `\r` when there is no `\n`.
     let end = if whole.contains(&b'\n') { b'\n' } else { b'\r' };
-    for raw in whole.split(|b| *b == end).take(400) {
+    // Blank lines are skipped without counting: a trace may start with any number.
+    let lines = whole
+        .split(|b| *b == end)
+        .filter(|raw| !raw.iter().all(u8::is_ascii_whitespace))
+        .take(400);
+    for raw in lines {
         let line = String::from_utf8_lossy(raw);
         let line: &str = &line;
         let t = line.trim();
-        if t.is_empty() || t.starts_with("-----") || syntax::parse_lost(t).is_some() {
+        if t.starts_with("-----") || syntax::parse_lost(t).is_some() {
             continue;
         }
         if let Some(tracer) = t.strip_prefix("# tracer:") {
@@ -312,7 +317,9 @@ pub(crate) fn detect_lines(bytes: &[u8], complete: bool) -> Detected {
         if function_graph::looks_like_graph_line(line) {
             return Detected::Kind(TextKind::FunctionGraph);
         }
-        return Detected::NotATrace;
+        // The headers named a format and its first event line is bad: that format, so
+        // that its reader names the line and what is wrong with it.
+        return header.map_or(Detected::NotATrace, Detected::Kind);
     }
     match header {
         Some(k) if complete || head.len() < bytes.len() => Detected::Kind(k),

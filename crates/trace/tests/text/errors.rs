@@ -213,3 +213,63 @@ fn a_value_above_a_sanity_limit_and_unreadable_or_foreign_files_have_their_kinds
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The first error reading `path` whole: at open, at the reader's start, or at an event.
+fn first_error(path: &std::path::Path) -> jitterlab_trace::Error {
+    let t = match jitterlab_trace::Trace::open(path, false) {
+        Err(e) => return e,
+        Ok(t) => t,
+    };
+    let mut events = match t.events() {
+        Err(e) => return e,
+        Ok(ev) => ev,
+    };
+    loop {
+        match events.next_event() {
+            Err(e) => return e,
+            Ok(Some(_)) => continue,
+            Ok(None) => panic!("{}: read without an error", path.display()),
+        }
+    }
+}
+
+#[test]
+fn detection_skips_blank_lines_and_a_bad_first_event_line_gets_its_own_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let line =
+        "          <idle>-0       [001] d.h1.   976.348848: irq_handler_entry: irq=36 name=x\n";
+    // 400 blank lines (and some with spaces) before the first event.
+    let blank = dir.path().join("blank.txt");
+    std::fs::write(
+        &blank,
+        format!("{}{}{line}", "\n".repeat(400), "   \n".repeat(50)),
+    )
+    .unwrap();
+    let t = jitterlab_trace::Trace::open(&blank, false).unwrap();
+    assert_eq!(t.format(), "ftrace text");
+    assert_eq!(t.events().unwrap().next_event().unwrap().unwrap().cpu, 1);
+    // The kernel's header, then an event line whose CPU is out of range: that line's
+    // error, as when the same line comes later.
+    let header = "# tracer: nop\n#\n#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION\n";
+    let bad =
+        "           bash-1181    [65535] d.h2.  1464.179964: irq_handler_entry: irq=16 name=gp\n";
+    for (name, text, line_no) in [
+        ("header.txt", format!("{header}{bad}"), 4),
+        ("bare.txt", bad.to_string(), 1),
+        ("later.txt", format!("{header}{line}{bad}"), 5),
+    ] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        let err = first_error(&path);
+        assert_eq!(
+            (err.kind, err.location),
+            (ErrorKind::Limit, Location::Line(line_no)),
+            "{name}: {err}"
+        );
+        assert!(err.to_string().contains("CPU number"), "{err}");
+    }
+    // A header and a line of no format: that format's reader names the line.
+    let path = dir.path().join("garbled.txt");
+    std::fs::write(&path, format!("{header}this is not an event\n")).unwrap();
+    assert_eq!(first_error(&path).location, Location::Line(4));
+}
