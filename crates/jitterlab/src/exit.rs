@@ -160,6 +160,8 @@ impl From<jitterlab_render::view::ViewError> for Error {
     fn from(e: jitterlab_render::view::ViewError) -> Error {
         match e {
             jitterlab_render::view::ViewError::Trace(e) => e.into(),
+            // An input that is not what view shows (as export's Input): nothing written.
+            e @ jitterlab_render::view::ViewError::Invalid(_) => Error::Usage(e.to_string()),
             e => Error::Failed(e.into()),
         }
     }

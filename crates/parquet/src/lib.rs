@@ -40,7 +40,8 @@ mod trace;
 
 pub use error::Error;
 pub use origin::{
-    is_json_result, origin_of_result, origin_of_trace, read_result, OriginOptions, RESULT_LIMIT,
+    check_envelope, is_json_result, origin_of_result, origin_of_trace, read_result, OriginOptions,
+    EXPORTABLE, RESULT_LIMIT, RESULT_VERSION,
 };
 pub use result::{export_result, result_origin, ResultOrigin, RESULT_TABLES};
 pub use table::{Col, TableDef, Ty, PROVENANCE, ROW_GROUP_ROWS};

@@ -72,7 +72,131 @@ pub fn is_json_result(path: &Path) -> Result<bool, Error> {
 /// spikes, an experiment with its series, are well under it).
 pub const RESULT_LIMIT: u64 = 256 << 20;
 
-/// Reads a JSON result file (at most [`RESULT_LIMIT`] bytes).
+/// The version of the result envelopes this jitterlab reads (every schema is at 1).
+pub const RESULT_VERSION: u64 = 1;
+
+/// What `data` must hold for each result schema, as (field, JSON type): the fields every
+/// result of that schema has, which its readers (`export`, `view`) rely on.
+const RESULT_SHAPES: [(&str, &[(&str, JsonKind)]); 4] = [
+    (
+        "jitterlab.latency",
+        &[
+            ("environment", JsonKind::Object),
+            ("config", JsonKind::Object),
+            ("cpus", JsonKind::Array),
+        ],
+    ),
+    (
+        "jitterlab.experiment",
+        &[
+            ("name", JsonKind::String),
+            ("cells", JsonKind::Array),
+            ("runs", JsonKind::Array),
+            ("stats", JsonKind::Array),
+        ],
+    ),
+    (
+        "jitterlab.audit",
+        &[
+            ("verdict", JsonKind::String),
+            ("verdicts", JsonKind::Array),
+            ("findings", JsonKind::Array),
+        ],
+    ),
+    ("jitterlab.analyze", &[("source", JsonKind::Object)]),
+];
+
+/// A JSON value's type, as a result's shape names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum JsonKind {
+    Object,
+    Array,
+    String,
+}
+
+impl JsonKind {
+    fn matches(self, v: &Value) -> bool {
+        match self {
+            JsonKind::Object => v.is_object(),
+            JsonKind::Array => v.is_array(),
+            JsonKind::String => v.is_string(),
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            JsonKind::Object => "an object",
+            JsonKind::Array => "an array",
+            JsonKind::String => "a string",
+        }
+    }
+}
+
+/// Checks a saved result's envelope before anything uses it: `schema` one of `accepted`,
+/// `version` [`RESULT_VERSION`], and `data` an object with the fields its schema always
+/// has. The error names the field and what was expected (the caller names the file).
+/// Returns the schema.
+pub fn check_envelope<'a>(json: &'a Value, accepted: &[&str]) -> Result<&'a str, String> {
+    let list = accepted.join(", ");
+    let Some(envelope) = json.as_object() else {
+        return Err(format!("expected a JSON object saved with --json ({list})"));
+    };
+    let schema = match envelope.get("schema") {
+        Some(Value::String(s)) => s.as_str(),
+        Some(_) => return Err("\"schema\": expected a string".into()),
+        None => {
+            return Err(format!(
+                "no \"schema\" field; expected a result saved with --json ({list})"
+            ))
+        }
+    };
+    if !accepted.contains(&schema) {
+        return Err(format!("\"schema\": {schema:?}; expected one of {list}"));
+    }
+    match envelope.get("version") {
+        Some(v) if v.as_u64() == Some(RESULT_VERSION) => {}
+        Some(v) if v.is_u64() => {
+            return Err(format!(
+                "\"version\": {schema} version {v}; this jitterlab reads version {RESULT_VERSION} (a newer jitterlab wrote it?)"
+            ))
+        }
+        Some(v) => return Err(format!("\"version\": {v}; expected the number {RESULT_VERSION}")),
+        None => return Err(format!("no \"version\" field; expected {RESULT_VERSION}")),
+    }
+    let data = match envelope.get("data") {
+        Some(d @ Value::Object(_)) => d,
+        Some(Value::Null) | None => {
+            return Err(format!(
+                "\"data\": missing or null; a {schema} result holds an object there"
+            ))
+        }
+        Some(_) => return Err("\"data\": expected an object".into()),
+    };
+    let shape = RESULT_SHAPES
+        .iter()
+        .find(|(s, _)| *s == schema)
+        .map_or(&[][..], |(_, fields)| *fields);
+    for (field, kind) in shape {
+        match data.get(*field) {
+            Some(v) if kind.matches(v) => {}
+            Some(_) => {
+                return Err(format!(
+                    "\"data.{field}\": expected {} in a {schema} result",
+                    kind.name()
+                ))
+            }
+            None => {
+                return Err(format!(
+                    "\"data.{field}\": missing; every {schema} result has it"
+                ))
+            }
+        }
+    }
+    Ok(schema)
+}
+
+/// Reads a JSON result file (at most [`RESULT_LIMIT`] bytes), checked by
+/// [`check_envelope`] to be one of the [`EXPORTABLE`] results.
 pub fn read_result(path: &Path) -> Result<Value, Error> {
     use std::io::Read;
     let f = std::fs::File::open(path).map_err(|e| Error::io(path, "cannot open", e))?;
@@ -86,10 +210,19 @@ pub fn read_result(path: &Path) -> Result<Value, Error> {
             format!("expected a result of at most {RESULT_LIMIT} bytes"),
         ));
     }
-    serde_json::from_slice(&bytes).map_err(|e| {
+    let json: Value = serde_json::from_slice(&bytes).map_err(|e| {
         Error::input(
             path,
             format!("expected JSON (a jitterlab --json result): {e}"),
         )
-    })
+    })?;
+    check_envelope(&json, &EXPORTABLE).map_err(|e| Error::input(path, e))?;
+    Ok(json)
 }
+
+/// The result schemas `export` writes as tables.
+pub const EXPORTABLE: [&str; 3] = [
+    "jitterlab.latency",
+    "jitterlab.experiment",
+    "jitterlab.audit",
+];

@@ -97,25 +97,9 @@ impl SavedResult {
                 what.strip_suffix(&at).unwrap_or(&what)
             )
         })?;
-        let schema = envelope.get("schema").and_then(|s| s.as_str());
-        let version = envelope.get("version").and_then(|s| s.as_u64());
-        match (schema, version) {
-            (Some(s), Some(1)) if VIEWABLE.contains(&s) && envelope.get("data").is_some() => {
-                Ok(SavedResult { envelope })
-            }
-            (Some(s), Some(v)) if VIEWABLE.contains(&s) => Err(format!(
-                "{name}: {s} version {v}; this jitterlab shows version 1"
-            )),
-            (Some(s), _) => Err(format!(
-                "{name}: a {s} result; the viewer shows {} and {} (or a trace)",
-                VIEWABLE[..VIEWABLE.len() - 1].join(", "),
-                VIEWABLE[VIEWABLE.len() - 1]
-            )),
-            (None, _) => Err(format!(
-                "{name}: no \"schema\" field; expected a result saved with --json ({})",
-                VIEWABLE.join(", ")
-            )),
-        }
+        jitterlab_parquet::check_envelope(&envelope, &VIEWABLE)
+            .map_err(|e| format!("{name}: {e}"))?;
+        Ok(SavedResult { envelope })
     }
 }
 

@@ -332,7 +332,7 @@ fn html_past_max_slices_says_what_was_left_out() {
 fn html_of_a_saved_result() {
     let saved = SavedResult::from_json(
         "run.json",
-        br#"{"schema": "jitterlab.latency", "version": 1, "data": {"cpus": []}}"#,
+        br#"{"schema": "jitterlab.latency", "version": 1, "data": {"environment": {}, "config": {}, "cpus": []}}"#,
     )
     .unwrap();
     let m = meta(&html(&saved));
@@ -343,6 +343,11 @@ fn html_of_a_saved_result() {
         b"{\"schema\": \"jitterlab.latency\", \"version\": 2, \"data\": {}}",
         b"{\"data\": {}}",
         b"{\"schema\": \n",
+        b"{\"schema\": \"jitterlab.latency\", \"version\": 1, \"data\": null}",
+        b"{\"schema\": \"jitterlab.latency\", \"version\": 1}",
+        b"{\"schema\": \"jitterlab.latency\", \"data\": {}}",
+        b"{\"schema\": \"jitterlab.latency\", \"version\": 1, \"data\": {\"environment\": {}, \"config\": {}, \"cpus\": 3}}",
+        b"[1, 2]",
     ]
     .iter()
     .map(|b| SavedResult::from_json("run.json", b).unwrap_err())
@@ -366,7 +371,7 @@ fn html_names_outside_ascii_read_the_same() {
     // A page without blocks is UTF-8, and says so.
     let saved = SavedResult::from_json(
         "rün.json",
-        br#"{"schema": "jitterlab.latency", "version": 1, "data": {"cpus": []}}"#,
+        br#"{"schema": "jitterlab.latency", "version": 1, "data": {"environment": {}, "config": {}, "cpus": []}}"#,
     )
     .unwrap();
     let page = html_titled(&saved, "rün.json");
