@@ -151,7 +151,8 @@ impl From<jitterlab_render::stream::StreamError> for Error {
         use jitterlab_render::stream::StreamError;
         match e {
             StreamError::Read(e) => Error::Failed(e.into()),
-            StreamError::Write(e) => Error::Failed(e.into()),
+            // The events go to stdout.
+            StreamError::Write(e) => Error::Failed(crate::output::stdout_error(e).into()),
         }
     }
 }

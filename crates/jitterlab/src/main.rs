@@ -5,6 +5,7 @@
 mod cli;
 mod cmd;
 mod exit;
+mod files;
 mod output;
 mod progress;
 
@@ -22,7 +23,10 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
-    let cli = cli::Cli::parse();
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return clap_exit(&e),
+    };
     match cmd::run(cli) {
         Ok(exit) => ExitCode::from(exit.code()),
         Err(err) if err.is_broken_pipe() => ExitCode::SUCCESS,
@@ -30,5 +34,32 @@ fn main() -> ExitCode {
             eprintln!("jitterlab: {err}");
             ExitCode::from(err.code())
         }
+    }
+}
+
+/// Prints what clap says instead of running (help, version, a usage error) and gives its
+/// status; help and version written to a full stdout are an error (status 1), to a
+/// closed one a quiet success, as every command's output.
+fn clap_exit(e: &clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    use std::io::Write;
+    if !matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+        // Usage errors go to stderr, status 2.
+        let _ = e.print();
+        return ExitCode::from(2);
+    }
+    use std::io::IsTerminal;
+    let mut out = std::io::stdout().lock();
+    let text = if out.is_terminal() {
+        e.render().ansi().to_string()
+    } else {
+        e.render().to_string()
+    };
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(err) if err.kind() != std::io::ErrorKind::BrokenPipe => {
+            eprintln!("jitterlab: cannot write standard output: {err}");
+            ExitCode::from(1)
+        }
+        _ => ExitCode::SUCCESS,
     }
 }

@@ -24,12 +24,45 @@ pub fn format(json: bool, color: Color) -> Format {
     Format::Text(Style { color })
 }
 
-/// Writes a result to stdout.
+/// Set when one of the command's outputs is `-`: its data goes to stdout, so the summary
+/// of what was written goes to stderr.
+static DATA_ON_STDOUT: AtomicBool = AtomicBool::new(false);
+
+/// Says that the command writes its data (a trace, a report) to stdout: [`emit`] then
+/// writes to stderr, so the summary never mixes with the data.
+pub fn data_on_stdout() {
+    DATA_ON_STDOUT.store(true, Ordering::Relaxed);
+}
+
+/// Where a command's text summary goes beside its other outputs: stdout, or stderr when
+/// its data goes to stdout.
+pub fn summary_target() -> jitterlab_render::Target {
+    if DATA_ON_STDOUT.load(Ordering::Relaxed) {
+        jitterlab_render::Target::Stderr
+    } else {
+        jitterlab_render::Target::Stdout
+    }
+}
+
+/// Writes a result to stdout (to stderr when the command's data goes to stdout).
 pub fn emit<T: Render>(value: &T, format: Format) -> io::Result<()> {
+    if DATA_ON_STDOUT.load(Ordering::Relaxed) {
+        let stderr = io::stderr();
+        let mut out = BufWriter::new(stderr.lock());
+        render(value, format, &mut out)?;
+        return out.flush();
+    }
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
-    render(value, format, &mut out)?;
-    out.flush()
+    render(value, format, &mut out)
+        .and_then(|()| out.flush())
+        .map_err(stdout_error)
+}
+
+/// An error writing standard output, named so (its kind kept: a closed pipe is a quiet
+/// end, [`crate::exit::Error::is_broken_pipe`]).
+pub fn stdout_error(e: io::Error) -> io::Error {
+    io::Error::new(e.kind(), format!("cannot write standard output: {e}"))
 }
 
 /// Ctrl-C (SIGINT, SIGTERM) while a text trace is read ends its read where it is, and

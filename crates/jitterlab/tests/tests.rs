@@ -12,6 +12,7 @@ mod export;
 mod latency;
 mod live;
 mod load;
+mod outputs;
 mod partition;
 mod pftrace;
 mod record;

@@ -111,7 +111,7 @@ pub fn convert(
         }
     }
     let out_err = |cause| ConvertError::Io {
-        path: output.to_path_buf(),
+        path: crate::export::named_output(output),
         cause,
     };
     let mut out = OutputFile::create(output).map_err(out_err)?;

@@ -124,12 +124,13 @@ pub struct Viewed {
     pub left_out: Option<LeftOut>,
 }
 
-/// Writes `model` as an HTML report titled `title` to `output`, and says what it wrote.
+/// Writes `model` as an HTML report titled `title` to `output` (`-`: stdout); returns
+/// the bytes written.
 pub fn write_html<M: HtmlModel>(
     model: &M,
     title: &str,
     output: &Path,
-) -> Result<(), crate::ExportError> {
+) -> Result<u64, crate::ExportError> {
     let target = Target::from_arg(output);
     let err = |source| crate::ExportError {
         target: target.clone(),
@@ -167,7 +168,7 @@ pub fn view(
     options: Options,
 ) -> Result<Viewed, ViewError> {
     let io = |e: crate::ExportError| ViewError::Io {
-        path: output.to_path_buf(),
+        path: crate::export::named_output(output),
         cause: e.source,
     };
     let mut viewed = Viewed {
@@ -187,7 +188,7 @@ pub fn view(
                 ..options
             };
             let report = analyze_trace(trace, options, None)?;
-            write_html(&report, title, output).map_err(io)?;
+            viewed.bytes = write_html(&report, title, output).map_err(io)?;
             viewed.schema = "jitterlab.analyze".into();
             if let Some(t) = &report.timeline {
                 viewed.cpus = t.cpus.len();
@@ -202,7 +203,7 @@ pub fn view(
             }
         }
         Input::Saved(saved) => {
-            write_html(saved, title, output).map_err(io)?;
+            viewed.bytes = write_html(saved, title, output).map_err(io)?;
             viewed.schema = saved
                 .envelope
                 .get("schema")
@@ -211,6 +212,5 @@ pub fn view(
                 .to_string();
         }
     }
-    viewed.bytes = std::fs::metadata(output).map(|m| m.len()).unwrap_or(0);
     Ok(viewed)
 }

@@ -10,6 +10,7 @@ use jitterlab_trace::Trace;
 
 use crate::cli::{Color, Window};
 use crate::exit::{Exit, Result};
+use crate::files::Files;
 use crate::output::{emit, format, trace_notes, Interrupt};
 use crate::progress::{self, file_name};
 
@@ -67,6 +68,17 @@ pub struct AnalyzeArgs {
     /// Skip undecodable records and lines, counting them, instead of stopping.
     #[arg(long)]
     pub lenient: bool,
+}
+
+impl AnalyzeArgs {
+    /// The files it reads and writes, for [`crate::files::guard`].
+    pub fn files(&self) -> Files<'_> {
+        let mut f = Files::default();
+        f.input(&self.file)
+            .input_opt(self.compare.as_ref())
+            .output_opt(self.html.as_ref());
+        f
+    }
 }
 
 pub fn run(args: AnalyzeArgs, color: Color) -> Result {

@@ -12,6 +12,7 @@ use jitterlab_render::{ExportManager, Json, Target};
 
 use crate::cli::{cpu_list, Color};
 use crate::exit::{Error, Exit, Result};
+use crate::files::Files;
 use crate::output::format;
 
 /// `jitterlab audit`.
@@ -48,6 +49,18 @@ pub struct AuditArgs {
     /// the page links each blamed spike and noise gap into its trace's timeline.
     #[arg(long, value_name = "DIR")]
     pub keep_traces: Option<PathBuf>,
+}
+
+impl AuditArgs {
+    /// The files it reads and writes, for [`crate::files::guard`].
+    pub fn files(&self) -> Files<'_> {
+        let mut f = Files::default();
+        f.input_opt(self.compare.as_ref())
+            .output_opt(self.json.as_ref())
+            .output_opt(self.html.as_ref())
+            .output_dir_opt(self.keep_traces.as_ref());
+        f
+    }
 }
 
 pub fn run(root: &Root, args: AuditArgs, color: Color) -> Result {
@@ -103,7 +116,11 @@ pub fn run(root: &Root, args: AuditArgs, color: Color) -> Result {
         outputs.add(Json, &report, target.clone());
     }
     if json != Some(Target::Stdout) {
-        outputs.add(format(false, color), &report, Target::Stdout);
+        outputs.add(
+            format(false, color),
+            &report,
+            crate::output::summary_target(),
+        );
     }
     if let Some(path) = &args.html {
         outputs.add(

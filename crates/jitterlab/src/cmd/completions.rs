@@ -24,7 +24,8 @@ pub fn run(args: CompletionsArgs) -> Result {
     let mut script = Vec::new();
     clap_complete::generate(args.shell, &mut Cli::command(), "jitterlab", &mut script);
     let mut out = io::stdout().lock();
-    out.write_all(&script)?;
-    out.flush()?;
+    out.write_all(&script)
+        .and_then(|()| out.flush())
+        .map_err(crate::output::stdout_error)?;
     Ok(Exit::Ok)
 }

@@ -10,6 +10,7 @@ use jitterlab_trace::Trace;
 
 use crate::cli::{Color, Window};
 use crate::exit::{Exit, Result};
+use crate::files::Files;
 use crate::output::{emit, format, trace_notes};
 use crate::progress::{self, file_name};
 
@@ -70,6 +71,15 @@ pub struct ConvertArgs {
     /// Skip undecodable records and lines, counting them, instead of stopping.
     #[arg(long)]
     pub lenient: bool,
+}
+
+impl ConvertArgs {
+    /// The files it reads and writes, for [`crate::files::guard`].
+    pub fn files(&self) -> Files<'_> {
+        let mut f = Files::default();
+        f.input(&self.input).output(&self.output);
+        f
+    }
 }
 
 pub fn run(args: ConvertArgs, color: Color) -> Result {

@@ -1,7 +1,7 @@
 //! `jitterlab experiment`: A/B runs of a workload under affinity, partitioning and
 //! load, with the statistics that say whether a difference is real.
 
-use std::io::{self, IsTerminal};
+use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
@@ -16,7 +16,8 @@ use jitterlab_runner::{compare, run_experiment, Options, Progress};
 
 use crate::cli::Color;
 use crate::exit::{Error, Exit, Result};
-use crate::output::format;
+use crate::files::Files;
+use crate::output::{format, stdout_error};
 
 /// `jitterlab experiment`.
 #[derive(Args, Debug)]
@@ -109,17 +110,39 @@ pub enum TraceArg {
     None,
 }
 
+impl ExperimentArgs {
+    /// The files it reads and writes, for [`crate::files::guard`].
+    pub fn files(&self) -> Files<'_> {
+        let mut f = Files::default();
+        f.input_opt(self.file.as_ref());
+        for c in self.compare.iter().flatten() {
+            f.input(c);
+        }
+        f.output_dir_opt(self.output.as_ref())
+            .output_opt(self.json.as_ref())
+            .output_opt(self.html.as_ref());
+        f
+    }
+}
+
 pub fn run(root: &Root, args: ExperimentArgs, color: Color) -> Result {
+    // Written, not printed: a full or closed stdout is an error (or a quiet end), never
+    // a panic.
     if args.list {
+        let mut out = io::stdout().lock();
         for b in builtins() {
             let description = b.recipe().map(|r| r.description).unwrap_or_default();
-            println!("{:<14} {description}", b.name);
+            writeln!(out, "{:<14} {description}", b.name).map_err(stdout_error)?;
         }
+        out.flush().map_err(stdout_error)?;
         return Ok(Exit::Ok);
     }
     if let Some(name) = &args.show {
         let b = builtin(name).ok_or_else(|| unknown_recipe(name))?;
-        print!("{}", b.text);
+        let mut out = io::stdout().lock();
+        out.write_all(b.text.as_bytes())
+            .and_then(|()| out.flush())
+            .map_err(stdout_error)?;
         return Ok(Exit::Ok);
     }
     let out = format(args.json.as_deref() == Some("-".as_ref()), color);
@@ -265,7 +288,7 @@ fn write(
         outputs.add(Json, report, target.clone());
     }
     if json != Some(Target::Stdout) {
-        outputs.add(out, report, Target::Stdout);
+        outputs.add(out, report, crate::output::summary_target());
     }
     if let Some(path) = html {
         outputs.add(

@@ -12,6 +12,7 @@ use jitterlab_trace::Trace;
 
 use crate::cli::Color;
 use crate::exit::{Error, Exit, Result};
+use crate::files::Files;
 use crate::output::{emit, format};
 use crate::progress::{self, file_name};
 
@@ -44,6 +45,18 @@ pub struct ExportArgs {
     /// Print what was written as JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+impl ExportArgs {
+    /// The files it reads and writes, for [`crate::files::guard`].
+    pub fn files(&self) -> Files<'_> {
+        let mut f = Files::default();
+        for i in &self.inputs {
+            f.input(i);
+        }
+        f.output_dir(&self.parquet);
+        f
+    }
 }
 
 pub fn run(args: ExportArgs, color: Color) -> Result {

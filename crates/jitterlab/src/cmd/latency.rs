@@ -17,6 +17,7 @@ use jitterlab_render::{Cyclictest, ExportManager, Html, Json, Svg, Target};
 
 use crate::cli::{cpu_list, Color, PolicyArg};
 use crate::exit::{Exit, Result};
+use crate::files::Files;
 use crate::output::format;
 
 /// Ten seconds, when neither --loops nor --duration is given.
@@ -93,6 +94,18 @@ pub struct LatencyArgs {
     pub break_us: Option<u64>,
 }
 
+impl LatencyArgs {
+    /// The files it reads and writes, for [`crate::files::guard`].
+    pub fn files(&self) -> Files<'_> {
+        let mut f = Files::default();
+        f.output_opt(self.json.as_ref())
+            .output_opt(self.histogram_cyclictest.as_ref())
+            .output_opt(self.html.as_ref())
+            .output_opt(self.plot.as_ref());
+        f
+    }
+}
+
 pub fn run(root: &Root, args: LatencyArgs, color: Color) -> Result {
     let cpus = match &args.cpus {
         Some(list) => cpu_list("--cpus", list)?,
@@ -161,7 +174,11 @@ pub fn run(root: &Root, args: LatencyArgs, color: Color) -> Result {
         outputs.add(Json, report, target.clone());
     }
     if json != Some(Target::Stdout) {
-        outputs.add(format(false, color), report, Target::Stdout);
+        outputs.add(
+            format(false, color),
+            report,
+            crate::output::summary_target(),
+        );
     }
     outputs.write_all()?;
     // A sample over --fail-above, or a run ended by --break, is a limit hit.

@@ -10,6 +10,7 @@ use clap_mangen::Man;
 
 use crate::cli::Cli;
 use crate::exit::{Error, Exit, Result};
+use crate::files::Files;
 
 /// `jitterlab man`.
 #[derive(Args, Debug)]
@@ -24,6 +25,15 @@ pub struct ManArgs {
     /// a COMMAND) into DIR, created if need be, and print their names.
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
+}
+
+impl ManArgs {
+    /// The files it reads and writes, for [`crate::files::guard`].
+    pub fn files(&self) -> Files<'_> {
+        let mut f = Files::default();
+        f.output_dir_opt(self.dir.as_ref());
+        f
+    }
 }
 
 pub fn run(args: ManArgs) -> Result {
@@ -41,16 +51,18 @@ pub fn run(args: ManArgs) -> Result {
     }
     let mut out = io::stdout().lock();
     match &args.dir {
-        None => Man::new(cmd).render(&mut out)?,
+        None => Man::new(cmd)
+            .render(&mut out)
+            .map_err(crate::output::stdout_error)?,
         Some(dir) => {
             std::fs::create_dir_all(dir)
                 .map_err(|e| anyhow::anyhow!("--dir {}: {e}", dir.display()))?;
             for path in write_pages(cmd, dir)? {
-                writeln!(out, "{}", path.display())?;
+                writeln!(out, "{}", path.display()).map_err(crate::output::stdout_error)?;
             }
         }
     }
-    out.flush()?;
+    out.flush().map_err(crate::output::stdout_error)?;
     Ok(Exit::Ok)
 }
 

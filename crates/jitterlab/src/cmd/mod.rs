@@ -28,6 +28,7 @@ use jitterlab_host::Root;
 
 use crate::cli::{Cli, Command};
 use crate::exit::{Error, Exit, Result};
+use crate::files::Files;
 
 /// Runs a command; the exit status on success.
 pub fn run(cli: Cli) -> Result {
@@ -37,6 +38,7 @@ pub fn run(cli: Cli) -> Result {
     };
     let color = cli.color;
     crate::progress::init(cli.quiet);
+    crate::files::guard(&files(&cli.command))?;
     match cli.command {
         Command::Show(args) => show::run(&root, args, color),
         Command::Pin(args) => pin::run(&root, args, color),
@@ -62,6 +64,23 @@ pub fn run(cli: Cli) -> Result {
     }
 }
 
+/// The files a command reads and writes, as its arguments name them.
+fn files(command: &Command) -> Files<'_> {
+    match command {
+        Command::Analyze(a) => a.files(),
+        Command::Audit(a) => a.files(),
+        Command::Convert(a) => a.files(),
+        Command::Experiment(a) => a.files(),
+        Command::Export(a) => a.files(),
+        Command::Latency(a) => a.files(),
+        Command::Man(a) => a.files(),
+        Command::Record(a) => a.files(),
+        Command::Report(a) => a.files(),
+        Command::View(a) => a.files(),
+        _ => Files::default(),
+    }
+}
+
 /// `jitterlab help [COMMAND...]`: the long help of the command named.
 fn help(path: &[String]) -> Result {
     use clap::CommandFactory;
@@ -77,7 +96,11 @@ fn help(path: &[String]) -> Result {
             }
         };
     }
-    cmd.print_long_help()?;
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    write!(out, "{}", cmd.render_long_help())
+        .and_then(|()| out.flush())
+        .map_err(crate::output::stdout_error)?;
     Ok(Exit::Ok)
 }
 

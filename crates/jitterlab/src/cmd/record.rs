@@ -10,6 +10,7 @@ use jitterlab_host::Root;
 
 use crate::cli::{cpu_list, Color};
 use crate::exit::{Exit, Result};
+use crate::files::Files;
 use crate::output::{emit, format};
 use crate::progress::Progress;
 
@@ -50,6 +51,15 @@ pub struct RecordArgs {
     /// The command to trace while it runs.
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<OsString>,
+}
+
+impl RecordArgs {
+    /// The files it reads and writes, for [`crate::files::guard`].
+    pub fn files(&self) -> Files<'_> {
+        let mut f = Files::default();
+        f.output(&self.output);
+        f
+    }
 }
 
 pub fn run(root: &Root, args: RecordArgs, color: Color) -> Result {

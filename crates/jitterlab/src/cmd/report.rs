@@ -11,6 +11,7 @@ use jitterlab_trace::Trace;
 
 use crate::cli::{Color, Window};
 use crate::exit::{Exit, Result};
+use crate::files::Files;
 use crate::output::{emit, format, trace_notes, Interrupt};
 use crate::progress::{self, file_name};
 
@@ -49,6 +50,15 @@ pub struct ReportArgs {
     /// Skip undecodable records and lines, counting them, instead of stopping.
     #[arg(long)]
     pub lenient: bool,
+}
+
+impl ReportArgs {
+    /// The files it reads and writes, for [`crate::files::guard`].
+    pub fn files(&self) -> Files<'_> {
+        let mut f = Files::default();
+        f.input(&self.file);
+        f
+    }
 }
 
 pub fn run(args: ReportArgs, color: Color) -> Result {

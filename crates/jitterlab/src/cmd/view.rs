@@ -9,6 +9,7 @@ use jitterlab_render::view::{view, Input};
 
 use crate::cli::{Color, Window};
 use crate::exit::{Error, Exit, Result};
+use crate::files::Files;
 use crate::output::{emit, format, trace_notes, Interrupt};
 use crate::progress::{self, file_name, Progress};
 
@@ -45,6 +46,15 @@ pub struct ViewArgs {
     pub lenient: bool,
 }
 
+impl ViewArgs {
+    /// The files it reads and writes, for [`crate::files::guard`].
+    pub fn files(&self) -> Files<'_> {
+        let mut f = Files::default();
+        f.input(&self.input).output_opt(self.output.as_ref());
+        f
+    }
+}
+
 pub fn run(args: ViewArgs, color: Color) -> Result {
     let filter = args.window.filter(args.pid)?;
     let output = match &args.output {
@@ -56,12 +66,8 @@ pub fn run(args: ViewArgs, color: Color) -> Result {
         }
         None => args.input.with_extension("html"),
     };
-    if output == args.input {
-        return Err(Error::usage(format!(
-            "-o: {} is the input; give another name",
-            output.display()
-        )));
-    }
+    // The default name too (`x.html` read as a saved result is its own INPUT.html).
+    crate::files::check(&output)?;
     let mut input = Input::open(&args.input, args.lenient, args.buffer.as_deref())?;
     let (interrupt, progress) = match &mut input {
         Input::Trace(trace) => {

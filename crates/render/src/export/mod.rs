@@ -58,7 +58,7 @@ use std::fmt;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use jitterlab_trace::output::OutputFile;
+use jitterlab_trace::output::{check_output, OutputFile};
 
 pub use cyclictest::{write_cyclictest_histogram, Cyclictest};
 pub use events::{write_event_line, EventLine, Events, EventsJson};
@@ -96,6 +96,8 @@ impl<M: ?Sized, E: Exporter<M> + ?Sized> Exporter<M> for &E {
 pub enum Target {
     /// Standard output.
     Stdout,
+    /// Standard error (a summary, when the command's data goes to stdout).
+    Stderr,
     /// A file: written under a temporary name and renamed over it when complete, or
     /// copied through into it when it is a FIFO or a device
     /// ([`jitterlab_trace::output::OutputFile`]).
@@ -117,10 +119,23 @@ impl Target {
         }
     }
 
-    /// Opens the target for writing, buffered; [`Opened::finish`] completes it.
+    /// Opens the target for writing, buffered; [`Opened::finish`] completes it. A
+    /// target that is one of the command's inputs (a file, or stdout redirected into
+    /// one) is refused ([`jitterlab_trace::output::check_output`]).
     pub fn create(&self) -> io::Result<Opened> {
         Ok(match self {
-            Target::Stdout => Opened::Stdout(BufWriter::with_capacity(1 << 16, io::stdout())),
+            Target::Stdout => {
+                check_output(Path::new("-"))
+                    .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+                Opened::Stdout(Counted {
+                    out: BufWriter::with_capacity(1 << 16, Box::new(io::stdout())),
+                    bytes: 0,
+                })
+            }
+            Target::Stderr => Opened::Stdout(Counted {
+                out: BufWriter::with_capacity(1 << 16, Box::new(io::stderr())),
+                bytes: 0,
+            }),
             Target::File(path) => {
                 Opened::File(BufWriter::with_capacity(1 << 16, OutputFile::create(path)?))
             }
@@ -128,22 +143,30 @@ impl Target {
     }
 }
 
+/// Standard output (or error), counting what is written to it.
+pub struct Counted {
+    out: BufWriter<Box<dyn Write>>,
+    bytes: u64,
+}
+
 /// An open [`Target`].
 pub enum Opened {
-    /// Standard output.
-    Stdout(BufWriter<io::Stdout>),
+    /// Standard output or error.
+    Stdout(Counted),
     /// A file, complete once finished.
     File(BufWriter<OutputFile>),
 }
 
 impl Opened {
     /// Flushes, and puts a file in place; a target dropped unfinished leaves no file.
-    pub fn finish(self) -> io::Result<()> {
+    /// Returns the bytes written to the target (what a FIFO's reader got, not what the
+    /// FIFO's size says).
+    pub fn finish(self) -> io::Result<u64> {
         match self {
-            Opened::Stdout(mut w) => w.flush(),
+            Opened::Stdout(mut w) => w.out.flush().map(|()| w.bytes),
             Opened::File(w) => {
                 let file = w.into_inner().map_err(|e| e.into_error())?;
-                file.commit().map(|_| ())
+                file.commit()
             }
         }
     }
@@ -152,23 +175,37 @@ impl Opened {
 impl Write for Opened {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
-            Opened::Stdout(w) => w.write(buf),
+            Opened::Stdout(w) => {
+                let n = w.out.write(buf)?;
+                w.bytes += n as u64;
+                Ok(n)
+            }
             Opened::File(w) => w.write(buf),
         }
     }
 
     fn flush(&mut self) -> io::Result<()> {
         match self {
-            Opened::Stdout(w) => w.flush(),
+            Opened::Stdout(w) => w.out.flush(),
             Opened::File(w) => w.flush(),
         }
+    }
+}
+
+/// An output path as errors name it: `-` is "standard output".
+pub fn named_output(path: &Path) -> PathBuf {
+    if path.as_os_str() == "-" {
+        PathBuf::from("standard output")
+    } else {
+        path.to_path_buf()
     }
 }
 
 impl fmt::Display for Target {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Target::Stdout => f.write_str("stdout"),
+            Target::Stdout => f.write_str("standard output"),
+            Target::Stderr => f.write_str("standard error"),
             Target::File(p) => write!(f, "{}", p.display()),
         }
     }
