@@ -119,7 +119,8 @@ impl From<jitterlab_parquet::Error> for Error {
         match e {
             // An input that is not what export takes, or lacks what it needs (a host
             // name): found before anything is written.
-            e @ jitterlab_parquet::Error::Input { .. } => Error::Usage(e.to_string()),
+            e @ (jitterlab_parquet::Error::Input { .. }
+            | jitterlab_parquet::Error::Exists { .. }) => Error::Usage(e.to_string()),
             jitterlab_parquet::Error::Trace(t) => t.into(),
             e => Error::Failed(e.into()),
         }

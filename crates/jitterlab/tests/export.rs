@@ -146,3 +146,186 @@ fn export_takes_an_audit_under_the_host_it_names() {
         .iter()
         .any(|f| f.starts_with("audit_finding/host=vm2/run=audit-vm2/")));
 }
+
+/// Rows written before are never replaced unless asked: two inputs of one partition are
+/// refused before anything is written, a host and run the dataset holds are refused, and
+/// `--replace` writes them again without leaving a table of the earlier export.
+#[test]
+fn an_export_never_replaces_earlier_rows_unless_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let ds = dir.path().join("fleet");
+    let d = ds.display().to_string();
+    // Two traces of the same file name (and host): the same default run.
+    for (sub, trace) in [
+        ("d1", "cyclictest-idle.v7.dat"),
+        ("d2", "disk-irq-stress.v7.dat"),
+    ] {
+        std::fs::create_dir(dir.path().join(sub)).unwrap();
+        std::fs::copy(data(trace), dir.path().join(sub).join("trace.dat")).unwrap();
+    }
+    let t1 = dir.path().join("d1/trace.dat").display().to_string();
+    let t2 = dir.path().join("d2/trace.dat").display().to_string();
+    let o = run(&["export", "--parquet", &d, "--host", "b1", &t1, &t2]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("host=b1 run=trace") && stderr(&o).contains(&t1),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!ds.exists(), "nothing written");
+
+    let o = run(&["export", "--parquet", &d, "--host", "b1", &t1, "--json"]);
+    let first = json_data(&o, "jitterlab.export");
+    let rows = |e: &serde_json::Value| -> u64 {
+        e["exports"][0]["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["rows"].as_u64().unwrap())
+            .sum()
+    };
+    let before = parquet_files(&ds);
+    let sizes = |files: &[String]| -> Vec<u64> {
+        files
+            .iter()
+            .map(|f| std::fs::metadata(ds.join(f)).unwrap().len())
+            .collect()
+    };
+    let before_sizes = sizes(&before);
+    // The same host and run again (another trace): refused, the dataset as it was.
+    let o = run(&[
+        "export",
+        "--parquet",
+        &d,
+        "--host",
+        "b1",
+        "--run",
+        "trace",
+        &t2,
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("already holds host=b1 run=trace"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stderr(&o).contains("--replace"), "{}", stderr(&o));
+    assert_eq!(parquet_files(&ds), before);
+    assert_eq!(sizes(&before), before_sizes);
+    // Another run of the same host: kept beside it.
+    let o = run(&[
+        "export",
+        "--parquet",
+        &d,
+        "--host",
+        "b1",
+        "--run",
+        "day2",
+        &t2,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(parquet_files(&ds).len(), 2 * before.len());
+    // --replace: written again, the earlier rows gone.
+    let o = run(&[
+        "export",
+        "--parquet",
+        &d,
+        "--host",
+        "b1",
+        "--run",
+        "trace",
+        &t2,
+        "--replace",
+        "--json",
+    ]);
+    let again = json_data(&o, "jitterlab.export");
+    assert_ne!(rows(&first), rows(&again));
+    assert_eq!(parquet_files(&ds).len(), 2 * before.len());
+    assert!(parquet_files(&ds).iter().all(|f| !f.contains(".tmp")));
+}
+
+/// Host and run names are stored as given, or refused; never rewritten into a name that
+/// another could have.
+#[test]
+fn names_that_cannot_be_partitions_are_refused_not_rewritten() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("fleet").display().to_string();
+    let trace = data("cyclictest-idle.v7.dat");
+    for (flag, name) in [
+        ("--host", "Rack1/Board 1"),
+        ("--host", "../escape"),
+        ("--run", "a=b"),
+        ("--run", ""),
+    ] {
+        let host = if flag == "--host" { name } else { "ok" };
+        let run_id = if flag == "--run" { name } else { "r" };
+        let o = run(&[
+            "export",
+            "--parquet",
+            &d,
+            "--host",
+            host,
+            "--run",
+            run_id,
+            &trace,
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{flag} {name:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("cannot be stored as it is"),
+            "{}",
+            stderr(&o)
+        );
+    }
+    assert!(!dir.path().join("fleet").exists());
+    assert!(!dir.path().join("escape").exists());
+    // As given: dots, dashes and capitals kept.
+    let o = run(&["export", "--parquet", &d, "--host", "Rack1-Board.1", &trace]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(dir
+        .path()
+        .join("fleet/sched_slice/host=Rack1-Board.1")
+        .is_dir());
+}
+
+/// A result file is checked before export uses it: an unknown version, a missing or
+/// null `data`, a field of the wrong type are errors naming the file and the field.
+#[test]
+fn a_result_of_another_version_or_shape_is_refused_by_export_and_view() {
+    let dir = tempfile::tempdir().unwrap();
+    let good: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(latency_json()).unwrap()).unwrap();
+    let mut v2 = good.clone();
+    v2["version"] = 2.into();
+    let mut null = good.clone();
+    null["data"] = serde_json::Value::Null;
+    let mut no_data = good.clone();
+    no_data.as_object_mut().unwrap().remove("data");
+    let mut bad_cpus = good.clone();
+    bad_cpus["data"]["cpus"] = "0-1".into();
+    for (name, json, says) in [
+        ("v2.json", v2, "\"version\": jitterlab.latency version 2"),
+        ("null.json", null, "\"data\": missing or null"),
+        ("nodata.json", no_data, "\"data\": missing or null"),
+        ("cpus.json", bad_cpus, "\"data.cpus\": expected an array"),
+    ] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, serde_json::to_vec(&json).unwrap()).unwrap();
+        let p = path.display().to_string();
+        let out = dir.path().join("fleet").display().to_string();
+        let html = dir.path().join("x.html").display().to_string();
+        for args in [
+            vec!["export", "--parquet", &out, "--host", "h", &p],
+            vec!["view", &p, "-o", &html],
+        ] {
+            let o = run(&args);
+            assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+            assert!(
+                stderr(&o).contains(&p) && stderr(&o).contains(says),
+                "{args:?}: {}",
+                stderr(&o)
+            );
+        }
+        assert!(!dir.path().join("fleet").exists());
+        assert!(!dir.path().join("x.html").exists());
+    }
+}

@@ -29,8 +29,23 @@ pub enum Error {
     /// The trace could not be read.
     #[error(transparent)]
     Trace(#[from] jitterlab_trace::Error),
+    /// The dataset already holds an input's partition (an earlier export of the same host
+    /// and run).
+    #[error("{}: {} already holds host={host} run={run} (tables {tables}), from an earlier export; give another --run, or --replace to write it again", input.display(), dir.display())]
+    Exists {
+        /// The input.
+        input: PathBuf,
+        /// The dataset.
+        dir: PathBuf,
+        /// The host.
+        host: String,
+        /// The run.
+        run: String,
+        /// The tables that hold it.
+        tables: String,
+    },
     /// An input is not what was expected (a result file of another kind, a missing field).
-    #[error("{path}: {what}")]
+    #[error("{}: {what}", path.display())]
     Input {
         /// The input.
         path: PathBuf,

@@ -31,6 +31,7 @@
 #![deny(missing_docs)]
 
 mod column;
+mod dataset;
 mod error;
 mod origin;
 mod result;
@@ -38,6 +39,7 @@ mod table;
 pub mod tables;
 mod trace;
 
+pub use dataset::{check_partitions, partition_name_problem};
 pub use error::Error;
 pub use origin::{
     check_envelope, is_json_result, origin_of_result, origin_of_trace, read_result, OriginOptions,

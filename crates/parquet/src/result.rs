@@ -96,6 +96,7 @@ pub fn export_result(
     origin: &Origin,
     dir: &Path,
 ) -> Result<ExportSummary, Error> {
+    crate::dataset::check_names(path, origin)?;
     let schema = result_origin(path, json)?.schema;
     let data = json.get("data").unwrap_or(&Value::Null);
     let j = latency::J { path };
@@ -136,6 +137,7 @@ pub fn export_result(
             &|t| audit::push(&j, data, t),
         )?,
     };
+    crate::dataset::remove_stale(dir, origin, &crate::trace::written(&files))?;
     Ok(ExportSummary {
         input: path.display().to_string(),
         host: origin.host.clone(),

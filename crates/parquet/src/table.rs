@@ -159,26 +159,6 @@ pub(crate) struct Table {
     path: PathBuf,
 }
 
-/// `s` made safe as a hive partition value: characters other than letters, digits, `.`,
-/// `_` and `-` become `_`.
-pub(crate) fn partition_value(s: &str) -> String {
-    let v: String = s
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    if v.is_empty() || v.chars().all(|c| c == '.') {
-        "_".to_string()
-    } else {
-        v
-    }
-}
-
 /// A signed 64-bit value of a u64 (times in ns fit; beyond, the largest).
 pub(crate) fn i64_of(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
@@ -191,10 +171,8 @@ impl Table {
         def: &'static TableDef,
         origin: &Origin,
     ) -> Result<Table, Error> {
-        let part = dir
-            .join(def.name)
-            .join(format!("host={}", partition_value(&origin.host)))
-            .join(format!("run={}", partition_value(&origin.trace_id)));
+        // The names as given: checked by `dataset::check_names`, never rewritten.
+        let part = crate::dataset::partition_dir(dir, def.name, origin);
         fs::create_dir_all(&part).map_err(|e| Error::io(&part, "cannot create", e))?;
         let path = part.join("part.parquet");
         let tmp = part.join(".part.parquet.tmp");

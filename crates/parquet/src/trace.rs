@@ -230,6 +230,7 @@ pub fn export_trace(
     dir: &Path,
     progress: Progress<'_>,
 ) -> Result<ExportSummary, Error> {
+    crate::dataset::check_names(Path::new(file), origin)?;
     let tgids = trace.tgids();
     let mk = |def: &'static TableDef| Table::create(dir, def, origin);
     let mut sink = RowSink {
@@ -325,6 +326,7 @@ pub fn export_trace(
     ] {
         files.push(finish(def, table)?);
     }
+    crate::dataset::remove_stale(dir, origin, &written(&files))?;
     Ok(ExportSummary {
         input: file.to_string(),
         host: origin.host.clone(),
@@ -333,6 +335,11 @@ pub fn export_trace(
         events,
         files,
     })
+}
+
+/// The tables of `files`.
+pub(crate) fn written(files: &[FileWritten]) -> Vec<&str> {
+    files.iter().map(|f| f.table.as_str()).collect()
 }
 
 /// Finishes a table's file.

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 use jitterlab_parquet::{
-    export_result, export_trace, is_json_result, origin_of_result, origin_of_trace, read_result,
-    ExportReport, ExportSummary, OriginOptions,
+    check_partitions, export_result, export_trace, is_json_result, origin_of_result,
+    origin_of_trace, read_result, ExportReport, ExportSummary, OriginOptions,
 };
 use jitterlab_trace::Trace;
 
@@ -22,10 +22,14 @@ use crate::progress::{self, file_name};
     after_help = "Each input is a trace (.dat, or text jitterlab reads) or a saved `latency --json` or `experiment --json` result. Every table is written to DIR/TABLE/host=HOST/run=RUN/part.parquet, so the exports of many machines under one DIR are one dataset; the tables and columns are in docs/parquet.md.\n\nExamples:\n  jitterlab export --parquet fleet/ trace.dat\n  jitterlab export --parquet fleet/ --host board7 latency.json\n  duckdb -c \"SELECT host, count(*) FROM 'fleet/sched_slice/**/*.parquet' GROUP BY host\""
 )]
 pub struct ExportArgs {
-    /// The directory to write the tables under (created if missing; a re-export of the same
-    /// host and run replaces its files).
+    /// The directory to write the tables under (created if missing). A host and run it
+    /// already holds is refused, unless --replace.
     #[arg(long, value_name = "DIR")]
     pub parquet: PathBuf,
+    /// Write again a host and run that DIR already holds: its earlier rows, in every
+    /// table, are replaced by this export's.
+    #[arg(long)]
+    pub replace: bool,
     /// Traces and result files.
     #[arg(value_name = "INPUT", required = true)]
     pub inputs: Vec<PathBuf>,
@@ -70,29 +74,35 @@ pub fn run(args: ExportArgs, color: Color) -> Result {
         run: args.run.clone(),
         kernel: args.kernel.clone(),
     };
-    // Every input's origin first, so that a missing host name fails before any export.
+    // Every input's origin first, so that a missing or unusable name, two inputs of one
+    // partition, or a partition the dataset holds already fail before any export.
+    let mut origins = Vec::with_capacity(args.inputs.len());
     for input in &args.inputs {
-        if is_json_result(input)? {
-            origin_of_result(&read_result(input)?, input, &opts)?;
+        origins.push(if is_json_result(input)? {
+            origin_of_result(&read_result(input)?, input, &opts)?
         } else {
-            origin_of_trace(&Trace::open(input, args.lenient)?, input, &opts)?;
-        }
+            origin_of_trace(&Trace::open(input, args.lenient)?, input, &opts)?
+        });
     }
+    let planned: Vec<_> = args
+        .inputs
+        .iter()
+        .map(PathBuf::as_path)
+        .zip(origins.iter())
+        .collect();
+    check_partitions(&args.parquet, &planned, args.replace)?;
     let mut done: Vec<ExportSummary> = Vec::new();
-    for input in &args.inputs {
+    for (input, origin) in args.inputs.iter().zip(&origins) {
         let summary = if is_json_result(input)? {
-            let json = read_result(input)?;
-            let origin = origin_of_result(&json, input, &opts)?;
-            export_result(input, &json, &origin, &args.parquet)?
+            export_result(input, &read_result(input)?, origin, &args.parquet)?
         } else {
             let mut trace = Trace::open(input, args.lenient)?;
-            let origin = origin_of_trace(&trace, input, &opts)?;
             let bar =
                 progress::reading(&mut trace, format!("exporting {}", file_name(input)), false);
             let s = export_trace(
                 &trace,
                 &input.display().to_string(),
-                &origin,
+                origin,
                 &args.parquet,
                 &|_, _| {},
             )?;
