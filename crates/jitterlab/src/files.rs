@@ -30,6 +30,12 @@ impl<'a> Files<'a> {
         self
     }
 
+    /// An input whose path the command derives (a file inside a directory given).
+    pub fn input_owned(&mut self, path: PathBuf) -> &mut Self {
+        self.inputs.push(Cow::Owned(path));
+        self
+    }
+
     /// An optional input.
     pub fn input_opt(&mut self, path: Option<&'a PathBuf>) -> &mut Self {
         self.inputs.extend(path.map(|p| Cow::Borrowed(p.as_path())));

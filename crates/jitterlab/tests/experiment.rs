@@ -488,3 +488,59 @@ better = "lower"
         stdout(&o)
     );
 }
+
+/// An earlier experiment's directory is never written over: `-o` a directory that holds
+/// anything is refused before anything runs (the recipe's setup did not run).
+#[test]
+fn experiment_refuses_a_directory_that_holds_an_earlier_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("setup-ran");
+    // Factors that change nothing on the host, were the check broken.
+    let text = format!(
+        r#"
+name = "earlier-dir"
+rounds = 2
+duration = "100ms"
+trace = "none"
+setup = "touch {}"
+
+[[factors.setup]]
+name = "a"
+[[factors.setup]]
+name = "b"
+
+[[measure.command]]
+name = "value"
+command = "echo value: 1"
+regex = "value: ([0-9]+)"
+unit = "x"
+better = "lower"
+"#,
+        marker.display()
+    );
+    let r = write_recipe(dir.path(), &text);
+    let out = dir.path().join("saved");
+    std::fs::create_dir(&out).unwrap();
+    std::fs::write(out.join("result.json"), b"{\"earlier\": true}").unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let o = run(&[
+        "experiment",
+        &r,
+        "--state-dir",
+        &state.path().display().to_string(),
+        "-o",
+        &out.display().to_string(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("not empty"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("earlier experiment (result.json)"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!marker.exists(), "the setup ran");
+    assert_eq!(
+        std::fs::read(out.join("result.json")).unwrap(),
+        b"{\"earlier\": true}"
+    );
+}

@@ -59,7 +59,7 @@ pub mod trace;
 mod workload;
 
 pub use restore::StateDir;
-pub use save::{compare, Compared, Saved};
+pub use save::{compare, Compared, Saved, SAVED_FILES};
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -139,6 +139,10 @@ pub fn run_experiment(
         return Err(Error::Invalid(
             "experiment runs on this machine; it cannot take --root".into(),
         ));
+    }
+    // Before anything changes: an earlier experiment's directory is never written over.
+    if let Some(dir) = &options.out_dir {
+        Saved::check(dir)?;
     }
     let state = StateDir::new(&options.state_dir);
     let mut recovered = state.recover(root)?;

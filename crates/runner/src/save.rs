@@ -19,6 +19,9 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 
+/// The files of an experiment's directory that `--compare` reads.
+pub const SAVED_FILES: [&str; 4] = ["recipe.toml", "machine.json", "runs.json", "result.json"];
+
 /// An experiment's directory being written.
 #[derive(Clone, Debug)]
 pub struct Saved {
@@ -33,9 +36,38 @@ fn io_err(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
 }
 
 impl Saved {
-    /// Creates `dir` (it may exist, empty or with an earlier experiment's files,
-    /// which are replaced) and writes the recipe into it.
+    /// Refuses a `dir` that holds anything already (an earlier experiment's runs and
+    /// traces are never written over): it must not exist, or be empty.
+    pub fn check(dir: &Path) -> Result<()> {
+        let Ok(mut entries) = fs::read_dir(dir) else {
+            if dir.exists() && !dir.is_dir() {
+                return Err(Error::Invalid(format!(
+                    "-o {}: not a directory; give a new directory for the experiment",
+                    dir.display()
+                )));
+            }
+            return Ok(());
+        };
+        if let Some(Ok(first)) = entries.next() {
+            let earlier = ["result.json", "runs.json", "recipe.toml"]
+                .iter()
+                .find(|f| dir.join(f).exists())
+                .map_or_else(
+                    || format!("it holds {}", first.file_name().to_string_lossy()),
+                    |f| format!("it holds an earlier experiment ({f})"),
+                );
+            return Err(Error::Invalid(format!(
+                "-o {}: the directory is not empty ({earlier}); give a new or empty directory: an experiment never writes over another's files",
+                dir.display()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Creates `dir` (it must not exist, or be empty: [`Saved::check`]) and writes the
+    /// recipe into it.
     pub fn create(dir: &Path, recipe_text: &str) -> Result<Saved> {
+        Saved::check(dir)?;
         for sub in ["", "runs", "traces"] {
             let d = dir.join(sub);
             fs::create_dir_all(&d).map_err(io_err(&d))?;

@@ -71,7 +71,8 @@ pub struct ExperimentArgs {
     /// recipe's `precision`; at least 5 rounds run).
     #[arg(long, value_name = "PERCENT")]
     pub precision: Option<f64>,
-    /// Save the recipe, every run's raw output, the traces and the result in DIR.
+    /// Save the recipe, every run's raw output, the traces and the result in DIR (a new
+    /// or empty directory: an earlier experiment's is never written over).
     #[arg(short = 'o', long = "output", value_name = "DIR")]
     pub output: Option<PathBuf>,
     /// Also write JSON to FILE (`-` for stdout, then without the text).
@@ -115,8 +116,12 @@ impl ExperimentArgs {
     pub fn files(&self) -> Files<'_> {
         let mut f = Files::default();
         f.input_opt(self.file.as_ref());
+        // A saved experiment's files, which --json or --html could otherwise name.
         for c in self.compare.iter().flatten() {
             f.input(c);
+            for name in jitterlab_runner::SAVED_FILES {
+                f.input_owned(c.join(name));
+            }
         }
         f.output_dir_opt(self.output.as_ref())
             .output_opt(self.json.as_ref())
