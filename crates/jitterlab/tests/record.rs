@@ -255,7 +255,8 @@ fn overruns(dir: &Path) -> u64 {
 /// The ftrace latency hunt's first mistake, measured: `cat trace_pipe` (text formatted in
 /// the kernel, by a reader at normal priority) and `jitterlab record` trace the same events with the
 /// same ring-buffer size, at the same time, during a context-switch storm. cat loses
-/// events to overruns; record loses none and holds more events than cat could read.
+/// events to overruns; record loses none. (Each reader's own counts only: the two
+/// windows differ, so their totals are not compared.)
 #[test]
 fn record_loses_no_events_where_cat_trace_pipe_does() {
     if !can_trace() {
@@ -343,7 +344,10 @@ fn record_loses_no_events_where_cat_trace_pipe_does() {
     for c in &counts.per_cpu {
         assert_eq!(c.lost_markers, 0, "cpu {}: pages with missed events", c.cpu);
     }
-    assert!(recorded > cat_read, "record {recorded} <= cat {cat_read}");
+    // Invariants of one run only: cat's window is longer than the recording's (its
+    // instance is on before `record` starts and after it ends), so on a busy machine it
+    // may read more events in all; the two counts are not compared.
+    assert!(recorded > 0, "record read nothing");
 }
 
 #[test]
