@@ -89,7 +89,25 @@ pub fn compare(old_name: &str, old: &str, now: &AuditReport) -> Result<Compariso
             "{old_name}: not a jitterlab audit (its schema is not jitterlab.audit)"
         )));
     }
+    // Its version and shape, before any finding is compared: a result of another
+    // version, or without its findings, would make every finding look new.
+    match old.get("version").and_then(Value::as_u64) {
+        Some(1) => {}
+        v => {
+            return Err(Error::Compare(format!(
+                "{old_name}: \"version\": {}; this jitterlab compares jitterlab.audit version 1",
+                v.map_or_else(|| "missing".to_string(), |v| v.to_string())
+            )))
+        }
+    }
     let data = &old["data"];
+    for field in ["findings", "verdicts"] {
+        if !data.get(field).is_some_and(Value::is_array) {
+            return Err(Error::Compare(format!(
+                "{old_name}: \"data.{field}\": missing or not an array; expected a result of `jitterlab audit --json`"
+            )));
+        }
+    }
     let now_json = serde_json::to_value(now).map_err(|e| Error::Compare(e.to_string()))?;
     let (before, after) = (keys(&data["findings"]), keys(&now_json["findings"]));
     let same = |a: &FindingKey, b: &FindingKey| a.id == b.id && a.subject == b.subject;
@@ -127,4 +145,62 @@ pub fn compare(old_name: &str, old: &str, now: &AuditReport) -> Result<Compariso
         kept,
         verdicts,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Verdict;
+
+    fn now() -> AuditReport {
+        AuditReport {
+            rt_cpus: jitterlab_cpuset::CpuSet::parse_list("1").unwrap(),
+            rt_cpus_from: "--cpus".into(),
+            housekeeping: jitterlab_cpuset::CpuSet::parse_list("0").unwrap(),
+            mode: "static".into(),
+            kernel: "6.18".into(),
+            hostname: None,
+            start_wall_ns: 0,
+            kernel_config: None,
+            verdict: Verdict::Ready,
+            verdicts: Vec::new(),
+            recommendations: Vec::new(),
+            findings: Vec::new(),
+            measured: None,
+            needs_root: Vec::new(),
+            wall_ns: 0,
+            compare: None,
+        }
+    }
+
+    #[test]
+    fn an_old_audit_of_another_version_or_without_findings_is_refused() {
+        let ok = r#"{"schema": "jitterlab.audit", "version": 1, "data": {"findings": [], "verdicts": []}}"#;
+        assert!(compare("old.json", ok, &now()).is_ok());
+        for (text, says) in [
+            (
+                r#"{"schema": "jitterlab.audit", "version": 2, "data": {"findings": [], "verdicts": []}}"#,
+                "\"version\": 2",
+            ),
+            (
+                r#"{"schema": "jitterlab.audit", "data": {"findings": [], "verdicts": []}}"#,
+                "\"version\": missing",
+            ),
+            (
+                r#"{"schema": "jitterlab.audit", "version": 1, "data": null}"#,
+                "\"data.findings\"",
+            ),
+            (
+                r#"{"schema": "jitterlab.audit", "version": 1, "data": {"findings": []}}"#,
+                "\"data.verdicts\"",
+            ),
+            (
+                r#"{"schema": "jitterlab.latency", "version": 1, "data": {}}"#,
+                "not a jitterlab audit",
+            ),
+        ] {
+            let e = compare("old.json", text, &now()).unwrap_err().to_string();
+            assert!(e.contains("old.json") && e.contains(says), "{text}: {e}");
+        }
+    }
 }

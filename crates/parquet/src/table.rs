@@ -329,6 +329,14 @@ impl Table {
             w.close()
                 .map_err(|e| Error::parquet(&self.path, "the footer", e))?;
         }
+        // Never over an input of the command (the rule of every writer).
+        jitterlab_trace::output::check_output(&self.path).map_err(|e| {
+            Error::io(
+                &self.path,
+                "refusing to write",
+                std::io::Error::new(std::io::ErrorKind::InvalidInput, e),
+            )
+        })?;
         fs::rename(&self.tmp, &self.path)
             .map_err(|e| Error::io(&self.path, "cannot rename the finished file to", e))?;
         Ok((self.path.clone(), self.written))
