@@ -208,10 +208,62 @@ impl IrqLevel {
         if sel.trim().is_empty() || cpus.is_empty() {
             return Err(expected());
         }
+        let selector = IrqSelector::parse(sel.trim())?;
         Ok(IrqLevel::Set {
-            selector: sel.trim().to_string(),
+            selector: selector.to_string(),
             cpus,
         })
+    }
+}
+
+/// What the left of an `irq` level's `=` names, as `jitterlab irq set` reads it: an
+/// IRQ number, or else a glob over IRQ names and numbers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum IrqSelector {
+    /// The IRQ with this number.
+    Number(u32),
+    /// The IRQs whose number, label or an action's name the glob matches.
+    Glob(glob::Pattern),
+}
+
+impl IrqSelector {
+    /// A selector as `irq set` takes it; what no machine can have is an error: a
+    /// negative or too large number, a glob that does not parse (`[`).
+    pub fn parse(s: &str) -> Result<IrqSelector, String> {
+        let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+        if digits(s) {
+            return s
+                .parse()
+                .map(IrqSelector::Number)
+                .map_err(|_| format!("IRQ {s}: expected an IRQ number from 0 to {}", u32::MAX));
+        }
+        if s.strip_prefix('-').is_some_and(digits) {
+            return Err(format!(
+                "IRQ {s}: expected an IRQ number (0 or more) or a glob over IRQ names (virtio1-input.0, eth0-*)"
+            ));
+        }
+        glob::Pattern::new(s)
+            .map(IrqSelector::Glob)
+            .map_err(|e| format!("{s:?} is neither an IRQ number nor a glob over IRQ names: {e}"))
+    }
+
+    /// Whether it names the IRQ numbered `irq` whose label and action names are `names`.
+    pub fn matches(&self, irq: u32, names: &[String]) -> bool {
+        match self {
+            IrqSelector::Number(n) => *n == irq,
+            IrqSelector::Glob(p) => {
+                p.matches(&irq.to_string()) || names.iter().any(|n| p.matches(n))
+            }
+        }
+    }
+}
+
+impl fmt::Display for IrqSelector {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            IrqSelector::Number(n) => write!(f, "{n}"),
+            IrqSelector::Glob(p) => f.write_str(p.as_str()),
+        }
     }
 }
 
@@ -365,6 +417,22 @@ mod tests {
         for s in ["none", "cpu:150", "io:2", "mem:1", "cmd:stress-ng --cpu 2"] {
             assert_eq!(Load::parse(s).unwrap().to_string(), s);
         }
+        // IRQ selectors as `irq set` reads them: what no machine has is refused.
+        for (s, e) in [
+            (
+                "[=0",
+                "\"[\" is neither an IRQ number nor a glob over IRQ names",
+            ),
+            ("-1=0", "IRQ -1: expected an IRQ number (0 or more)"),
+            (
+                "4294967296=0",
+                "IRQ 4294967296: expected an IRQ number from 0 to 4294967295",
+            ),
+        ] {
+            let err = IrqLevel::parse(s).unwrap_err();
+            assert!(err.starts_with(e), "{s}: {err}");
+        }
+        assert_eq!(IrqLevel::parse("036=1").unwrap().to_string(), "36=1");
         assert!(Load::parse("cpu:0").is_err());
         assert!(Partition::parse("on:").is_err());
         assert!(Placement::parse("x").is_err());

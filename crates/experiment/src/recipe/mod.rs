@@ -53,7 +53,9 @@ use std::fmt;
 use serde::Serialize;
 
 pub use builtin::{builtin, builtins, Builtin};
-pub use levels::{Affinity, IrqLevel, Load, Partition, Pin, Placement, Role, SetupLevel};
+pub use levels::{
+    Affinity, IrqLevel, IrqSelector, Load, Partition, Pin, Placement, Role, SetupLevel,
+};
 pub use measure::{
     CommandMeasure, Extract, LatencyMeasure, McastMeasure, Measures, TcpMeasure, LATENCY_METRICS,
 };
