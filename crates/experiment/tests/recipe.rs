@@ -1,10 +1,12 @@
-//! Recipes: parsing, errors with their line and column, cells, baselines, plans,
-//! and the built-in recipes.
+//! Recipes: parsing, errors with their line and column, checks against a machine,
+//! cells, baselines, plans, and the built-in recipes.
 
 use std::collections::BTreeSet;
 
+use jitterlab_cpuset::CpuSet;
 use jitterlab_experiment::recipe::{
-    builtin, builtins, Extract, Load, Order, Partition, Placement, Role, Trace,
+    builtin, builtins, Extract, HostFacts, IrqFacts, IrqLevel, IrqSelector, Load, Order, Partition,
+    Placement, Role, Trace,
 };
 use jitterlab_experiment::stats::Direction;
 use jitterlab_experiment::{Recipe, RecipeError};
@@ -390,4 +392,196 @@ fn precision_is_a_percentage_of_interleaved_rounds() {
     let (at, msg) = error(&format!("order = \"sequential\"\nprecision = 0.05\n{base}"));
     assert_eq!(at, "2:13", "{msg}");
     assert!(msg.contains("interleaved or abba"), "{msg}");
+}
+
+/// A made-up 2-CPU machine with three IRQs of the CI VM.
+fn two_cpus() -> HostFacts {
+    HostFacts {
+        online: CpuSet::parse_list("0-1").unwrap(),
+        irqs: [
+            (36, "virtio1-req.0"),
+            (38, "virtio2-input.0"),
+            (42, "virtio3-tx"),
+        ]
+        .map(|(irq, name)| IrqFacts {
+            irq,
+            names: vec![name.to_string()],
+        })
+        .into(),
+    }
+}
+
+/// Where `Recipe::parse_on` against `machine` points, as "LINE:COLUMN", and its message.
+fn refused_on(machine: &HostFacts, text: &str) -> (String, String) {
+    let e: RecipeError = Recipe::parse_on("bad.toml", text, machine).unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with(&format!("bad.toml:{}:{}: ", e.line, e.column)),
+        "{e}"
+    );
+    (format!("{}:{}", e.line, e.column), e.message)
+}
+
+fn fixture(name: &str) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// IRQ selectors no machine has are syntax errors, found without a machine.
+#[test]
+fn irq_selectors_are_checked_without_a_machine() {
+    // The reproducer: its first level's glob does not parse.
+    let (at, msg) = error(&fixture("bad-irq-partition.toml"));
+    assert_eq!(at, "5:8", "{msg}");
+    assert!(
+        msg.starts_with("irq: \"[\" is neither an IRQ number nor a glob over IRQ names:"),
+        "{msg}"
+    );
+    let base = "name = \"x\"\n[measure.latency]\n[factors]\n";
+    let (at, msg) = error(&format!("{base}irq = [\"unchanged\", \"-1=0\"]\n"));
+    assert_eq!(at, "4:21", "{msg}");
+    assert!(
+        msg.starts_with("irq: IRQ -1: expected an IRQ number (0 or more)"),
+        "{msg}"
+    );
+    let (at, msg) = error(&format!("{base}irq = [\"4294967296=0\"]\n"));
+    assert_eq!(at, "4:8", "{msg}");
+    assert!(
+        msg.contains("expected an IRQ number from 0 to 4294967295"),
+        "{msg}"
+    );
+    // Numbers and globs as `irq set` reads them.
+    assert_eq!(IrqSelector::parse("36"), Ok(IrqSelector::Number(36)));
+    assert!(matches!(
+        IrqSelector::parse("virtio*-input.0"),
+        Ok(IrqSelector::Glob(_))
+    ));
+    let names = ["virtio2-input.0".to_string()];
+    let sel = |s: &str| IrqSelector::parse(s).unwrap();
+    assert!(sel("virtio*-input.0").matches(38, &names));
+    assert!(sel("3?").matches(38, &names), "a glob over numbers too");
+    assert!(!sel("eth*").matches(38, &names));
+    assert!(!sel("37").matches(38, &names));
+    // Without a machine, what the machine lacks is not known.
+    let r = Recipe::parse(
+        "ok.toml",
+        &format!("{base}irq = [\"999=7\"]\npartition = [\"on:99\"]\n"),
+    )
+    .unwrap();
+    assert_eq!(r.factors[0].levels.len(), 1);
+}
+
+/// Every CPU and IRQ a recipe names is checked against the machine before anything
+/// runs: each error points at the value and says what the machine has.
+#[test]
+fn recipes_are_checked_against_the_machine() {
+    let m = two_cpus();
+    // The reproducers.
+    let bad = fixture("bad-irq-partition.toml").replace("irq = [\"[=0\", \"-1=0\"]\n", "");
+    let (at, msg) = refused_on(&m, &bad);
+    assert_eq!(
+        (at.as_str(), msg.as_str()),
+        (
+            "5:14",
+            "partition on:99: CPU 99 is not online (online: 0-1)"
+        )
+    );
+    let (at, msg) = refused_on(&m, &bad.replace("\"on:99\", ", ""));
+    assert_eq!(
+        (at.as_str(), msg.as_str()),
+        (
+            "5:14",
+            "partition on:0-1: no CPU is left for housekeeping (online: 0-1); isolate fewer CPUs"
+        )
+    );
+    let (at, msg) = refused_on(&m, &fixture("latency-cpus-99.toml"));
+    assert_eq!(
+        (at.as_str(), msg.as_str()),
+        (
+            "17:8",
+            "latency cpus \"99\": CPU 99 is not online (online: 0-1)"
+        )
+    );
+    // IRQs: a number, a glob, the CPUs.
+    let base = "name = \"x\"\n[measure.latency]\n[factors]\n";
+    let irq = |level: &str| refused_on(&m, &format!("{base}irq = [\"unchanged\", \"{level}\"]\n"));
+    let (at, msg) = irq("999=0");
+    assert_eq!(at, "4:21");
+    assert_eq!(
+        msg,
+        "irq 999=0: no IRQ 999 on this machine (jitterlab show irqs lists them)"
+    );
+    let (_, msg) = irq("eth0-*=0");
+    assert_eq!(
+        msg,
+        "irq eth0-*=0: no IRQ of this machine is named \"eth0-*\" (jitterlab show irqs lists them)"
+    );
+    let (_, msg) = irq("virtio2-input.0=2-3");
+    assert_eq!(
+        msg,
+        "irq virtio2-input.0=2-3: CPU 2-3 is not online (online: 0-1)"
+    );
+    // Affinity levels: the main process, and a process by its role.
+    let (at, msg) = refused_on(
+        &m,
+        "name = \"x\"\n[workload]\ncommand = \"w\"\n[measure.latency]\n[factors]\naffinity = [\"0\", \"3\"]\n",
+    );
+    assert_eq!(
+        (at.as_str(), msg.as_str()),
+        ("6:18", "affinity 3: CPU 3 is not online (online: 0-1)")
+    );
+    let (_, msg) = refused_on(
+        &m,
+        "name = \"x\"\n[measure.mcast]\n[factors]\naffinity = [\"sender:0 receiver:1-2\"]\n",
+    );
+    assert_eq!(
+        msg,
+        "affinity sender:0 receiver:1-2: the receiver: CPU 2 is not online (online: 0-1)"
+    );
+    // The measures' CPUs.
+    for (table, key) in [
+        ("tcp", "server_cpus"),
+        ("tcp", "client_cpus"),
+        ("mcast", "sender_cpus"),
+        ("mcast", "receiver_cpus"),
+    ] {
+        let (at, msg) = refused_on(
+            &m,
+            &format!("name = \"x\"\n[measure.{table}]\n{key} = \"1,4\"\n"),
+        );
+        assert_eq!(at, format!("3:{}", key.len() + 4), "{msg}");
+        assert_eq!(
+            msg,
+            format!("{table} {key} \"1,4\": CPU 4 is not online (online: 0-1)")
+        );
+    }
+    // What the machine has passes, the built-in recipes too.
+    let ok = format!(
+        "{base}irq = [\"unchanged\", \"36=0\", \"virtio3-*=1\", \"3?=0-1\"]\npartition = [\"off\", \"on:1\"]\n"
+    );
+    let r = Recipe::parse_on("ok.toml", &ok, &m).unwrap();
+    assert_eq!(r.factors[0].levels.len(), 4);
+    assert!(matches!(
+        &r.factors[0].levels[1],
+        jitterlab_experiment::recipe::Level::Irq(IrqLevel::Set { .. })
+    ));
+    for b in builtins() {
+        Recipe::parse_on(b.name, b.text, &m).unwrap_or_else(|e| panic!("{e}"));
+    }
+    // On one CPU, the partition recipe cannot run.
+    let one = HostFacts {
+        online: CpuSet::parse_list("0").unwrap(),
+        ..two_cpus()
+    };
+    let e = Recipe::parse_on("partition", builtin("partition").unwrap().text, &one).unwrap_err();
+    assert_eq!(
+        e.message,
+        "latency cpus \"1\": CPU 1 is not online (online: 0)"
+    );
+    assert_eq!(
+        Partition::parse("on:1"),
+        Ok(Partition::On(CpuSet::parse_list("1").unwrap()))
+    );
 }

@@ -39,9 +39,14 @@
 //! `interval`, `sender_cpus`, `receiver_cpus`).
 //!
 //! [`Recipe::parse`] checks everything it can without the host; an error names the
-//! file, line and column and what was expected there.
+//! file, line and column and what was expected there. [`Recipe::parse_on`] also
+//! checks the recipe against the machine it is to run on ([`HostFacts`], which the
+//! runner reads): every CPU it names online, every IRQ it names there, a partition
+//! that leaves a CPU for housekeeping; so that a recipe this machine cannot run is
+//! refused before anything runs, not run after run.
 
 mod builtin;
+mod facts;
 mod levels;
 mod measure;
 mod plan;
@@ -53,6 +58,7 @@ use std::fmt;
 use serde::Serialize;
 
 pub use builtin::{builtin, builtins, Builtin};
+pub use facts::{HostFacts, IrqFacts};
 pub use levels::{
     Affinity, IrqLevel, IrqSelector, Load, Partition, Pin, Placement, Role, SetupLevel,
 };
@@ -231,7 +237,15 @@ pub struct Cell {
 impl Recipe {
     /// Parses and checks a recipe; `file` names it in errors.
     pub fn parse(file: &str, text: &str) -> Result<Recipe, RecipeError> {
-        validate::parse(file, text)
+        validate::parse(file, text, None)
+    }
+
+    /// Parses and checks a recipe, and checks it against `machine`: the CPUs of its
+    /// levels and measures online, its IRQs there, its partitions leaving a CPU for
+    /// housekeeping. An error names the file, line and column of the value, the value
+    /// and what the machine has.
+    pub fn parse_on(file: &str, text: &str, machine: &HostFacts) -> Result<Recipe, RecipeError> {
+        validate::parse(file, text, Some(machine))
     }
 
     /// The cells: the cross product of the factors' levels, the last factor

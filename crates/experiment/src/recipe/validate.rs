@@ -5,6 +5,7 @@ use std::ops::Range;
 use jitterlab_cpuset::CpuSet;
 use toml::Spanned;
 
+use super::facts::HostFacts;
 use super::levels::{Affinity, IrqLevel, Load, Partition, Role, SetupLevel};
 use super::measure::{CommandMeasure, Extract, LatencyMeasure, McastMeasure, Measures, TcpMeasure};
 use super::raw;
@@ -16,6 +17,8 @@ use crate::stats::Direction;
 struct Source<'a> {
     file: &'a str,
     text: &'a str,
+    /// The machine the recipe is checked against, if any.
+    machine: Option<&'a HostFacts>,
 }
 
 impl Source<'_> {
@@ -83,7 +86,13 @@ impl Source<'_> {
     fn cpus(&self, v: &Option<Spanned<String>>, what: &str) -> Result<Option<CpuSet>, RecipeError> {
         let Some(s) = v else { return Ok(None) };
         match CpuSet::parse_list(s.get_ref()) {
-            Ok(set) if !set.is_empty() => Ok(Some(set)),
+            Ok(set) if !set.is_empty() => {
+                if let Some(m) = self.machine {
+                    m.check_cpus(&set)
+                        .map_err(|e| self.at(s, format!("{what} {:?}: {e}", s.get_ref())))?;
+                }
+                Ok(Some(set))
+            }
             Ok(_) => Err(self.at(
                 s,
                 format!("{what}: expected a CPU list (1, 0-1), not an empty one"),
@@ -134,8 +143,16 @@ fn is_name(s: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
 }
 
-pub(super) fn parse(file: &str, text: &str) -> Result<Recipe, RecipeError> {
-    let src = Source { file, text };
+pub(super) fn parse(
+    file: &str,
+    text: &str,
+    machine: Option<&HostFacts>,
+) -> Result<Recipe, RecipeError> {
+    let src = Source {
+        file,
+        text,
+        machine,
+    };
     let r: raw::Recipe = toml::from_str(text).map_err(|e| {
         let message = (e.message().trim_end())
             .replace("expected i64", "expected an integer")
@@ -389,6 +406,10 @@ fn factors(
                 parse(v.get_ref()).map_err(|e| src.at(v, format!("{}: {e}", kind.name())))?;
             if levels.contains(&level) {
                 return Err(src.at(v, format!("{}: level {level} given twice", kind.name())));
+            }
+            if let Some(m) = src.machine {
+                m.check_level(&level)
+                    .map_err(|e| src.at(v, format!("{} {level}: {e}", kind.name())))?;
             }
             levels.push(level);
         }
