@@ -131,6 +131,7 @@ impl From<jitterlab_runner::Error> for Error {
     fn from(e: jitterlab_runner::Error) -> Error {
         match e {
             jitterlab_runner::Error::Invalid(m) => Error::Usage(m),
+            e @ jitterlab_runner::Error::Recipe(_) => Error::Usage(e.to_string()),
             jitterlab_runner::Error::Host(h) => h.into(),
             jitterlab_runner::Error::Latency(l) => l.into(),
             e => Error::Failed(e.into()),

@@ -544,3 +544,119 @@ better = "lower"
         b"{\"earlier\": true}"
     );
 }
+
+/// A recipe of crates/experiment/tests/fixtures.
+fn fixture_recipe(name: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../experiment/tests/fixtures")
+        .join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// A recipe this machine cannot run is refused before anything runs (the reproducers of
+/// crates/experiment/tests/fixtures, a partition of every online CPU, an IRQ no machine
+/// has): exit 2, the error names the file, line and column, the value and what the
+/// machine has; the recipe's `setup` never ran, no output or state directory was made.
+#[test]
+fn experiment_refuses_a_recipe_the_machine_cannot_run() {
+    // Nothing should change; should the check let a recipe through, the guard undoes
+    // what its runs did.
+    let _lock = host_lock();
+    let guard = guard();
+    let tmp = tempfile::tempdir().unwrap();
+    let marker = tmp.path().join("setup-ran");
+    let out = tmp.path().join("out");
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+    let online = CpuSet::parse_list(online.trim()).unwrap();
+    // The recipe with a setup that leaves the marker, on the line after its name.
+    let with_setup = |text: &str| -> String {
+        let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+        let at = lines.iter().position(|l| l.starts_with("name =")).unwrap();
+        lines.insert(at + 1, format!("setup = \"touch {}\"", marker.display()));
+        lines.join("\n") + "\n"
+    };
+    let command = "[[measure.command]]\nname = \"v\"\ncommand = \"echo v: 1\"\nregex = \"v: ([0-9]+)\"\nunit = \"x\"\nbetter = \"lower\"\n";
+    let bad_irq = fixture_recipe("bad-irq-partition.toml");
+    let cases = [
+        (
+            with_setup(&fixture_recipe("latency-cpus-99.toml")),
+            "18:8",
+            format!("latency cpus \"99\": CPU 99 is not online (online: {online})"),
+        ),
+        (
+            with_setup(&bad_irq),
+            "6:8",
+            "irq: \"[\" is neither an IRQ number nor a glob over IRQ names: \
+             Pattern syntax error near position 0: invalid range pattern"
+                .to_string(),
+        ),
+        (
+            with_setup(&bad_irq.replace("\"[=0\", ", "")),
+            "6:8",
+            "irq: IRQ -1: expected an IRQ number (0 or more) or a glob over IRQ names \
+             (virtio1-input.0, eth0-*)"
+                .to_string(),
+        ),
+        (
+            with_setup(&bad_irq.replace("irq = [\"[=0\", \"-1=0\"]\n", "")),
+            "6:14",
+            format!("partition on:99: CPU 99 is not online (online: {online})"),
+        ),
+        (
+            with_setup(&format!(
+                "name = \"x\"\n[factors]\npartition = [\"off\", \"on:{online}\"]\n{command}"
+            )),
+            "4:21",
+            format!(
+                "partition on:{online}: no CPU is left for housekeeping (online: {online}); \
+                 isolate fewer CPUs"
+            ),
+        ),
+        (
+            with_setup(&format!(
+                "name = \"x\"\n[factors]\nirq = [\"unchanged\", \"4294967295=0\"]\n{command}"
+            )),
+            "4:21",
+            "irq 4294967295=0: no IRQ 4294967295 on this machine (jitterlab show irqs lists them)"
+                .to_string(),
+        ),
+    ];
+    for (text, at, message) in cases {
+        let recipe = write_recipe(tmp.path(), &text);
+        let o = run(&[
+            "experiment",
+            &recipe,
+            "--state-dir",
+            &guard.state_arg(),
+            "-o",
+            &out.display().to_string(),
+            "--rounds",
+            "2",
+            "--warmup",
+            "0",
+            "--duration",
+            "10ms",
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{text}\n{}", stderr(&o));
+        assert_eq!(
+            stderr(&o),
+            format!("jitterlab: {recipe}:{at}: {message}\n"),
+            "{text}"
+        );
+        assert_eq!(stdout(&o), "");
+        assert!(!marker.exists(), "the setup ran: {text}");
+        assert!(!out.exists(), "an output directory was made: {text}");
+        assert!(
+            !guard.state.path().join("experiment").exists(),
+            "a state directory was made: {text}"
+        );
+    }
+    // The same recipe that the machine can run does run its setup (the marker can appear).
+    let ok = with_setup(&format!(
+        "name = \"x\"\nrounds = 2\nwarmup = 0\nduration = \"10ms\"\ntrace = \"none\"\n{command}"
+    ));
+    let recipe = write_recipe(tmp.path(), &ok);
+    let o = run(&["experiment", &recipe, "--state-dir", &guard.state_arg()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(marker.exists(), "the setup of a good recipe did not run");
+}

@@ -3,10 +3,11 @@
 //! `tests/snapshots/` (review changes with `cargo insta review`, or rerun with
 //! `INSTA_UPDATE=always` and read the diff).
 //!
-//! `show` and its views, `advise`, `isolate --dry-run` and `verify` read the tree
-//! captured from a 2-CPU VM (`--root crates/host/tests/fixtures/vm2`); `report`,
-//! `analyze` and `convert` read the committed traces of the trace crate, run from their
-//! folder so that file names print without a path. Nothing here changes the host.
+//! `show` and its views, `advise`, `isolate --dry-run`, `verify` and the recipe checks
+//! of `experiment` read the tree captured from a 2-CPU VM (`--root
+//! crates/host/tests/fixtures/vm2`); `report`, `analyze` and `convert` read the
+//! committed traces of the trace crate, run from their folder so that file names print
+//! without a path. Nothing here changes the host.
 //! Commands that measure or change the live machine (latency, load, record, pin, irq,
 //! run, revert) are covered by the renderer goldens of crates/render.
 
@@ -324,4 +325,23 @@ fn convert() {
         ],
         Some(tmp.path()),
     );
+}
+
+/// Recipes the VM tree's machine cannot run (crates/experiment/tests/fixtures) are
+/// refused with their line and column before anything runs; one it can run gets as far
+/// as `--root`, which an experiment cannot take.
+#[test]
+fn experiment_checks_recipes_against_the_machine() {
+    let dir = manifest().join("../experiment/tests/fixtures");
+    let root = vm2();
+    let root = root.to_str().unwrap();
+    let text: Vec<String> = [
+        &["--root", root, "experiment", "bad-irq-partition.toml"][..],
+        &["--root", root, "experiment", "latency-cpus-99.toml"],
+        &["--root", root, "experiment", "--recipe", "partition"],
+    ]
+    .iter()
+    .map(|args| printed(&dir, args, None))
+    .collect();
+    snapshot("experiment_refused", &text.join("\n"));
 }

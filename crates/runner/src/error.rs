@@ -27,6 +27,10 @@ pub enum Error {
         /// What went wrong.
         error: String,
     },
+    /// The recipe is malformed, or names what this machine does not have (a CPU
+    /// that is not online, an IRQ it lacks): found before anything ran.
+    #[error(transparent)]
+    Recipe(jitterlab_experiment::RecipeError),
     /// The recipe asks for something this machine cannot give (a CPU that is not
     /// online, `irq-cpu` without a pinned peer, a missing program).
     #[error("{0}")]

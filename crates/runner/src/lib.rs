@@ -1,6 +1,6 @@
 //! The experiment runner: `jitterlab experiment`'s host side.
 //!
-//! It takes a checked [`Recipe`] and its run plan,
+//! It takes a [`Recipe`] checked against this machine ([`parse_recipe`]) and its run plan,
 //! and for each run applies the cell's settings (IRQ affinity and partitioning
 //! through the partition journal, so that they are undone after the run, on Ctrl-C
 //! and, after a crash, by the next run), starts the loads and the workloads, runs
@@ -12,13 +12,14 @@
 //! ```no_run
 //! use std::sync::{atomic::AtomicBool, Arc};
 //! use jitterlab_experiment::recipe::builtin;
-//! use jitterlab_runner::{run_experiment, Options};
+//! use jitterlab_runner::{parse_recipe, run_experiment, Options};
 //!
 //! let text = builtin("partition").unwrap().text;
-//! let recipe = jitterlab_experiment::Recipe::parse("partition.toml", text)?;
+//! let root = jitterlab_host::Root::live();
+//! // Checked against this machine: its CPUs online, a CPU left for housekeeping.
+//! let recipe = parse_recipe(&root, "partition.toml", text)?;
 //! let options = Options { state_dir: "/run/jitterlab".into(), out_dir: None, seed: Some(1) };
 //! let cancel = Arc::new(AtomicBool::new(false));
-//! let root = jitterlab_host::Root::live();
 //! let outcome = run_experiment(&root, &recipe, text, &options, &cancel, |_| {})?;
 //! assert!(outcome.left_over.is_empty(), "the machine is as before");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -51,6 +52,7 @@ pub struct Measured {
 }
 
 mod cell;
+mod facts;
 mod measure;
 mod place;
 mod restore;
@@ -58,6 +60,7 @@ mod save;
 pub mod trace;
 mod workload;
 
+pub use facts::{host_facts, parse_recipe};
 pub use restore::StateDir;
 pub use save::{compare, Compared, Saved, SAVED_FILES};
 

@@ -12,7 +12,7 @@ use jitterlab_host::partition::DEFAULT_STATE_DIR;
 use jitterlab_host::Root;
 use jitterlab_render::view::reports_beside;
 use jitterlab_render::{ExportManager, Json, Target};
-use jitterlab_runner::{compare, run_experiment, Options, Progress};
+use jitterlab_runner::{compare, parse_recipe, run_experiment, Options, Progress};
 
 use crate::cli::Color;
 use crate::exit::{Error, Exit, Result};
@@ -176,7 +176,8 @@ pub fn run(root: &Root, args: ExperimentArgs, color: Color) -> Result {
             ))
         }
     };
-    let mut recipe = Recipe::parse(&name, &text).map_err(|e| Error::usage(e.to_string()))?;
+    // Checked against this machine before anything runs.
+    let mut recipe = parse_recipe(root, &name, &text)?;
     override_recipe(&mut recipe, &args)?;
     let options = Options {
         state_dir: args.state_dir.clone(),
