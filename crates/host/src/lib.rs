@@ -37,7 +37,9 @@
 //! ```
 //!
 //! It never parses traces and never formats output for people: result models
-//! are plain `Serialize` structs that jitterlab-render renders.
+//! are plain `Serialize` structs that jitterlab-render renders. A result that decides
+//! how its command ends says so with a `status()`: a [`Status`], which the models of
+//! the crates above share.
 
 #![deny(missing_docs)]
 
@@ -56,6 +58,7 @@ pub mod pin;
 mod root;
 pub mod sched;
 pub mod seconds;
+mod status;
 pub mod tasks;
 #[doc(hidden)]
 pub mod testing;
@@ -68,7 +71,8 @@ pub use error::{Error, Result};
 pub use filter::{Filter, TaskList};
 pub use irqs::{set_default_affinity, set_irq_affinity, IrqMap};
 pub use overview::Overview;
-pub use pin::{exec_pinned, pin_process};
+pub use pin::{exec_pinned, exec_status, pin_process};
 pub use root::{read_file_bounded, running_as_root, Root, KALLSYMS_LIMIT, READ_LIMIT};
+pub use status::Status;
 pub use tasks::{read_tasks, Task, TaskQuery};
 pub use workqueues::Workqueues;

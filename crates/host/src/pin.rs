@@ -12,6 +12,7 @@ use crate::error::{Error, Result};
 use crate::root::Root;
 use crate::sched;
 use crate::tasks::{self, Policy, Task, TaskKind, TaskQuery};
+use crate::Status;
 
 /// The result of pinning the threads of one process.
 #[derive(Clone, Debug, Serialize)]
@@ -68,6 +69,12 @@ impl PinReport {
             .iter()
             .filter(|t| t.outcome == ThreadOutcome::Failed)
             .count()
+    }
+
+    /// How `pin -p` ends: [`Status::Failed`] when the kernel refused a thread, or when
+    /// no thread was moved (the process exited first), else [`Status::Ok`].
+    pub fn status(&self) -> Status {
+        Status::failed_if(self.failures() > 0 || self.moved() == 0)
     }
 }
 
@@ -274,5 +281,59 @@ pub fn exec_pinned(argv: &[OsString], cpus: &CpuSet, sched: Option<Sched>) -> Er
     Error::Sys {
         what: format!("cannot run {}", program.to_string_lossy()),
         cause,
+    }
+}
+
+/// How `pin -- CMD` and `run -- CMD` end when [`exec_pinned`] returned `err` and the
+/// command never ran: a shell's status, 127 when the program is not found, 126 when it
+/// cannot be run, else 1. (An [`Error::Invalid`] is a refused request instead.)
+pub fn exec_status(err: &Error) -> Status {
+    Status::Command(err.raw_os_error().map_or(1, |errno| {
+        crate::child::spawn_status(&std::io::Error::from_raw_os_error(errno))
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `pin -p` fails when a thread was refused, or when none was moved.
+    #[test]
+    fn status_of_pin() {
+        let thread = |tid: u32, outcome: ThreadOutcome| ThreadChange {
+            tid,
+            comm: "t".into(),
+            old: None,
+            new: None,
+            outcome,
+            error: None,
+        };
+        let report = |outcomes: &[ThreadOutcome]| PinReport {
+            pid: 1,
+            cpus: CpuSet::first_n(1),
+            threads: (1..)
+                .zip(outcomes)
+                .map(|(tid, &o)| thread(tid, o))
+                .collect(),
+        };
+        use ThreadOutcome::*;
+        assert_eq!(report(&[Moved, Moved]).status(), Status::Ok);
+        assert_eq!(report(&[Moved, Exited]).status(), Status::Ok);
+        assert_eq!(report(&[Moved, Failed]).status(), Status::Failed);
+        assert_eq!(report(&[Exited]).status(), Status::Failed, "none moved");
+        assert_eq!(report(&[]).status(), Status::Failed, "none moved");
+    }
+
+    /// A command that never ran ends as a shell says: 127 not found, 126 not runnable.
+    #[test]
+    fn status_of_a_command_that_cannot_run() {
+        let sys = |errno: i32| Error::Sys {
+            what: "cannot run x".into(),
+            cause: std::io::Error::from_raw_os_error(errno),
+        };
+        assert_eq!(exec_status(&sys(libc::ENOENT)), Status::Command(127));
+        assert_eq!(exec_status(&sys(libc::EACCES)), Status::Command(126));
+        assert_eq!(exec_status(&sys(libc::EPERM)), Status::Command(1));
+        assert_eq!(exec_status(&Error::Invalid("x".into())), Status::Command(1));
     }
 }

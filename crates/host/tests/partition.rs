@@ -12,6 +12,7 @@ use jitterlab_host::partition::{
     VerifyRequest,
 };
 use jitterlab_host::tasks::TaskKind;
+use jitterlab_host::Status;
 
 use crate::fake::{interrupts, machine, Tree};
 
@@ -564,14 +565,21 @@ fn preflight_refuses_what_cannot_be_applied() {
     let failed = |cpus: &str, f: &dyn Fn(&mut Request)| -> Vec<String> {
         let mut req = request(cpus, &dir);
         f(&mut req);
-        build_plan(&t.root(), &req)
-            .unwrap()
-            .checks
+        let plan = build_plan(&t.root(), &req).unwrap();
+        // A plan says its own status: refused (2) when a check failed.
+        let want = if plan.ok() {
+            Status::Ok
+        } else {
+            Status::Invalid
+        };
+        assert_eq!(plan.status(), want, "{:?}", plan.checks);
+        plan.checks
             .into_iter()
             .filter(|c| !c.ok)
             .map(|c| format!("{}: {}", c.name, c.detail))
             .collect()
     };
+    assert_eq!(failed("1", &|_| {}), Vec::<String>::new());
     assert!(failed("0-1", &|_| {})[0].contains("leaves no online CPU"));
     assert!(failed("2", &|_| {})[0].contains("CPU 2 does not exist"));
     assert!(failed("1", &|r| r.privileged = false)[0].contains("not root"));
@@ -611,6 +619,8 @@ fn apply_then_revert_leaves_the_machine_as_it_was() {
     let report = applied(&t, "1", &mut fake, &mut |_| Flow::Continue);
     assert!(report.applied, "{:?}", report.rolled_back);
     assert_eq!(report.failures(), 0, "{:?}", report.results);
+    // A refusal of the managed IRQ is not a failure of isolate.
+    assert_eq!(report.status(), Status::Ok);
     // The managed IRQ is refused and the boot option named.
     let refused: Vec<&Outcome> = report
         .results
@@ -658,6 +668,7 @@ fn apply_then_revert_leaves_the_machine_as_it_was() {
     let r = revert(&mut fake, &state_dir(&t)).unwrap().unwrap();
     assert_eq!(r.failures(), 0, "{:?}", r.undone);
     assert!(r.differences.is_empty(), "{:?}", r.differences);
+    assert_eq!(r.status(), Status::Ok);
     assert!(r.journal_removed && !state_dir(&t).exists());
     assert_eq!(fake.affinity, affinity_before);
     assert!(fake.member.is_empty());
@@ -786,6 +797,21 @@ fn a_torn_last_line_is_ignored() {
     assert!(r.differences.is_empty(), "{:?}", r.differences);
 }
 
+/// A step that fails (not a managed IRQ's refusal) fails isolate, though the partition
+/// stands; revert undoes the rest.
+#[test]
+fn a_failed_step_fails_isolate() {
+    let t = partitioned(2, Layout::V1);
+    let mut fake = FakeSystem::new(t.root()).unwrap();
+    fake.fail_writes = vec!["/sys/devices/virtual/workqueue/cpumask".into()];
+    let report = applied(&t, "1", &mut fake, &mut |_| Flow::Continue);
+    assert!(report.applied, "{:?}", report.rolled_back);
+    assert_eq!(report.failures(), 1, "{:?}", report.results);
+    assert_eq!(report.status(), Status::Failed);
+    let r = revert(&mut fake, &state_dir(&t)).unwrap().unwrap();
+    assert_eq!(r.status(), Status::Ok, "{:?} {:?}", r.undone, r.differences);
+}
+
 #[test]
 fn cancel_and_invalid_partition_roll_back() {
     let t = partitioned(2, Layout::V1);
@@ -800,6 +826,7 @@ fn cancel_and_invalid_partition_roll_back() {
         }
     });
     assert!(!report.applied);
+    assert_eq!(report.status(), Status::Failed, "rolled back");
     assert_eq!(report.rolled_back.as_deref(), Some("cancelled"));
     let r = report.revert.unwrap();
     assert!(r.differences.is_empty(), "{:?}", r.differences);
@@ -862,6 +889,7 @@ fn verify_judges_cpus_before_and_after() {
     };
     let before = verify(&root, &req).unwrap();
     assert_eq!(before.verdict, Verdict::NotIsolated);
+    assert_eq!(before.status(false), Status::Limit);
     let fails: Vec<&str> = before.verdicts[0]
         .findings
         .iter()
@@ -902,6 +930,11 @@ fn verify_judges_cpus_before_and_after() {
         .collect();
     assert!(fails.is_empty(), "{fails:?}");
     assert_eq!(cpu1.verdict, Verdict::Noisy);
+    assert_eq!(
+        (after.status(false), after.status(true)),
+        (Status::Ok, Status::Limit),
+        "noisy fails only --strict"
+    );
     assert_eq!(after.cpus, list("1"), "taken from the journal");
     assert!(after.source.contains("journal"));
     // The managed IRQ is named with the boot option; the moved IRQ is pending

@@ -6,6 +6,7 @@ use serde::Serialize;
 use crate::error::{Error, Result};
 use crate::irqs::Irq;
 use crate::root::Root;
+use crate::Status;
 
 /// What happened when an IRQ's affinity was written.
 #[derive(Clone, Debug, Serialize)]
@@ -153,6 +154,13 @@ impl IrqSetReport {
             })
             .count()
     }
+
+    /// How `irq set` ends: [`Status::Failed`] when an IRQ did not end up with the
+    /// requested mask (refused, altered or unknown: [`IrqSetReport::failures`]), else
+    /// [`Status::Ok`] (applied, subset, pending and inactive are masks the kernel took).
+    pub fn status(&self) -> Status {
+        Status::failed_if(self.failures() > 0)
+    }
 }
 
 /// What happened when the default IRQ affinity was written.
@@ -196,5 +204,42 @@ mod tests {
         assert_eq!(v(Some("0-1"), Some("0-1")), IrqOutcome::Applied);
         assert_eq!(v(Some("0-1"), Some("1")), IrqOutcome::Subset);
         assert_eq!(v(Some("0-1"), Some("2")), IrqOutcome::Pending);
+    }
+
+    /// `irq set` fails (status 1) when an IRQ was refused, altered or its masks could
+    /// not be read back; the outcomes where the kernel took the mask do not.
+    #[test]
+    fn status_of_irq_set() {
+        let change = |irq: u32, outcome: IrqOutcome| IrqChange {
+            irq,
+            label: format!("irq{irq}"),
+            requested: CpuSet::first_n(1),
+            old_affinity: None,
+            new_affinity: None,
+            old_effective: None,
+            new_effective: None,
+            outcome,
+            error: None,
+        };
+        let report = |outcomes: &[IrqOutcome]| IrqSetReport {
+            changes: (0..)
+                .zip(outcomes)
+                .map(|(irq, &o)| change(irq, o))
+                .collect(),
+            irqbalance: None,
+        };
+        use IrqOutcome::*;
+        let taken = [Applied, Subset, Pending, Inactive];
+        assert_eq!(report(&taken).status(), Status::Ok);
+        for bad in [Refused, Altered, Unknown] {
+            assert_eq!(report(&[bad]).status(), Status::Failed, "{bad:?}");
+            let mut some = taken.to_vec();
+            some.push(bad);
+            assert_eq!(
+                report(&some).status(),
+                Status::Failed,
+                "{bad:?} among others"
+            );
+        }
     }
 }

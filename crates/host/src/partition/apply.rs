@@ -16,6 +16,7 @@ use crate::partition::step::{Action, Outcome, Step, Target, TaskMove};
 use crate::partition::system::System;
 use crate::pin::explain_setaffinity;
 use crate::tasks::{read_tasks, TaskQuery};
+use crate::Status;
 
 /// What the caller says after each step.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,6 +77,13 @@ impl ApplyReport {
             .iter()
             .filter(|r| matches!(r.outcome, Outcome::Refused { .. }))
             .count()
+    }
+
+    /// How `isolate` ends: [`Status::Ok`] when the partition stands and no step failed
+    /// (refusals, the managed IRQs, are listed with their remedy and are not failures),
+    /// else [`Status::Failed`] (a step failed, or the apply was rolled back).
+    pub fn status(&self) -> Status {
+        Status::failed_if(!self.applied || self.failures() > 0)
     }
 }
 

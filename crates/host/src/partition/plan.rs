@@ -18,6 +18,7 @@ use crate::partition::{Method, MethodChoice};
 use crate::root::Root;
 use crate::tasks::{find_irqbalance, read_tasks, Task, TaskKind, TaskQuery};
 use crate::workqueues::Workqueues;
+use crate::Status;
 
 /// What to isolate, and how.
 #[derive(Clone, Debug)]
@@ -129,6 +130,17 @@ impl Plan {
     /// Whether every check passed.
     pub fn ok(&self) -> bool {
         self.checks.iter().all(|c| c.ok)
+    }
+
+    /// How `isolate --dry-run` (or an `isolate` refused by its checks) ends:
+    /// [`Status::Ok`] when every check passed, else [`Status::Invalid`] (nothing was
+    /// changed; the failed checks say why).
+    pub fn status(&self) -> Status {
+        if self.ok() {
+            Status::Ok
+        } else {
+            Status::Invalid
+        }
     }
 
     /// How threads are moved (also those that appear while the plan is applied).

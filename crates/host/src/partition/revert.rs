@@ -15,6 +15,7 @@ use crate::partition::step::{Action, Outcome, Step, TaskMove, Undo};
 use crate::partition::system::System;
 use crate::partition::Method;
 use crate::tasks::{read_tasks, TaskKind, TaskQuery};
+use crate::Status;
 
 /// The result of `revert`.
 #[derive(Clone, Debug, Serialize)]
@@ -87,6 +88,19 @@ impl RevertReport {
             .filter(|u| matches!(u.outcome, UndoOutcome::Failed { .. }))
             .count()
     }
+
+    /// How `revert` ends: [`Status::Failed`] when an undo failed or something is not as
+    /// it was before isolate, else [`Status::Ok`]. (No journal, nothing to revert, is
+    /// [`Status::Ok`] too: see [`revert_status`].)
+    pub fn status(&self) -> Status {
+        Status::failed_if(self.failures() > 0 || !self.differences.is_empty())
+    }
+}
+
+/// How `revert` ends for what [`revert`] returned: its report's
+/// [`RevertReport::status`], or [`Status::Ok`] when there was no journal to revert.
+pub fn revert_status(report: Option<&RevertReport>) -> Status {
+    report.map_or(Status::Ok, RevertReport::status)
 }
 
 /// Undoes the journal in `dir`; `None` when there is none. Safe to run again: every
@@ -334,4 +348,55 @@ fn release_inherited(sys: &mut dyn System, rec: &Recorded) -> Vec<UndoResult> {
         });
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `revert` fails when an undo failed or something differs from before isolate; no
+    /// journal is nothing to do.
+    #[test]
+    fn status_of_revert() {
+        let undo = |outcome: UndoOutcome| UndoResult {
+            seq: Some(0),
+            what: "write".into(),
+            outcome,
+        };
+        let clean = RevertReport {
+            journal: "j".into(),
+            cpus: CpuSet::first_n(1),
+            method: Method::Cgroup1,
+            isolated_by: 1,
+            apply_complete: true,
+            other_boot: false,
+            undone: vec![
+                undo(UndoOutcome::Restored),
+                undo(UndoOutcome::Unchanged),
+                undo(UndoOutcome::Skipped {
+                    reason: "gone".into(),
+                }),
+            ],
+            released: vec![],
+            differences: vec![],
+            journal_removed: true,
+            elapsed_ns: 1,
+        };
+        assert_eq!(clean.status(), Status::Ok);
+        assert_eq!(revert_status(Some(&clean)), Status::Ok);
+        assert_eq!(revert_status(None), Status::Ok);
+        let mut failed = clean.clone();
+        failed.released.push(undo(UndoOutcome::Failed {
+            error: "EBUSY".into(),
+        }));
+        assert_eq!(failed.status(), Status::Failed);
+        assert_eq!(revert_status(Some(&failed)), Status::Failed);
+        let mut differs = clean.clone();
+        differs.differences.push(Difference {
+            what: "IRQ 41 smp_affinity_list".into(),
+            before: "0-1".into(),
+            after: "0".into(),
+        });
+        assert_eq!(differs.status(), Status::Failed);
+    }
 }

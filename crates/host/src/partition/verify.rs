@@ -25,6 +25,7 @@ use crate::partition::Method;
 use crate::root::Root;
 use crate::tasks::{read_tasks, TaskKind, TaskQuery};
 use crate::workqueues::Workqueues;
+use crate::Status;
 
 /// What to verify.
 #[derive(Clone, Debug)]
@@ -203,6 +204,12 @@ impl VerifyReport {
             Verdict::Isolated => false,
         }
     }
+
+    /// How `verify` ends: [`Status::Limit`] when a CPU is not isolated (with `strict`,
+    /// also when one is noisy), else [`Status::Ok`].
+    pub fn status(&self, strict: bool) -> Status {
+        Status::limit_if(self.failed(strict))
+    }
 }
 
 /// Samples the CPUs over the window and judges each.
@@ -380,4 +387,30 @@ pub fn verify(root: &Root, req: &VerifyRequest) -> Result<VerifyReport> {
         verdicts,
         verdict,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `verify` hits its limit (status 3) on a CPU not isolated; on a noisy one only
+    /// with `strict`.
+    #[test]
+    fn status_of_verify() {
+        let report = |verdict: Verdict| VerifyReport {
+            cpus: CpuSet::first_n(1),
+            source: "argument".into(),
+            interval_ns: 0,
+            partition: None,
+            machine: vec![],
+            verdicts: vec![],
+            verdict,
+        };
+        for strict in [false, true] {
+            assert_eq!(report(Verdict::Isolated).status(strict), Status::Ok);
+            assert_eq!(report(Verdict::NotIsolated).status(strict), Status::Limit);
+        }
+        assert_eq!(report(Verdict::Noisy).status(false), Status::Ok);
+        assert_eq!(report(Verdict::Noisy).status(true), Status::Limit);
+    }
 }
