@@ -4,6 +4,7 @@ use jitterlab_analyze::NoiseAccount;
 use jitterlab_cpuset::CpuSet;
 pub use jitterlab_experiment::explain::BlamedSpike;
 use jitterlab_host::audit::Finding;
+use jitterlab_host::Status;
 use jitterlab_latency::noise::NoiseResult;
 use jitterlab_latency::spikes::Spike;
 use jitterlab_latency::stats::Summary;
@@ -153,4 +154,43 @@ pub struct AuditReport {
     pub wall_ns: u64,
     /// What changed since the audit given with `--compare`.
     pub compare: Option<crate::Comparison>,
+}
+
+impl AuditReport {
+    /// How `audit` ends: [`Status::Limit`] when an RT CPU is unfit (for CI gates), else
+    /// [`Status::Ok`].
+    pub fn status(&self) -> Status {
+        Status::limit_if(self.verdict == Verdict::Unfit)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `audit` hits its limit (status 3, for CI gates) when an RT CPU is unfit.
+    #[test]
+    fn status_of_audit() {
+        let report = |verdict: Verdict| AuditReport {
+            rt_cpus: CpuSet::first_n(1),
+            rt_cpus_from: "--cpus".into(),
+            housekeeping: CpuSet::new(),
+            mode: "static".into(),
+            kernel: "6.1".into(),
+            hostname: None,
+            start_wall_ns: 0,
+            kernel_config: None,
+            verdict,
+            verdicts: vec![],
+            recommendations: vec![],
+            findings: vec![],
+            measured: None,
+            needs_root: vec![],
+            wall_ns: 0,
+            compare: None,
+        };
+        assert_eq!(report(Verdict::Ready).status(), Status::Ok);
+        assert_eq!(report(Verdict::Tune).status(), Status::Ok);
+        assert_eq!(report(Verdict::Unfit).status(), Status::Limit);
+    }
 }

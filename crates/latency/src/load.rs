@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use jitterlab_cpuset::CpuSet;
-use jitterlab_host::sched;
+use jitterlab_host::{sched, Status};
 use serde::Serialize;
 
 use crate::Error;
@@ -178,6 +178,23 @@ pub enum LoadOutcome {
         /// Why (`ENOENT`: status 127; `EACCES`: 126).
         error: io::Error,
     },
+}
+
+impl LoadOutcome {
+    /// How `load` ends: the command's own status ([`Status::Command`]: as a shell
+    /// gives it, 127 or 126 when it could not be started), else [`Status::Ok`] (no
+    /// command, or the duration ended it: the load did its job).
+    pub fn status(&self) -> Status {
+        match self {
+            LoadOutcome::Ran { status: None, .. } => Status::Ok,
+            LoadOutcome::Ran {
+                status: Some(s), ..
+            } => Status::Command(*s),
+            LoadOutcome::CannotStart { error, .. } => {
+                Status::Command(jitterlab_host::child::spawn_status(error))
+            }
+        }
+    }
 }
 
 /// Runs the generators until `cancel` is set (call
@@ -449,6 +466,32 @@ fn end_group(child: &mut Child) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `load` ends with its command's status, or 0 without one.
+    #[test]
+    fn status_of_load() {
+        let run = LoadRun {
+            cpus: CpuSet::first_n(1),
+            wall_ns: 1,
+            stopped_by: "duration".into(),
+            command: vec![],
+            command_exit: None,
+            loads: vec![],
+        };
+        let ran = |status| LoadOutcome::Ran {
+            run: run.clone(),
+            status,
+        };
+        assert_eq!(ran(None).status(), Status::Ok);
+        assert_eq!(ran(Some(0)).status(), Status::Command(0));
+        assert_eq!(ran(Some(143)).status(), Status::Command(143));
+        let cannot = |errno| LoadOutcome::CannotStart {
+            program: "x".into(),
+            error: io::Error::from_raw_os_error(errno),
+        };
+        assert_eq!(cannot(libc::ENOENT).status(), Status::Command(127));
+        assert_eq!(cannot(libc::EACCES).status(), Status::Command(126));
+    }
 
     #[test]
     fn specs() {

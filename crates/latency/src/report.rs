@@ -1,6 +1,7 @@
 //! The result model of a latency run: what `--json` writes and the renderers show.
 
 use jitterlab_host::env::Environment;
+use jitterlab_host::Status;
 use serde::Serialize;
 
 use crate::config::Config;
@@ -59,6 +60,12 @@ pub struct CpuResult {
 }
 
 impl LatencyReport {
+    /// How `latency` ends: [`Status::Limit`] when a sample exceeded `--fail-above` or
+    /// `--break` ended the run, else [`Status::Ok`].
+    pub fn status(&self) -> Status {
+        Status::limit_if(self.failed || self.break_hit.is_some())
+    }
+
     /// Builds the report from a finished run. `steal_before` and `steal_after`
     /// are /proc/stat steal ticks per CPU around the run.
     pub fn build(
@@ -177,5 +184,83 @@ impl CyclictestHistogram {
                 .collect(),
             max_us: summaries.iter().map(|s| s.max_ns / 1000).collect(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probe::BreakHit;
+    use crate::stats::CpuStats;
+    use crate::Stop;
+    use jitterlab_cpuset::CpuSet;
+    use jitterlab_host::tasks::Policy;
+
+    /// A report of 100 samples of `latency_ns` on CPU 0, with `--fail-above`.
+    fn report(latency_ns: u64, fail_above_ns: Option<u64>) -> LatencyReport {
+        let mut stats = CpuStats::new(0, 1_000_000);
+        for i in 0..100 {
+            stats.record_at(i * 1_000_000, latency_ns);
+        }
+        let run = Run {
+            cpus: vec![stats],
+            mlocked: true,
+            dma_latency_held: true,
+            cancelled: false,
+            wall_ns: 100_000_000,
+            warnings: vec![],
+            ledger: None,
+            break_hit: None,
+            break_buffers: vec![],
+        };
+        let environment = Environment {
+            kernel_release: "6.1".into(),
+            kernel_version: "#1".into(),
+            preemption: "PREEMPT_RT".into(),
+            preempt_rt: true,
+            cmdline: String::new(),
+            isolated_cpus: CpuSet::new(),
+            nohz_full: None,
+            clocksource: None,
+            virtualization: None,
+            cpuidle_driver: None,
+            cpuidle_governor: None,
+            cpufreq_governors: vec![],
+        };
+        let config = Config {
+            cpus: CpuSet::first_n(1),
+            policy: Policy::Fifo,
+            priority: 95,
+            interval_ns: 1_000_000,
+            stop: Stop::Loops(100),
+            deadline_ns: 1_000_000,
+            dma_latency: true,
+            force: false,
+            spike_threshold_ns: None,
+            break_ns: None,
+        };
+        LatencyReport::build(environment, config, &run, fail_above_ns, &[], &[])
+    }
+
+    /// `latency` hits its limit (status 3) on a sample over `--fail-above` or a run
+    /// ended by `--break`.
+    #[test]
+    fn status_of_latency() {
+        assert_eq!(report(20_000, None).status(), Status::Ok);
+        assert_eq!(report(20_000, Some(50_000)).status(), Status::Ok);
+        assert_eq!(
+            report(20_000, Some(20_000)).status(),
+            Status::Ok,
+            "at the limit"
+        );
+        assert_eq!(report(20_000, Some(19_000)).status(), Status::Limit);
+        let mut broken = report(20_000, None);
+        broken.break_hit = Some(BreakHit {
+            cpu: 0,
+            latency_ns: 20_000,
+            sample: 3,
+            traced: false,
+        });
+        assert_eq!(broken.status(), Status::Limit);
     }
 }

@@ -74,7 +74,7 @@ use jitterlab_experiment::report::precise_enough;
 use jitterlab_experiment::stats::Config;
 use jitterlab_experiment::{ExperimentReport, Explanation, Recipe, Run};
 use jitterlab_host::partition::{Difference, Snapshot};
-use jitterlab_host::Root;
+use jitterlab_host::{Root, Status};
 
 /// The measured rounds every cell has before `precision` may stop an experiment.
 pub const MIN_ROUNDS_BEFORE_STOPPING: usize = 5;
@@ -125,6 +125,17 @@ pub struct Outcome {
     pub traces: Vec<PathBuf>,
     /// What could not be explained, in words (a trace that could not be read again).
     pub notes: Vec<String>,
+}
+
+impl Outcome {
+    /// How `experiment` ends: [`Status::Failed`] when Ctrl-C ended it early, a cell
+    /// could not be restored, or the machine differs from before the experiment, else
+    /// [`Status::Ok`] (runs that failed are the result's, counted in its warnings).
+    pub fn status(&self) -> Status {
+        Status::failed_if(
+            self.cancelled || !self.restore_failures.is_empty() || !self.left_over.is_empty(),
+        )
+    }
 }
 
 /// Runs the experiment of `recipe` (whose text is `recipe_text`, kept in the
@@ -535,4 +546,68 @@ fn machine(root: &Root) -> Result<Machine> {
         preemption: env.preemption,
         virtualization: env.virtualization,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `experiment` fails (status 1) when Ctrl-C ended it, a cell could not be restored
+    /// or the machine differs from before; failed runs are the result's, not the status's.
+    #[test]
+    fn status_of_experiment() {
+        let recipe = Recipe::parse(
+            "t.toml",
+            "name = \"t\"\n[[measure.command]]\nname = \"v\"\ncommand = \"x\"\nregex = \"(1)\"\nunit = \"u\"\nbetter = \"lower\"\n",
+        )
+        .unwrap();
+        let failed_run = Run {
+            seq: 0,
+            cell: 0,
+            round: 0,
+            warmup: false,
+            traced: false,
+            values: Default::default(),
+            series: vec![],
+            error: Some("the command failed".into()),
+        };
+        let outcome = Outcome {
+            report: ExperimentReport::new(
+                &recipe.name,
+                recipe.metrics(),
+                recipe.cells(),
+                recipe.baselines(),
+                vec![failed_run],
+                Config::default(),
+            ),
+            cancelled: false,
+            recovered: vec!["undid an earlier experiment's IRQ 41".into()],
+            restore_failures: vec![],
+            left_over: vec![],
+            traces: vec![],
+            notes: vec!["a trace could not be read".into()],
+        };
+        assert_eq!(outcome.status(), Status::Ok);
+        let cancelled = Outcome {
+            cancelled: true,
+            ..outcome
+        };
+        assert_eq!(cancelled.status(), Status::Failed);
+        let not_restored = Outcome {
+            cancelled: false,
+            restore_failures: vec!["reverting the partition: EBUSY".into()],
+            ..cancelled
+        };
+        assert_eq!(not_restored.status(), Status::Failed);
+        let differs = Outcome {
+            restore_failures: vec![],
+            left_over: vec![Difference {
+                what: "IRQ 41 smp_affinity_list".into(),
+                before: "0-1".into(),
+                after: "0".into(),
+            }],
+            ..not_restored
+        };
+        assert_eq!(differs.status(), Status::Failed);
+    }
 }
