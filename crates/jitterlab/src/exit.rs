@@ -4,13 +4,18 @@
 //! | status | meaning |
 //! |---|---|
 //! | 0 | success |
-//! | 1 | partly failed (some threads or IRQs were refused), or a runtime failure |
+//! | 1 | partly failed (a thread or IRQ was refused, an IRQ's mask altered or unknown, an `isolate` step or an undo failed, an experiment interrupted or not restored), or a runtime failure |
 //! | 2 | usage error or invalid request: nothing was changed |
-//! | 3 | a limit was hit: a latency above `--fail-above`, a run ended by `--break`, a CPU that `verify` finds not isolated |
+//! | 3 | a limit was hit: a latency above `--fail-above`, a run ended by `--break`, a CPU that `verify` finds not isolated, an RT CPU `audit` finds unfit |
 //! | N | `load -- CMD`, `pin -- CMD`, `run -- CMD`: the command's own status (127 not found, 126 not runnable, 128 + signal) |
+//!
+//! Which of them a result gives is the result model's to say (its `status()`, a
+//! [`Status`]); a command maps it with `Exit::from` and never works it out itself.
 
 use std::fmt;
 use std::io;
+
+use jitterlab_host::Status;
 
 /// A command's documented exit status.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,13 +44,19 @@ impl Exit {
             Exit::Command(c) => c,
         }
     }
+}
 
-    /// [`Exit::Ok`] unless `failed`, else [`Exit::Failed`].
-    pub fn failed_if(failed: bool) -> Exit {
-        if failed {
-            Exit::Failed
-        } else {
-            Exit::Ok
+/// A result model's own status, as the process exit status: the one mapping from what
+/// a command's result says of it ([`Status`], from the model's `status()`) to the
+/// documented statuses above. The commands never work it out from a model's contents.
+impl From<Status> for Exit {
+    fn from(status: Status) -> Exit {
+        match status {
+            Status::Ok => Exit::Ok,
+            Status::Failed => Exit::Failed,
+            Status::Invalid => Exit::Invalid,
+            Status::Limit => Exit::Limit,
+            Status::Command(c) => Exit::Command(c),
         }
     }
 }

@@ -9,6 +9,7 @@ mod convert;
 mod errors;
 mod experiment;
 mod export;
+mod irq;
 mod latency;
 mod live;
 mod load;

@@ -4,14 +4,14 @@ use std::io::{self, IsTerminal};
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use jitterlab_audit::{audit, AuditRequest, KeepTraces, Mode, Verdict};
+use jitterlab_audit::{audit, AuditRequest, KeepTraces, Mode};
 use jitterlab_host::child::cancel_on_signals;
 use jitterlab_host::Root;
 use jitterlab_render::view::reports_beside;
 use jitterlab_render::{ExportManager, Json, Target};
 
 use crate::cli::{cpu_list, Color};
-use crate::exit::{Error, Exit, Result};
+use crate::exit::{Error, Result};
 use crate::files::Files;
 use crate::output::format;
 
@@ -130,11 +130,7 @@ pub fn run(root: &Root, args: AuditArgs, color: Color) -> Result {
         );
     }
     outputs.write_all()?;
-    Ok(if report.verdict == Verdict::Unfit {
-        Exit::Limit
-    } else {
-        Exit::Ok
-    })
+    Ok(report.status().into())
 }
 
 /// Where the traces are kept: `--keep-traces DIR`, else `STEM-traces/` beside the

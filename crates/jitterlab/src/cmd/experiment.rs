@@ -210,19 +210,16 @@ pub fn run(root: &Root, args: ExperimentArgs, color: Color) -> Result {
     if outcome.cancelled {
         eprintln!("jitterlab: interrupted: the results are those of the runs that ended");
     }
-    let mut failed = false;
     for f in &outcome.restore_failures {
         eprintln!("jitterlab: error: could not restore: {f}");
-        failed = true;
     }
     for d in &outcome.left_over {
         eprintln!(
             "jitterlab: error: the machine differs from before the experiment: {}: {} -> {}",
             d.what, d.before, d.after
         );
-        failed = true;
     }
-    Ok(Exit::failed_if(failed || outcome.cancelled))
+    Ok(outcome.status().into())
 }
 
 fn unknown_recipe(name: &str) -> Error {

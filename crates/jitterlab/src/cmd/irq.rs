@@ -1,7 +1,7 @@
 //! `jitterlab irq`: IRQ affinity.
 
 use clap::{Args, Subcommand};
-use jitterlab_host::irqs::{IrqOutcome, IrqSetReport};
+use jitterlab_host::irqs::IrqSetReport;
 use jitterlab_host::tasks::find_irqbalance;
 use jitterlab_host::{set_default_affinity, set_irq_affinity, IrqMap, Root};
 
@@ -58,11 +58,7 @@ pub fn run(root: &Root, args: IrqArgs, color: Color) -> Result {
                 irqbalance: find_irqbalance(root)?,
             };
             emit(&report, format(json, color))?;
-            let refused = report
-                .changes
-                .iter()
-                .any(|c| c.outcome == IrqOutcome::Refused);
-            Ok(Exit::failed_if(refused))
+            Ok(report.status().into())
         }
         IrqAction::Default { cpus, json } => {
             let cpus = super::online_cpus(root, &cpus)?;

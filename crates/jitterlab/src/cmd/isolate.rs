@@ -106,7 +106,7 @@ pub fn run(root: &Root, args: IsolateArgs, color: Color) -> Result {
     let out = format(args.json, color);
     if args.dry_run || !plan.ok() {
         emit(&plan, out)?;
-        return Ok(if plan.ok() { Exit::Ok } else { Exit::Invalid });
+        return Ok(plan.status().into());
     }
     if cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed)) {
         eprintln!("jitterlab: cancelled before any change");
@@ -115,9 +115,5 @@ pub fn run(root: &Root, args: IsolateArgs, color: Color) -> Result {
     let cancel = cancel.unwrap_or_default();
     let report = apply_live(root, &plan, &args.state_dir, &cancel)?;
     emit(&report, out)?;
-    Ok(if report.applied && report.failures() == 0 {
-        Exit::Ok
-    } else {
-        Exit::Failed
-    })
+    Ok(report.status().into())
 }

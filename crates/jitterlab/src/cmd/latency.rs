@@ -16,7 +16,7 @@ use jitterlab_render::live::latency_progress;
 use jitterlab_render::{Cyclictest, ExportManager, Html, Json, Svg, Target};
 
 use crate::cli::{cpu_list, Color, PolicyArg};
-use crate::exit::{Exit, Result};
+use crate::exit::Result;
 use crate::files::Files;
 use crate::output::format;
 
@@ -181,10 +181,5 @@ pub fn run(root: &Root, args: LatencyArgs, color: Color) -> Result {
         );
     }
     outputs.write_all()?;
-    // A sample over --fail-above, or a run ended by --break, is a limit hit.
-    Ok(if report.failed || report.break_hit.is_some() {
-        Exit::Limit
-    } else {
-        Exit::Ok
-    })
+    Ok(report.status().into())
 }

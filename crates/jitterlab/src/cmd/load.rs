@@ -5,13 +5,13 @@ use std::ffi::OsString;
 use std::io;
 
 use clap::Args;
-use jitterlab_host::child::{cancel_on_signals, spawn_status};
+use jitterlab_host::child::cancel_on_signals;
 use jitterlab_host::Root;
 use jitterlab_latency::load::{run_load, LoadOutcome, LoadRequest, LoadSpec};
 use jitterlab_render::render;
 
 use crate::cli::{cpu_list, Color};
-use crate::exit::{Exit, Result};
+use crate::exit::Result;
 use crate::output::{emit, format};
 
 /// `jitterlab load`.
@@ -52,19 +52,18 @@ pub fn run(root: &Root, args: LoadArgs, color: Color) -> Result {
     };
     // Block the signals before any thread starts, so Ctrl-C ends the load cleanly.
     let cancel = cancel_on_signals();
-    match run_load(root, &request, &cancel)? {
+    let outcome = run_load(root, &request, &cancel)?;
+    match &outcome {
         LoadOutcome::CannotStart { program, error } => {
             eprintln!("jitterlab: cannot run {program}: {error}");
-            Ok(Exit::Command(spawn_status(&error)))
         }
-        LoadOutcome::Ran { run, status } => {
-            if request.command.is_empty() {
-                emit(&run, format(args.json, color))?;
-            } else {
-                // stdout is the command's.
-                render(&run, format(args.json, Color::Never), &mut io::stderr())?;
-            }
-            Ok(status.map_or(Exit::Ok, Exit::Command))
+        LoadOutcome::Ran { run, .. } if request.command.is_empty() => {
+            emit(run, format(args.json, color))?;
+        }
+        LoadOutcome::Ran { run, .. } => {
+            // stdout is the command's.
+            render(run, format(args.json, Color::Never), &mut io::stderr())?;
         }
     }
+    Ok(outcome.status().into())
 }

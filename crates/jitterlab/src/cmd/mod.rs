@@ -123,10 +123,7 @@ fn exec(
         jitterlab_host::Error::Invalid(m) => Err(Error::Usage(m)),
         err => {
             eprintln!("jitterlab: {err}");
-            let status = err.raw_os_error().map_or(1, |errno| {
-                jitterlab_host::child::spawn_status(&std::io::Error::from_raw_os_error(errno))
-            });
-            Ok(Exit::Command(status))
+            Ok(jitterlab_host::exec_status(&err).into())
         }
     }
 }

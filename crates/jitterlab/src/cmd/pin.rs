@@ -7,7 +7,7 @@ use jitterlab_host::pin::Sched;
 use jitterlab_host::{pin_process, Root};
 
 use crate::cli::{Color, PolicyArg};
-use crate::exit::{Error, Exit, Result};
+use crate::exit::{Error, Result};
 use crate::output::{emit, format};
 
 /// `jitterlab pin`.
@@ -49,10 +49,7 @@ pub fn run(root: &Root, args: PinArgs, color: Color) -> Result {
     if let Some(pid) = args.pid {
         let report = pin_process(root, pid, args.tid, &cpus)?;
         emit(&report, format(args.json, color))?;
-        // A refusal, or a process that exited before any thread could be moved.
-        return Ok(Exit::failed_if(
-            report.failures() > 0 || report.moved() == 0,
-        ));
+        return Ok(report.status().into());
     }
     if args.command.is_empty() {
         return Err(Error::usage(

@@ -3,11 +3,11 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use jitterlab_host::partition::{revert, LiveSystem, DEFAULT_STATE_DIR};
+use jitterlab_host::partition::{revert, revert_status, LiveSystem, DEFAULT_STATE_DIR};
 use jitterlab_host::Root;
 
 use crate::cli::Color;
-use crate::exit::{Error, Exit, Result};
+use crate::exit::{Error, Result};
 use crate::output::{emit, format};
 
 /// `jitterlab revert`.
@@ -29,8 +29,5 @@ pub fn run(root: &Root, args: RevertArgs, color: Color) -> Result {
     }
     let report = revert(&mut LiveSystem::new(), &args.state_dir)?;
     emit(&report, format(args.json, color))?;
-    Ok(match report {
-        Some(r) if r.failures() > 0 || !r.differences.is_empty() => Exit::Failed,
-        _ => Exit::Ok,
-    })
+    Ok(revert_status(report.as_ref()).into())
 }

@@ -7,7 +7,7 @@ use jitterlab_host::partition::{verify, VerifyRequest, DEFAULT_STATE_DIR};
 use jitterlab_host::Root;
 
 use crate::cli::Color;
-use crate::exit::{Exit, Result};
+use crate::exit::Result;
 use crate::output::{emit, format};
 
 /// `jitterlab verify`.
@@ -49,9 +49,5 @@ pub fn run(root: &Root, args: VerifyArgs, color: Color) -> Result {
         },
     )?;
     emit(&report, format(args.json, color))?;
-    Ok(if report.failed(args.strict) {
-        Exit::Limit
-    } else {
-        Exit::Ok
-    })
+    Ok(report.status(args.strict).into())
 }
