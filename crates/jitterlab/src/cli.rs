@@ -13,10 +13,12 @@ use crate::exit::Error;
 /// See where every thread, IRQ and kernel thread runs, move them, partition cores,
 /// measure wake-up latency, record and analyze kernel traces.
 ///
-/// Exit status: 0 success; 1 partly failed (some threads or IRQs were refused) or a
-/// runtime failure; 2 usage error or invalid request (nothing was changed); 3 a limit
-/// was hit (latency --fail-above or --break, verify finds a CPU not isolated); with
-/// -- CMD (pin, run, load), the command's own status.
+/// Exit status (each command's help says its own): 0 success; 1 partly failed (a thread
+/// or IRQ was refused, an IRQ's mask altered or unknown, an isolate step or an undo
+/// failed, an experiment interrupted or not restored) or a runtime failure; 2 usage
+/// error or invalid request (nothing was changed); 3 a limit was hit (latency
+/// --fail-above or --break, verify finds a CPU not isolated, audit an RT CPU unfit);
+/// with -- CMD (pin, run, load), the command's own status.
 #[derive(Parser, Debug)]
 #[command(
     name = "jitterlab",

@@ -745,3 +745,53 @@ fn version_names_the_commit() {
         "{v}"
     );
 }
+
+/// Every command whose exit status depends on its result says which in its `--help`
+/// ("Exit status: ..."), and GUIDE.md says it in the same words (Markdown's backticks
+/// and line breaks aside), so that the two cannot drift apart; what the code gives is
+/// each result model's `status()`, tested in its crate and through the binary.
+#[test]
+fn exit_statuses_in_the_help_are_the_guides() {
+    let words = |text: &str| -> String {
+        text.replace('`', "")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let guide = words(&std::fs::read_to_string(repo().join("GUIDE.md")).unwrap());
+    let decided_by_the_result = [
+        "irq set",
+        "pin",
+        "isolate",
+        "revert",
+        "verify",
+        "run",
+        "latency",
+        "load",
+        "experiment",
+        "audit",
+    ];
+    let mut problems = Vec::new();
+    let mut found = Vec::new();
+    for (path, _) in command_tree() {
+        let mut args = vec!["help"];
+        args.extend(path.iter().map(String::as_str));
+        let help = jitterlab(&args);
+        let name = path.join(" ");
+        let Some(at) = help.find("\nExit status: ") else {
+            if decided_by_the_result.contains(&name.as_str()) {
+                problems.push(format!("jitterlab {name} --help says no exit status"));
+            }
+            continue;
+        };
+        let paragraph = help[at..].trim_start().split("\n\n").next().unwrap();
+        if !guide.contains(&words(paragraph)) {
+            problems.push(format!(
+                "GUIDE.md lacks what jitterlab {name} --help says: {paragraph:?}"
+            ));
+        }
+        found.push(name);
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    assert!(found.len() >= decided_by_the_result.len(), "only {found:?}");
+}

@@ -21,12 +21,16 @@ use crate::output::{format, stdout_error};
 
 /// `jitterlab experiment`.
 #[derive(Args, Debug)]
-#[command(after_help = "Examples:
+#[command(
+    after_help = "Exit status: 0 when the runs ended and the machine is as before (failed runs are reported in the result), 1 when Ctrl-C ended it, a cell could not be restored or the machine differs from before, 2 when the recipe is malformed or names what this machine lacks (nothing ran).
+
+Examples:
   jitterlab experiment --list                      the built-in recipes
   jitterlab experiment --show tcp-affinity > my.toml   a built-in recipe to edit
   jitterlab experiment --recipe partition -o part  isolate off/on x idle/cpu/io, saved in part/
   jitterlab experiment my.toml --rounds 5 --duration 3s --json result.json
-  jitterlab experiment --compare before/ after/    two saved experiments, offline")]
+  jitterlab experiment --compare before/ after/    two saved experiments, offline"
+)]
 pub struct ExperimentArgs {
     /// The recipe file (TOML); see --show for the format.
     #[arg(value_name = "RECIPE.toml", conflicts_with_all = ["recipe", "list", "show", "compare"])]

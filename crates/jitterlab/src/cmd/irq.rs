@@ -21,6 +21,9 @@ pub struct IrqArgs {
 #[derive(Subcommand, Debug)]
 pub enum IrqAction {
     /// Write smp_affinity_list of the IRQs given, read back the effective affinity.
+    #[command(
+        after_help = "Exit status: 0 when every IRQ took the mask (applied, subset, pending, inactive), 1 when one was refused, altered or unknown (the others are still done), 2 on a bad request (nothing changed)."
+    )]
     Set {
         /// An IRQ number, or a glob over IRQ names (virtio3-*, eth0).
         #[arg(value_name = "IRQ|GLOB")]

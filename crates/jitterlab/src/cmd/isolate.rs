@@ -18,7 +18,7 @@ use crate::output::{emit, format};
 /// `jitterlab isolate`.
 #[derive(Args, Debug)]
 #[command(
-    after_help = "Examples:\n  jitterlab isolate 1 --dry-run        show the plan, change nothing\n  jitterlab isolate 2-3 --exclude 'qemu*' --stop-irqbalance --sysctl\n  jitterlab run --cpus 1 -- ./rt-app   then start the application inside\n  jitterlab revert                     undo it all"
+    after_help = "Exit status: 0 when the partition stands (managed IRQs that refuse are listed with their remedy, not counted as failures), 1 when a step failed or the apply was rolled back (Ctrl-C, an invalid partition), 2 when a check failed (nothing changed; --dry-run too).\n\nExamples:\n  jitterlab isolate 1 --dry-run        show the plan, change nothing\n  jitterlab isolate 2-3 --exclude 'qemu*' --stop-irqbalance --sysctl\n  jitterlab run --cpus 1 -- ./rt-app   then start the application inside\n  jitterlab revert                     undo it all"
 )]
 pub struct IsolateArgs {
     /// The CPUs to isolate (list form: 1, 2-3).

@@ -26,7 +26,7 @@ const DEFAULT_DURATION_NS: u64 = 10_000_000_000;
 /// `jitterlab latency`.
 #[derive(Args, Debug)]
 #[command(
-    after_help = "Examples:\n  jitterlab latency --cpus 1 --interval 300us --loops 100000\n  jitterlab latency --duration 1m --json run.json --histogram-cyclictest hist.txt\n  jitterlab latency --interval 1ms --duration 10s --fail-above 100"
+    after_help = "Exit status: 0, or 3 when a latency exceeded --fail-above or --break ended the run; 2 on a bad request (nothing started).\n\nExamples:\n  jitterlab latency --cpus 1 --interval 300us --loops 100000\n  jitterlab latency --duration 1m --json run.json --histogram-cyclictest hist.txt\n  jitterlab latency --interval 1ms --duration 10s --fail-above 100"
 )]
 pub struct LatencyArgs {
     /// CPUs to measure, one thread each (default: all online).

@@ -17,7 +17,7 @@ use crate::output::{emit, format};
 /// `jitterlab load`.
 #[derive(Args, Debug)]
 #[command(
-    after_help = "Examples:\n  jitterlab load cpu:150 --cpus 0 --duration 1m\n  jitterlab load io:150 --cpus 0 -- cyclictest -m -p98 -i300 -a1 -t1 -l100000 -q\n  jitterlab load cpu:2 'cmd:stress-ng --vm 1' --cpus 0-1 --duration 30s"
+    after_help = "Exit status: with -- CMD, the command's own status (127 not found, 126 not runnable, 128 + N when signal N ended it), or 0 when --duration ended it first; without one, 0.\n\nExamples:\n  jitterlab load cpu:150 --cpus 0 --duration 1m\n  jitterlab load io:150 --cpus 0 -- cyclictest -m -p98 -i300 -a1 -t1 -l100000 -q\n  jitterlab load cpu:2 'cmd:stress-ng --vm 1' --cpus 0-1 --duration 30s"
 )]
 pub struct LoadArgs {
     /// The loads: cpu:N (threads looping usleep(1)), io:N (4 KiB O_SYNC writes),

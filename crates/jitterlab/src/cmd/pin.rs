@@ -13,7 +13,7 @@ use crate::output::{emit, format};
 /// `jitterlab pin`.
 #[derive(Args, Debug)]
 #[command(
-    after_help = "Examples:\n  jitterlab pin 3 -p 12910          every thread of process 12910 to CPU 3\n  jitterlab pin 3 -p 12910 --tid 12911\n  jitterlab pin 1 --policy fifo --priority 80 -- ./rt-app --flag"
+    after_help = "Exit status: 0 when every thread was moved, 1 when one was refused or none could be moved (the process exited), 2 on a bad request (nothing changed); with -- CMD, the command's own status (127 not found, 126 not runnable).\n\nExamples:\n  jitterlab pin 3 -p 12910          every thread of process 12910 to CPU 3\n  jitterlab pin 3 -p 12910 --tid 12911\n  jitterlab pin 1 --policy fifo --priority 80 -- ./rt-app --flag"
 )]
 pub struct PinArgs {
     /// The CPUs (list form: 0-3,8).

@@ -12,6 +12,9 @@ use crate::output::{emit, format};
 
 /// `jitterlab revert`.
 #[derive(Args, Debug)]
+#[command(
+    after_help = "Exit status: 0 when everything was undone or there was nothing to undo, 1 when an undo failed or something differs from before isolate."
+)]
 pub struct RevertArgs {
     /// Where the journal is.
     #[arg(long, value_name = "DIR", default_value = DEFAULT_STATE_DIR)]

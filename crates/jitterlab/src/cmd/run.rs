@@ -15,7 +15,7 @@ use crate::exit::{Error, Result};
 /// `jitterlab run`.
 #[derive(Args, Debug)]
 #[command(
-    after_help = "Examples:\n  jitterlab run --cpus 1 --policy fifo --priority 80 -- ./rt-app\n  jitterlab run --cpus 1 -- cyclictest -m -p98 -i300 -a1"
+    after_help = "Exit status: the command's own status (127 not found, 126 not runnable), or 2 with nothing changed when an argument is bad (--priority out of its policy's range, CPUs not isolated).\n\nExamples:\n  jitterlab run --cpus 1 --policy fifo --priority 80 -- ./rt-app\n  jitterlab run --cpus 1 -- cyclictest -m -p98 -i300 -a1"
 )]
 pub struct RunArgs {
     /// The isolated CPUs to run on.

@@ -13,7 +13,7 @@ use crate::output::{emit, format};
 /// `jitterlab verify`.
 #[derive(Args, Debug)]
 #[command(
-    after_help = "Exit status 3 when a CPU is not isolated (with --strict also when it is noisy).\n\nExamples:\n  jitterlab verify                  the CPUs of the partition, over 1 s\n  jitterlab verify 2-3 --interval 10 --json"
+    after_help = "Exit status: 0 when the CPUs are isolated (or only noisy, without --strict), 3 when a CPU is not isolated (with --strict also when one is noisy), 2 on a bad request.\n\nExamples:\n  jitterlab verify                  the CPUs of the partition, over 1 s\n  jitterlab verify 2-3 --interval 10 --json"
 )]
 pub struct VerifyArgs {
     /// The CPUs (default: the partition's, else those isolated at boot).
