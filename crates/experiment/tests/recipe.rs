@@ -26,7 +26,7 @@ teardown = "echo end"
 
 [factors]
 load = ["none", "cpu:2", "cmd:stress-ng --cpu 2"]
-affinity = ["unpinned", "1", "irq-cpu"]
+affinity = ["unpinned", "1", "0-1"]
 partition = ["off", "on:1"]
 irq = ["unchanged", "virtio1-input.0=0"]
 
@@ -106,14 +106,17 @@ fn a_full_recipe() {
     );
     assert_eq!(
         cells[35].label,
-        "affinity=irq-cpu, irq=virtio1-input.0=0, partition=on:1, load=cmd:stress-ng --cpu 2"
+        "affinity=0-1, irq=virtio1-input.0=0, partition=on:1, load=cmd:stress-ng --cpu 2"
     );
     let s = &cells[35].settings;
     assert_eq!(s.partition, Partition::parse("on:1").unwrap());
     assert_eq!(s.load, Load::Cmd("stress-ng --cpu 2".into()));
     assert_eq!(s.setup.as_ref().unwrap().name, "rps-off");
     let a = s.affinity.as_ref().unwrap();
-    assert_eq!(a.placement(Role::Workload), Placement::IrqCpu);
+    assert_eq!(
+        a.placement(Role::Workload),
+        Placement::Cpus(CpuSet::parse_list("0-1").unwrap())
+    );
 
     // Baseline affinity=unpinned: each cell against the unpinned cell with its
     // other levels; the unpinned cells are their own.
@@ -132,8 +135,8 @@ fn a_full_recipe() {
         serde_json::json!({"kind": "cmd", "arg": "stress-ng --cpu 2"})
     );
     assert_eq!(
-        cell["settings"]["affinity"]["pins"][0]["placement"]["kind"],
-        "irq-cpu"
+        cell["settings"]["affinity"]["pins"][0]["placement"],
+        serde_json::json!({"kind": "cpus", "cpus": "0-1"})
     );
 }
 
@@ -583,5 +586,60 @@ fn recipes_are_checked_against_the_machine() {
     assert_eq!(
         Partition::parse("on:1"),
         Ok(Partition::On(CpuSet::parse_list("1").unwrap()))
+    );
+}
+
+/// `irq-cpu` and `not-irq-cpu` name the CPU of the peer whose softirq wakes the process:
+/// a role without such a peer, or a peer left unpinned, is a recipe error; on a machine,
+/// `not-irq-cpu` must leave a CPU.
+#[test]
+fn irq_cpu_needs_a_pinned_peer() {
+    let tcp = |level: &str, client: &str| {
+        format!("name = \"x\"\n[factors]\naffinity = [\"unpinned\", \"{level}\"]\n[measure.tcp]\n{client}")
+    };
+    let (at, msg) = error(&tcp("irq-cpu", ""));
+    assert_eq!(at, "3:25", "{msg}");
+    assert_eq!(
+        msg,
+        "affinity: irq-cpu for the server: the client must be pinned (its softirq runs where \
+         it runs); set client_cpus in the measure or place it at this level"
+    );
+    let (_, msg) = error(&tcp("server:not-irq-cpu client:unpinned", ""));
+    assert!(
+        msg.starts_with("affinity: not-irq-cpu for the server: the client must be pinned"),
+        "{msg}"
+    );
+    let (_, msg) = error(&tcp("client:irq-cpu", "client_cpus = \"0\"\n"));
+    assert_eq!(
+        msg,
+        "affinity: irq-cpu for the client: jitterlab finds the softirq CPU of the tcp server \
+         and the mcast receiver only"
+    );
+    let (_, msg) = error(
+        "name = \"x\"\n[workload]\ncommand = \"w\"\n[measure.latency]\n[factors]\naffinity = [\"irq-cpu\"]\n",
+    );
+    assert!(
+        msg.contains("irq-cpu for the workload: jitterlab finds"),
+        "{msg}"
+    );
+    // A peer pinned by its measure or at the level.
+    for ok in [
+        tcp("irq-cpu", "client_cpus = \"0\"\n"),
+        tcp("server:not-irq-cpu client:1", ""),
+        "name = \"x\"\n[measure.mcast]\nsender_cpus = \"0\"\n[factors]\naffinity = [\"irq-cpu\"]\n"
+            .to_string(),
+    ] {
+        Recipe::parse("ok.toml", &ok).unwrap_or_else(|e| panic!("{e}"));
+        Recipe::parse_on("ok.toml", &ok, &two_cpus()).unwrap_or_else(|e| panic!("{e}"));
+    }
+    // On a machine, not-irq-cpu needs a CPU beside the peer's.
+    let (at, msg) = refused_on(&two_cpus(), &tcp("not-irq-cpu", "client_cpus = \"0-1\"\n"));
+    assert_eq!(
+        (at.as_str(), msg.as_str()),
+        (
+            "3:25",
+            "affinity: not-irq-cpu for the server: no online CPU is left beside the client's \
+             0-1 (online: 0-1)"
+        )
     );
 }

@@ -371,16 +371,7 @@ fn measure_run(
     let recipe = ctx.recipe;
     let m = &recipe.measures;
     let duration = recipe.duration_ns;
-    let defaults = |r: Role| -> Option<jitterlab_cpuset::CpuSet> {
-        match r {
-            Role::Server => m.tcp.as_ref().and_then(|t| t.server_cpus.clone()),
-            Role::Client => m.tcp.as_ref().and_then(|t| t.client_cpus.clone()),
-            Role::Sender => m.mcast.as_ref().and_then(|t| t.sender_cpus.clone()),
-            Role::Receiver => m.mcast.as_ref().and_then(|t| t.receiver_cpus.clone()),
-            Role::Workload => None,
-        }
-    };
-    let cpus = |r: Role| place::cpus_of(r, settings, defaults, ctx.online);
+    let cpus = |r: Role| place::cpus_of(r, settings, |r| m.default_cpus(r), ctx.online);
     let workload_cpus = cpus(Role::Workload)?;
     let mut workload = match &recipe.workload {
         Some(w) => Some(workload::Workload::start(

@@ -8,17 +8,6 @@ use jitterlab_experiment::recipe::{Placement, Role, Settings};
 
 use crate::error::{Error, Result};
 
-/// The peer whose network softirq wakes `role`: on veth and loopback the NET_RX
-/// softirq runs on the CPU of the sending task (raised by it, no hardirq), so the
-/// CPU that handles the server's packets is the client's, the receiver's the sender's.
-fn peer(role: Role) -> Option<Role> {
-    match role {
-        Role::Server => Some(Role::Client),
-        Role::Receiver => Some(Role::Sender),
-        _ => None,
-    }
-}
-
 /// The CPUs of `role` in a cell: its placement at the cell's `affinity` level when the
 /// level names it, else `default` (the measure's `*_cpus`); `None` is unpinned.
 /// `irq-cpu` is the CPU of the peer that raises its softirq, which must be pinned.
@@ -43,7 +32,7 @@ pub fn cpus_of(
         }
     };
     let irq_cpu = || -> Result<CpuSet> {
-        let p = peer(role).ok_or_else(|| {
+        let p = role.softirq_peer().ok_or_else(|| {
             Error::Invalid(format!(
                 "irq-cpu for the {}: jitterlab finds the softirq CPU of the tcp server and \
                  the mcast receiver only",

@@ -76,6 +76,18 @@ impl Role {
         }
     }
 
+    /// The peer whose network softirq wakes this role, whose CPU `irq-cpu` names: on
+    /// veth and loopback the NET_RX softirq runs on the CPU of the sending task (raised
+    /// by it, no hardirq), so the CPU that handles the tcp server's packets is the
+    /// client's, the mcast receiver's the sender's. Other roles have none.
+    pub fn softirq_peer(self) -> Option<Role> {
+        match self {
+            Role::Server => Some(Role::Client),
+            Role::Receiver => Some(Role::Sender),
+            _ => None,
+        }
+    }
+
     fn parse(s: &str) -> Option<Role> {
         [
             Role::Workload,

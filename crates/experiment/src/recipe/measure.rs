@@ -4,6 +4,7 @@
 use jitterlab_cpuset::CpuSet;
 use serde::Serialize;
 
+use super::levels::Role;
 use crate::report::Metric;
 use crate::stats::Direction;
 
@@ -157,6 +158,18 @@ pub struct McastMeasure {
 }
 
 impl Measures {
+    /// The CPUs a measure gives `role` when no affinity level places it (`server_cpus`,
+    /// `client_cpus`, `sender_cpus`, `receiver_cpus`); `None` is unpinned.
+    pub fn default_cpus(&self, role: Role) -> Option<CpuSet> {
+        match role {
+            Role::Server => self.tcp.as_ref().and_then(|t| t.server_cpus.clone()),
+            Role::Client => self.tcp.as_ref().and_then(|t| t.client_cpus.clone()),
+            Role::Sender => self.mcast.as_ref().and_then(|m| m.sender_cpus.clone()),
+            Role::Receiver => self.mcast.as_ref().and_then(|m| m.receiver_cpus.clone()),
+            Role::Workload => None,
+        }
+    }
+
     /// The metrics the runs report, in this order: latency, commands, tcp, mcast.
     pub fn metrics(&self) -> Vec<Metric> {
         let mut out = Vec::new();

@@ -6,7 +6,7 @@ use jitterlab_cpuset::CpuSet;
 use toml::Spanned;
 
 use super::facts::HostFacts;
-use super::levels::{Affinity, IrqLevel, Load, Partition, Role, SetupLevel};
+use super::levels::{Affinity, IrqLevel, Load, Partition, Placement, Role, SetupLevel};
 use super::measure::{CommandMeasure, Extract, LatencyMeasure, McastMeasure, Measures, TcpMeasure};
 use super::raw;
 use super::Order;
@@ -424,7 +424,9 @@ fn factors(
             ));
         };
         strings(FactorKind::Affinity, &f.affinity, &|s| {
-            Affinity::parse(s, main, &roles).map(Level::Affinity)
+            let a = Affinity::parse(s, main, &roles)?;
+            check_irq_cpu(&a, m, src.machine)?;
+            Ok(Level::Affinity(a))
         })?;
     }
     strings(FactorKind::Irq, &f.irq, &|s| {
@@ -476,6 +478,53 @@ fn factors(
         });
     }
     Ok(out)
+}
+
+/// `irq-cpu` and `not-irq-cpu` can be found: the role has a peer that raises its
+/// softirq, and that peer is pinned (at the level, else by its measure's `*_cpus`); on
+/// `machine`, `not-irq-cpu` leaves an online CPU.
+fn check_irq_cpu(a: &Affinity, m: &Measures, machine: Option<&HostFacts>) -> Result<(), String> {
+    for pin in &a.pins {
+        let (role, placement) = (pin.role, &pin.placement);
+        if !matches!(placement, Placement::IrqCpu | Placement::NotIrqCpu) {
+            continue;
+        }
+        let peer = role.softirq_peer().ok_or_else(|| {
+            format!(
+                "{placement} for the {}: jitterlab finds the softirq CPU of the tcp server \
+                 and the mcast receiver only",
+                role.name()
+            )
+        })?;
+        let peer_cpus = match a.pins.iter().find(|p| p.role == peer) {
+            Some(p) => match &p.placement {
+                Placement::Cpus(set) => Some(set.clone()),
+                _ => None,
+            },
+            None => m.default_cpus(peer),
+        };
+        let Some(peer_cpus) = peer_cpus else {
+            return Err(format!(
+                "{placement} for the {}: the {} must be pinned (its softirq runs where it \
+                 runs); set {}_cpus in the measure or place it at this level",
+                role.name(),
+                peer.name(),
+                peer.name()
+            ));
+        };
+        if let (Placement::NotIrqCpu, Some(machine)) = (placement, machine) {
+            if machine.online.difference(&peer_cpus).is_empty() {
+                return Err(format!(
+                    "not-irq-cpu for the {}: no online CPU is left beside the {}'s {peer_cpus} \
+                     (online: {})",
+                    role.name(),
+                    peer.name(),
+                    machine.online
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// iperf3's `-b`: a number with an optional K, M or G (`1G`, `500M`), or
