@@ -294,11 +294,15 @@ pub fn start(specs: &[LoadSpec], cpus: &CpuSet) -> Result<Loads, Error> {
         let ops = Arc::new(AtomicU64::new(0));
         loads.counters.push((spec.clone(), Arc::clone(&ops)));
         match spec {
-            LoadSpec::Cpu(n) => loads.spawn(i, *n, "cpu", cpus, &ops, |stop, ops, _| {
-                while !stop.load(Ordering::Relaxed) {
-                    // SAFETY: usleep has no preconditions.
-                    unsafe { libc::usleep(1) };
-                    ops.fetch_add(1, Ordering::Relaxed);
+            // Each generator does at least one unit of work, however soon it is stopped
+            // (on a busy machine it may first run after the stop): a load that ran did
+            // work, and says so.
+            LoadSpec::Cpu(n) => loads.spawn(i, *n, "cpu", cpus, &ops, |stop, ops, _| loop {
+                // SAFETY: usleep has no preconditions.
+                unsafe { libc::usleep(1) };
+                ops.fetch_add(1, Ordering::Relaxed);
+                if stop.load(Ordering::Relaxed) {
+                    break;
                 }
             })?,
             LoadSpec::Io(n) => {
@@ -330,7 +334,7 @@ pub fn start(specs: &[LoadSpec], cpus: &CpuSet) -> Result<Loads, Error> {
                     loads.spawn(i, 1, "io", cpus, &ops, move |stop, ops, _| {
                         let block = [0x5au8; IO_BLOCK];
                         let mut k = 0u64;
-                        while !stop.load(Ordering::Relaxed) {
+                        loop {
                             if file
                                 .write_all_at(&block, (k % IO_SPAN) * IO_BLOCK as u64)
                                 .is_err()
@@ -339,6 +343,9 @@ pub fn start(specs: &[LoadSpec], cpus: &CpuSet) -> Result<Loads, Error> {
                             }
                             k += 1;
                             ops.fetch_add(1, Ordering::Relaxed);
+                            if stop.load(Ordering::Relaxed) {
+                                break;
+                            }
                         }
                     })?;
                 }
@@ -346,12 +353,15 @@ pub fn start(specs: &[LoadSpec], cpus: &CpuSet) -> Result<Loads, Error> {
             LoadSpec::Mem(n) => loads.spawn(i, *n, "mem", cpus, &ops, |stop, ops, _| {
                 let mut buf = vec![1u8; MEM_BYTES];
                 let half = MEM_BYTES / 2;
-                while !stop.load(Ordering::Relaxed) {
+                loop {
                     let (a, b) = buf.split_at_mut(half);
                     b.copy_from_slice(a);
                     a[0] = a[0].wrapping_add(b[half - 1]);
                     std::hint::black_box(&buf);
                     ops.fetch_add(1, Ordering::Relaxed);
+                    if stop.load(Ordering::Relaxed) {
+                        break;
+                    }
                 }
             })?,
             LoadSpec::Cmd(cmd) => {
