@@ -36,7 +36,7 @@
 //! let runs = plan.runs.iter().map(|p| Run {
 //!     seq: p.seq, cell: p.cell, round: p.round, warmup: p.warmup, traced: p.trace,
 //!     values: [("rate".to_string(), (100.0 + p.seq as f64 % 3.0) * if p.cell == 1 { 0.8 } else { 1.0 })].into(),
-//!     series: vec![], error: None,
+//!     series: vec![], error: None, context: None,
 //! }).collect();
 //! let config = Config { seed: 42, noise: recipe.noise, ..Config::default() };
 //! let result = ExperimentReport::new(&recipe.name, recipe.metrics(), cells, recipe.baselines(), runs, config);
@@ -52,6 +52,7 @@
 
 #![deny(missing_docs)]
 
+pub mod context;
 pub mod explain;
 pub mod recipe;
 pub mod report;

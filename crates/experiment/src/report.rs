@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::context::RunContext;
 use crate::explain::{CauseCount, Explanation, Machine};
 use crate::recipe::Cell;
 use crate::rng::Rng;
@@ -74,6 +75,9 @@ pub struct Run {
     pub series: Vec<Series>,
     /// Why it failed, if it did (its values are then left out).
     pub error: Option<String>,
+    /// What else the machine did meanwhile, when the runner measured it.
+    #[serde(default)]
+    pub context: Option<RunContext>,
 }
 
 /// A cell's runs of one metric, summarised.
@@ -104,9 +108,42 @@ pub struct Comparison {
     pub test: Option<rank::UTest>,
     /// Its p-value after Holm's correction over all the experiment's comparisons.
     pub p_holm: Option<f64>,
+    /// Whether the two cells ran beside the same foreign work, and which runs were
+    /// compared.
+    pub background: Background,
     /// Whether the difference is real.
     pub verdict: Verdict,
 }
+
+/// How a comparison's two cells stood to foreign work (see [`RunContext::busy`]).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Background {
+    /// The runs carry no context (a saved experiment of an older jitterlab).
+    Unknown,
+    /// Both quiet, or both beside the same foreign load: every run compared.
+    Equal,
+    /// Some runs ran beside foreign work and the others were enough: only the runs
+    /// without it are compared.
+    QuietRunsOnly {
+        /// The cell's runs compared.
+        cell_runs: usize,
+        /// The baseline's runs compared.
+        baseline_runs: usize,
+    },
+    /// Unequal, and too few quiet runs to compare those alone: the difference is never
+    /// called real.
+    Unequal {
+        /// The cell's median foreign CPU use, CPUs.
+        cell_cpus: f64,
+        /// The baseline's.
+        baseline_cpus: f64,
+    },
+}
+
+/// Two cells' foreign CPU use (medians, CPUs) differ when they are further apart than
+/// this (0.05: 5 % of a CPU), unless both are below [`crate::context::BUSY_CPUS`].
+pub const BACKGROUND_TOLERANCE_CPUS: f64 = 0.05;
 
 /// One metric across the cells.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -160,6 +197,22 @@ pub enum Warning {
         /// Its measured runs with this series.
         of: usize,
     },
+    /// Runs of a cell measured beside foreign work, or under the host's steal
+    /// ([`RunContext::busy`]).
+    BusyRuns {
+        /// The cell.
+        cell: usize,
+        /// How many of its measured runs.
+        runs: usize,
+        /// Its measured runs with a context.
+        of: usize,
+        /// The median foreign CPU use of those runs, CPUs.
+        foreign_cpus: f64,
+        /// The median steal of those runs, a fraction of their CPU time.
+        steal: f64,
+        /// The foreign process that used the most CPU in them.
+        top: Option<String>,
+    },
     /// Runs that failed, left out of the statistics.
     FailedRuns {
         /// The cell.
@@ -203,6 +256,23 @@ pub struct ExperimentReport {
     /// The blamed spikes of the traced runs grouped by cause (filled with the
     /// explanations).
     pub spike_causes: Vec<CauseCount>,
+    /// The experiment's questions answered, one sentence each, from the numbers the runs
+    /// collected (filled once the explanations are in):
+    /// what the reports show first.
+    pub answers: Vec<Answer>,
+}
+
+/// One question of an experiment answered in one sentence, with the figures it rests
+/// on.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Answer {
+    /// What it answers: `throughput`, `latency`, `bound`, `migrations`, `interrupts`,
+    /// `background`, `spikes`...
+    pub topic: String,
+    /// The sentence.
+    pub text: String,
+    /// The measured figures it rests on, in words (`server 0.31 CPUs at 1.00 Gbit/s`).
+    pub basis: Vec<String>,
 }
 
 impl ExperimentReport {
@@ -228,9 +298,13 @@ impl ExperimentReport {
             .iter()
             .filter(|r| !r.warmup && r.error.is_none())
             .collect();
-        // A cell's values of a metric, with their rounds, in the order they ran.
-        let values = |metric: &str, cell: usize| -> (Vec<f64>, Vec<f64>) {
-            let mut rs: Vec<&&Run> = measured.iter().filter(|r| r.cell == cell).collect();
+        // A cell's values of a metric, with their rounds, in the order they ran; with
+        // `quiet`, of the runs measured without foreign work only.
+        let values_of = |metric: &str, cell: usize, quiet: bool| -> (Vec<f64>, Vec<f64>) {
+            let mut rs: Vec<&&Run> = measured
+                .iter()
+                .filter(|r| r.cell == cell && !(quiet && is_busy(r)))
+                .collect();
             rs.sort_by_key(|r| r.seq);
             rs.iter()
                 .filter_map(|r| {
@@ -239,6 +313,7 @@ impl ExperimentReport {
                 })
                 .unzip()
         };
+        let values = |metric: &str, cell: usize| values_of(metric, cell, false);
 
         let mut per_metric = Vec::new();
         let mut warnings = Vec::new();
@@ -264,13 +339,23 @@ impl ExperimentReport {
                 .map(|c| {
                     let b = baselines[c];
                     let mut rng = Rng::derive(config.seed, &[mi as u64, c as u64, 1]);
-                    let cmp = stats::compare(&per_cell[c].0, &per_cell[b].0, &config, &mut rng);
+                    let background = background(&measured, c, b, config.min_runs);
+                    let cmp = match background {
+                        Background::QuietRunsOnly { .. } => stats::compare(
+                            &values_of(&metric.name, c, true).0,
+                            &values_of(&metric.name, b, true).0,
+                            &config,
+                            &mut rng,
+                        ),
+                        _ => stats::compare(&per_cell[c].0, &per_cell[b].0, &config, &mut rng),
+                    };
                     Comparison {
                         cell: c,
                         baseline: b,
                         ratio: cmp.ratio,
                         test: cmp.test,
                         p_holm: None,
+                        background,
                         verdict: Verdict::NoRealDifference { reasons: vec![] },
                     }
                 })
@@ -310,12 +395,35 @@ impl ExperimentReport {
         for r in &mut per_metric {
             for c in &mut r.comparisons {
                 c.p_holm = adjusted.next().flatten();
-                c.verdict =
-                    Verdict::decide(c.ratio.as_ref(), c.p_holm, r.metric.direction, &config);
+                c.verdict = Verdict::decide_under(
+                    c.ratio.as_ref(),
+                    c.p_holm,
+                    r.metric.direction,
+                    &config,
+                    matches!(c.background, Background::Unequal { .. }),
+                );
             }
         }
 
         warnings.extend(step_warnings(&measured, cells.len()));
+        warnings.extend(busy_warnings(&measured, cells.len()));
+        // The foreign work itself drifting across the rounds.
+        for c in 0..cells.len() {
+            let mut rs: Vec<&&Run> = measured.iter().filter(|r| r.cell == c).collect();
+            rs.sort_by_key(|r| r.seq);
+            let (v, rounds): (Vec<f64>, Vec<f64>) = rs
+                .iter()
+                .filter_map(|r| Some((r.context.as_ref()?.foreign_cpus(), f64::from(r.round))))
+                .unzip();
+            if let Some(d) = drift(&rounds, &v, config.drift_alpha) {
+                warnings.push(Warning::Drift {
+                    metric: BACKGROUND_METRIC.into(),
+                    cell: c,
+                    rho: d.rho,
+                    p: d.p,
+                });
+            }
+        }
         for c in 0..cells.len() {
             let failed = runs
                 .iter()
@@ -341,6 +449,7 @@ impl ExperimentReport {
             explanations: Vec::new(),
             machine: None,
             spike_causes: Vec::new(),
+            answers: Vec::new(),
             order: None,
             stopped_early: None,
         }
@@ -350,6 +459,91 @@ impl ExperimentReport {
     pub fn metric(&self, name: &str) -> Option<&MetricStats> {
         self.stats.iter().find(|r| r.metric.name == name)
     }
+}
+
+/// The name [`Warning::Drift`] gives the foreign CPU use when it drifts.
+pub const BACKGROUND_METRIC: &str = "background.foreign_cpus";
+
+/// Whether a run was measured beside foreign work or under the host's steal.
+fn is_busy(r: &Run) -> bool {
+    r.context.as_ref().is_some_and(RunContext::busy)
+}
+
+fn median_of(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+/// How cell `c` and its baseline `b` stood to foreign work.
+fn background(measured: &[&Run], c: usize, b: usize, min_runs: usize) -> Background {
+    let side = |cell: usize| -> Option<(usize, usize, f64)> {
+        let ctx: Vec<&RunContext> = measured
+            .iter()
+            .filter(|r| r.cell == cell)
+            .filter_map(|r| r.context.as_ref())
+            .collect();
+        if ctx.is_empty() {
+            return None;
+        }
+        let busy = ctx.iter().filter(|x| x.busy()).count();
+        let cpus = median_of(ctx.iter().map(|x| x.foreign_cpus()).collect());
+        Some((ctx.len(), busy, cpus))
+    };
+    let (Some((nc, bc, fc)), Some((nb, bb, fb))) = (side(c), side(b)) else {
+        return Background::Unknown;
+    };
+    let both_quiet = bc == 0 && bb == 0;
+    let both_beside_the_same = bc == nc && bb == nb && (fc - fb).abs() <= BACKGROUND_TOLERANCE_CPUS;
+    if both_quiet || both_beside_the_same {
+        return Background::Equal;
+    }
+    let (qc, qb) = (nc - bc, nb - bb);
+    if qc >= min_runs && qb >= min_runs {
+        return Background::QuietRunsOnly {
+            cell_runs: qc,
+            baseline_runs: qb,
+        };
+    }
+    Background::Unequal {
+        cell_cpus: fc,
+        baseline_cpus: fb,
+    }
+}
+
+/// Per cell, the measured runs beside foreign work.
+fn busy_warnings(measured: &[&Run], cells: usize) -> Vec<Warning> {
+    let mut out = Vec::new();
+    for c in 0..cells {
+        let ctx: Vec<&RunContext> = measured
+            .iter()
+            .filter(|r| r.cell == c)
+            .filter_map(|r| r.context.as_ref())
+            .collect();
+        let busy: Vec<&&RunContext> = ctx.iter().filter(|x| x.busy()).collect();
+        if busy.is_empty() {
+            continue;
+        }
+        let mut top: BTreeMap<&str, u64> = BTreeMap::new();
+        for t in busy.iter().flat_map(|x| &x.foreign_top) {
+            *top.entry(&t.comm).or_default() += t.cpu_ns;
+        }
+        out.push(Warning::BusyRuns {
+            cell: c,
+            runs: busy.len(),
+            of: ctx.len(),
+            foreign_cpus: median_of(busy.iter().map(|x| x.foreign_cpus()).collect()),
+            steal: median_of(busy.iter().map(|x| x.steal_fraction()).collect()),
+            top: top
+                .into_iter()
+                .max_by_key(|(_, ns)| *ns)
+                .map(|(comm, _)| comm.to_string()),
+        });
+    }
+    out
 }
 
 /// Per cell and series name, how many measured runs have steps.

@@ -221,6 +221,7 @@ fn experiment_of(recipe: &str, seed: u64, shift: f64, spread: f64) -> Verdict {
             .into(),
             series: vec![],
             error: None,
+            context: None,
         })
         .collect();
     let config = Config {
@@ -419,6 +420,7 @@ fn steps_in_runs_reach_the_result() {
                 vec![]
             },
             error: None,
+            context: None,
         })
         .collect();
     let result = ExperimentReport::new(
@@ -495,6 +497,7 @@ fn precise_enough_needs_rounds_and_a_narrow_interval() {
                 values: [("m".to_string(), 100.0 * (1.0 + spread * (rng.unit() - 0.5)))].into(),
                 series: vec![],
                 error: None,
+                context: None,
             })
             .collect()
     };
@@ -508,4 +511,135 @@ fn precise_enough_needs_rounds_and_a_narrow_interval() {
     assert!(!precise_enough(&metrics, 2, &noisy, &config, 0.03, 5));
     // A cell without the metric.
     assert!(!precise_enough(&metrics, 3, &steady, &config, 0.03, 5));
+}
+
+/// A run's context: `foreign` CPUs of other processes over one second.
+fn context(foreign: f64) -> jitterlab_experiment::context::RunContext {
+    jitterlab_experiment::context::RunContext {
+        wall_ns: 1_000_000_000,
+        cpus: vec![Default::default(), Default::default()],
+        foreign_ns: (foreign * 1e9) as u64,
+        foreign_top: vec![jitterlab_experiment::context::TaskTime {
+            comm: "busyloop".into(),
+            pid: 4242,
+            cpu_ns: (foreign * 1e9) as u64,
+        }],
+        ..Default::default()
+    }
+}
+
+/// A/A under a foreign busy loop: identical cells, but the loop ran (and cut the rate
+/// by a third) during some runs. `busy(cell, round)` says which.
+fn a_a_beside(seed: u64, busy: impl Fn(usize, u32) -> bool) -> ExperimentReport {
+    let recipe = Recipe::parse("ab.toml", AB).unwrap();
+    let plan = recipe.plan(seed);
+    let mut rng = Rng::derive(seed, &[98]);
+    let runs = plan
+        .runs
+        .iter()
+        .map(|p| {
+            let b = !p.warmup && busy(p.cell, p.round);
+            let v = fake_run(&mut rng, 1e9, SPREAD) * if b { 0.66 } else { 1.0 };
+            Run {
+                seq: p.seq,
+                cell: p.cell,
+                round: p.round,
+                warmup: p.warmup,
+                traced: false,
+                values: [("rate".to_string(), v)].into(),
+                series: vec![],
+                error: None,
+                context: Some(context(if b { 1.0 } else { 0.01 })),
+            }
+        })
+        .collect();
+    let config = Config {
+        seed,
+        noise: recipe.noise,
+        ..Config::default()
+    };
+    ExperimentReport::new(
+        &recipe.name,
+        recipe.metrics(),
+        recipe.cells(),
+        recipe.baselines(),
+        runs,
+        config,
+    )
+}
+
+/// Runs beside foreign work are flagged, and a difference they make is never called
+/// real: compared on the quiet runs when each cell has enough, else refused.
+#[test]
+fn a_foreign_busy_loop_is_flagged_and_never_makes_a_difference_real() {
+    use jitterlab_experiment::report::{Background, Warning};
+    use jitterlab_experiment::stats::Reason;
+    // The loop beside the second cell's runs in half of the rounds.
+    for seed in 0..40u64 {
+        let r = a_a_beside(seed, |cell, round| cell == 1 && round % 2 == 0);
+        let busy = r
+            .warnings
+            .iter()
+            .find_map(|w| match w {
+                Warning::BusyRuns {
+                    cell,
+                    runs,
+                    of,
+                    top,
+                    ..
+                } => Some((*cell, *runs, *of, top.clone())),
+                _ => None,
+            })
+            .expect("the busy runs are flagged");
+        assert_eq!(busy.0, 1);
+        assert_eq!(busy.1, 8, "rounds 0, 2, ... 14 of 15");
+        assert_eq!(busy.2, 15);
+        assert_eq!(busy.3.as_deref(), Some("busyloop"));
+        let c = &r.metric("rate").unwrap().comparisons[0];
+        assert_eq!(
+            c.background,
+            Background::QuietRunsOnly {
+                cell_runs: 7,
+                baseline_runs: 15
+            }
+        );
+        assert!(!c.verdict.is_real(), "seed {seed}: {}", c.verdict);
+    }
+    // Beside every run of the second cell: too few quiet runs, so never real, although
+    // the rate is a third lower there.
+    let r = a_a_beside(1, |cell, _| cell == 1);
+    let c = &r.metric("rate").unwrap().comparisons[0];
+    assert!(
+        matches!(c.background, Background::Unequal { .. }),
+        "{:?}",
+        c.background
+    );
+    match &c.verdict {
+        Verdict::NoRealDifference { reasons } => {
+            assert!(reasons.contains(&Reason::UnequalBackground), "{reasons:?}")
+        }
+        v => panic!("{v}"),
+    }
+    // Beside every run of both cells (a load beside the whole experiment): equal, the
+    // verdicts stand, the runs are flagged.
+    let r = a_a_beside(2, |_, _| true);
+    let c = &r.metric("rate").unwrap().comparisons[0];
+    assert_eq!(c.background, Background::Equal);
+    assert_eq!(
+        r.warnings
+            .iter()
+            .filter(|w| matches!(w, Warning::BusyRuns { .. }))
+            .count(),
+        2
+    );
+    // Quiet: equal, nothing flagged.
+    let r = a_a_beside(3, |_, _| false);
+    assert_eq!(
+        r.metric("rate").unwrap().comparisons[0].background,
+        Background::Equal
+    );
+    assert!(!r
+        .warnings
+        .iter()
+        .any(|w| matches!(w, Warning::BusyRuns { .. })));
 }

@@ -234,6 +234,7 @@ pub fn run_experiment(
             values: Default::default(),
             series: Vec::new(),
             error: None,
+            context: None,
         };
         match result {
             Ok((measured, explanation)) => {
@@ -561,6 +562,7 @@ mod tests {
             values: Default::default(),
             series: vec![],
             error: Some("the command failed".into()),
+            context: None,
         };
         let outcome = Outcome {
             report: ExperimentReport::new(

@@ -227,6 +227,10 @@ pub enum Reason {
     WithinNoise,
     /// The baseline's median is 0 (or not a number): there is no ratio.
     NoRatio,
+    /// The two cells ran beside unequal foreign work (one's runs beside a busy loop
+    /// or under the host's steal, the other's not), and too few runs of each were
+    /// measured without it to compare those alone.
+    UnequalBackground,
 }
 
 /// The verdict of one comparison with the baseline.
@@ -264,11 +268,25 @@ impl Verdict {
         direction: Direction,
         config: &Config,
     ) -> Verdict {
+        Verdict::decide_under(ratio, p_holm, direction, config, false)
+    }
+
+    /// [`Verdict::decide`], for two cells measured under unequal background when
+    /// `unequal`: then never real ([`Reason::UnequalBackground`]).
+    pub fn decide_under(
+        ratio: Option<&Estimate>,
+        p_holm: Option<f64>,
+        direction: Direction,
+        config: &Config,
+        unequal: bool,
+    ) -> Verdict {
         let mut reasons = Vec::new();
         let Some(p) = p_holm else {
-            return Verdict::NoRealDifference {
-                reasons: vec![Reason::TooFewRuns],
-            };
+            let mut reasons = vec![Reason::TooFewRuns];
+            if unequal {
+                reasons.push(Reason::UnequalBackground);
+            }
+            return Verdict::NoRealDifference { reasons };
         };
         if p.is_nan() || p >= config.alpha {
             reasons.push(Reason::NotSignificant);
@@ -285,6 +303,9 @@ impl Verdict {
                 None
             }
         };
+        if unequal {
+            reasons.push(Reason::UnequalBackground);
+        }
         match change {
             Some(change) if reasons.is_empty() => Verdict::Real {
                 change,
@@ -321,6 +342,7 @@ impl std::fmt::Display for Verdict {
                         Reason::NotSignificant => "not significant",
                         Reason::WithinNoise => "within noise",
                         Reason::NoRatio => "baseline median 0",
+                        Reason::UnequalBackground => "unequal background",
                     })
                     .collect();
                 if !words.is_empty() {

@@ -85,6 +85,7 @@ pub fn synthetic() -> ExperimentReport {
                 values: Default::default(),
                 series: vec![],
                 error: None,
+                context: None,
             };
             if measured && key == FAILED {
                 run.error = Some("my-client --tput: exit status 1".into());

@@ -486,6 +486,29 @@ fn warnings(r: &ExperimentReport, out: &mut dyn Write, style: &Style) -> io::Res
                     }
                 }
             }
+            Warning::BusyRuns {
+                cell,
+                runs,
+                of,
+                foreign_cpus,
+                steal,
+                top,
+            } => writeln!(
+                out,
+                "  {} {}: {runs} of {} measured beside foreign work (median {:.2} CPUs of other processes{}, steal {:.1}%){}",
+                style.warn("busy:"),
+                label(r, *cell),
+                plural(*of, "run", "runs"),
+                foreign_cpus,
+                top.as_deref()
+                    .map_or_else(String::new, |t| format!(", most {}", escape(t))),
+                steal * 100.0,
+                if runs == of {
+                    ": its comparisons stand only against cells beside the same work"
+                } else {
+                    ": compared on its quiet runs where there are enough, else not called real"
+                }
+            )?,
             Warning::FailedRuns { cell, runs } => {
                 writeln!(
                     out,

@@ -1,0 +1,187 @@
+//! What else the machine did during a run: the CPU time of everything outside the
+//! experiment (foreign processes, kernel threads), the host's steal, the experiment's
+//! own tools, the processes under test, and the interrupts and softirqs per CPU.
+//!
+//! The runner measures it around each run (`/proc/stat`, every task's `stat`,
+//! `/proc/interrupts`, `/proc/softirqs`); [`crate::ExperimentReport::new`] uses it to
+//! flag runs measured beside foreign work ([`RunContext::busy`]) and never to call real a
+//! difference measured under unequal background. This module only holds and reads the
+//! figures; it measures nothing.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::recipe::Role;
+
+/// A run's machine context.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunContext {
+    /// The run's wall time, ns (from the first reading to the last).
+    pub wall_ns: u64,
+    /// Per online CPU.
+    pub cpus: Vec<CpuContext>,
+    /// CPU time of user-space processes outside the experiment, ns (every task that
+    /// is neither jitterlab nor one it started; a process that both started and ended
+    /// during the run is not seen).
+    pub foreign_ns: u64,
+    /// CPU time of kernel threads (kworkers, ksoftirqd, rcu...), ns: partly the
+    /// experiment's own work (network softirqs, writing a trace), so it is shown but
+    /// does not flag a run.
+    pub kernel_ns: u64,
+    /// CPU time of the experiment's own tools, ns: jitterlab's threads (the latency
+    /// probe, the trace recorder, load generators) and the load processes it started.
+    pub tools_ns: u64,
+    /// CPU time of the processes under test (the workload, the measures' commands,
+    /// the network workloads' tools), ns.
+    pub tested_ns: u64,
+    /// The foreign processes that used the most CPU time, most first (at most 5).
+    pub foreign_top: Vec<TaskTime>,
+    /// The processes under test by role, with their CPU time (a tcp server, an mcast
+    /// receiver...).
+    pub roles: Vec<RoleTime>,
+}
+
+/// One CPU during a run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CpuContext {
+    /// The CPU.
+    pub cpu: u32,
+    /// Time not idle (user, nice, system, irq, softirq), ns.
+    pub busy_ns: u64,
+    /// Of which hardirq time, ns (0 without IRQ time accounting).
+    pub irq_ns: u64,
+    /// Of which softirq time, ns.
+    pub softirq_ns: u64,
+    /// Time the host ran something else on this vCPU (steal), ns.
+    pub steal_ns: u64,
+    /// Foreign processes' CPU time counted where each last ran (approximate: a
+    /// process that moved is counted on its last CPU), ns.
+    pub foreign_ns: u64,
+    /// Local timer interrupts (`LOC`).
+    pub local_timer: u64,
+    /// Device interrupts (the numbered rows of `/proc/interrupts`).
+    pub device_irqs: u64,
+    /// Other architecture interrupts (rescheduling, function calls, TLB shootdowns...).
+    pub other_irqs: u64,
+    /// Softirqs run, by vector (`NET_RX`, `TIMER`, ...), those that ran only.
+    pub softirqs: BTreeMap<String, u64>,
+}
+
+/// A process's CPU time during a run.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskTime {
+    /// Its name.
+    pub comm: String,
+    /// Its process id.
+    pub pid: i32,
+    /// CPU time, ns.
+    pub cpu_ns: u64,
+}
+
+/// A process under test, by role.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RoleTime {
+    /// Its role.
+    pub role: Role,
+    /// Its name.
+    pub comm: String,
+    /// Its process id.
+    pub pid: i32,
+    /// CPU time during the run, ns.
+    pub cpu_ns: u64,
+}
+
+/// A run is measured beside foreign work when the foreign processes used more than this
+/// much of one CPU over the run (0.10: 10 % of a CPU).
+pub const BUSY_CPUS: f64 = 0.10;
+
+/// ... or when the host took more than this fraction of the run's CPU time (steal).
+pub const STEAL_FRACTION: f64 = 0.05;
+
+impl RunContext {
+    /// The foreign processes' CPU time over the wall time: how many CPUs they kept busy
+    /// on average (1.0 = one CPU the whole run).
+    pub fn foreign_cpus(&self) -> f64 {
+        ratio(self.foreign_ns, self.wall_ns)
+    }
+
+    /// The steal over all CPUs' time: the fraction of the run's CPU time the host took.
+    pub fn steal_fraction(&self) -> f64 {
+        let cpus = self.cpus.len().max(1) as u64;
+        ratio(
+            self.cpus.iter().map(|c| c.steal_ns).sum(),
+            self.wall_ns.saturating_mul(cpus),
+        )
+    }
+
+    /// Whether the run was measured beside foreign work or under the host's steal
+    /// ([`BUSY_CPUS`], [`STEAL_FRACTION`]).
+    pub fn busy(&self) -> bool {
+        self.foreign_cpus() > BUSY_CPUS || self.steal_fraction() > STEAL_FRACTION
+    }
+
+    /// A role's CPU time over the wall time (1.0 = one CPU the whole run).
+    pub fn role_cpus(&self, role: Role) -> Option<f64> {
+        let ns: u64 = self
+            .roles
+            .iter()
+            .filter(|r| r.role == role)
+            .map(|r| r.cpu_ns)
+            .sum();
+        self.roles
+            .iter()
+            .any(|r| r.role == role)
+            .then(|| ratio(ns, self.wall_ns))
+    }
+
+    /// The context of one CPU.
+    pub fn cpu(&self, cpu: u32) -> Option<&CpuContext> {
+        self.cpus.iter().find(|c| c.cpu == cpu)
+    }
+}
+
+fn ratio(a: u64, b: u64) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        a as f64 / b as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_foreign_busy_loop_or_the_hosts_steal_makes_a_run_busy() {
+        let quiet = RunContext {
+            wall_ns: 1_000_000_000,
+            cpus: vec![
+                CpuContext {
+                    cpu: 0,
+                    steal_ns: 1_000_000,
+                    ..CpuContext::default()
+                },
+                CpuContext {
+                    cpu: 1,
+                    ..CpuContext::default()
+                },
+            ],
+            foreign_ns: 20_000_000,
+            kernel_ns: 300_000_000,
+            ..RunContext::default()
+        };
+        assert!(!quiet.busy(), "kernel threads do not count");
+        assert!((quiet.foreign_cpus() - 0.02).abs() < 1e-9);
+        let looped = RunContext {
+            foreign_ns: 990_000_000,
+            ..quiet.clone()
+        };
+        assert!(looped.busy());
+        let mut stolen = quiet.clone();
+        stolen.cpus[1].steal_ns = 150_000_000;
+        assert!((stolen.steal_fraction() - 0.0755).abs() < 1e-9);
+        assert!(stolen.busy());
+    }
+}
