@@ -5,7 +5,7 @@ use jitterlab_cpuset::CpuSet;
 use serde::Serialize;
 
 use crate::cmdline::Cmdline;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::root::Root;
 
 /// The environment of a measurement.
@@ -117,36 +117,7 @@ impl Environment {
 /// time the hypervisor ran something else while this guest wanted the CPU.
 pub fn steal_ticks(root: &Root) -> Result<Vec<(u32, u64)>> {
     let text = root.read("/proc/stat")?;
-    let path = root.path("/proc/stat");
-    let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        let mut f = line.split_whitespace();
-        let Some(cpu) = f.next().and_then(|c| c.strip_prefix("cpu")) else {
-            continue;
-        };
-        if cpu.is_empty() {
-            continue; // the "cpu" total line
-        }
-        let cpu = cpu.parse::<u32>().map_err(|_| {
-            Error::parse(
-                &path,
-                i + 1,
-                "a CPU number from 0 to 4294967295 after 'cpu'",
-                cpu,
-            )
-        })?;
-        let steal = f
-            .nth(7)
-            .ok_or_else(|| Error::parse(&path, i + 1, "field 9 (steal) of a cpuN line", line))?;
-        let steal = steal.parse::<u64>().map_err(|_| {
-            Error::parse(
-                &path,
-                i + 1,
-                "field 9 (steal) to be a number from 0 to 18446744073709551615",
-                steal,
-            )
-        })?;
-        out.push((cpu, steal));
-    }
-    Ok(out)
+    // In ticks: a "tick" of 1 ns leaves the counts as they are.
+    let times = crate::usage::parse_cpu_times(&root.path("/proc/stat"), &text, 1)?;
+    Ok(times.into_iter().map(|t| (t.cpu, t.steal_ns)).collect())
 }

@@ -63,6 +63,7 @@ pub mod tasks;
 #[doc(hidden)]
 pub mod testing;
 pub mod tracefs;
+pub mod usage;
 pub mod workqueues;
 
 pub use cgroups::Cgroups;
