@@ -159,13 +159,20 @@ impl fmt::Debug for Flags {
     }
 }
 
-/// `prev_state` of a sched_switch: the kernel's `TASK_REPORT` bits as the tracepoint
-/// records them (0 = runnable; [`TaskState::PREEMPTED`] = runnable after preemption, `R+`).
+/// `prev_state` of a sched_switch, in the letters the kernel prints: one bit per letter
+/// (the bits of the kernel's `TASK_REPORT` since 4.14, `S` to `I`, then `+` and the
+/// letters older kernels print). 0 = runnable, [`TaskState::PREEMPTED`] = runnable after
+/// preemption (`R+`).
+///
+/// Kernels number the states differently (before 4.14 `Z` was 16 and `X` 32, `x` 64,
+/// and `+` was `TASK_STATE_MAX`, 1024 to 4096); a .dat's reader maps its raw value
+/// through the table of that trace's own sched_switch format, so the same letter is the
+/// same bit whichever kernel recorded it.
 #[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct TaskState(pub u64);
 
 impl serde::Serialize for TaskState {
-    /// As the kernel prints it: `R`, `R+`, `S`, `D|W`.
+    /// As the kernel prints it: `R`, `R+`, `S`, `D|K`.
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_str(self)
     }
@@ -190,8 +197,17 @@ impl TaskState {
     pub const IDLE: u64 = 0x80;
     /// `+` on `R`: switched out while runnable, i.e. preempted (`TASK_REPORT_MAX`).
     pub const PREEMPTED: u64 = 0x100;
+    /// `x`: `TASK_DEAD`, the last switch-out of an exiting task on kernels before 4.14.
+    pub const TASK_DEAD: u64 = 0x200;
+    /// `K`: wake-kill (beside `D` in a killable sleep, `D|K`), kernels before 4.14.
+    pub const WAKEKILL: u64 = 0x400;
+    /// `W`: waking, kernels before 4.14.
+    pub const WAKING: u64 = 0x800;
+    /// `N`: no-load (beside `D` in an idle kernel thread's sleep), kernels 4.2 to 4.13.
+    pub const NOLOAD: u64 = 0x1000;
 
-    const LETTERS: [(u64, char); 8] = [
+    /// Each letter's bit, in the order they are printed.
+    pub const LETTERS: [(u64, char); 12] = [
         (Self::INTERRUPTIBLE, 'S'),
         (Self::UNINTERRUPTIBLE, 'D'),
         (Self::STOPPED, 'T'),
@@ -200,58 +216,68 @@ impl TaskState {
         (Self::ZOMBIE, 'Z'),
         (Self::PARKED, 'P'),
         (Self::IDLE, 'I'),
+        (Self::TASK_DEAD, 'x'),
+        (Self::WAKEKILL, 'K'),
+        (Self::WAKING, 'W'),
+        (Self::NOLOAD, 'N'),
     ];
+
+    /// The bit of a state letter; `None` for a letter no kernel prints.
+    pub fn bit_of(letter: char) -> Option<u64> {
+        Self::LETTERS
+            .iter()
+            .find(|(_, l)| *l == letter)
+            .map(|(b, _)| *b)
+    }
 
     /// Still runnable when switched out (`R` or `R+`): the task was preempted or yielded.
     pub fn is_runnable(self) -> bool {
-        self.0 & 0xff == 0
+        self.0 & !Self::PREEMPTED == 0
     }
 
     /// Parse the letters the kernel prints (`R`, `R+`, `S`, `D`, `D|K`, `I`, ...).
     /// Returns `None` for anything else.
     pub fn from_letters(s: &str) -> Option<TaskState> {
-        match s {
-            "R" => return Some(TaskState(0)),
-            "R+" => return Some(TaskState(Self::PREEMPTED)),
-            _ => {}
+        let (s, plus) = match s.strip_suffix('+') {
+            Some(rest) => (rest, Self::PREEMPTED),
+            None => (s, 0),
+        };
+        if s == "R" {
+            return Some(TaskState(plus));
         }
-        let mut bits = 0;
+        let mut bits = plus;
         for part in s.split('|') {
-            match part {
-                // "K" (wakekill) and "W" (waking) of older kernels: accepted, not kept.
-                "K" | "W" => continue,
-                _ => {}
-            }
             let mut chars = part.chars();
             let c = chars.next()?;
             if chars.next().is_some() {
                 return None;
             }
-            let (bit, _) = Self::LETTERS.iter().find(|(_, l)| *l == c)?;
-            bits |= bit;
+            bits |= Self::bit_of(c)?;
         }
         Some(TaskState(bits))
     }
 }
 
 impl fmt::Display for TaskState {
+    /// The letters joined by `|` (`R` when there are none), then `+` when preempted: what
+    /// the kernel's sched_switch format prints.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.is_runnable() {
-            return f.write_str(if self.0 & Self::PREEMPTED != 0 {
-                "R+"
-            } else {
-                "R"
-            });
-        }
-        let mut first = true;
-        for (bit, letter) in Self::LETTERS {
-            if self.0 & bit != 0 {
-                if !first {
-                    f.write_str("|")?;
+            f.write_str("R")?;
+        } else {
+            let mut first = true;
+            for (bit, letter) in Self::LETTERS {
+                if self.0 & bit != 0 {
+                    if !first {
+                        f.write_str("|")?;
+                    }
+                    write!(f, "{letter}")?;
+                    first = false;
                 }
-                write!(f, "{letter}")?;
-                first = false;
             }
+        }
+        if self.0 & Self::PREEMPTED != 0 {
+            f.write_str("+")?;
         }
         Ok(())
     }
@@ -605,7 +631,23 @@ impl serde::Serialize for Event {
 
 #[cfg(test)]
 mod tests {
-    use super::Comm;
+    use super::{Comm, TaskState};
+
+    #[test]
+    fn task_states_print_as_parsed() {
+        for s in [
+            "R", "R+", "S", "D", "D|K", "x", "I", "Z", "X", "P", "W", "D|N", "S+", "T|t",
+        ] {
+            let st = TaskState::from_letters(s).unwrap();
+            assert_eq!(st.to_string(), s);
+        }
+        assert!(TaskState::from_letters("R+").unwrap().is_runnable());
+        assert!(!TaskState::from_letters("x").unwrap().is_runnable());
+        assert!(!TaskState::from_letters("W").unwrap().is_runnable());
+        assert_eq!(TaskState::from_letters("Q"), None);
+        assert_eq!(TaskState::from_letters("S|"), None);
+        assert_eq!(TaskState::from_letters("SD"), None);
+    }
 
     /// The definition: cut at the first NUL (at most 16 bytes), invalid UTF-8 replaced.
     fn reference(raw: &[u8]) -> Comm {

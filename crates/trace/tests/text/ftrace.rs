@@ -169,7 +169,10 @@ fn misc_ftrace_lines() {
             prev_prio,
             ..
         } => {
-            assert_eq!(prev_state, TaskState(TaskState::UNINTERRUPTIBLE));
+            assert_eq!(
+                prev_state,
+                TaskState(TaskState::UNINTERRUPTIBLE | TaskState::WAKEKILL)
+            );
             assert_eq!(
                 (next_comm, next_pid, prev_prio),
                 (Comm::new("kworker/u8:2"), 114, 9)
