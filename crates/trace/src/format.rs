@@ -114,6 +114,9 @@ pub struct Field {
     pub signed: bool,
     /// Layout.
     pub kind: FieldKind,
+    /// The element count written in an array's brackets (`16` of `char comm[16]`); 0
+    /// for `[]`, for a count that is not a number, and for scalars.
+    pub array_len: usize,
 }
 
 impl Field {
@@ -198,7 +201,8 @@ pub struct EventFormat {
     pub common: Vec<Field>,
     /// The event's own fields, in file order.
     pub fields: Vec<Field>,
-    /// The `print fmt:` line, unparsed.
+    /// What follows `print fmt:`, unparsed (to the end of the text: a format string may
+    /// hold a newline).
     pub print_fmt: String,
 }
 
@@ -211,7 +215,11 @@ impl EventFormat {
         let mut common = Vec::new();
         let mut fields = Vec::new();
         let mut print_fmt = String::new();
-        for (n, line) in text.lines().enumerate() {
+        let mut at = 0;
+        for (n, raw) in text.split_inclusive('\n').enumerate() {
+            let start = at;
+            at += raw.len();
+            let line = raw.trim_end_matches(['\n', '\r']);
             let t = line.trim();
             if let Some(v) = t.strip_prefix("name:") {
                 name = Some(v.trim().to_string());
@@ -230,8 +238,11 @@ impl EventFormat {
                 } else {
                     fields.push(f);
                 }
-            } else if let Some(v) = t.strip_prefix("print fmt:") {
-                print_fmt = v.trim().to_string();
+            } else if t.starts_with("print fmt:") {
+                // The rest of the text: a format string may hold a newline (ext4's do).
+                let from = start + line.find("print fmt:").unwrap_or(0) + "print fmt:".len();
+                print_fmt = text.get(from..).unwrap_or("").trim().to_string();
+                break;
             }
         }
         let name = name.ok_or("expected a `name:` line")?;
@@ -308,6 +319,11 @@ pub fn parse_field(line: &str) -> Result<Field, String> {
     } else {
         FieldKind::Scalar
     };
+    // As libtraceevent counts it: the number that is the last word in the brackets.
+    let array_len = array
+        .and_then(|a| a.trim_end_matches(']').rsplit(['[', ' ']).next())
+        .and_then(crate::printfmt::leading_number)
+        .unwrap_or(0);
     Ok(Field {
         name: Text::from(name),
         type_name: ty.to_string(),
@@ -315,6 +331,7 @@ pub fn parse_field(line: &str) -> Result<Field, String> {
         size,
         signed,
         kind,
+        array_len,
     })
 }
 

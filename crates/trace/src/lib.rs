@@ -28,6 +28,7 @@ pub mod decode;
 pub mod format;
 mod open;
 pub mod output;
+pub mod printfmt;
 pub mod ringbuf;
 pub mod stats;
 pub mod text;

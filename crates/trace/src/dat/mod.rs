@@ -62,6 +62,7 @@ pub use write::{copy_to_v6, copy_to_v7, DatMeta, DatWriter, Spool};
 
 use crate::decode::{Decoder, Kallsyms, LazyKallsyms, PrintkFormats};
 use crate::format::{Endian, Formats};
+use crate::printfmt::Printer;
 use crate::ringbuf::{self, PageLayout};
 use crate::{Comm, Error, ErrorKind, Location, Result, TraceMeta};
 use header::Blob;
@@ -516,6 +517,18 @@ impl<'a> DatFile<'a> {
             self.formats.clone(),
         )
         .with_lazy_kallsyms(self.lazy_kallsyms())
+        .with_printk(self.printk_formats())
+    }
+
+    /// What `trace-cmd report -N` prints of this file's records after their event names
+    /// ([`Printer`]), with its kallsyms and printk formats.
+    pub fn printer(&self) -> Printer {
+        Printer::new(
+            self.endian,
+            usize::from(self.info.long_size),
+            self.formats.clone(),
+        )
+        .with_kallsyms(self.lazy_kallsyms().text())
         .with_printk(self.printk_formats())
     }
 

@@ -201,6 +201,11 @@ impl LazyKallsyms {
         }))
     }
 
+    /// The text the table is (or will be) parsed from; empty for a table given ready.
+    pub fn text(&self) -> Arc<Vec<u8>> {
+        self.0.text.clone()
+    }
+
     /// The table, parsed now if it was not yet.
     pub fn get(&self) -> &Arc<Kallsyms> {
         self.0
@@ -274,6 +279,21 @@ impl PrintkFormats {
         })
     }
 
+    /// The format string at `addr` as libtraceevent keeps it for printing: the
+    /// character after the `:` dropped, then a leading `"`, and a trailing `"` with a
+    /// `\n` escape before it; other escapes as written.
+    pub fn raw(&self, addr: u64) -> Option<Cow<'_, str>> {
+        let &(s, e) = self.by_addr.get(&addr)?;
+        let b = self.text.get(s as usize..e as usize)?;
+        let b = b.get(1..).unwrap_or(&[]);
+        let b = b.strip_prefix(b"\"").unwrap_or(b);
+        let b = match b.strip_suffix(b"\"") {
+            Some(b) => b.strip_suffix(b"\\n").unwrap_or(b),
+            None => b,
+        };
+        Some(String::from_utf8_lossy(b))
+    }
+
     /// Number of formats.
     pub fn len(&self) -> usize {
         self.by_addr.len()
@@ -344,6 +364,7 @@ mod tests {
     fn printk_formats() {
         let p = PrintkFormats::parse("0xffffffff828195af : \"thaw %d\\n\"\nbad line\n");
         assert_eq!(p.get(0xffffffff828195af).as_deref(), Some("thaw %d\n"));
+        assert_eq!(p.raw(0xffffffff828195af).as_deref(), Some("thaw %d"));
         assert_eq!(p.len(), 1);
     }
 }
