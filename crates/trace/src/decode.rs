@@ -4,7 +4,8 @@
 //! built, and keeps a plan per event id: the events the analyses use become typed
 //! [`EventKind`] variants, every other event [`EventKind::Other`] with its fields as typed
 //! [`Value`]s. No offset is hard-coded; an event whose format lacks a field the typed
-//! variant needs falls back to `Other`. Function pointers (hrtimer callbacks, IPI call
+//! variant needs falls back to `Other`. sched_switch's `prev_state` is read through the
+//! state table of the trace's own format (older kernels number the states differently). Function pointers (hrtimer callbacks, IPI call
 //! sites, work functions, function_graph functions) are resolved with the trace's
 //! kallsyms when it has them.
 
@@ -18,6 +19,7 @@ pub(crate) use symbols::{count_past, is_printk_format, is_symbol, lines};
 pub use symbols::{Kallsyms, LazyKallsyms, PrintkFormats, MAX_PRINTK_FORMATS, MAX_SYMBOLS};
 
 use crate::format::{Endian, EventFormat, Field, FieldKind, Formats};
+use crate::printfmt::StateTable;
 use crate::{Comm, Event, EventKind, Flags, Sym, TaskState, Text, Value, Wakeup};
 
 /// The fields every record starts with.
@@ -45,7 +47,8 @@ enum SoftKind {
 /// What to do with one event id.
 #[derive(Clone, Debug)]
 enum Plan {
-    Switch([Field; 7]),
+    /// sched_switch; its state table when the format's differs from [`TaskState`]'s bits.
+    Switch([Field; 7], Option<Box<StateTable>>),
     Wake(WakeKind, [Field; 4]),
     Migrate([Field; 5]),
     Fork([Field; 4]),
@@ -81,7 +84,7 @@ fn fields<const N: usize>(f: &EventFormat, names: [&str; N]) -> Option<[Field; N
     v.try_into().ok()
 }
 
-fn plan_for(f: &EventFormat) -> Plan {
+fn plan_for(f: &EventFormat, long_size: usize) -> Plan {
     let one = |n: &str| f.field(n).cloned();
     let planned = match (&*f.system, &*f.name) {
         (_, "sched_switch") => fields(
@@ -96,7 +99,12 @@ fn plan_for(f: &EventFormat) -> Plan {
                 "next_prio",
             ],
         )
-        .map(Plan::Switch),
+        .map(|fs| {
+            // The letters of a state as this trace's own format prints them; kernels
+            // since 4.14 number them as TaskState does.
+            let table = StateTable::of(f, long_size).filter(|t| !t.is_identity());
+            Plan::Switch(fs, table.map(Box::new))
+        }),
         (_, "sched_waking") => wake(f, WakeKind::Waking),
         (_, "sched_wakeup") => wake(f, WakeKind::Wakeup),
         (_, "sched_wakeup_new") => wake(f, WakeKind::WakeupNew),
@@ -185,7 +193,12 @@ impl Decoder {
 }
 
 /// The plan of event `id`, made on first use.
-fn plan<'p>(formats: &Formats, plans: &'p mut [Slot], id: u16) -> Result<&'p Entry, String> {
+fn plan<'p>(
+    formats: &Formats,
+    plans: &'p mut [Slot],
+    id: u16,
+    long_size: usize,
+) -> Result<&'p Entry, String> {
     let slot = plans
         .get_mut(usize::from(id))
         .ok_or_else(|| format!("event id {id} has no format in this trace"))?;
@@ -198,7 +211,7 @@ fn plan<'p>(formats: &Formats, plans: &'p mut [Slot], id: u16) -> Result<&'p Ent
                     preempt: f.field("common_preempt_count").cloned(),
                     pid: f.field("common_pid").cloned(),
                 },
-                plan: plan_for(f),
+                plan: plan_for(f, long_size),
             })),
             (None, Some(e)) => {
                 Slot::Missing(format!("the format of event id {id} does not parse: {e}"))
@@ -245,7 +258,7 @@ impl Decoder {
             plans,
             ctx,
         } = self;
-        let entry = plan(formats, plans, id).ok()?;
+        let entry = plan(formats, plans, id, ctx.long_size).ok()?;
         Some(entry.common.pid.as_ref()?.int(ctx.endian, data)? as i32)
     }
 
@@ -261,7 +274,7 @@ impl Decoder {
             plans,
             ctx,
         } = self;
-        let entry = plan(formats, plans, id)?;
+        let entry = plan(formats, plans, id, ctx.long_size)?;
         let c = &entry.common;
         let small = |f: &Option<Field>| f.as_ref().and_then(|f| f.uint(e, data)).unwrap_or(0) as u8;
         let flags = Flags(small(&c.flags));
@@ -298,11 +311,14 @@ impl Ctx {
         let u64f = |f: &Field| f.uint(e, d);
         let comm = |f: &Field| f.bytes(e, d).map(Comm::from_bytes);
         Some(match plan {
-            Plan::Switch([pc, pp, ppr, ps, nc, np, npr]) => EventKind::SchedSwitch {
+            Plan::Switch([pc, pp, ppr, ps, nc, np, npr], table) => EventKind::SchedSwitch {
                 prev_comm: comm(pc)?,
                 prev_pid: i32f(pp)?,
                 prev_prio: i32f(ppr)?,
-                prev_state: TaskState(ps.int(e, d)? as u64),
+                prev_state: match table {
+                    None => TaskState(ps.int(e, d)? as u64),
+                    Some(t) => t.state(ps.uint(e, d)?),
+                },
                 next_comm: comm(nc)?,
                 next_pid: i32f(np)?,
                 next_prio: i32f(npr)?,
@@ -495,4 +511,54 @@ impl Ctx {
 
 fn trim_nl(s: &str) -> &str {
     s.strip_suffix('\n').unwrap_or(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// sched_switch of a 4.1 kernel (fifo-multicore.dat of the external traces): its own
+    /// numbering of the states, `+` at 4096.
+    const OLD_SWITCH: &str = "name: sched_switch\nID: 94\nformat:\n\
+\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\
+\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n\
+\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n\
+\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n\
+\tfield:char prev_comm[16];\toffset:8;\tsize:16;\tsigned:1;\n\
+\tfield:pid_t prev_pid;\toffset:24;\tsize:4;\tsigned:1;\n\
+\tfield:int prev_prio;\toffset:28;\tsize:4;\tsigned:1;\n\
+\tfield:long prev_state;\toffset:32;\tsize:4;\tsigned:1;\n\
+\tfield:char next_comm[16];\toffset:36;\tsize:16;\tsigned:1;\n\
+\tfield:pid_t next_pid;\toffset:52;\tsize:4;\tsigned:1;\n\
+\tfield:int next_prio;\toffset:56;\tsize:4;\tsigned:1;\n\n\
+print fmt: \"prev_comm=%s prev_pid=%d prev_prio=%d prev_state=%s%s ==> next_comm=%s next_pid=%d next_prio=%d\", REC->prev_comm, REC->prev_pid, REC->prev_prio, REC->prev_state & (4096-1) ? __print_flags(REC->prev_state & (4096-1), \"|\", { 1, \"S\"} , { 2, \"D\" }, { 4, \"T\" }, { 8, \"t\" }, { 16, \"Z\" }, { 32, \"X\" }, { 64, \"x\" }, { 128, \"K\" }, { 256, \"W\" }, { 512, \"P\" }, { 1024, \"N\" }) : \"R\", REC->prev_state & 4096 ? \"+\" : \"\", REC->next_comm, REC->next_pid, REC->next_prio\n";
+
+    #[test]
+    fn prev_state_is_read_through_the_traces_own_table() {
+        let mut formats = Formats::new();
+        formats.add_text("sched", OLD_SWITCH).unwrap();
+        let mut d = Decoder::new(Endian::Little, 4, Arc::new(formats));
+        let mut rec = vec![0u8; 60];
+        rec[..2].copy_from_slice(&94u16.to_le_bytes());
+        for (raw, want) in [
+            (4096, "R+"),
+            (0, "R"),
+            (130, "D|K"),
+            (64, "x"),
+            (16, "Z"),
+            (32, "X"),
+            // Parked and no-load are sleeps: read as raw bits, 512 and 1024 would have
+            // been runnable (no bit under 0x100), i.e. preempted.
+            (512, "P"),
+            (1026, "D|N"),
+        ] {
+            rec[32..36].copy_from_slice(&(raw as u32).to_le_bytes());
+            let ev = d.decode(0, 0, &rec).unwrap();
+            let EventKind::SchedSwitch { prev_state, .. } = ev.kind else {
+                panic!("{ev:?}");
+            };
+            assert_eq!(prev_state.to_string(), want, "{raw}");
+            assert_eq!(prev_state.is_runnable(), want.starts_with('R'), "{raw}");
+        }
+    }
 }

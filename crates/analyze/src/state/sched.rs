@@ -315,12 +315,12 @@ impl Machine {
 /// A task runs on after sched_process_exit (do_exit still releases its files, memory and
 /// so on) and may be preempted (`R+`) or sleep (`S`, `D`) in that tail, then be switched in
 /// again; only the switch-out from do_task_dead ends it, and the kernel reports it as `Z`
-/// or `X` (the exit state), whether or not the exit was traced. After a traced exit, a
-/// state that is neither runnable nor a sleep (an older kernel's `x`, TASK_DEAD) is taken
-/// as the last switch-out too.
+/// or `X` (the exit state; kernels before 4.14 as `x`, TASK_DEAD), whether or not the exit
+/// was traced. After a traced exit, any other state that is neither runnable nor a sleep
+/// is taken as the last switch-out too.
 fn last_switch_out(state: TaskState, exiting: bool) -> bool {
     const SLEEP: u64 = TaskState::INTERRUPTIBLE | TaskState::UNINTERRUPTIBLE;
-    state.0 & (TaskState::DEAD | TaskState::ZOMBIE) != 0
+    state.0 & (TaskState::DEAD | TaskState::ZOMBIE | TaskState::TASK_DEAD) != 0
         || (exiting && !state.is_runnable() && state.0 & SLEEP == 0)
 }
 

@@ -21,6 +21,7 @@ mod lex;
 mod pieces;
 mod pointer;
 mod raw;
+mod state;
 mod symbols;
 
 use std::collections::HashMap;
@@ -32,6 +33,7 @@ use crate::Text;
 use eval::Rec;
 use expr::Expr;
 use pieces::Piece;
+pub(crate) use state::StateTable;
 use symbols::TraceSymbols;
 
 /// libtraceevent's field flags (`TEP_FIELD_IS_*`).
