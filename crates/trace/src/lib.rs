@@ -79,4 +79,19 @@ pub trait EventSource {
     fn meta(&self) -> &TraceMeta;
     /// Lost and skipped counts so far.
     fn stats(&self) -> &ReadStats;
+    /// Where the last event returned came from, when the reader can say (a .dat's): its
+    /// buffer and its record. `None` from the text readers.
+    fn origin(&self) -> Option<Origin<'_>> {
+        None
+    }
+}
+
+/// Where an event of a .dat came from ([`EventSource::origin`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Origin<'a> {
+    /// The index of its buffer in the file ([`dat::DatFile::buffers`]; 0: the top one).
+    pub buffer: usize,
+    /// The record's bytes (its event id first), when the reader keeps them
+    /// ([`dat::DatEvents::keep_records`]); empty otherwise and for a lost-event marker.
+    pub record: &'a [u8],
 }

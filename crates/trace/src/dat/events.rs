@@ -1,5 +1,5 @@
-//! The time-ordered event stream of one buffer: a k-way merge of the per-CPU readers,
-//! decoding only the record it returns.
+//! The time-ordered event stream of one buffer (or several): a k-way merge of the
+//! per-CPU readers, decoding only the record it returns.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -10,7 +10,9 @@ use super::DatFile;
 use crate::decode::Decoder;
 use crate::{Error, ErrorKind, Event, EventKind, EventSource, Flags, ReadStats, Result, TraceMeta};
 
-/// The events of one buffer of a [`DatFile`], in timestamp order (ties: lower CPU first).
+/// The events of one buffer of a [`DatFile`] (or of several, merged), in timestamp order
+/// (ties: the buffer listed first, then the lower CPU, as `trace-cmd report` orders
+/// them).
 ///
 /// Lost events (the missed-events flag of a page) become [`EventKind::Lost`] events, at
 /// the timestamp and with the pid of the first record after the loss (-1 when none), and
@@ -18,6 +20,13 @@ use crate::{Error, ErrorKind, Event, EventKind, EventSource, Flags, ReadStats, R
 pub struct DatEvents<'f> {
     name: &'f str,
     readers: Vec<CpuReader<'f>>,
+    /// The buffer of each reader.
+    reader_buffer: Vec<usize>,
+    /// Keep a copy of each record returned ([`DatEvents::keep_records`]).
+    keep: bool,
+    /// The buffer of the last event returned and, when kept, its record's bytes.
+    last_buffer: usize,
+    last_record: Vec<u8>,
     /// The decompressor and the chunk memory the readers share.
     pool: ChunkPool,
     /// The next item of each reader, once peeked.
@@ -32,33 +41,35 @@ pub struct DatEvents<'f> {
 }
 
 impl<'f> DatEvents<'f> {
-    pub(crate) fn new(dat: &'f DatFile<'_>, buffer: usize) -> Result<DatEvents<'f>> {
-        let b = dat.buffer(buffer)?;
+    pub(crate) fn new(dat: &'f DatFile<'_>, buffers: &[usize]) -> Result<DatEvents<'f>> {
         let lenient = dat.options.lenient;
         let mut readers = Vec::new();
+        let mut reader_buffer = Vec::new();
         let mut skipped = 0;
-        for cpu in &b.cpus {
-            let segs = match dat.segments(b, cpu, usize::MAX) {
-                Ok(s) => s,
-                Err(_) if lenient => {
-                    skipped += 1;
-                    continue;
+        let mut cpus = dat.info.cpus as usize;
+        for &buffer in buffers {
+            let b = dat.buffer(buffer)?;
+            for cpu in &b.cpus {
+                let segs = match dat.segments(b, cpu, usize::MAX) {
+                    Ok(s) => s,
+                    Err(_) if lenient => {
+                        skipped += 1;
+                        continue;
+                    }
+                    Err(e) => return Err(e),
+                };
+                for seg in segs {
+                    readers.push(CpuReader::new(
+                        cpu.cpu,
+                        dat.source(b, seg),
+                        dat.layout_for(b),
+                        lenient,
+                    ));
+                    reader_buffer.push(buffer);
                 }
-                Err(e) => return Err(e),
-            };
-            for seg in segs {
-                readers.push(CpuReader::new(
-                    cpu.cpu,
-                    dat.source(b, seg),
-                    dat.layout_for(b),
-                    lenient,
-                ));
             }
+            cpus = cpus.max(b.cpus.iter().map(|c| c.cpu as usize + 1).max().unwrap_or(0));
         }
-        let cpus = dat
-            .info
-            .cpus
-            .max(b.cpus.iter().map(|c| c.cpu + 1).max().unwrap_or(0)) as usize;
         let stats = ReadStats {
             lost: vec![Some(0); cpus],
             skipped: skipped + dat.format_errors,
@@ -69,6 +80,10 @@ impl<'f> DatEvents<'f> {
             name: &dat.name,
             pending: readers.iter().map(|_| None).collect(),
             readers,
+            reader_buffer,
+            keep: false,
+            last_buffer: buffers.first().copied().unwrap_or(0),
+            last_record: Vec::new(),
             pool: ChunkPool::new(dat.info.compression),
             heap: BinaryHeap::new(),
             decoder: dat.decoder(),
@@ -101,6 +116,13 @@ impl<'f> DatEvents<'f> {
     fn shift(&self, ts: u64) -> u64 {
         ts.wrapping_add_signed(self.ts_offset)
     }
+
+    /// From now on, keep a copy of each event's record, for [`EventSource::origin`] (what
+    /// `report` prints from: a record's print format is evaluated on its bytes). The
+    /// analyses do not pay for it: they never ask.
+    pub fn keep_records(&mut self) {
+        self.keep = true;
+    }
 }
 
 impl EventSource for DatEvents<'_> {
@@ -119,6 +141,8 @@ impl EventSource for DatEvents<'_> {
                 continue;
             };
             let cpu = self.readers[i].cpu;
+            self.last_buffer = self.reader_buffer.get(i).copied().unwrap_or(0);
+            self.last_record.clear();
             let ev = match item {
                 Item::Lost { ts, count } => {
                     if let Some(slot) = self.stats.lost.get_mut(cpu as usize) {
@@ -152,6 +176,9 @@ impl EventSource for DatEvents<'_> {
                     at,
                 } => {
                     let bytes = self.readers[i].backing().get(data).unwrap_or(&[]);
+                    if self.keep {
+                        self.last_record.extend_from_slice(bytes);
+                    }
                     match self.decoder.decode(cpu, self.shift(ts), bytes) {
                         Ok(ev) => Some(ev),
                         Err(_) if self.lenient => {
@@ -175,6 +202,13 @@ impl EventSource for DatEvents<'_> {
 
     fn stats(&self) -> &ReadStats {
         &self.stats
+    }
+
+    fn origin(&self) -> Option<crate::Origin<'_>> {
+        Some(crate::Origin {
+            buffer: self.last_buffer,
+            record: &self.last_record,
+        })
     }
 }
 

@@ -549,7 +549,15 @@ impl<'a> DatFile<'a> {
     /// The events of buffer `buffer` (an index into [`DatFile::buffers`]), per-CPU streams
     /// merged in timestamp order.
     pub fn events(&self, buffer: usize) -> Result<DatEvents<'_>> {
-        DatEvents::new(self, buffer)
+        DatEvents::new(self, &[buffer])
+    }
+
+    /// The events of several buffers (indices into [`DatFile::buffers`]) merged in
+    /// timestamp order as `trace-cmd report` merges them: on equal timestamps, the
+    /// buffer listed first, then the lower CPU. [`crate::EventSource::origin`] names each
+    /// event's buffer.
+    pub fn events_of(&self, buffers: &[usize]) -> Result<DatEvents<'_>> {
+        DatEvents::new(self, buffers)
     }
 
     /// The readable segments of one CPU's data, split to about `target` bytes each.

@@ -72,6 +72,40 @@ fn instances_and_lost_events_match_trace_cmd_report() {
     }
 }
 
+/// Several buffers read as one stream, as `trace-cmd report` merges them: each buffer's
+/// events in its own order, all in time order (a tie: the buffer listed first), each
+/// event's buffer and record told by `origin`.
+#[test]
+fn buffers_merge_in_time_order_and_name_their_origin() {
+    let dat = open("instances.v7.dat");
+    let mut src = dat.events_of(&[0, 1, 2]).unwrap();
+    src.keep_records();
+    let mut per_buffer: Vec<Vec<jitterlab_trace::Event>> = vec![Vec::new(); 3];
+    let mut last = (0, 0);
+    while let Some(ev) = src.next_event().unwrap() {
+        let o = src.origin().unwrap();
+        assert!((ev.ts, o.buffer) >= last, "{ev:?} after {last:?}");
+        last = (ev.ts, o.buffer);
+        if matches!(ev.kind, EventKind::Lost { .. }) {
+            assert!(o.record.is_empty());
+        } else {
+            // The record is the event's: its id names its format.
+            let id = u16::from_le_bytes([o.record[0], o.record[1]]);
+            assert_eq!(dat.formats().name(id).unwrap().1.as_ref(), ev.kind.name());
+        }
+        per_buffer[o.buffer].push(ev);
+    }
+    for (i, events) in per_buffer.iter().enumerate() {
+        assert_eq!(events, &all_events(&dat, i), "buffer {i}");
+    }
+    assert_eq!(src.stats().lost, [Some(734), Some(1309)]);
+    // Without keep_records, no bytes are copied.
+    let mut src = dat.events_of(&[1]).unwrap();
+    src.next_event().unwrap();
+    assert_eq!(src.origin().unwrap().buffer, 1);
+    assert!(src.origin().unwrap().record.is_empty());
+}
+
 /// `trace-cmd report` (the default text): per event name and per CPU counts, first and
 /// last timestamps in µs.
 fn report_summary(text: &str) -> (BTreeMap<String, u64>, BTreeMap<u32, u64>, u64, u64) {
