@@ -70,6 +70,45 @@ enum Plan {
     Other(Vec<Field>),
 }
 
+impl Plan {
+    /// The fields the plan reads (every field for [`Plan::Other`]).
+    fn fields(&self) -> Vec<&Field> {
+        let mut v: Vec<&Field> = Vec::new();
+        match self {
+            Plan::Switch(f, _) => v.extend(f),
+            Plan::Wake(_, f) => v.extend(f),
+            Plan::Migrate(f) => v.extend(f),
+            Plan::Fork(f) => v.extend(f),
+            Plan::Exec(f) | Plan::Exit(f) | Plan::HrtimerEntry(f) | Plan::Ipi(f) => v.extend(f),
+            Plan::IrqEntry(f) | Plan::IrqExit(f) | Plan::WorkStart(f) | Plan::FuncEntry(f) => {
+                v.extend(f)
+            }
+            Plan::Softirq(_, f) | Plan::HrtimerExit(f) => v.push(f),
+            Plan::WorkEnd(w, f) => v.extend(std::iter::once(w).chain(f)),
+            Plan::Print(ip, b) | Plan::Bputs(ip, b) => v.extend(ip.iter().chain([b])),
+            Plan::Bprint(ip, fm, b) => v.extend(ip.iter().chain([fm, b])),
+            Plan::FuncExit(f, d, times) => {
+                v.extend([f, d].into_iter().chain(times.iter().flatten()))
+            }
+            Plan::Other(f) => v.extend(f),
+        }
+        v
+    }
+}
+
+/// The fields of `f` that its typed [`EventKind`] variant does not keep (none for an
+/// event decoded as [`EventKind::Other`], which keeps them all): sched_wakeup's `success`
+/// of older kernels, sched_process_exit's `group_dead`, ...
+pub(crate) fn untyped_fields(f: &EventFormat) -> Vec<Field> {
+    let plan = plan_for(f, 8);
+    let kept: Vec<&str> = plan.fields().iter().map(|x| &*x.name).collect();
+    f.fields
+        .iter()
+        .filter(|x| !kept.contains(&&*x.name))
+        .cloned()
+        .collect()
+}
+
 struct Entry {
     name: Text,
     common: Common,
@@ -532,6 +571,50 @@ mod tests {
 \tfield:pid_t next_pid;\toffset:52;\tsize:4;\tsigned:1;\n\
 \tfield:int next_prio;\toffset:56;\tsize:4;\tsigned:1;\n\n\
 print fmt: \"prev_comm=%s prev_pid=%d prev_prio=%d prev_state=%s%s ==> next_comm=%s next_pid=%d next_prio=%d\", REC->prev_comm, REC->prev_pid, REC->prev_prio, REC->prev_state & (4096-1) ? __print_flags(REC->prev_state & (4096-1), \"|\", { 1, \"S\"} , { 2, \"D\" }, { 4, \"T\" }, { 8, \"t\" }, { 16, \"Z\" }, { 32, \"X\" }, { 64, \"x\" }, { 128, \"K\" }, { 256, \"W\" }, { 512, \"P\" }, { 1024, \"N\" }) : \"R\", REC->prev_state & 4096 ? \"+\" : \"\", REC->next_comm, REC->next_pid, REC->next_prio\n";
+
+    const OLD_WAKEUP: &str = "name: sched_wakeup\nID: 96\nformat:\n\
+\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\
+\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n\
+\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n\
+\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n\
+\tfield:char comm[16];\toffset:8;\tsize:16;\tsigned:1;\n\
+\tfield:pid_t pid;\toffset:24;\tsize:4;\tsigned:1;\n\
+\tfield:int prio;\toffset:28;\tsize:4;\tsigned:1;\n\
+\tfield:int success;\toffset:32;\tsize:4;\tsigned:1;\n\
+\tfield:int target_cpu;\toffset:36;\tsize:4;\tsigned:1;\n\n\
+print fmt: \"comm=%s pid=%d prio=%d target_cpu=%03d\", REC->comm, REC->pid, REC->prio, REC->target_cpu\n";
+
+    /// The fields a typed event does not keep are still there for `report --json`.
+    #[test]
+    fn fields_beyond_the_typed_variant_are_found() {
+        let mut formats = Formats::new();
+        formats.add_text("sched", OLD_WAKEUP).unwrap();
+        formats.add_text("sched", OLD_SWITCH).unwrap();
+        let formats = Arc::new(formats);
+        let mut p = crate::printfmt::Printer::new(Endian::Little, 4, formats.clone());
+        let mut rec = vec![0u8; 40];
+        rec[..2].copy_from_slice(&96u16.to_le_bytes());
+        rec[8..17].copy_from_slice(b"rcu_sched");
+        rec[32..36].copy_from_slice(&1i32.to_le_bytes());
+        let untyped = p.untyped_fields(&rec);
+        assert_eq!(untyped, [(Text::from("success"), Value::Int(1))]);
+        let mut d = Decoder::new(Endian::Little, 4, formats);
+        let ev = d.decode(0, 0, &rec).unwrap();
+        let json = serde_json::to_string(&crate::EventJson {
+            event: &ev,
+            buffer: Some("inst"),
+            untyped: &untyped,
+        })
+        .unwrap();
+        assert_eq!(
+            json,
+            r#"{"ts":0,"cpu":0,"pid":0,"flags":0,"preempt_count":0,"buffer":"inst","event":"sched_wakeup","comm":"rcu_sched","pid_":0,"prio":0,"target_cpu":0,"success":1}"#
+        );
+        // sched_switch keeps all its fields.
+        let mut rec = vec![0u8; 60];
+        rec[..2].copy_from_slice(&94u16.to_le_bytes());
+        assert!(p.untyped_fields(&rec).is_empty());
+    }
 
     #[test]
     fn prev_state_is_read_through_the_traces_own_table() {

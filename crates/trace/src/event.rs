@@ -555,7 +555,8 @@ impl EventKind {
 /// Serialized (for `report --json`) flat: `ts`, `cpu`, `pid`, `flags`, `preempt_count`,
 /// `event` (the name, as [`EventKind::name`]), then the event's fields; an
 /// [`EventKind::Other`] adds `system` and its fields by name (a field named like one of
-/// those keys gets a trailing `_`: `cpu_`).
+/// those keys, or `buffer`, gets a trailing `_`: `cpu_`). [`EventJson`] adds a buffer's
+/// name and the fields a typed variant does not keep.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Event {
     /// Timestamp in ns on the trace clock.
@@ -575,7 +576,62 @@ pub struct Event {
 
 impl serde::Serialize for Event {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        EventJson {
+            event: self,
+            buffer: None,
+            untyped: &[],
+        }
+        .serialize(s)
+    }
+}
+
+/// Keys of an event's JSON that a field named alike must not take: it gets a `_`
+/// (`cpu=3` of timer_start is `cpu_`).
+const RESERVED: [&str; 8] = [
+    "ts",
+    "cpu",
+    "pid",
+    "flags",
+    "preempt_count",
+    "event",
+    "system",
+    "buffer",
+];
+
+fn key(k: &str) -> std::borrow::Cow<'_, str> {
+    if RESERVED.contains(&k) {
+        format!("{k}_").into()
+    } else {
+        k.into()
+    }
+}
+
+/// An event as `report --json` writes it: [`Event`]'s own serialization, with the name of
+/// the .dat buffer it came from (`buffer`, when it is an instance's and the output mixes
+/// buffers) and the fields of its format that its typed variant does not keep
+/// ([`crate::printfmt::Printer::untyped_fields`]), after its own.
+pub struct EventJson<'a> {
+    /// The event.
+    pub event: &'a Event,
+    /// Its buffer's name.
+    pub buffer: Option<&'a str>,
+    /// Its format's other fields.
+    pub untyped: &'a [(Text, Value)],
+}
+
+impl serde::Serialize for EventJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
+        struct Fields<'a>(&'a [(Text, Value)]);
+        impl serde::Serialize for Fields<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let mut m = s.serialize_map(Some(self.0.len()))?;
+                for (k, v) in self.0 {
+                    m.serialize_entry(&key(k), v)?;
+                }
+                m.end()
+            }
+        }
         #[derive(serde::Serialize)]
         struct Typed<'a> {
             ts: u64,
@@ -583,46 +639,42 @@ impl serde::Serialize for Event {
             pid: i32,
             flags: u8,
             preempt_count: u8,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            buffer: Option<&'a str>,
             #[serde(flatten)]
             kind: &'a EventKind,
+            #[serde(flatten)]
+            untyped: Fields<'a>,
         }
-        match &self.kind {
+        let ev = self.event;
+        match &ev.kind {
             EventKind::Other { name, fields } => {
                 let (system, event) = name.split_once(':').unwrap_or(("", name));
-                let mut m = s.serialize_map(Some(7 + fields.len()))?;
-                m.serialize_entry("ts", &self.ts)?;
-                m.serialize_entry("cpu", &self.cpu)?;
-                m.serialize_entry("pid", &self.pid)?;
-                m.serialize_entry("flags", &self.flags.0)?;
-                m.serialize_entry("preempt_count", &self.preempt_count)?;
+                let mut m = s.serialize_map(Some(8 + fields.len() + self.untyped.len()))?;
+                m.serialize_entry("ts", &ev.ts)?;
+                m.serialize_entry("cpu", &ev.cpu)?;
+                m.serialize_entry("pid", &ev.pid)?;
+                m.serialize_entry("flags", &ev.flags.0)?;
+                m.serialize_entry("preempt_count", &ev.preempt_count)?;
+                if let Some(b) = self.buffer {
+                    m.serialize_entry("buffer", b)?;
+                }
                 m.serialize_entry("event", event)?;
                 m.serialize_entry("system", system)?;
-                // A field named like a common key (`cpu=3` of timer_start) gets a `_`.
-                const COMMON: [&str; 7] = [
-                    "ts",
-                    "cpu",
-                    "pid",
-                    "flags",
-                    "preempt_count",
-                    "event",
-                    "system",
-                ];
-                for (k, v) in fields {
-                    if COMMON.contains(&&**k) {
-                        m.serialize_entry(&format!("{k}_"), v)?;
-                    } else {
-                        m.serialize_entry(&**k, v)?;
-                    }
+                for (k, v) in fields.iter().chain(self.untyped) {
+                    m.serialize_entry(&key(k), v)?;
                 }
                 m.end()
             }
             kind => Typed {
-                ts: self.ts,
-                cpu: self.cpu,
-                pid: self.pid,
-                flags: self.flags.0,
-                preempt_count: self.preempt_count,
+                ts: ev.ts,
+                cpu: ev.cpu,
+                pid: ev.pid,
+                flags: ev.flags.0,
+                preempt_count: ev.preempt_count,
+                buffer: self.buffer,
                 kind,
+                untyped: Fields(self.untyped),
             }
             .serialize(s),
         }

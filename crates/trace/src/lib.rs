@@ -26,6 +26,7 @@ mod event;
 pub mod dat;
 pub mod decode;
 pub mod format;
+pub mod lines;
 mod open;
 pub mod output;
 pub mod printfmt;
@@ -36,7 +37,7 @@ pub mod text;
 pub use ahead::read_ahead;
 pub use error::{Error, ErrorKind, Location, Result};
 pub use event::{
-    Comm, Event, EventKind, Flags, Sym, TaskState, Text, Value, Wakeup, SOFTIRQ_NAMES,
+    Comm, Event, EventJson, EventKind, Flags, Sym, TaskState, Text, Value, Wakeup, SOFTIRQ_NAMES,
 };
 pub use open::Trace;
 

@@ -261,16 +261,34 @@ impl TraceStats {
 #[derive(Clone, Debug, Default)]
 pub struct TaskNames {
     names: HashMap<i32, Comm>,
+    /// Learn from the events (false: the saved names only, as trace-cmd names tasks).
+    learns: bool,
 }
 
 impl TaskNames {
-    /// Seeded with `cmdlines`.
+    /// Seeded with `cmdlines`, learning from the events.
     pub fn new(cmdlines: HashMap<i32, Comm>) -> TaskNames {
-        TaskNames { names: cmdlines }
+        TaskNames {
+            names: cmdlines,
+            learns: true,
+        }
     }
 
-    /// Learns from `ev` (call before printing it: a switch names its next task).
+    /// The names `cmdlines` give, and only those (what `trace-cmd report` prints of a
+    /// .dat: the saved cmdlines, `<...>` for a task they do not name).
+    pub fn saved(cmdlines: HashMap<i32, Comm>) -> TaskNames {
+        TaskNames {
+            names: cmdlines,
+            learns: false,
+        }
+    }
+
+    /// Learns from `ev` (call before printing it: a switch names its next task); a no-op
+    /// for [`TaskNames::saved`] names.
     pub fn learn(&mut self, ev: &Event) {
+        if !self.learns {
+            return;
+        }
         let mut put = |pid: i32, comm: Comm| {
             if pid != 0 {
                 self.names.insert(pid, comm);
@@ -340,5 +358,36 @@ mod tests {
         assert_eq!(json["cpu"], 1, "the recording CPU");
         assert_eq!(json["cpu_"], 3, "the event's own cpu field");
         assert_eq!(json["expires"], 99);
+    }
+
+    /// trace-cmd names a .dat's tasks by its saved cmdlines only; the names learnt from
+    /// the events are for text traces.
+    #[test]
+    fn saved_names_do_not_learn() {
+        use super::TaskNames;
+        use crate::{Comm, Wakeup};
+        let wakeup = Event {
+            ts: 0,
+            cpu: 0,
+            pid: 1,
+            flags: Flags(0),
+            preempt_count: 0,
+            kind: EventKind::SchedWakeup(Wakeup {
+                comm: Comm::new("worker"),
+                pid: 9,
+                prio: 120,
+                target_cpu: 0,
+            }),
+        };
+        let cmdlines = [(1, Comm::new("init"))].into_iter().collect();
+        let mut saved = TaskNames::saved(cmdlines);
+        saved.learn(&wakeup);
+        assert_eq!(
+            (saved.get(0), saved.get(1), saved.get(9)),
+            ("<idle>", "init", "<...>")
+        );
+        let mut learnt = TaskNames::new(Default::default());
+        learnt.learn(&wakeup);
+        assert_eq!(learnt.get(9), "worker");
     }
 }

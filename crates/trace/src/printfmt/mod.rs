@@ -29,7 +29,7 @@ use std::sync::{Arc, OnceLock};
 
 use crate::decode::PrintkFormats;
 use crate::format::{Endian, EventFormat, Field, FieldKind, Formats};
-use crate::Text;
+use crate::{Text, Value};
 use eval::Rec;
 use expr::Expr;
 use pieces::Piece;
@@ -213,6 +213,8 @@ pub struct Printer {
 /// A parsed format and what libtraceevent learns while printing it.
 struct Parsed {
     fmt: PrintFmt,
+    /// The fields its typed event does not keep, once asked for.
+    untyped: Option<Vec<Field>>,
     /// String fields it no longer prints as strings (see `raw.rs`).
     not_strings: Vec<usize>,
     /// A bprint record's format failed: it prints `[FAILED TO PARSE]` from then on.
@@ -261,6 +263,7 @@ impl Printer {
         let long_size = self.long_size;
         let p = self.parsed.entry(id).or_insert_with(|| Parsed {
             fmt: PrintFmt::parse(format, long_size),
+            untyped: None,
             not_strings: Vec::new(),
             failed: false,
         });
@@ -277,6 +280,48 @@ impl Printer {
             Kind::Bprint => p.failed = !bprint::print(&rec, out),
             Kind::Pieces(pieces, args) => print_pieces(&rec, out, pieces, args),
         }
+    }
+}
+
+impl Printer {
+    /// The name of `record`'s event, as its format names it (`bputs`, not `print`).
+    pub fn name(&self, record: &[u8]) -> Option<&str> {
+        let id = self.endian.u16(record, 0)?;
+        self.formats.name(id).map(|(_, n)| &**n)
+    }
+
+    /// The values of the fields of `record` that its typed [`crate::EventKind`] does not
+    /// keep (sched_wakeup's `success` of older kernels, sched_process_exit's
+    /// `group_dead`), in the format's order; none for events it keeps whole.
+    pub fn untyped_fields(&mut self, record: &[u8]) -> Vec<(Text, Value)> {
+        let Some(id) = self.endian.u16(record, 0) else {
+            return Vec::new();
+        };
+        let Some(format) = self.formats.get(id) else {
+            return Vec::new();
+        };
+        let long_size = self.long_size;
+        let p = self.parsed.entry(id).or_insert_with(|| Parsed {
+            fmt: PrintFmt::parse(format, long_size),
+            untyped: None,
+            not_strings: Vec::new(),
+            failed: false,
+        });
+        let fields = p
+            .untyped
+            .get_or_insert_with(|| crate::decode::untyped_fields(format));
+        let e = self.endian;
+        fields
+            .iter()
+            .filter_map(|f| {
+                let v = if f.is_string() {
+                    Value::Str(Text::from(f.str(e, record)?))
+                } else {
+                    f.value(e, record)?
+                };
+                Some((f.name.clone(), v))
+            })
+            .collect()
     }
 }
 
