@@ -217,10 +217,25 @@ fn report() {
         &["report", "text/ftrace-misc.txt", "--json"],
         None,
     );
+    // Every buffer, merged, each line after its buffer's name: the top buffer's lines
+    // and jlab_big's first ones; a loss of jlab_small.
     golden(
         "report_instances",
         &d,
-        &["report", "instances.v7.dat"],
+        &["report", "instances.v7.dat", "--to", "4290.5120"],
+        None,
+    );
+    golden(
+        "report_instances_loss",
+        &d,
+        &[
+            "report",
+            "instances.v7.dat",
+            "--from",
+            "4290.7797",
+            "--to",
+            "4290.7806",
+        ],
         None,
     );
     golden(

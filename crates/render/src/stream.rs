@@ -4,8 +4,8 @@
 use std::io::{self, Write};
 
 use jitterlab_analyze::EventFilter;
-use jitterlab_trace::stats::TaskNames;
-use jitterlab_trace::EventSource;
+use jitterlab_trace::lines::Lines;
+use jitterlab_trace::{EventKind, EventSource};
 
 use crate::export::{EventLine, Events, EventsJson, Exporter};
 
@@ -20,34 +20,101 @@ pub enum StreamError {
     Write(#[from] io::Error),
 }
 
-/// Writes every event of `source` that `filter` keeps, as a line (task names from
-/// `names`, which learns from every event, kept or not) or, with `json`, as one JSON
-/// object per line; stops after the window's end. Returns the records or lines the
-/// reader skipped (`--lenient`).
+/// Writes every event of `source` that `filter` keeps, as a line (task names, record
+/// texts and buffer names from `lines`, whose names learn from every event, kept or not;
+/// a .dat's text starts with its `cpus=N` line) or, with `json`, as one JSON object per
+/// line; stops after the window's end. A loss is printed before the next line of its CPU
+/// and buffer, as trace-cmd prints it. Returns the records or lines the reader skipped
+/// (`--lenient`).
 pub fn write_events(
     source: &mut dyn EventSource,
     filter: &EventFilter,
-    mut names: TaskNames,
+    mut lines: Lines,
     json: bool,
     out: &mut dyn Write,
 ) -> Result<u64, StreamError> {
+    if let (false, Some(n)) = (json, lines.cpus) {
+        writeln!(out, "cpus={n}")?;
+    }
+    let width = lines.buffers.iter().map(String::len).max().unwrap_or(0);
+    // Losses waiting for the next event of their (buffer, CPU).
+    let mut pending: Vec<(usize, u32, Option<u64>)> = Vec::new();
+    let mut info = Vec::new();
     while let Some(ev) = source.next_event()? {
-        names.learn(&ev);
+        lines.names.learn(&ev);
         if filter.filter.past_window(ev.ts) {
             break;
         }
         if !filter.wants(&ev) {
             continue;
         }
-        let line = EventLine {
-            event: &ev,
-            comm: names.get(ev.pid),
+        let (buffer, record) = match source.origin() {
+            Some(o) => (o.buffer, o.record),
+            None => (0, &[][..]),
         };
+        let buffer_name = (!lines.buffers.is_empty())
+            .then(|| (lines.buffers.get(buffer).map_or("", String::as_str), width));
+        let printer = lines.printer.as_mut().filter(|_| !record.is_empty());
         if json {
+            let untyped = printer
+                .map(|p| p.untyped_fields(record))
+                .unwrap_or_default();
+            let line = EventLine {
+                buffer: buffer_name,
+                untyped: &untyped,
+                ..EventLine::new(&ev, lines.names.get(ev.pid))
+            };
             EventsJson.write(&line, out)?;
-        } else {
-            Events.write(&line, out)?;
+            continue;
         }
+        if let EventKind::Lost { count } = ev.kind {
+            pending.push((buffer, ev.cpu, count));
+            continue;
+        }
+        let dropped = pending
+            .iter()
+            .position(|p| (p.0, p.1) == (buffer, ev.cpu))
+            .map(|i| pending.remove(i).2);
+        info.clear();
+        let printed = match printer {
+            Some(p) => {
+                p.print(record, &mut info);
+                true
+            }
+            None => false,
+        };
+        let name = if printed {
+            lines.printer.as_ref().and_then(|p| p.name(record))
+        } else {
+            None
+        };
+        let line = EventLine {
+            name,
+            info: printed.then_some(&info[..]),
+            buffer: buffer_name,
+            dropped,
+            seconds: lines.seconds,
+            ..EventLine::new(&ev, lines.names.get(ev.pid))
+        };
+        Events.write(&line, out)?;
+    }
+    // Losses no event of their CPU followed.
+    for (buffer, cpu, count) in pending {
+        let ev = jitterlab_trace::Event {
+            ts: 0,
+            cpu,
+            pid: -1,
+            flags: Default::default(),
+            preempt_count: 0,
+            kind: EventKind::Lost { count },
+        };
+        let buffer_name = (!lines.buffers.is_empty())
+            .then(|| (lines.buffers.get(buffer).map_or("", String::as_str), width));
+        let line = EventLine {
+            buffer: buffer_name,
+            ..EventLine::new(&ev, "")
+        };
+        Events.write(&line, out)?;
     }
     out.flush()?;
     Ok(source.stats().skipped)

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 use jitterlab_analyze::{EventFilter, Pattern};
 use jitterlab_render::stream::write_events;
-use jitterlab_trace::stats::{TaskNames, TraceStats};
+use jitterlab_trace::stats::TraceStats;
 use jitterlab_trace::Trace;
 
 use crate::cli::{Color, Window};
@@ -42,9 +42,9 @@ pub struct ReportArgs {
     /// counts as one JSON document.
     #[arg(long)]
     pub json: bool,
-    /// The buffer of a multi-buffer .dat (`trace-cmd record -B`, instances) to read:
-    /// its instance name, or `top`. Default: the top buffer when it holds events, else the
-    /// buffer with the most; the buffers not read are named on stderr.
+    /// The buffer of a multi-buffer .dat (`trace-cmd record -B`, instances) to print:
+    /// its instance name, or `top`. Default: every buffer, merged in time order as
+    /// `trace-cmd report` prints them, each line after its buffer's name.
     #[arg(long, value_name = "NAME")]
     pub buffer: Option<String>,
     /// Skip undecodable records and lines, counting them, instead of stopping.
@@ -68,8 +68,8 @@ pub fn run(args: ReportArgs, color: Color) -> Result {
         tgids: Default::default(),
     };
     let mut trace = Trace::open_buffer(&args.file, args.lenient, args.buffer.as_deref())?;
-    // --stats counts every buffer; events come from one.
-    trace_notes(&trace, !args.stats);
+    // --stats counts every buffer; the events are every buffer's, or the one named.
+    trace_notes(&trace, false);
     let interrupt = Interrupt::for_trace(&mut trace);
     if args.stats {
         // Every buffer is counted.
@@ -88,14 +88,20 @@ pub fn run(args: ReportArgs, color: Color) -> Result {
         tgids: trace.tgids(),
         ..filter
     };
-    let names = TaskNames::new(trace.cmdlines());
+    let lines = trace.lines();
     // From a stream, each line as it comes (stdout is line-buffered); else in blocks.
     let mut out: Box<dyn Write> = if trace.is_stream() {
         Box::new(io::stdout().lock())
     } else {
         Box::new(BufWriter::with_capacity(1 << 16, io::stdout().lock()))
     };
-    let skipped = write_events(&mut *trace.events()?, &filter, names, args.json, &mut out)?;
+    let skipped = write_events(
+        &mut *trace.printed_events()?,
+        &filter,
+        lines,
+        args.json,
+        &mut out,
+    )?;
     interrupt.note();
     if skipped > 0 {
         eprintln!("jitterlab: {skipped} undecodable records or lines skipped (--lenient)");

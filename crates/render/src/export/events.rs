@@ -1,5 +1,10 @@
 //! The event-line format of `jitterlab report`: one line per event as `trace-cmd report`
-//! prints it, `comm-pid [cpu] seconds.micros: name: fields`.
+//! prints it, `comm-pid [cpu] seconds.micros: name: fields` in its columns
+//! (`%16s-%-5d [%03d] %5lu.%06lu: %s: ` and the name padded to 20), the time rounded to
+//! the microsecond; a .dat's fields as its print format prints them (the text comes with
+//! the line, [`EventLine::info`]), a text trace's from its decoded fields; a loss as
+//! `CPU:N [M EVENTS DROPPED]` before the next line of that CPU; the buffer's name before
+//! each line when the lines mix several buffers of a .dat.
 //!
 //! A streaming format: the command feeds events one by one (memory does not grow with the
 //! trace), each through [`Events`]' [`Exporter::write`] with the task name it resolved;
@@ -7,17 +12,52 @@
 
 use std::io::{self, Write};
 
-use jitterlab_trace::{Event, EventKind, Sym, Value};
+use jitterlab_trace::{Event, EventJson, EventKind, Sym, Text, Value};
 
 use super::Exporter;
 
-/// One event and the name of the task it ran in (trace-cmd's `comm`).
+/// One event and what its line shows besides it.
 #[derive(Clone, Copy, Debug)]
 pub struct EventLine<'a> {
     /// The event.
     pub event: &'a Event,
     /// The name of the task `event.pid`.
     pub comm: &'a str,
+    /// The event's name as its format names it (a .dat's `bputs` is a `print` event);
+    /// `None`: [`EventKind::name`].
+    pub name: Option<&'a str>,
+    /// The text of its fields as its print format prints them (a .dat's); `None`: made
+    /// from the decoded fields.
+    pub info: Option<&'a [u8]>,
+    /// When the lines mix several buffers: this event's buffer's name (`""`: the top
+    /// buffer) and the longest name's length, which the prefix is aligned to (after a
+    /// loss, the notice takes the prefix and the event's line goes without it).
+    pub buffer: Option<(&'a str, usize)>,
+    /// A loss on this CPU before the event, printed on a line before it (`Some(None)`:
+    /// of an unknown count).
+    pub dropped: Option<Option<u64>>,
+    /// Timestamps as seconds with six decimals (else as they are: a clock that does not
+    /// count nanoseconds).
+    pub seconds: bool,
+    /// The fields of its format that its typed variant does not keep (JSON only).
+    pub untyped: &'a [(Text, Value)],
+}
+
+impl<'a> EventLine<'a> {
+    /// The line of `event` with nothing but its task name: fields from the decoded
+    /// event, timestamps in seconds.
+    pub fn new(event: &'a Event, comm: &'a str) -> EventLine<'a> {
+        EventLine {
+            event,
+            comm,
+            name: None,
+            info: None,
+            buffer: None,
+            dropped: None,
+            seconds: true,
+            untyped: &[],
+        }
+    }
 }
 
 /// The event-line format.
@@ -26,26 +66,33 @@ pub struct Events;
 
 impl Exporter<EventLine<'_>> for Events {
     fn write(&self, line: &EventLine<'_>, out: &mut dyn Write) -> io::Result<()> {
-        event_line(out, line.event, line.comm)
+        event_line(out, line)
     }
 }
 
 /// The event-line format of `report --json`: one JSON object per line, the event's
-/// `Serialize` form (its `event` field names it).
+/// `Serialize` form (its `event` field names it), its buffer's name when the lines mix
+/// buffers and it is an instance's, and the fields of its format its typed variant does
+/// not keep ([`EventJson`]).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct EventsJson;
 
 impl Exporter<EventLine<'_>> for EventsJson {
     fn write(&self, line: &EventLine<'_>, out: &mut dyn Write) -> io::Result<()> {
-        serde_json::to_writer(&mut *out, line.event)?;
+        let json = EventJson {
+            event: line.event,
+            buffer: line.buffer.map(|b| b.0).filter(|b| !b.is_empty()),
+            untyped: line.untyped,
+        };
+        serde_json::to_writer(&mut *out, &json)?;
         writeln!(out)
     }
 }
 
-/// Writes one event line: `comm-pid [cpu] seconds.micros: name: fields`. The same as
-/// [`Events`]' [`Exporter::write`].
+/// Writes one event line (see the module documentation). The same as [`Events`]'
+/// [`Exporter::write`] of [`EventLine::new`].
 pub fn write_event_line(out: &mut dyn Write, ev: &Event, comm: &str) -> io::Result<()> {
-    event_line(out, ev, comm)
+    event_line(out, &EventLine::new(ev, comm))
 }
 
 /// A symbol as the kernel prints it: its name, else its address.
@@ -56,16 +103,78 @@ fn sym(s: &Sym) -> String {
     }
 }
 
-fn event_line(out: &mut dyn Write, ev: &Event, comm: &str) -> io::Result<()> {
-    let task = format!("{comm}-{}", ev.pid);
+/// `s` right-aligned in `width` bytes (C's `%*s`).
+fn right(buf: &mut Vec<u8>, s: &str, width: usize) {
+    buf.resize(buf.len() + width.saturating_sub(s.len()), b' ');
+    buf.extend_from_slice(s.as_bytes());
+}
+
+/// The buffer prefix (`%*s: `, or `%*s  ` for the top buffer).
+fn prefix(buf: &mut Vec<u8>, buffer: Option<(&str, usize)>) {
+    if let Some((name, width)) = buffer {
+        right(buf, name, width);
+        buf.extend_from_slice(if name.is_empty() { b"  " } else { b": " });
+    }
+}
+
+/// `CPU:N [M EVENTS DROPPED]`.
+fn dropped(buf: &mut Vec<u8>, cpu: u32, count: Option<u64>) {
+    let text = match count {
+        Some(n) => format!("CPU:{cpu} [{n} EVENTS DROPPED]"),
+        None => format!("CPU:{cpu} [EVENTS DROPPED]"),
+    };
+    buf.extend_from_slice(text.as_bytes());
+}
+
+fn event_line(out: &mut dyn Write, line: &EventLine<'_>) -> io::Result<()> {
+    let ev = line.event;
+    let mut buf = Vec::with_capacity(160);
+    prefix(&mut buf, line.buffer);
+    if let EventKind::Lost { count } = ev.kind {
+        // A loss no event followed: its notice alone.
+        dropped(&mut buf, ev.cpu, count);
+        buf.push(b'\n');
+        return out.write_all(&buf);
+    }
+    if let Some(count) = line.dropped {
+        // trace-cmd prints the notice after the buffer's name, then the event's line.
+        dropped(&mut buf, ev.cpu, count);
+        buf.push(b'\n');
+    }
+    right(&mut buf, line.comm, 16);
+    let time = if line.seconds {
+        let us = ev.ts.saturating_add(500) / 1000;
+        format!("{:5}.{:06}", us / 1_000_000, us % 1_000_000)
+    } else {
+        format!(
+            "{:5}.{:012}",
+            ev.ts / 1_000_000_000_000,
+            ev.ts % 1_000_000_000_000
+        )
+    };
+    let name = line.name.unwrap_or_else(|| ev.kind.name());
     write!(
-        out,
-        "{task:>22} [{:03}] {:>6}.{:06}: {:<20} ",
+        buf,
+        "-{:<5} [{:03}] {time}: {name}: {:pad$}",
+        ev.pid,
         ev.cpu,
-        ev.ts / 1_000_000_000,
-        ev.ts % 1_000_000_000 / 1000,
-        format!("{}:", ev.kind.name())
+        "",
+        pad = 20usize.saturating_sub(name.len())
     )?;
+    match line.info {
+        Some(info) => buf.extend_from_slice(info),
+        None => fields(&mut buf, ev)?,
+    }
+    // As trace-cmd: a line's one trailing newline is its end.
+    if buf.last() == Some(&b'\n') {
+        buf.pop();
+    }
+    buf.push(b'\n');
+    out.write_all(&buf)
+}
+
+/// The fields of a decoded event (a text trace's), as the kernel prints them.
+fn fields(out: &mut Vec<u8>, ev: &Event) -> io::Result<()> {
     match &ev.kind {
         EventKind::SchedSwitch {
             prev_comm,
@@ -158,10 +267,6 @@ fn event_line(out: &mut dyn Write, ev: &Event, comm: &str) -> io::Result<()> {
             sym(func),
             duration.map_or("-".into(), |d| d.to_string())
         ),
-        EventKind::Lost { count } => match count {
-            Some(n) => write!(out, "[LOST {n} EVENTS]"),
-            None => write!(out, "[LOST EVENTS]"),
-        },
         EventKind::Other { fields, .. } => {
             let parts: Vec<String> = fields
                 .iter()
@@ -175,8 +280,7 @@ fn event_line(out: &mut dyn Write, ev: &Event, comm: &str) -> io::Result<()> {
             write!(out, "{}", parts.join(" "))
         }
         _ => Ok(()),
-    }?;
-    writeln!(out)
+    }
 }
 
 /// The kernel's name of a softirq vector.

@@ -1,11 +1,10 @@
 //! `analyze`, `report` (event lines and `--stats`) and `convert` (Perfetto JSON and the
 //! conversion summary) on the committed traces of the trace crate.
 
-use jitterlab_analyze::{analyze, Machine, MachineOptions, Options, Section};
-use jitterlab_render::{
-    write_event_line, Conversion, EventLine, EventsJson, Exporter, PerfettoCounts, PerfettoWriter,
-};
-use jitterlab_trace::stats::{TaskNames, TraceStats};
+use jitterlab_analyze::{analyze, EventFilter, Machine, MachineOptions, Options, Section};
+use jitterlab_render::stream::write_events;
+use jitterlab_render::{Conversion, EventLine, Events, Exporter, PerfettoCounts, PerfettoWriter};
+use jitterlab_trace::stats::TraceStats;
 use jitterlab_trace::Trace;
 
 use crate::{both, check, workspace};
@@ -75,58 +74,121 @@ fn report_stats() {
     check("report_stats_ftrace_misc.text", &crate::text(&stats));
 }
 
-/// The first `n` events of a trace as `jitterlab report` prints them.
-fn event_lines(name: &str, n: usize) -> String {
+/// The first `n` lines of a trace as `jitterlab report` prints them (with `json`, its
+/// JSON lines).
+fn event_lines(name: &str, n: usize, json: bool) -> String {
     let trace = open(name);
-    let mut names = TaskNames::new(trace.cmdlines());
-    let mut source = trace.events().unwrap();
     let mut out = Vec::new();
-    let mut i = 0;
-    while let Some(ev) = source.next_event().unwrap() {
-        names.learn(&ev);
-        write_event_line(&mut out, &ev, names.get(ev.pid)).unwrap();
-        i += 1;
-        if i == n {
-            break;
-        }
-    }
-    String::from_utf8(out).unwrap()
+    write_events(
+        &mut *trace.printed_events().unwrap(),
+        &EventFilter::default(),
+        trace.lines(),
+        json,
+        &mut out,
+    )
+    .unwrap();
+    let text = String::from_utf8(out).unwrap();
+    text.split_inclusive('\n').take(n).collect()
 }
 
-/// The events of a text trace as `jitterlab report --json` prints them.
+/// The events of a text trace as `jitterlab report --json` prints them; a .dat's, with
+/// the fields its typed events do not keep (sched_process_exit's `group_dead`) and the
+/// buffer of an instance's events.
 #[test]
 fn report_event_json_lines() {
-    let trace = open("text/ftrace-misc.txt");
-    let mut names = TaskNames::new(trace.cmdlines());
-    let mut source = trace.events().unwrap();
-    let mut out = Vec::new();
-    while let Some(ev) = source.next_event().unwrap() {
-        names.learn(&ev);
-        let line = EventLine {
-            event: &ev,
-            comm: names.get(ev.pid),
-        };
-        EventsJson.write(&line, &mut out).unwrap();
-    }
     check(
         "report_events_ftrace_misc.jsonl",
-        &String::from_utf8(out).unwrap(),
+        &event_lines("text/ftrace-misc.txt", usize::MAX, true),
     );
+    // The top buffer's first lines, the losses, and the exits of the jlab_small buffer.
+    let all = event_lines("instances.v7.dat", usize::MAX, true);
+    let mut picked: Vec<&str> = all.lines().take(3).collect();
+    picked.extend(all.lines().filter(|l| l.contains(r#""event":"lost""#)));
+    picked.extend(
+        all.lines()
+            .filter(|l| l.contains("sched_process_exit"))
+            .take(2),
+    );
+    check("report_events_instances.jsonl", &picked.join("\n"));
 }
 
 #[test]
 fn report_event_lines() {
     check(
         "report_events_instances.txt",
-        &event_lines("instances.v7.dat", 400),
+        &event_lines("instances.v7.dat", 400, false),
     );
     check(
         "report_events_disk_irq_stress.txt",
-        &event_lines("disk-irq-stress.v7.dat", 300),
+        &event_lines("disk-irq-stress.v7.dat", 300, false),
     );
     check(
         "report_events_ftrace_misc.txt",
-        &event_lines("text/ftrace-misc.txt", usize::MAX),
+        &event_lines("text/ftrace-misc.txt", usize::MAX, false),
+    );
+}
+
+/// One line of each layout case, built by hand: a buffer's name, a loss before the line
+/// (the notice takes the name), a loss of unknown count no line followed, a clock
+/// printed as it counts, a name longer than its column, a text's trailing newline.
+#[test]
+fn report_event_line_layout() {
+    use jitterlab_trace::{Event, EventKind, Flags};
+    let ev = |ts, cpu, pid, kind| Event {
+        ts,
+        cpu,
+        pid,
+        flags: Flags(0),
+        preempt_count: 0,
+        kind,
+    };
+    let print = ev(
+        1_234_567_890_500,
+        1,
+        42,
+        EventKind::Print {
+            ip: 0,
+            text: "hello".into(),
+        },
+    );
+    let mut out = Vec::new();
+    let line = |l: EventLine<'_>, out: &mut Vec<u8>| Events.write(&l, out).unwrap();
+    line(EventLine::new(&print, "bash"), &mut out);
+    line(
+        EventLine {
+            buffer: Some(("jlab", 10)),
+            ..EventLine::new(&print, "a-very-long-task-name")
+        },
+        &mut out,
+    );
+    line(
+        EventLine {
+            buffer: Some(("", 10)),
+            dropped: Some(Some(7)),
+            info: Some(b"from the print format\n"),
+            name: Some("bputs"),
+            ..EventLine::new(&print, "bash")
+        },
+        &mut out,
+    );
+    line(
+        EventLine {
+            seconds: false,
+            ..EventLine::new(&print, "<idle>")
+        },
+        &mut out,
+    );
+    let lost = ev(0, 3, -1, EventKind::Lost { count: None });
+    line(
+        EventLine {
+            buffer: Some(("jlab", 4)),
+            ..EventLine::new(&lost, "")
+        },
+        &mut out,
+    );
+    check(
+        "report_event_line_layout.txt",
+        &String::from_utf8(out).unwrap(),
     );
 }
 
