@@ -7,6 +7,7 @@ mod limits;
 mod progress;
 mod robust;
 mod sweep;
+mod sweep_formats;
 mod synth;
 mod util;
 mod write;
@@ -104,6 +105,51 @@ fn buffers_merge_in_time_order_and_name_their_origin() {
     src.next_event().unwrap();
     assert_eq!(src.origin().unwrap().buffer, 1);
     assert!(src.origin().unwrap().record.is_empty());
+}
+
+/// A 4.1 kernel numbers its task states otherwise (`+` is 4096, `x` 64, `K` 128): its
+/// switches read as `trace-cmd report -N` prints them from the format (the reader took
+/// the 10 preemptions for plain `R`, `x` for `P`, `D|K` for `D|I`), on 32-bit records;
+/// its sched_wakeup's `success` is kept beside the typed fields.
+#[test]
+fn an_old_kernels_task_states_read_through_its_own_format() {
+    for (file, want) in [
+        (
+            "external/fifo-multicore.dat",
+            [("D|K", 1), ("R", 368), ("R+", 3), ("S", 385), ("x", 9)],
+        ),
+        (
+            "external/fifo-1cpu.dat",
+            [("D|K", 1), ("R", 239), ("R+", 7), ("S", 301), ("x", 9)],
+        ),
+    ] {
+        let dat = open(file);
+        assert_eq!(dat.info().long_size, 4);
+        let mut states = BTreeMap::new();
+        let mut wakeups = 0;
+        let mut printer = dat.printer();
+        let mut src = dat.events(0).unwrap();
+        src.keep_records();
+        while let Some(ev) = src.next_event().unwrap() {
+            match ev.kind {
+                EventKind::SchedSwitch { prev_state, .. } => {
+                    *states.entry(prev_state.to_string()).or_insert(0) += 1;
+                }
+                EventKind::SchedWakeup(_) => {
+                    let untyped = printer.untyped_fields(src.origin().unwrap().record);
+                    assert_eq!(
+                        untyped,
+                        [("success".into(), jitterlab_trace::Value::Int(1))]
+                    );
+                    wakeups += 1;
+                }
+                _ => {}
+            }
+        }
+        let want: BTreeMap<String, u64> = want.iter().map(|(s, n)| (s.to_string(), *n)).collect();
+        assert_eq!(states, want, "{file}");
+        assert!(wakeups > 0);
+    }
 }
 
 /// `trace-cmd report` (the default text): per event name and per CPU counts, first and
