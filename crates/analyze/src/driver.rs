@@ -98,6 +98,9 @@ pub struct Options {
     pub blame: usize,
     /// Thread group ids by tid, when the source knows them (groups threads by process).
     pub tgids: HashMap<i32, i32>,
+    /// Task names the source saved besides its events (a .dat's saved cmdlines), for the
+    /// tasks no event names ([`MachineOptions::names`]).
+    pub names: HashMap<i32, jitterlab_trace::Comm>,
     /// A stretch longer than this with no event on a CPU is a gap, ns.
     pub gap_ns: u64,
     /// Load-over-time buckets per CPU, at most.
@@ -116,6 +119,7 @@ impl Default for Options {
             top: 20,
             blame: 5,
             tgids: HashMap::new(),
+            names: HashMap::new(),
             gap_ns: 100_000,
             load_buckets: 60,
             timeline: None,
@@ -192,6 +196,7 @@ pub fn analyze(
     let mut machine = Machine::new(MachineOptions {
         gap_ns: options.gap_ns,
         tgids: options.tgids.clone(),
+        names: options.names.clone(),
     });
     let mut analyses = Analyses::new(options);
     while let Some(ev) = source.next_event()? {
@@ -215,6 +220,7 @@ pub fn analyze_trace(
     use jitterlab_trace::Trace;
     let options = Options {
         tgids: trace.tgids(),
+        names: trace.cmdlines(),
         ..options
     };
     let mut report = match trace {
@@ -227,6 +233,7 @@ pub fn analyze_trace(
         let only = Options {
             sections: vec![Section::Functions],
             tgids: other.tgids(),
+            names: other.cmdlines(),
             timeline: None,
             ..options.clone()
         };

@@ -251,6 +251,7 @@ pub fn export_trace(
     };
     let mut machine = Machine::new(MachineOptions {
         tgids,
+        names: trace.cmdlines(),
         ..MachineOptions::default()
     });
     let mut pass = |source: &mut dyn EventSource| -> jitterlab_trace::Result<(u64, ReadStats)> {

@@ -164,7 +164,10 @@ fn write(
             let writer = PerfettoWriter::new(BufWriter::with_capacity(1 << 20, &mut *out))
                 .map_err(io_err)?;
             let mut sink = Filtered::new(filter.clone(), writer);
-            let mut machine = Machine::new(MachineOptions::default());
+            let mut machine = Machine::new(MachineOptions {
+                names: trace.cmdlines(),
+                ..MachineOptions::default()
+            });
             machine.replay(&mut *trace.events()?, &mut sink)?;
             let (_, counts) = sink.inner.finish().map_err(io_err)?;
             Ok(("Chrome trace-event JSON (Perfetto)".into(), Some(counts), None))

@@ -41,6 +41,10 @@ pub struct MachineOptions {
     pub gap_ns: u64,
     /// Thread group ids by tid, when the source knows them.
     pub tgids: HashMap<i32, i32>,
+    /// Task names the source saved besides its events (a .dat's saved cmdlines): a task
+    /// no event names (a trace without sched events) takes its name from here; a name an
+    /// event gives wins.
+    pub names: HashMap<i32, Comm>,
 }
 
 impl Default for MachineOptions {
@@ -48,6 +52,7 @@ impl Default for MachineOptions {
         MachineOptions {
             gap_ns: 100_000,
             tgids: HashMap::new(),
+            names: HashMap::new(),
         }
     }
 }
@@ -78,6 +83,7 @@ pub struct CpuInfo {
 pub struct Machine {
     gap_ns: u64,
     tgids: FxMap<i32, i32>,
+    names: FxMap<i32, Comm>,
     cpus: Vec<CpuState>,
     tasks: Tasks,
     irq_names: BTreeMap<u32, Text>,
@@ -95,6 +101,7 @@ impl Machine {
         Machine {
             gap_ns: options.gap_ns,
             tgids: options.tgids.into_iter().collect(),
+            names: options.names.into_iter().collect(),
             cpus: Vec::new(),
             tasks: Tasks::default(),
             irq_names: BTreeMap::new(),
@@ -382,7 +389,8 @@ impl Machine {
         if tid <= 0 {
             return None;
         }
-        let (id, anomaly) = self.tasks.lookup(tid, ts, comm, &self.tgids);
+        let saved = self.names.get(&tid).copied();
+        let (id, anomaly) = self.tasks.lookup(tid, ts, comm, saved, &self.tgids);
         if let Some(kind) = anomaly {
             self.anomaly(sink, kind, cpu, ts, Some(tid), 1);
         }

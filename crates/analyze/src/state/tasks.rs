@@ -105,12 +105,14 @@ impl Tasks {
     }
 
     /// The live incarnation of `tid` (created when unseen, or when the last one is dead:
-    /// that is a reuse without a traced fork). `tid` must be positive.
+    /// that is a reuse without a traced fork). `tid` must be positive. A new incarnation
+    /// no event names takes the `saved` name (the trace's saved cmdlines).
     pub fn lookup(
         &mut self,
         tid: i32,
         ts: u64,
         comm: Option<Comm>,
+        saved: Option<Comm>,
         tgids: &FxMap<i32, i32>,
     ) -> (TaskId, Option<AnomalyKind>) {
         match self.by_tid.get(&tid) {
@@ -128,7 +130,12 @@ impl Tasks {
                 )
             }
             None => (
-                self.push(tid, ts, comm.unwrap_or_default(), tgids.get(&tid).copied()),
+                self.push(
+                    tid,
+                    ts,
+                    comm.or(saved).unwrap_or_default(),
+                    tgids.get(&tid).copied(),
+                ),
                 None,
             ),
         }

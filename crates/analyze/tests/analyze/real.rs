@@ -559,3 +559,49 @@ fn exit_tails_belong_to_the_exiting_task() {
         assert_eq!(of_tasks, c.busy_ns, "CPU {}", c.cpu);
     }
 }
+
+/// Traces of other machines (crates/trace/tests/data/external). One without sched events
+/// (ext4 events only) names its task from the saved cmdlines, as `report` does; one of a
+/// 4.1 kernel counts as preempted every switch-out its own format prints `R` or `R+` (its
+/// `+` is bit 4096, its `x` an exit).
+#[test]
+fn other_machines_traces_name_and_count_tasks_from_their_own_metadata() {
+    use jitterlab_analyze::analyze_trace;
+    use jitterlab_trace::Trace;
+    let open = |name: &str| Trace::open(trace(name), false).expect("open");
+    let report = analyze_trace(&open("external/ext4-events.dat"), Options::default(), None)
+        .expect("analyze");
+    let tasks = report.tasks.expect("tasks");
+    let named: Vec<(i32, &str)> = tasks
+        .tasks
+        .iter()
+        .map(|t| (t.tid, t.comm.as_str()))
+        .collect();
+    assert_eq!(named, [(108, "ls")]);
+    for (name, runnable_switch_outs) in [("fifo-multicore", 368 + 3), ("fifo-1cpu", 239 + 7)] {
+        let report = analyze_trace(
+            &open(&format!("external/{name}.dat")),
+            Options::default(),
+            None,
+        )
+        .expect("analyze");
+        let tasks = report.tasks.expect("tasks");
+        let preempted: u64 = tasks.tasks.iter().map(|t| t.preempted).sum();
+        // Less the switch-outs of the idle task (tid 0, not a task of the table).
+        let idle = golden_idle_runnable(name);
+        assert_eq!(preempted, runnable_switch_outs - idle, "{name}");
+    }
+}
+
+/// Switch-outs of the idle task with state `R` in trace-cmd's text of an external trace.
+fn golden_idle_runnable(name: &str) -> u64 {
+    let data = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../trace/tests/data/external")
+        .join(format!("{name}.report-N.txt.zst"));
+    let text = zstd::decode_all(std::fs::File::open(data).expect("golden")).expect("zstd");
+    String::from_utf8(text)
+        .expect("utf-8")
+        .lines()
+        .filter(|l| l.contains(" prev_pid=0 ") && l.contains(" prev_state=R"))
+        .count() as u64
+}

@@ -179,7 +179,7 @@ pub fn trace(name: &str) -> PathBuf {
     );
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("real-traces");
     std::fs::create_dir_all(&dir).expect("the real traces' directory");
-    let out = dir.join(name);
+    let out = dir.join(name.replace('/', "-"));
     let modified = |p: &std::path::Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
     if modified(&out) < modified(&zst) {
         let bytes = zstd::decode_all(std::fs::File::open(&zst).expect("open .zst")).expect("zstd");
