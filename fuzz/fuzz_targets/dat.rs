@@ -1,6 +1,7 @@
 //! trace-cmd .dat files: never panic, never hang, strict or lenient; lenient mode never
 //! fails once the metadata is read; errors point into the file and are of a binary-reader
-//! kind (never I/O, since the bytes are in memory, nor a text reader's).
+//! kind (never I/O, since the bytes are in memory, nor a text reader's). Every record's
+//! print format is evaluated too, as `report` prints it.
 #![no_main]
 
 use jitterlab_trace::dat::{DatFile, DatOptions};
@@ -40,6 +41,20 @@ fuzz_target!(|data: &[u8]| {
         }
         if let Ok(choice) = dat.choose_buffer(None) {
             let _ = choice.note();
+        }
+        // What report prints: every buffer merged, each record's print format.
+        let all: Vec<usize> = (0..dat.buffers().len()).collect();
+        if let Ok(mut src) = dat.events_of(&all) {
+            src.keep_records();
+            let mut printer = dat.printer();
+            let mut out = Vec::new();
+            while let Ok(Some(_)) = src.next_event() {
+                if let Some(o) = src.origin() {
+                    out.clear();
+                    printer.print(o.record, &mut out);
+                    let _ = printer.untyped_fields(o.record);
+                }
+            }
         }
         for b in 0..dat.buffers().len() {
             let _ = dat.count_events(b);
