@@ -17,6 +17,10 @@
 //! Every reader implements [`EventSource`]: `next_event()` returns the next event in
 //! timestamp order (per-CPU streams merged), `Ok(None)` at the end; [`read_ahead`] reads
 //! one in a second thread while its consumer works.
+//!
+//! [`printfmt`] evaluates each event's own `print fmt:` on a .dat's records as
+//! `trace-cmd report -N` prints them (the analyses never pay for it: they use the typed
+//! events); [`lines`] gathers what `report`'s lines show besides the events.
 #![deny(missing_docs)]
 
 mod ahead;

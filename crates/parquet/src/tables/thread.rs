@@ -21,7 +21,11 @@ pub const DEF: TableDef = TableDef {
             Ty::I32,
             "the process id, when the trace records thread groups",
         ),
-        req("name", Ty::Str, "its latest name"),
+        req(
+            "name",
+            Ty::Str,
+            "its latest name (from the trace's saved cmdlines when no event names it)",
+        ),
         opt(
             "prio",
             Ty::I32,
