@@ -818,6 +818,7 @@ fn report_prints_every_dat_as_trace_cmd_report_n() {
             "sweep/formats-fifo-multicore.dat",
             "sweep/formats-fifo-multicore",
         ),
+        ("sweep/counter-clock.dat", "sweep/counter-clock"),
     ];
     let mut regrouped = std::collections::BTreeSet::new();
     for (dat, golden) in cases {

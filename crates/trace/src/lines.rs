@@ -101,3 +101,13 @@ impl Trace {
         matches!(self, Trace::Dat(d) if d.buffers().len() > 1) && self.prints_every_buffer()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn clocks_trace_cmd_prints_as_seconds() {
+        use super::clock_in_seconds as s;
+        assert!(s(None) && s(Some("local")) && s(Some("mono_raw")) && s(Some("tai")));
+        assert!(!s(Some("counter")) && !s(Some("boot")) && !s(Some("x86-tsc")));
+    }
+}

@@ -36,8 +36,8 @@ pub struct EventLine<'a> {
     /// A loss on this CPU before the event, printed on a line before it (`Some(None)`:
     /// of an unknown count).
     pub dropped: Option<Option<u64>>,
-    /// Timestamps as seconds with six decimals (else as they are: a clock that does not
-    /// count nanoseconds).
+    /// Timestamps as seconds with six decimals (else the raw count, as trace-cmd prints a
+    /// clock that does not count nanoseconds).
     pub seconds: bool,
     /// The fields of its format that its typed variant does not keep (JSON only).
     pub untyped: &'a [(Text, Value)],
@@ -142,20 +142,18 @@ fn event_line(out: &mut dyn Write, line: &EventLine<'_>) -> io::Result<()> {
         buf.push(b'\n');
     }
     right(&mut buf, line.comm, 16);
+    // trace-cmd's " %6.1000d:" (seconds, the µs rounded), or "%12d:" for a clock that
+    // does not count ns: the raw count, no space before.
     let time = if line.seconds {
         let us = ev.ts.saturating_add(500) / 1000;
-        format!("{:5}.{:06}", us / 1_000_000, us % 1_000_000)
+        format!(" {:5}.{:06}", us / 1_000_000, us % 1_000_000)
     } else {
-        format!(
-            "{:5}.{:012}",
-            ev.ts / 1_000_000_000_000,
-            ev.ts % 1_000_000_000_000
-        )
+        format!("{:12}", ev.ts)
     };
     let name = line.name.unwrap_or_else(|| ev.kind.name());
     write!(
         buf,
-        "-{:<5} [{:03}] {time}: {name}: {:pad$}",
+        "-{:<5} [{:03}]{time}: {name}: {:pad$}",
         ev.pid,
         ev.cpu,
         "",

@@ -22,8 +22,35 @@ const SWEEPS: [(&str, &str, usize, u64); 3] = [
     ),
 ];
 
+/// `synth-le.v7.dat` copied with a trace clock that does not count nanoseconds
+/// (`[counter] local`), which trace-cmd prints raw.
+fn counter_clock() -> Vec<u8> {
+    let dat = open("synth-le.v7.dat");
+    let mut meta = DatMeta::from_dat(&dat);
+    meta.trace_clock = Some("[counter] local".into());
+    let mut w = DatWriter::new(meta, Spool::Memory).unwrap();
+    for (i, cpu) in dat.buffers()[0].cpus.iter().enumerate() {
+        dat.cpu_pages(0, i, |page| {
+            w.write_pages(0, cpu.cpu, page).unwrap();
+            Ok(())
+        })
+        .unwrap();
+    }
+    let mut out = Vec::new();
+    w.finish(&mut out).unwrap();
+    out
+}
+
 #[test]
 fn sweep_files_are_the_generators() {
+    let bytes = counter_clock();
+    if let Ok(dir) = std::env::var("JITTERLAB_WRITE_SWEEP") {
+        std::fs::write(std::path::Path::new(&dir).join("counter-clock.dat"), &bytes).unwrap();
+    }
+    assert!(
+        bytes == fixture("sweep/counter-clock.dat"),
+        "counter-clock.dat"
+    );
     for (name, src, per_event, seed) in SWEEPS {
         let bytes = sweep(&open(src), per_event, seed);
         if let Ok(dir) = std::env::var("JITTERLAB_WRITE_SWEEP") {
