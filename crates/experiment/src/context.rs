@@ -37,9 +37,12 @@ pub struct RunContext {
     pub tested_ns: u64,
     /// The foreign processes that used the most CPU time, most first (at most 5).
     pub foreign_top: Vec<TaskTime>,
-    /// The processes under test by role, with their CPU time (a tcp server, an mcast
-    /// receiver...).
+    /// The processes under test by role, with their CPU time, waits and migrations (a
+    /// tcp server, an mcast receiver...).
     pub roles: Vec<RoleTime>,
+    /// Pairs of roles and how often they shared a CPU.
+    #[serde(default)]
+    pub shared: Vec<SharedCpu>,
 }
 
 /// One CPU during a run.
@@ -79,17 +82,48 @@ pub struct TaskTime {
     pub cpu_ns: u64,
 }
 
-/// A process under test, by role.
+/// A process (or a thread of jitterlab's own) under test, by role, as the scheduler
+/// saw it during the run (sampled every 20 ms from its `sched` and `schedstat`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RoleTime {
     /// Its role.
     pub role: Role,
     /// Its name.
     pub comm: String,
-    /// Its process id.
+    /// Its process id (a thread id for the built-in workloads' threads).
     pub pid: i32,
-    /// CPU time during the run, ns.
+    /// A thread of jitterlab's own process (the built-in mcast workload's), not a
+    /// process.
+    #[serde(default)]
+    pub thread: bool,
+    /// The CPUs it was allowed (a list: `1`, `0-1`).
+    pub allowed: String,
+    /// Time it ran, ns (all its threads).
     pub cpu_ns: u64,
+    /// Time it was runnable but waited for a CPU (the run queue), ns.
+    pub wait_ns: u64,
+    /// Moves between CPUs.
+    pub migrations: u64,
+    /// Times it gave up the CPU itself (waited for data, slept).
+    pub voluntary_switches: u64,
+    /// Times it was preempted.
+    pub involuntary_switches: u64,
+    /// Where it was seen running or last ran, per sample: (CPU, samples), most first.
+    pub cpus: Vec<(u32, u32)>,
+}
+
+/// Two roles that were seen on one CPU: the fraction of the samples in which both were
+/// (a sender and its receiver, a server and its client).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SharedCpu {
+    /// One role.
+    pub a: Role,
+    /// The other.
+    pub b: Role,
+    /// Samples in which both were last on the same CPU, of all samples with both.
+    pub fraction: f64,
+    /// The samples with both.
+    pub samples: u32,
 }
 
 /// A run is measured beside foreign work when the foreign processes used more than this

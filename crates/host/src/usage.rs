@@ -198,6 +198,79 @@ impl ThreadTimes {
     }
 }
 
+/// What the scheduler counted of one thread so far (`/proc/PID/task/TID/sched` and
+/// `schedstat`), and where it last ran.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SchedSample {
+    /// Time on a CPU, ns (schedstat's first field).
+    pub run_ns: u64,
+    /// Time runnable but waiting for a CPU, ns (schedstat's second field).
+    pub wait_ns: u64,
+    /// `se.nr_migrations`.
+    pub migrations: u64,
+    /// `nr_voluntary_switches`.
+    pub voluntary: u64,
+    /// `nr_involuntary_switches`.
+    pub involuntary: u64,
+    /// The CPU it last ran on (stat field 39).
+    pub last_cpu: u32,
+}
+
+/// Parses a thread's `sched` and `schedstat` texts (`dir` names them in errors); a
+/// counter `sched` lacks (a kernel without `CONFIG_SCHED_DEBUG`) reads as 0.
+pub fn parse_sched(dir: &Path, sched: &str, schedstat: &str) -> Result<SchedSample> {
+    let mut s = SchedSample::default();
+    for (i, line) in sched.lines().enumerate() {
+        let Some((key, value)) = line.split_once(':') else {
+            continue;
+        };
+        let slot = match key.trim() {
+            "se.nr_migrations" => &mut s.migrations,
+            "nr_voluntary_switches" => &mut s.voluntary,
+            "nr_involuntary_switches" => &mut s.involuntary,
+            _ => continue,
+        };
+        *slot = value.trim().parse().map_err(|_| {
+            Error::parse(
+                dir.join("sched"),
+                i + 1,
+                format!("{} to be a number", key.trim()),
+                value.trim(),
+            )
+        })?;
+    }
+    let mut f = schedstat.split_whitespace();
+    for slot in [&mut s.run_ns, &mut s.wait_ns] {
+        let v = f.next().ok_or_else(|| {
+            Error::parse(
+                dir.join("schedstat"),
+                1,
+                "run and wait times in ns",
+                schedstat.trim(),
+            )
+        })?;
+        *slot = v
+            .parse()
+            .map_err(|_| Error::parse(dir.join("schedstat"), 1, "a time in ns", v))?;
+    }
+    Ok(s)
+}
+
+/// Reads thread `tid` of process `pid`: `None` once it has exited.
+pub fn thread_sched(root: &Root, pid: u32, tid: u32) -> Result<Option<SchedSample>> {
+    let dir = format!("/proc/{pid}/task/{tid}");
+    let (Some(sched), Some(schedstat), Some(stat)) = (
+        root.read_opt(format!("{dir}/sched"))?,
+        root.read_opt(format!("{dir}/schedstat"))?,
+        root.read_opt(format!("{dir}/stat"))?,
+    ) else {
+        return Ok(None);
+    };
+    let mut s = parse_sched(&root.path(&dir), &sched, &schedstat)?;
+    s.last_cpu = parse_stat(&root.path(format!("{dir}/stat")), &stat)?.processor;
+    Ok(Some(s))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -226,6 +299,38 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("8 times"), "{e}");
+    }
+
+    #[test]
+    fn sched_counters_and_their_errors() {
+        let sched = "x (1, #threads: 1)\n----\nse.exec_start : 12.5\nse.nr_migrations : 7\nnr_switches : 40\nnr_voluntary_switches : 30\nnr_involuntary_switches : 10\n";
+        let s = parse_sched(Path::new("/proc/1/task/1"), sched, "5000 200 40\n").unwrap();
+        assert_eq!(
+            s,
+            SchedSample {
+                run_ns: 5000,
+                wait_ns: 200,
+                migrations: 7,
+                voluntary: 30,
+                involuntary: 10,
+                last_cpu: 0
+            }
+        );
+        let e = parse_sched(Path::new("/p"), "se.nr_migrations : x\n", "1 2 3")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("/p/sched:1") && e.contains("se.nr_migrations"),
+            "{e}"
+        );
+        let e = parse_sched(Path::new("/p"), "", "1")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("/p/schedstat:1"), "{e}");
+        // This thread, live: it has run.
+        let me = std::process::id();
+        let live = thread_sched(&Root::live(), me, me).unwrap().unwrap();
+        assert!(live.run_ns > 0);
     }
 
     #[test]

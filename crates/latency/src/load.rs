@@ -281,6 +281,14 @@ const IO_BLOCK: usize = 4096;
 const IO_SPAN: u64 = 256; // blocks per file: 1 MiB, rewritten in turn
 const MEM_BYTES: usize = 64 << 20;
 
+impl Loads {
+    /// The processes of the command loads (`LoadSpec::Cmd`); the other generators are
+    /// threads of this process.
+    pub fn pids(&self) -> Vec<u32> {
+        self.children.iter().map(|(_, c)| c.id()).collect()
+    }
+}
+
 /// Starts the generators on `cpus`.
 pub fn start(specs: &[LoadSpec], cpus: &CpuSet) -> Result<Loads, Error> {
     let mut loads = Loads {

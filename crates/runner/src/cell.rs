@@ -28,6 +28,14 @@ pub struct Applied {
     pub isolated: Option<CpuSet>,
 }
 
+impl Applied {
+    /// The processes of the cell's load (a command load), which are the experiment's
+    /// own tools.
+    pub fn load_pids(&self) -> Vec<u32> {
+        self.loads.as_ref().map(Loads::pids).unwrap_or_default()
+    }
+}
+
 /// Runs `command` with `sh -c`, its output to stderr; a failure names `what`.
 pub fn shell(what: &str, command: &str) -> Result<()> {
     let status = child_command("sh")

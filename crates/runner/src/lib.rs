@@ -49,15 +49,19 @@ pub struct Measured {
     /// Raw outputs to keep in the experiment's directory: a file name and its bytes
     /// (`iperf3-client.json`).
     pub raw: Vec<(String, Vec<u8>)>,
+    /// What else the machine did during the run (set once, by the run).
+    pub context: Option<jitterlab_experiment::context::RunContext>,
 }
 
 mod cell;
+mod context;
 mod facts;
 mod measure;
 mod place;
 mod restore;
 mod save;
 pub mod trace;
+pub mod watch;
 mod workload;
 
 pub use facts::{host_facts, parse_recipe};
@@ -240,6 +244,7 @@ pub fn run_experiment(
             Ok((measured, explanation)) => {
                 run.values = measured.values;
                 run.series = measured.series;
+                run.context = measured.context;
                 if let Some(s) = &saved {
                     for (name, bytes) in &measured.raw {
                         s.write_raw(planned.seq, name, bytes)?;
@@ -358,7 +363,11 @@ fn one_run(
         Ok(a) => a,
         Err(e) => return (Err(e), Vec::new()),
     };
-    let result = measure_run(ctx, settings, planned, trace_path);
+    let roles = watch::Roles::default();
+    for pid in applied.load_pids() {
+        roles.tool(pid);
+    }
+    let result = measure_run(ctx, settings, planned, trace_path, &roles);
     let failed = cell::undo(ctx.root, state, applied);
     (result, failed)
 }
@@ -368,6 +377,7 @@ fn measure_run(
     settings: &jitterlab_experiment::recipe::Settings,
     planned: &PlannedRun,
     trace_path: Option<&Path>,
+    roles: &watch::Roles,
 ) -> Result<(Measured, Option<Explanation>)> {
     let recipe = ctx.recipe;
     let m = &recipe.measures;
@@ -381,6 +391,9 @@ fn measure_run(
         )?),
         None => None,
     };
+    if let Some(w) = &workload {
+        roles.process(Role::Workload, w.pid());
+    }
     // A `break` turns tracing off in every buffer that traces, the top level too (as
     // cyclictest -b does, for whoever records beside the experiment): the experiment
     // turns the top level back on after the run, as it found it.
@@ -399,6 +412,9 @@ fn measure_run(
     // also sets, so that a break ends this run and not the experiment.
     let probe_cancel = Arc::new(AtomicBool::new(false));
     let measuring = AtomicBool::new(true);
+    let watching = AtomicBool::new(false);
+    // What else the machine does is read from here to the measures' end.
+    let before = context::Reading::take(ctx.root)?;
     let result = std::thread::scope(|s| -> Result<Measured> {
         let probe = &probe_cancel;
         let running = &measuring;
@@ -410,10 +426,13 @@ fn measure_run(
                 std::thread::sleep(std::time::Duration::from_millis(20));
             }
         });
-        let result = measure_all(ctx, settings, duration, probe, &cpus);
+        watch::watch(s, roles, &watching);
+        let result = measure_all(ctx, settings, duration, probe, &cpus, roles);
+        watching.store(true, Ordering::Relaxed);
         running.store(false, Ordering::Relaxed);
         result
     });
+    let after = context::Reading::take(ctx.root)?;
     let trace_summary = recording.map(|r| r.finish());
     if let Some(on) = top_on {
         trace::restore_top_tracing_on(ctx.root, on)?;
@@ -425,6 +444,7 @@ fn measure_run(
     if let Some(w) = &workload {
         measured.tasks.push((Role::Workload, w.pid()));
     }
+    measured.context = Some(context::context(&before, &after, roles));
     let explanation = match (trace_summary, trace_path) {
         (Some(summary), Some(path)) => {
             summary?;
@@ -455,6 +475,7 @@ fn measure_all(
     duration: u64,
     probe_cancel: &Arc<AtomicBool>,
     cpus: &dyn Fn(Role) -> Result<Option<jitterlab_cpuset::CpuSet>>,
+    roles: &watch::Roles,
 ) -> Result<Measured> {
     let recipe = ctx.recipe;
     let m = &recipe.measures;
@@ -486,6 +507,7 @@ fn measure_all(
                 client.as_ref(),
                 duration,
                 cancel,
+                roles,
             )?);
         }
         if let Some(mc) = &m.mcast {
@@ -497,6 +519,7 @@ fn measure_all(
                 receiver.as_ref(),
                 duration,
                 cancel,
+                roles,
             )?);
         }
         if let Some(h) = latency {
@@ -512,6 +535,9 @@ fn measure_all(
 impl Measured {
     /// Adds another measure's values, series, tasks and raw outputs.
     pub fn merge(&mut self, other: Measured) {
+        if other.context.is_some() {
+            self.context = other.context;
+        }
         self.values.extend(other.values);
         self.series.extend(other.series);
         self.tasks.extend(other.tasks);

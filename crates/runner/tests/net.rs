@@ -11,6 +11,7 @@ use jitterlab_host::testing::{host_lock, is_root, skip};
 use jitterlab_runner::net::mcast::{self, SeqStats, WINDOW};
 use jitterlab_runner::net::netns::{self, Netns};
 use jitterlab_runner::net::tcp;
+use jitterlab_runner::watch::Roles;
 use jitterlab_runner::Error;
 
 const SECOND: u64 = 1_000_000_000;
@@ -188,7 +189,7 @@ fn mcast_paced_rate_is_received() {
     };
     let cancel = AtomicBool::new(false);
     let m = mcast_measure(Some(2000));
-    let (out, c) = mcast::measure(&m, None, None, SECOND, &cancel).unwrap();
+    let (out, c) = mcast::measure(&m, None, None, SECOND, &cancel, &Roles::default()).unwrap();
     no_namespaces_left();
     // Paced on an absolute schedule: 2000 in the second, give or take a few.
     assert!((1900..=2010).contains(&c.sent), "{c:?}");
@@ -231,6 +232,7 @@ fn mcast_pinned_unpaced_accounts_for_every_message() {
         Some(&cpus(&last)),
         SECOND,
         &cancel,
+        &Roles::default(),
     )
     .unwrap();
     no_namespaces_left();
@@ -252,7 +254,14 @@ fn mcast_cancelled_ends_promptly_and_cleans_up() {
             std::thread::sleep(Duration::from_millis(200));
             cancel.store(true, Ordering::Relaxed);
         });
-        mcast::run(&mcast_measure(Some(1000)), None, None, 30 * SECOND, &cancel)
+        mcast::run(
+            &mcast_measure(Some(1000)),
+            None,
+            None,
+            30 * SECOND,
+            &cancel,
+            &Roles::default(),
+        )
     });
     assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
     assert!(
@@ -294,7 +303,8 @@ fn mcast_net_rx_runs_on_the_senders_cpu() {
         let before = net_rx();
         let (s, r) = (cpus(&sender.to_string()), cpus(&receiver.to_string()));
         let m = mcast_measure(Some(5000));
-        let (_, c) = mcast::measure(&m, Some(&s), Some(&r), SECOND, &cancel).unwrap();
+        let (_, c) =
+            mcast::measure(&m, Some(&s), Some(&r), SECOND, &cancel, &Roles::default()).unwrap();
         let after = net_rx();
         let delta = |cpu: u32| after[cpu as usize] - before[cpu as usize];
         let (on_sender, on_receiver) = (delta(sender), delta(receiver));
@@ -342,6 +352,7 @@ fn tcp_unlimited_gives_a_throughput() {
         Some(&zero),
         SECOND,
         &cancel,
+        &Roles::default(),
     )
     .unwrap();
     no_namespaces_left();
@@ -382,6 +393,7 @@ fn tcp_at_100m_is_near_100m() {
         None,
         2 * SECOND,
         &cancel,
+        &Roles::default(),
     )
     .unwrap();
     no_namespaces_left();
@@ -411,6 +423,7 @@ fn tcp_cancelled_ends_promptly_and_cleans_up() {
             None,
             30 * SECOND,
             &cancel,
+            &Roles::default(),
         )
     });
     assert!(t0.elapsed() < Duration::from_secs(4), "{:?}", t0.elapsed());
@@ -429,7 +442,15 @@ fn tcp_without_iperf3_is_invalid() {
     let old = std::env::var_os("PATH");
     std::env::set_var("PATH", empty.path());
     let cancel = AtomicBool::new(false);
-    let r = tcp::run(&tcp_measure(), None, None, None, SECOND, &cancel);
+    let r = tcp::run(
+        &tcp_measure(),
+        None,
+        None,
+        None,
+        SECOND,
+        &cancel,
+        &Roles::default(),
+    );
     match old {
         Some(p) => std::env::set_var("PATH", p),
         None => std::env::remove_var("PATH"),
@@ -462,6 +483,7 @@ fn figures() {
                 r.as_ref(),
                 2 * SECOND,
                 &cancel,
+                &Roles::default(),
             )
             .unwrap();
             println!(
@@ -486,6 +508,7 @@ fn figures() {
                 Some(&cpus("1")),
                 2 * SECOND,
                 &cancel,
+                &Roles::default(),
             )
             .unwrap();
             println!(
@@ -508,6 +531,7 @@ fn figures() {
             c.as_ref(),
             2 * SECOND,
             &cancel,
+            &Roles::default(),
         )
         .unwrap();
         println!(

@@ -49,7 +49,7 @@ impl fmt::Display for Placement {
 }
 
 /// A process of the experiment that an affinity level can place.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
     /// The `[workload]` command.

@@ -43,6 +43,7 @@ use jitterlab_experiment::Series;
 use super::netns::{self, Netns};
 pub use super::seq::{SeqStats, WINDOW};
 use crate::error::{Error, Result};
+use crate::watch::Roles;
 use crate::Measured;
 
 /// The multicast group (administratively scoped).
@@ -75,8 +76,9 @@ pub fn run(
     receiver: Option<&CpuSet>,
     duration_ns: u64,
     cancel: &AtomicBool,
+    roles: &Roles,
 ) -> Result<Measured> {
-    measure(m, sender, receiver, duration_ns, cancel).map(|(measured, _)| measured)
+    measure(m, sender, receiver, duration_ns, cancel, roles).map(|(measured, _)| measured)
 }
 
 /// The counts of a run behind its [`Measured`].
@@ -103,6 +105,7 @@ pub fn measure(
     receiver: Option<&CpuSet>,
     duration_ns: u64,
     cancel: &AtomicBool,
+    roles: &Roles,
 ) -> Result<(Measured, Counts)> {
     if (m.payload as usize) < HEADER || m.payload > 65_000 {
         return Err(Error::Invalid(format!(
@@ -117,7 +120,7 @@ pub fn measure(
         )));
     }
     let ns = netns::multicast_loopback()?;
-    let result = run_in(&ns, m, sender, receiver, duration_ns, cancel);
+    let result = run_in(&ns, m, sender, receiver, duration_ns, cancel, roles);
     let removed = ns.remove();
     let measured = result?;
     removed?;
@@ -149,6 +152,7 @@ fn run_in(
     receiver_cpus: Option<&CpuSet>,
     duration_ns: u64,
     cancel: &AtomicBool,
+    roles: &Roles,
 ) -> Result<(Measured, Counts)> {
     static RUNS: AtomicU64 = AtomicU64::new(0);
     let tag = (u64::from(std::process::id()) << 32) | RUNS.fetch_add(1, Ordering::Relaxed);
@@ -159,7 +163,7 @@ fn run_in(
     let payload = m.payload as usize;
 
     let (sent, received) = std::thread::scope(|s| -> Result<(Result<Sent>, Result<Received>)> {
-        let (ready_tx, ready_rx) = mpsc::channel::<u32>();
+        let (ready_tx, ready_rx) = mpsc::channel::<(Role, u32)>();
         let (go_recv_tx, go_recv_rx) = mpsc::channel::<Instant>();
         let (go_send_tx, go_send_rx) = mpsc::channel::<Instant>();
         let (sender_done, abort) = (&sender_done, &abort);
@@ -194,8 +198,15 @@ fn run_in(
             sender_done.store(true, Ordering::Release);
             r
         })?;
-        // Both ready (or one failed, dropping its channel end): start both at once.
-        let both_ready = ready_rx.recv().is_ok() && ready_rx.recv().is_ok();
+        // Both ready (or one failed, dropping its channel end): start both at once,
+        // watched from their start.
+        let mut both_ready = true;
+        for _ in 0..2 {
+            match ready_rx.recv() {
+                Ok((role, tid)) => roles.thread(role, tid),
+                Err(_) => both_ready = false,
+            }
+        }
         if both_ready {
             let start = Instant::now();
             let _ = go_recv_tx.send(start);
@@ -278,7 +289,7 @@ fn sock_err(what: &str) -> impl FnOnce(std::io::Error) -> Error + '_ {
 #[allow(clippy::too_many_arguments)]
 fn send(
     cpus: Option<&CpuSet>,
-    ready: mpsc::Sender<u32>,
+    ready: mpsc::Sender<(Role, u32)>,
     go: mpsc::Receiver<Instant>,
     cancel: &AtomicBool,
     abort: &AtomicBool,
@@ -294,7 +305,7 @@ fn send(
         .and_then(|()| sock.set_multicast_loop_v4(false))
         .and_then(|()| sock.connect((GROUP, PORT)))
         .map_err(sock_err("setting up the mcast sender's socket"))?;
-    let _ = ready.send(tid);
+    let _ = ready.send((Role::Sender, tid));
     let Ok(start) = go.recv() else {
         return Err(Error::workload("the mcast sender", "not started"));
     };
@@ -335,7 +346,7 @@ fn send(
 
 fn receive(
     cpus: Option<&CpuSet>,
-    ready: mpsc::Sender<u32>,
+    ready: mpsc::Sender<(Role, u32)>,
     go: mpsc::Receiver<Instant>,
     sender_done: &AtomicBool,
     tag: u64,
@@ -350,7 +361,7 @@ fn receive(
     set_rcvbuf(&sock)?;
     sock.set_read_timeout(Some(Duration::from_millis(5)))
         .map_err(sock_err("setting the mcast receiver's timeout"))?;
-    let _ = ready.send(tid);
+    let _ = ready.send((Role::Receiver, tid));
     let Ok(start) = go.recv() else {
         return Err(Error::workload("the mcast receiver", "not started"));
     };

@@ -28,6 +28,7 @@ use serde_json::Value;
 
 use super::netns::{self, Netns, VethPair, SERVER_ADDR};
 use crate::error::{Error, Result};
+use crate::watch::Roles;
 use crate::Measured;
 
 /// The server's port (the namespace is private, so iperf3's default is free).
@@ -56,6 +57,7 @@ pub fn run(
     client: Option<&CpuSet>,
     duration_ns: u64,
     cancel: &AtomicBool,
+    roles: &Roles,
 ) -> Result<Measured> {
     let program = find_program("iperf3").ok_or_else(|| {
         Error::Invalid(
@@ -77,6 +79,7 @@ pub fn run(
         client,
         duration_ns,
         cancel,
+        roles,
     );
     let VethPair { server, client } = pair;
     let removed = [server.remove(), client.remove()];
@@ -188,6 +191,7 @@ fn run_in(
     client_cpus: Option<&CpuSet>,
     duration_ns: u64,
     cancel: &AtomicBool,
+    roles: &Roles,
 ) -> Result<Measured> {
     let port = PORT.to_string();
     let addr = SERVER_ADDR.to_string();
@@ -195,6 +199,7 @@ fn run_in(
         .map(String::from)
         .into();
     let mut server = Proc::start(&pair.server, program, "server", &server_args, server_cpus)?;
+    roles.process(Role::Server, server.pid());
     wait_listening(&mut server, cancel)?;
     let secs = duration_ns.div_ceil(1_000_000_000);
     let mut client_args: Vec<String> = ["-c", &addr, "-p", &port, "-J", "-t"]
@@ -211,6 +216,7 @@ fn run_in(
         client_args.push(b.to_string());
     }
     let mut client = Proc::start(&pair.client, program, "client", &client_args, client_cpus)?;
+    roles.process(Role::Client, client.pid());
     let tasks = vec![(Role::Server, server.pid()), (Role::Client, client.pid())];
     let deadline = Instant::now() + Duration::from_secs(secs) + CLIENT_GRACE;
     let client_ended = client.wait_until(deadline, cancel)?;
