@@ -52,6 +52,7 @@
 
 #![deny(missing_docs)]
 
+pub mod answers;
 pub mod context;
 pub mod explain;
 pub mod recipe;

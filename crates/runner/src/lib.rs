@@ -324,6 +324,7 @@ pub fn run_experiment(
     }
     report.explanations = explanations.into_iter().map(|(e, _)| e).collect();
     report.spike_causes = jitterlab_experiment::explain::causes(&report.explanations);
+    report.answers = jitterlab_experiment::answers::answer(&report, &recipe.measures);
     if let Some(s) = &saved {
         s.write_json("runs.json", &report.runs)?;
         s.write_json("result.json", &report)?;

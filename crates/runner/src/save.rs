@@ -240,6 +240,7 @@ pub fn compare(old: &Path, new: &Path) -> Result<Compared> {
         _ => vec!["a directory has no machine.json: the machines cannot be compared".into()],
     };
     report.machine = a.machine;
+    report.answers = jitterlab_experiment::answers::answer(&report, &a.recipe.measures);
     Ok(Compared {
         report,
         machines_differ,
