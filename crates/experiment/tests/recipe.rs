@@ -108,6 +108,17 @@ fn a_full_recipe() {
         cells[35].label,
         "affinity=0-1, irq=virtio1-input.0=0, partition=on:1, load=cmd:stress-ng --cpu 2"
     );
+    // Every level, the one-level factor's too, as the label words it.
+    assert_eq!(
+        cells[35].level_labels,
+        [
+            "affinity=0-1",
+            "irq=virtio1-input.0=0",
+            "partition=on:1",
+            "load=cmd:stress-ng --cpu 2",
+            "setup=rps-off"
+        ]
+    );
     let s = &cells[35].settings;
     assert_eq!(s.partition, Partition::parse("on:1").unwrap());
     assert_eq!(s.load, Load::Cmd("stress-ng --cpu 2".into()));

@@ -228,6 +228,10 @@ pub struct Cell {
     pub index: usize,
     /// `affinity=1, load=cpu:2`: the levels of the factors that have several.
     pub label: String,
+    /// Each of its levels as `factor=value` (`affinity=1`), one per factor of the recipe:
+    /// the words of `label`, for a report that labels cells by the levels that set them
+    /// apart.
+    pub level_labels: Vec<String>,
     /// Its levels, one per factor of the recipe.
     pub levels: Vec<Level>,
     /// The same as settings.
@@ -270,13 +274,17 @@ impl Recipe {
             .into_iter()
             .enumerate()
             .map(|(index, levels)| {
-                let parts: Vec<String> = self
+                let level_labels: Vec<String> = self
                     .factors
                     .iter()
                     .zip(&levels)
+                    .map(|(f, l)| format!("{}={l}", f.kind.name()))
+                    .collect();
+                let parts: Vec<&str> = level_labels
+                    .iter()
                     .zip(&varying)
                     .filter(|(_, &v)| v || !any_varies)
-                    .map(|((f, l), _)| format!("{}={l}", f.kind.name()))
+                    .map(|(l, _)| l.as_str())
                     .collect();
                 let label = if parts.is_empty() {
                     "default".to_string()
@@ -286,6 +294,7 @@ impl Recipe {
                 Cell {
                     index,
                     label,
+                    level_labels,
                     settings: settings(&levels),
                     levels,
                 }
