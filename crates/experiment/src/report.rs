@@ -11,9 +11,11 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::context::RunContext;
+use crate::context::{CpuContext, RunContext};
 use crate::explain::{CauseCount, Explanation, Machine};
 use crate::recipe::Cell;
+#[cfg(test)]
+use crate::recipe::Recipe;
 use crate::rng::Rng;
 use crate::stats::steps::{find_steps, Step};
 use crate::stats::warnings::{drift, slow_first};
@@ -222,6 +224,59 @@ pub enum Warning {
     },
 }
 
+/// What else a cell's machine did while its runs were measured: per figure, the median
+/// over its measured runs that carry a [`RunContext`] (the "machine during the runs"
+/// table of the reports).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CellContext {
+    /// The cell.
+    pub cell: usize,
+    /// Its measured runs with a context.
+    pub runs: usize,
+    /// Of which measured beside foreign work or under the host's steal
+    /// ([`RunContext::busy`]).
+    pub busy_runs: usize,
+    /// The foreign processes' CPU use, CPUs ([`RunContext::foreign_cpus`]).
+    pub foreign_cpus: f64,
+    /// Kernel threads' CPU use, CPUs.
+    pub kernel_cpus: f64,
+    /// The experiment's own tools' (jitterlab's threads, the loads), CPUs.
+    pub tools_cpus: f64,
+    /// The processes under test, CPUs.
+    pub tested_cpus: f64,
+    /// The host's steal, a fraction of the run's CPU time
+    /// ([`RunContext::steal_fraction`]).
+    pub steal: f64,
+    /// Per CPU, in CPU order.
+    pub cpus: Vec<CellCpu>,
+}
+
+/// One CPU during a cell's runs: medians over the runs whose context has it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CellCpu {
+    /// The CPU.
+    pub cpu: u32,
+    /// Time not idle over the run's wall time (1.0: busy the whole run).
+    pub busy: f64,
+    /// Local timer interrupts (`LOC`) per second.
+    pub local_timer_per_s: f64,
+    /// Device interrupts per second.
+    pub device_irqs_per_s: f64,
+    /// Other architecture interrupts per second.
+    pub other_irqs_per_s: f64,
+    /// Softirqs per second by vector, the most first (those whose median is above 0).
+    pub softirqs_per_s: Vec<SoftirqRate>,
+}
+
+/// A softirq vector's rate.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SoftirqRate {
+    /// The vector (`NET_RX`, `TIMER`...).
+    pub name: String,
+    /// Per second.
+    pub per_s: f64,
+}
+
 /// A finished experiment.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ExperimentReport {
@@ -243,6 +298,8 @@ pub struct ExperimentReport {
     pub stats: Vec<MetricStats>,
     /// The warnings.
     pub warnings: Vec<Warning>,
+    /// Per cell whose measured runs carry a context, the machine during them.
+    pub cell_contexts: Vec<CellContext>,
     /// Why, from the traced runs (filled by the runner after [`ExperimentReport::new`]).
     pub explanations: Vec<Explanation>,
     /// The machine it ran on, when the runner knows it.
@@ -436,6 +493,9 @@ impl ExperimentReport {
                 });
             }
         }
+        let cell_contexts = (0..cells.len())
+            .filter_map(|c| cell_context(&measured, c))
+            .collect();
         ExperimentReport {
             name: name.to_string(),
             seed: config.seed,
@@ -446,6 +506,7 @@ impl ExperimentReport {
             runs,
             stats: per_metric,
             warnings,
+            cell_contexts,
             explanations: Vec::new(),
             machine: None,
             spike_causes: Vec::new(),
@@ -512,6 +573,79 @@ fn background(measured: &[&Run], c: usize, b: usize, min_runs: usize) -> Backgro
         cell_cpus: fc,
         baseline_cpus: fb,
     }
+}
+
+/// Cell `c`'s machine during its measured runs with a context, or `None` without any.
+fn cell_context(measured: &[&Run], c: usize) -> Option<CellContext> {
+    let ctx: Vec<&RunContext> = measured
+        .iter()
+        .filter(|r| r.cell == c)
+        .filter_map(|r| r.context.as_ref())
+        .collect();
+    if ctx.is_empty() {
+        return None;
+    }
+    let med = |f: &dyn Fn(&RunContext) -> f64| median_of(ctx.iter().map(|x| f(x)).collect());
+    let cpu_ids: std::collections::BTreeSet<u32> = ctx
+        .iter()
+        .flat_map(|x| x.cpus.iter().map(|k| k.cpu))
+        .collect();
+    let cpus = cpu_ids
+        .into_iter()
+        .map(|cpu| {
+            // The runs that have this CPU and a wall time, with that CPU's figures.
+            let of: Vec<(&CpuContext, f64)> = ctx
+                .iter()
+                .filter(|x| x.wall_ns > 0)
+                .filter_map(|x| Some((x.cpu(cpu)?, x.wall_ns as f64)))
+                .collect();
+            let med = |f: &dyn Fn(&CpuContext, f64) -> f64| {
+                median_of(of.iter().map(|(k, wall)| f(k, *wall)).collect())
+            };
+            let per_s = |n: u64, wall: f64| n as f64 * 1e9 / wall;
+            let vectors: std::collections::BTreeSet<&str> = of
+                .iter()
+                .flat_map(|(k, _)| k.softirqs.keys().map(String::as_str))
+                .collect();
+            let mut softirqs: Vec<SoftirqRate> = vectors
+                .into_iter()
+                .map(|name| SoftirqRate {
+                    name: name.to_string(),
+                    per_s: med(&|k, wall| per_s(k.softirqs.get(name).copied().unwrap_or(0), wall)),
+                })
+                .filter(|v| v.per_s > 0.0)
+                .collect();
+            softirqs.sort_by(|a, b| b.per_s.total_cmp(&a.per_s).then(a.name.cmp(&b.name)));
+            CellCpu {
+                cpu,
+                busy: med(&|k, wall| k.busy_ns as f64 / wall),
+                local_timer_per_s: med(&|k, wall| per_s(k.local_timer, wall)),
+                device_irqs_per_s: med(&|k, wall| per_s(k.device_irqs, wall)),
+                other_irqs_per_s: med(&|k, wall| per_s(k.other_irqs, wall)),
+                softirqs_per_s: softirqs,
+            }
+        })
+        .collect();
+    let cpus_of = |ns: fn(&RunContext) -> u64| {
+        move |x: &RunContext| {
+            if x.wall_ns == 0 {
+                0.0
+            } else {
+                ns(x) as f64 / x.wall_ns as f64
+            }
+        }
+    };
+    Some(CellContext {
+        cell: c,
+        runs: ctx.len(),
+        busy_runs: ctx.iter().filter(|x| x.busy()).count(),
+        foreign_cpus: med(&RunContext::foreign_cpus),
+        kernel_cpus: med(&cpus_of(|x| x.kernel_ns)),
+        tools_cpus: med(&cpus_of(|x| x.tools_ns)),
+        tested_cpus: med(&cpus_of(|x| x.tested_ns)),
+        steal: med(&RunContext::steal_fraction),
+        cpus,
+    })
 }
 
 /// Per cell, the measured runs beside foreign work.
@@ -610,4 +744,103 @@ pub fn precise_enough(
         }
     }
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::context::{CpuContext, TaskTime};
+
+    fn run(seq: usize, cell: usize, warmup: bool, context: Option<RunContext>) -> Run {
+        Run {
+            seq,
+            cell,
+            round: seq as u32,
+            warmup,
+            traced: false,
+            values: BTreeMap::new(),
+            series: vec![],
+            error: None,
+            context,
+        }
+    }
+
+    /// Over `secs` seconds: `foreign` CPUs of other processes, CPU 1 `loc` local timer
+    /// interrupts and `net_rx` NET_RX softirqs a second.
+    fn context(secs: u64, foreign: f64, loc: u64, net_rx: u64) -> RunContext {
+        let wall_ns = secs * 1_000_000_000;
+        let cpu1 = CpuContext {
+            cpu: 1,
+            busy_ns: wall_ns / 4,
+            local_timer: loc * secs,
+            device_irqs: 10 * secs,
+            softirqs: [
+                ("NET_RX".to_string(), net_rx * secs),
+                ("TIMER".to_string(), 250 * secs),
+            ]
+            .into(),
+            ..CpuContext::default()
+        };
+        RunContext {
+            wall_ns,
+            cpus: vec![
+                CpuContext {
+                    cpu: 0,
+                    steal_ns: wall_ns / 10,
+                    ..CpuContext::default()
+                },
+                cpu1,
+            ],
+            foreign_ns: (foreign * wall_ns as f64) as u64,
+            tested_ns: wall_ns / 2,
+            foreign_top: vec![TaskTime {
+                comm: "busyloop".into(),
+                pid: 1,
+                cpu_ns: 1,
+            }],
+            ..RunContext::default()
+        }
+    }
+
+    #[test]
+    fn a_cells_machine_is_the_median_of_its_measured_runs_per_second() {
+        let runs = vec![
+            // A warm-up run, not counted.
+            run(0, 0, true, Some(context(1, 5.0, 9_999, 9_999))),
+            run(1, 0, false, Some(context(2, 0.0, 100, 1000))),
+            run(2, 0, false, Some(context(1, 1.0, 300, 3000))),
+            run(3, 0, false, Some(context(4, 0.0, 200, 0))),
+            // No context: left out; a cell without any has no entry.
+            run(4, 0, false, None),
+            run(5, 1, false, None),
+        ];
+        let cells = Recipe::parse(
+            "t.toml",
+            "name = \"t\"\n[factors]\nload = [\"none\", \"cpu:1\"]\n[measure.latency]\n",
+        )
+        .unwrap()
+        .cells();
+        let r = ExperimentReport::new("t", vec![], cells, vec![0, 0], runs, Config::default());
+        assert_eq!(r.cell_contexts.len(), 1, "{:?}", r.cell_contexts);
+        let c = &r.cell_contexts[0];
+        // Steal of 5 % is not busy; the foreign busy loop is.
+        assert_eq!((c.cell, c.runs, c.busy_runs), (0, 3, 1));
+        assert_eq!(c.foreign_cpus, 0.0);
+        assert_eq!(c.tested_cpus, 0.5);
+        assert!((c.steal - 0.05).abs() < 1e-12, "{}", c.steal);
+        assert_eq!(c.cpus.iter().map(|k| k.cpu).collect::<Vec<_>>(), [0, 1]);
+        let cpu1 = &c.cpus[1];
+        // Rates, not counts: the 4 s run counted twice as many as the 2 s one.
+        assert_eq!(cpu1.local_timer_per_s, 200.0);
+        assert_eq!(cpu1.device_irqs_per_s, 10.0);
+        assert_eq!(cpu1.busy, 0.25);
+        let soft: Vec<(&str, f64)> = cpu1
+            .softirqs_per_s
+            .iter()
+            .map(|v| (v.name.as_str(), v.per_s))
+            .collect();
+        assert_eq!(soft, [("NET_RX", 1000.0), ("TIMER", 250.0)], "most first");
+        // A vector that never ran is not listed.
+        assert!(c.cpus[0].softirqs_per_s.is_empty());
+    }
 }
