@@ -3,17 +3,24 @@
 //! view, must equal what the renderer writes now), and its HTML report.
 //!
 //! The experiment is synthetic and fixed: two factors of two levels (four cells), a
-//! baseline per level of `load` (`affinity = "unpinned"`), two metrics (a latency in ns,
-//! lower is better; a throughput in bit/s, higher is better), a warm-up run per cell,
-//! one failed run, a per-interval throughput series in every run with a step in one of
-//! them, and the trace explanation of that run. `UPDATE_FIXTURES=1` rewrites the
-//! fixture.
+//! baseline per level of `load` (`affinity = "unpinned"`), three metrics (a latency in
+//! ns, lower is better; a throughput in bit/s, higher is better; drops, whose baseline
+//! mostly drops none, so that a ratio's interval is unbounded above), a warm-up run per
+//! cell, one failed run, a per-interval throughput series in every run with a step in
+//! one of them, the trace explanation of that run, what else the machine did in every
+//! run (two runs of one cell and every run of another beside a foreign busy loop: a
+//! comparison on the quiet runs only and an unequal one), and the answers.
+//! `UPDATE_FIXTURES=1` rewrites the fixture.
 
 use jitterlab_experiment::explain::{
     causes, BlamedSpike, ChainSummary, CpuRun, Explanation, Machine, Migration, StepMigrations,
     ThreadPlacement,
 };
+use std::collections::BTreeMap;
+
+use jitterlab_experiment::context::{CpuContext, RoleTime, RunContext, TaskTime};
 use jitterlab_experiment::recipe::Role;
+use jitterlab_experiment::report::Answer;
 use jitterlab_experiment::stats::Config;
 use jitterlab_experiment::{ExperimentReport, Recipe, Rng, Run, Series};
 use jitterlab_render::{Exporter, Html};
@@ -49,6 +56,13 @@ regex = "tput: ([0-9.]+)"
 unit = "bit/s"
 better = "higher"
 
+[[measure.command]]
+name = "drops"
+command = "my-client --drops"
+regex = "drops: ([0-9]+)"
+unit = "msg"
+better = "lower"
+
 [baseline]
 affinity = "unpinned"
 "#;
@@ -56,6 +70,19 @@ affinity = "unpinned"
 /// The cell, round of the failed run, and of the run whose series has a step.
 const FAILED: (usize, u32) = (3, 2);
 const STEPPED: (usize, u32) = (3, 1);
+/// The measured rounds of cell 2 beside a foreign busy loop (its comparison is made on
+/// its quiet runs); every run of cell 3 ran beside one (its comparison is unequal).
+const BUSY_ROUNDS_OF_2: [u32; 2] = [1, 4];
+/// Drops per measured round: the baseline of cell 2 (cell 0) mostly drops none, so the
+/// resampled ratio is unbounded above.
+const DROPS: [[f64; 6]; 4] = [
+    [0.0, 2.0, 0.0, 1.0, 0.0, 3.0],
+    [1.0, 0.0, 2.0, 1.0, 1.0, 0.0],
+    [6.0, 7.0, 8.0, 6.0, 7.0, 9.0],
+    [3.0, 4.0, 2.0, 5.0, 3.0, 4.0],
+];
+/// A run's wall time.
+const WALL_NS: u64 = 10_000_000_000;
 /// The series' interval and length.
 const INTERVAL_NS: u64 = 500_000_000;
 const POINTS: u64 = 20;
@@ -76,6 +103,8 @@ pub fn synthetic() -> ExperimentReport {
             let key = (p.cell, p.round);
             let measured = !p.warmup;
             let mut rng = Rng::derive(7, &[p.seq as u64]);
+            let busy =
+                p.cell == 3 || (measured && p.cell == 2 && BUSY_ROUNDS_OF_2.contains(&p.round));
             let mut run = Run {
                 seq: p.seq,
                 cell: p.cell,
@@ -85,18 +114,24 @@ pub fn synthetic() -> ExperimentReport {
                 values: Default::default(),
                 series: vec![],
                 error: None,
-                context: None,
+                context: Some(context(p.cell, busy, &mut rng)),
             };
             if measured && key == FAILED {
                 run.error = Some("my-client --tput: exit status 1".into());
                 return run;
             }
-            // A warm-up run is slower.
-            let warm = if p.warmup { 1.15 } else { 1.0 };
+            // A warm-up run is slower; so is a run beside a busy loop.
+            let warm = if p.warmup { 1.15 } else { 1.0 } * if busy { 1.1 } else { 1.0 };
             let r = (rtt[p.cell] * warm * (1.0 + 0.02 * rng.normal())).round();
             let t = tput[p.cell] / warm * (1.0 + 0.01 * rng.normal());
             run.values.insert("rtt.p99".into(), r);
             run.values.insert("throughput".into(), t.round());
+            let drops = if p.warmup {
+                5.0
+            } else {
+                DROPS[p.cell][p.round as usize]
+            };
+            run.values.insert("drops".into(), drops);
             let t_ns: Vec<u64> = (0..POINTS).map(|i| i * INTERVAL_NS).collect();
             let values = t_ns
                 .iter()
@@ -150,7 +185,150 @@ pub fn synthetic() -> ExperimentReport {
         preemption: "PREEMPT_DYNAMIC".into(),
         virtualization: Some("kvm".into()),
     });
+    report.answers = answers(&report);
     report
+}
+
+/// The experiment's answers as the runner words them, from the report's figures.
+fn answers(r: &ExperimentReport) -> Vec<Answer> {
+    let stat = |metric: &str, cell: usize| {
+        let m = r.metric(metric).unwrap();
+        let median = |c: usize| m.cells[c].median.unwrap().value;
+        let cmp = m.comparisons.iter().find(|x| x.cell == cell).unwrap();
+        (median(cell), median(cmp.baseline), cmp.ratio.unwrap())
+    };
+    let (pinned, unpinned, ratio) = stat("rtt.p99", 2);
+    let (_, _, tput) = stat("throughput", 3);
+    let busy = |cell: usize| r.cell_contexts.iter().find(|c| c.cell == cell).unwrap();
+    let cpu = |cell: usize, cpu: usize| &busy(cell).cpus[cpu];
+    vec![
+        Answer {
+            topic: "latency".into(),
+            text: format!(
+                "Pinning my-server to CPU 1 lowers its rtt.p99 by {:.0}% on an otherwise idle machine.",
+                (1.0 - ratio.value) * 100.0
+            ),
+            basis: vec![
+                format!(
+                    "rtt.p99 median {:.1} us pinned against {:.1} us unpinned, ratio {:.3}",
+                    pinned / 1e3,
+                    unpinned / 1e3,
+                    ratio.value
+                ),
+                "compared on the 4 pinned runs without the foreign busy loop".into(),
+            ],
+        },
+        Answer {
+            topic: "background".into(),
+            text: "Under the cpu:2 load, pinning cannot be judged: every pinned run had a foreign busy loop beside it.".into(),
+            basis: vec![
+                format!(
+                    "foreign CPU use {:.2} against {:.2} CPUs (busyloop)",
+                    busy(3).foreign_cpus,
+                    busy(1).foreign_cpus
+                ),
+                format!("throughput ratio {:.3}, not called real", tput.value),
+            ],
+        },
+        Answer {
+            topic: "interrupts".into(),
+            text: "CPU 0 takes the network interrupts; CPU 1, where the pinned server runs, mostly its local timer.".into(),
+            basis: vec![
+                format!(
+                    "CPU 0: {:.0} device interrupts/s, NET_RX {:.0}/s",
+                    cpu(2, 0).device_irqs_per_s,
+                    cpu(2, 0).softirqs_per_s[0].per_s
+                ),
+                format!(
+                    "CPU 1: {:.0} device interrupts/s, LOC {:.0}/s",
+                    cpu(2, 1).device_irqs_per_s,
+                    cpu(2, 1).local_timer_per_s
+                ),
+            ],
+        },
+        Answer {
+            topic: "spikes".into(),
+            text: "The one blamed latency spike had no events in its window: the hypervisor, an SMI or interrupts off.".into(),
+            basis: vec!["612.0 us on CPU 1, which stopped the trace of run 10".into()],
+        },
+    ]
+}
+
+/// What else the 2-CPU machine did during a run of `cell`: CPU 0 takes the network
+/// interrupts and their softirqs, CPU 1 runs the server (pinned there in cells 2 and
+/// 3); a `cpu:2` load (cells 1 and 3) is the experiment's own tools; a busy run has a
+/// foreign busy loop beside it on CPU 0.
+fn context(cell: usize, busy: bool, rng: &mut Rng) -> RunContext {
+    let secs = WALL_NS / 1_000_000_000;
+    let jitter = |rng: &mut Rng, x: f64| (x * (1.0 + 0.03 * rng.normal())).max(0.0);
+    let ns = |rng: &mut Rng, cpus: f64| jitter(rng, cpus * WALL_NS as f64) as u64;
+    let count = |rng: &mut Rng, per_s: f64| jitter(rng, per_s * secs as f64) as u64;
+    let loaded = cell % 2 == 1;
+    let foreign = if busy { 0.95 } else { 0.01 };
+    let mut cpus = Vec::new();
+    for cpu in 0..2u32 {
+        let irq_cpu = cpu == 0;
+        let softirqs: BTreeMap<String, u64> = [
+            ("NET_RX", if irq_cpu { 3900.0 } else { 12.0 }),
+            ("TIMER", if loaded { 250.0 } else { 110.0 }),
+            ("RCU", 40.0),
+            ("SCHED", if loaded { 180.0 } else { 30.0 }),
+            ("NET_TX", if irq_cpu { 4.0 } else { 0.0 }),
+        ]
+        .into_iter()
+        .filter(|&(_, r)| r > 0.0)
+        .map(|(name, r)| (name.to_string(), count(rng, r)))
+        .collect();
+        cpus.push(CpuContext {
+            cpu,
+            busy_ns: ns(
+                rng,
+                if loaded {
+                    0.97
+                } else if irq_cpu {
+                    0.35
+                } else {
+                    0.62
+                },
+            ),
+            irq_ns: ns(rng, if irq_cpu { 0.04 } else { 0.002 }),
+            softirq_ns: ns(rng, if irq_cpu { 0.11 } else { 0.004 }),
+            steal_ns: ns(rng, 0.004),
+            foreign_ns: if irq_cpu { ns(rng, foreign) } else { 0 },
+            local_timer: count(rng, if loaded { 250.0 } else { 160.0 }),
+            device_irqs: count(rng, if irq_cpu { 4100.0 } else { 3.0 }),
+            other_irqs: count(rng, if loaded { 900.0 } else { 220.0 }),
+            softirqs,
+        });
+    }
+    let mut foreign_top = Vec::new();
+    if busy {
+        foreign_top.push(TaskTime {
+            comm: "busyloop".into(),
+            pid: 5151,
+            cpu_ns: ns(rng, 0.94),
+        });
+    }
+    foreign_top.push(TaskTime {
+        comm: "systemd-journal".into(),
+        pid: 312,
+        cpu_ns: ns(rng, 0.008),
+    });
+    RunContext {
+        wall_ns: WALL_NS,
+        foreign_ns: ns(rng, foreign),
+        kernel_ns: ns(rng, 0.06),
+        tools_ns: ns(rng, if loaded { 1.85 } else { 0.02 }),
+        tested_ns: ns(rng, 0.61),
+        foreign_top,
+        roles: vec![RoleTime {
+            role: Role::Workload,
+            comm: "my-server".into(),
+            pid: 4242,
+            cpu_ns: ns(rng, 0.61),
+        }],
+        cpus,
+    }
 }
 
 fn explanation(seq: usize, cell: usize, step_ns: u64) -> Explanation {
@@ -246,7 +424,7 @@ fn experiment_text_golden() {
     assert!(r.runs.iter().any(|x| x.warmup));
     assert!(r.runs.iter().any(|x| x.error.is_some()));
     assert_eq!(r.baselines, [0, 1, 0, 1]);
-    assert_eq!(r.stats.len(), 2);
+    assert_eq!(r.stats.len(), 3);
     let t = text(&r);
     for line in t.lines() {
         assert!(

@@ -14,7 +14,7 @@ use jitterlab_experiment::stats::{Direction, Estimate};
 use jitterlab_experiment::ExperimentReport;
 
 use crate::table::visible_width;
-use crate::units::{duration_ns, escape, p_value, rate, ratio, value, Scale};
+use crate::units::{duration_ns, escape, p_value, rate, ratio, value, wrap, Scale};
 use crate::{Col, Render, Style, Table};
 
 /// The widest line the header's lists are cut to.
@@ -427,14 +427,17 @@ fn warnings(r: &ExperimentReport, out: &mut dyn Write, style: &Style) -> io::Res
                 cell,
                 rho,
                 p,
-            } => writeln!(
+            } => warning_line(
                 out,
-                "  {} {} in {} trends across the rounds (Spearman's rho {rho:.2}, p {}): \
-                 the machine changed while it ran",
-                style.warn("drift:"),
-                escape(metric),
-                label(r, *cell),
-                p_value(*p)
+                style,
+                "drift:",
+                &format!(
+                    "{} in {} trends across the rounds (Spearman's rho {rho:.2}, p {}): \
+                     the machine changed while it ran",
+                    escape(metric),
+                    label(r, *cell),
+                    p_value(*p)
+                ),
             )?,
             Warning::SlowFirstRun {
                 metric,
@@ -444,15 +447,18 @@ fn warnings(r: &ExperimentReport, out: &mut dyn Write, style: &Style) -> io::Res
                 others_median,
             } => {
                 let u = unit_of(r, metric);
-                writeln!(
+                warning_line(
                     out,
-                    "  {} {} in {}: {}, the others {} at worst (median {}): more warm-up",
-                    style.warn("slow first run:"),
-                    escape(metric),
-                    label(r, *cell),
-                    value(*first, u),
-                    value(*others_worst, u),
-                    value(*others_median, u)
+                    style,
+                    "slow first run:",
+                    &format!(
+                        "{} in {}: {}, the others {} at worst (median {}): more warm-up",
+                        escape(metric),
+                        label(r, *cell),
+                        value(*first, u),
+                        value(*others_worst, u),
+                        value(*others_median, u)
+                    ),
                 )?
             }
             Warning::Steps {
@@ -461,13 +467,16 @@ fn warnings(r: &ExperimentReport, out: &mut dyn Write, style: &Style) -> io::Res
                 runs,
                 of,
             } => {
-                writeln!(
+                warning_line(
                     out,
-                    "  {} {} in {}: level shifts in {runs} of {}",
-                    style.warn("steps:"),
-                    escape(series),
-                    label(r, *cell),
-                    plural(*of, "run", "runs")
+                    style,
+                    "steps:",
+                    &format!(
+                        "{} in {}: level shifts in {runs} of {}",
+                        escape(series),
+                        label(r, *cell),
+                        plural(*of, "run", "runs")
+                    ),
                 )?;
                 for run in r.runs.iter().filter(|x| x.cell == *cell && !x.warmup) {
                     for s in run.series.iter().filter(|s| &s.name == series) {
@@ -493,10 +502,12 @@ fn warnings(r: &ExperimentReport, out: &mut dyn Write, style: &Style) -> io::Res
                 foreign_cpus,
                 steal,
                 top,
-            } => writeln!(
+            } => warning_line(
                 out,
-                "  {} {}: {runs} of {} measured beside foreign work (median {:.2} CPUs of other processes{}, steal {:.1}%){}",
-                style.warn("busy:"),
+                style,
+                "busy:",
+                &format!(
+                "{}: {runs} of {} measured beside foreign work (median {:.2} CPUs of other processes{}, steal {:.1}%){}",
                 label(r, *cell),
                 plural(*of, "run", "runs"),
                 foreign_cpus,
@@ -508,15 +519,23 @@ fn warnings(r: &ExperimentReport, out: &mut dyn Write, style: &Style) -> io::Res
                 } else {
                     ": compared on its quiet runs where there are enough, else not called real"
                 }
+                ),
             )?,
             Warning::FailedRuns { cell, runs } => {
-                writeln!(
-                    out,
-                    "  {} {}: {} left out of the statistics",
-                    style.bad("failed:"),
+                let body = format!(
+                    "{}: {} left out of the statistics",
                     label(r, *cell),
                     plural(*runs, "run", "runs")
-                )?;
+                );
+                for (k, line) in wrap(&format!("failed: {body}"), "    ", WIDTH)
+                    .iter()
+                    .enumerate()
+                {
+                    match k {
+                        0 => writeln!(out, "  {}{}", style.bad("failed:"), &line[11..])?,
+                        _ => writeln!(out, "{line}")?,
+                    }
+                }
                 for run in r.runs.iter().filter(|x| x.cell == *cell && !x.warmup) {
                     if let Some(e) = &run.error {
                         writeln!(
@@ -529,6 +548,28 @@ fn warnings(r: &ExperimentReport, out: &mut dyn Write, style: &Style) -> io::Res
                     }
                 }
             }
+        }
+    }
+    Ok(())
+}
+
+/// A warning: its `label` painted, then `body`, wrapped at [`WIDTH`] with the lines
+/// after the first indented under it.
+fn warning_line(out: &mut dyn Write, style: &Style, label: &str, body: &str) -> io::Result<()> {
+    let indent = "    ";
+    for (k, line) in wrap(&format!("{label} {body}"), indent, WIDTH)
+        .iter()
+        .enumerate()
+    {
+        match k {
+            // The label's words are the first line's, each followed by one space.
+            0 => writeln!(
+                out,
+                "  {}{}",
+                style.warn(label),
+                line.get(indent.len() + label.len()..).unwrap_or_default()
+            )?,
+            _ => writeln!(out, "{line}")?,
         }
     }
     Ok(())
