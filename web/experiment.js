@@ -48,7 +48,7 @@ function expP(p) {
   return p < 0.001 ? p.toExponential(1).replace(/e([+-])0*(\d)/, "e$1$2").replace("e+", "e") : p.toFixed(3);
 }
 
-const EXP_REASONS = { too_few_runs: "too few runs", not_significant: "not significant", within_noise: "within noise", no_ratio: "baseline median 0" };
+const EXP_REASONS = { too_few_runs: "too few runs", not_significant: "not significant", within_noise: "within noise", no_ratio: "baseline median 0", unequal_background: "unequal background" };
 
 /** A verdict in words, as the text output prints it (Verdict's Display). */
 export function verdictText(v) {

@@ -9,8 +9,12 @@ import { assert, assertEqual, readReportJson, reportPath, withReport } from "./h
  * crates/experiment/src/stats/mod.rs). */
 function display(v) {
   if (v.verdict === "real") return `${v.better ? "better" : "worse"} (${v.change})`;
-  const words = { too_few_runs: "too few runs", not_significant: "not significant", within_noise: "within noise", no_ratio: "baseline median 0" };
-  return v.reasons.length ? `no real difference (${v.reasons.map((r) => words[r]).join(", ")})` : "no real difference";
+  const words = { too_few_runs: "too few runs", not_significant: "not significant", within_noise: "within noise", no_ratio: "baseline median 0", unequal_background: "unequal background" };
+  const word = (r) => {
+    if (!(r in words)) throw new Error(`a reason this test does not know: ${r}`);
+    return words[r];
+  };
+  return v.reasons.length ? `no real difference (${v.reasons.map(word).join(", ")})` : "no real difference";
 }
 
 export const tests = {
@@ -57,6 +61,7 @@ export const tests = {
         assertEqual(rows.map((row) => row[row.length - 1]).filter(Boolean).sort(), ms.comparisons.map((x) => display(x.verdict)).sort(), `${name}: verdicts in the table`);
       }
       assert(failedSeen > 0, "the fixture has a failed run (not drawn)");
+      assert(d.stats.some((ms) => ms.comparisons.some((x) => x.verdict.reasons?.includes("unequal_background"))), "the fixture has a comparison under unequal background");
     });
   },
 
