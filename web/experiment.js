@@ -42,6 +42,15 @@ function expRatio(r) {
   return r === null ? "inf" : r === undefined ? "-" : r.toFixed(3);
 }
 
+/**
+ * An estimate's interval, `[0.782, 0.819]`, each end by `num`; one unbounded above (a
+ * null `high`: a ratio whose baseline resamples reached 0) as `[3.000, ∞)`, as the
+ * text output prints it.
+ */
+export function expInterval(e, num) {
+  return e.high === null || !Number.isFinite(e.high) ? `[${num(e.low)}, ∞)` : `[${num(e.low)}, ${num(e.high)}]`;
+}
+
 /** A p-value: `0.034`, `1.2e-5` under 0.001. */
 function expP(p) {
   if (p === null || p === undefined) return "-";
@@ -138,7 +147,7 @@ function stripPlot(r, ms, scale) {
     if (m) {
       const x0 = px(m.low), x1 = m.high === null ? f.inner.right : px(m.high);
       g.append(svgEl("rect", { class: "jl-ci", x: x0, y: cy - 4, width: Math.max(1, x1 - x0), height: 8 },
-        svgEl("title", { text: `median ${scale.fmt(m.value)}, ${Math.round(r.config.confidence * 100)}% interval ${scale.num(m.low)} to ${scale.num(m.high)} ${scale.unit}` })));
+        svgEl("title", { text: `median ${scale.fmt(m.value)}, ${Math.round(r.config.confidence * 100)}% interval ${expInterval(m, scale.num)} ${scale.unit}` })));
       g.append(svgEl("line", { class: "jl-median", x1: px(m.value), x2: px(m.value), y1: cy - 10, y2: cy + 10 }));
     }
     for (const x of drawnRuns(r, cell, name)) {
@@ -151,7 +160,7 @@ function stripPlot(r, ms, scale) {
     if (head) {
       g.append(svgEl("text", { class: "jl-verdict-text jl-baseline-tag", x: right, y: cy + 4, "data-verdict": "baseline", text: "baseline" }));
     } else if (cmp) {
-      const ratio = cmp.ratio ? `×${expRatio(cmp.ratio.value)} [${expRatio(cmp.ratio.low)}, ${expRatio(cmp.ratio.high)}]` : "×-";
+      const ratio = cmp.ratio ? `×${expRatio(cmp.ratio.value)} ${expInterval(cmp.ratio, expRatio)}` : "×-";
       g.append(svgEl("text", { class: "jl-ratio-text", x: right, y: cy + 4, text: ratio },
         svgEl("title", { text: `ratio to ${cellLabel(r, cmp.baseline)}, p (Holm) ${expP(cmp.p_holm)}` })));
       const v = cmp.verdict;
@@ -178,8 +187,8 @@ function metricTable(r, ms, scale, k) {
       { label: "cell", value: (x) => x.cell, fmt: (c, x) => `${x.head ? "" : "↳ "}${cellLabel(r, c)}` },
       { label: "runs", num: true, value: (x) => x.summary?.runs },
       { label: `median (${scale.unit})`, num: true, value: (x) => x.summary?.median?.value, fmt: (v) => (v === undefined ? "-" : scale.num(v)) },
-      { label: "interval", num: true, value: (x) => x.summary?.median?.low, fmt: (v, x) => (x.summary?.median ? `[${scale.num(x.summary.median.low)}, ${scale.num(x.summary.median.high)}]` : "-"), title: `the median's ${Math.round(r.config.confidence * 100)}% bootstrap interval` },
-      { label: "ratio", num: true, value: (x) => x.cmp?.ratio?.value, fmt: (v, x) => (x.head ? "baseline" : x.cmp?.ratio ? `${expRatio(v)} [${expRatio(x.cmp.ratio.low)}, ${expRatio(x.cmp.ratio.high)}]` : "-"), title: "the cell's median over its baseline's, with its interval" },
+      { label: "interval", num: true, value: (x) => x.summary?.median?.low, fmt: (v, x) => (x.summary?.median ? expInterval(x.summary.median, scale.num) : "-"), title: `the median's ${Math.round(r.config.confidence * 100)}% bootstrap interval` },
+      { label: "ratio", num: true, value: (x) => x.cmp?.ratio?.value, fmt: (v, x) => (x.head ? "baseline" : x.cmp?.ratio ? `${expRatio(v)} ${expInterval(x.cmp.ratio, expRatio)}` : "-"), title: "the cell's median over its baseline's, with its interval" },
       { label: "vs", value: (x) => (x.cmp ? cellLabel(r, x.cmp.baseline) : null), fmt: (v, x) => (x.head ? "" : fmtOpt(v)) },
       { label: "p (Holm)", num: true, value: (x) => x.cmp?.p_holm, fmt: (v, x) => (x.head ? "" : expP(v)) },
       { label: "verdict", value: (x) => (x.cmp ? verdictText(x.cmp.verdict) : x.head ? "" : null) },

@@ -65,6 +65,24 @@ export const tests = {
     });
   },
 
+  async "an interval unbounded above reads [low, ∞), as the text prints it"({ browser }) {
+    const d = readReportJson("experiment.json").data;
+    const open = d.stats.flatMap((ms, k) => ms.comparisons.filter((x) => x.ratio && x.ratio.high === null).map((x) => ({ k, ms, x })));
+    assert(open.length > 0, "the fixture has a ratio unbounded above");
+    await withReport(browser, reportPath("experiment.html"), { hash: "view=results" }, async (r) => {
+      for (const { k, ms, x } of open) {
+        const want = `${x.ratio.value.toFixed(3)} [${x.ratio.low.toFixed(3)}, ∞)`;
+        const cells = (await r.tableRows(`#jl-metric-${k}`)).flat();
+        assert(cells.includes(want), `${ms.metric.name} cell ${x.cell}: ${want} in the table (${JSON.stringify(cells)})`);
+        const strip = await r.text(`.jl-strip[data-metric="${ms.metric.name}"][data-cell="${x.cell}"] .jl-ratio-text`);
+        assert(strip.startsWith(`×${want}`), `${ms.metric.name} cell ${x.cell}: the strip says ${strip}`);
+      }
+      // No bound reads as a dash or "inf".
+      const all = (await r.texts(".jl-table td, .jl-ratio-text")).join("\n");
+      assert(!/, -\]|\binf\b/.test(all), `an interval with a dash or inf: ${all.match(/.*(, -\]|\binf\b).*/)?.[0]}`);
+    });
+  },
+
   async "the series show the runs of a cell with their steps marked"({ browser }) {
     const d = readReportJson("experiment.json").data;
     const stepped = d.runs.filter((x) => x.series.some((s) => s.steps.length));

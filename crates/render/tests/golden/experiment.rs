@@ -425,7 +425,15 @@ fn experiment_text_golden() {
     assert!(r.runs.iter().any(|x| x.error.is_some()));
     assert_eq!(r.baselines, [0, 1, 0, 1]);
     assert_eq!(r.stats.len(), 3);
+    let unbounded = r.stats.iter().flat_map(|m| &m.comparisons);
+    assert!(
+        unbounded
+            .filter_map(|c| c.ratio)
+            .any(|e| !e.high.is_finite()),
+        "a ratio unbounded above"
+    );
     let t = text(&r);
+    assert!(t.contains(", ∞)"), "{t}");
     for line in t.lines() {
         assert!(
             line.chars().count() <= 100,

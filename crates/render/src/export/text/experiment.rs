@@ -204,13 +204,23 @@ fn estimate(e: Option<&Estimate>, scale: &Scale) -> String {
         || "-".to_string(),
         |e| {
             format!(
-                "{} [{}, {}]",
+                "{} {}",
                 scale.number(e.value),
-                scale.number(e.low),
-                scale.number(e.high)
+                interval(e, |v| scale.number(v))
             )
         },
     )
+}
+
+/// An estimate's interval, `[0.782, 0.819]`; one whose upper end is unbounded (not a
+/// finite number in the model, null in the JSON: a ratio whose baseline resamples
+/// reached 0) as `[3.000, ∞)`.
+fn interval(e: &Estimate, number: impl Fn(f64) -> String) -> String {
+    if e.high.is_finite() {
+        format!("[{}, {}]", number(e.low), number(e.high))
+    } else {
+        format!("[{}, ∞)", number(e.low))
+    }
 }
 
 /// A line of a metric's table: a group's title, or a cell.
@@ -324,7 +334,7 @@ fn metric_table(
                 Some(x) => (
                     x.ratio.as_ref().map_or_else(
                         || "-".to_string(),
-                        |e| format!("{} [{}, {}]", ratio(e.value), ratio(e.low), ratio(e.high)),
+                        |e| format!("{} {}", ratio(e.value), interval(e, ratio)),
                     ),
                     x.p_holm.map_or_else(|| "-".to_string(), p_value),
                 ),
