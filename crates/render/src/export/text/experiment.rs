@@ -1,7 +1,8 @@
-//! `jitterlab experiment`: a header (runs, seed, run order, machine, the statistics'
-//! settings), per metric a table of the cells (median with its interval, ratio to the
-//! baseline with its interval, Holm's p, the verdict), the warnings in words, and per
-//! traced run its explanation (where the threads ran, what woke them, what moved around
+//! `jitterlab experiment`: the answers first (each sentence with the figures it rests
+//! on under it), a header (runs, seed, run order, machine, the statistics' settings),
+//! per metric a table of the cells (median with its interval, ratio to the baseline
+//! with its interval, Holm's p, the verdict), the warnings in words, and per traced run
+//! its explanation (where the threads ran, what woke them, what moved around
 //! the steps). Every figure is the model's; this file only lays out and converts units.
 
 use std::io::{self, Write};
@@ -28,6 +29,7 @@ impl Render for ExperimentReport {
     const SCHEMA: &'static str = "jitterlab.experiment";
 
     fn text(&self, out: &mut dyn Write, style: &Style) -> io::Result<()> {
+        answers(self, out, style)?;
         header(self, out, style)?;
         for m in &self.stats {
             writeln!(out)?;
@@ -127,6 +129,32 @@ fn machine_line(m: Option<&Machine>) -> String {
                 .map_or_else(String::new, |v| format!(", virtual ({})", escape(v)))
         ),
     }
+}
+
+/// The answers, first: each sentence, the figures it rests on in small print under it.
+fn answers(r: &ExperimentReport, out: &mut dyn Write, style: &Style) -> io::Result<()> {
+    if r.answers.is_empty() {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "{}",
+        style.bold(&format!("answers ({})", escape(&r.name)))
+    )?;
+    for a in &r.answers {
+        for (k, line) in wrap(&escape(&a.text), "    ", WIDTH).iter().enumerate() {
+            match k {
+                0 => writeln!(out, "  - {}", &line[4..])?,
+                _ => writeln!(out, "{line}")?,
+            }
+        }
+        for b in &a.basis {
+            for line in wrap(&escape(b), "      ", WIDTH) {
+                writeln!(out, "{}", style.dim(&line))?;
+            }
+        }
+    }
+    writeln!(out)
 }
 
 fn header(r: &ExperimentReport, out: &mut dyn Write, style: &Style) -> io::Result<()> {
