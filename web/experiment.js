@@ -1,6 +1,7 @@
 // experiment.js: a result of jitterlab experiment (jitterlab.experiment, docs/json.md):
-// per metric a strip plot of the runs per cell (warm-up runs hollow, the median and its
-// interval as a bar, the baseline marked, the verdict beside each cell) and its table;
+// the answers first; per metric a strip plot of the runs per cell (warm-up runs hollow,
+// the median and its interval as a bar, the baseline marked, the verdict beside each
+// cell) and its table;
 // the per-interval series of a cell's runs with their steps marked; the trace
 // explanations with a link to each trace's own report; the runs. Every figure is the
 // model's: medians, intervals, ratios, p-values, verdicts and steps come with it.
@@ -198,9 +199,19 @@ function metricTable(r, ms, scale, k) {
   });
 }
 
-/** The results page: per metric its strip plot and table. */
+/** The answers: each sentence, the figures it rests on in small print under it. */
+function answersSection(r) {
+  if (!r.answers?.length) return null;
+  return el("section", { class: "jl-section jl-answers", id: "jl-answers" }, el("h2", null, "Answers"),
+    el("ul", { class: "jl-answer-list" }, r.answers.map((a) => el("li", { class: "jl-answer", dataset: { topic: a.topic } },
+      el("p", { class: "jl-answer-text" }, a.text),
+      a.basis.length ? el("ul", { class: "jl-basis" }, a.basis.map((b) => el("li", null, b))) : null))));
+}
+
+/** The results page: the answers first, then per metric its strip plot and table. */
 export function mountResults(root, ctx) {
   const r = ctx.report;
+  root.append(answersSection(r) ?? "");
   r.stats.forEach((ms, k) => {
     const medians = ms.cells.map((c) => c.median).filter(Boolean);
     const largest = Math.max(0, ...medians.flatMap((m) => [m.value, m.low, m.high]).filter((v) => v !== null && Number.isFinite(v)).map(Math.abs));

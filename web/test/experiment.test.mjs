@@ -30,6 +30,30 @@ export const tests = {
     });
   },
 
+  async "the answers come first, each with the figures it rests on in small print"({ browser }) {
+    const d = readReportJson("experiment.json").data;
+    assert(d.answers.length > 1 && d.answers.every((a) => a.basis.length), "the fixture has answers with their basis");
+    await withReport(browser, reportPath("experiment.html"), async (r) => {
+      assertEqual(await r.eval(() => window.jitterlab.view()), "results", "the page opens on");
+      assertEqual(await r.eval(() => document.querySelector("#jl-page-results > *")?.id), "jl-answers", "the first thing on the page");
+      const shown = await r.page.$$eval(".jl-answer", (lis) => lis.map((li) => {
+        const box = (e) => { const b = e.getBoundingClientRect(); return { top: b.top, bottom: b.bottom, left: b.left, right: b.right, size: parseFloat(getComputedStyle(e).fontSize) }; };
+        const text = li.querySelector(".jl-answer-text");
+        const basis = [...li.querySelectorAll(".jl-basis li")];
+        return { text: text.textContent, basis: basis.map((b) => b.textContent), boxes: [text, ...basis].map(box), small: basis.map((b) => box(b).size < box(text).size) };
+      }));
+      assertEqual(shown.map((a) => a.text), d.answers.map((a) => a.text), "the sentences");
+      assertEqual(shown.map((a) => a.basis), d.answers.map((a) => a.basis), "their basis");
+      const vp = await r.eval(() => ({ w: innerWidth, h: innerHeight }));
+      for (const a of shown) {
+        assert(a.small.every(Boolean), `the basis of "${a.text}" in smaller print`);
+        for (const b of a.boxes) {
+          assert(b.top >= 0 && b.bottom <= vp.h && b.left >= 0 && b.right <= vp.w && b.bottom > b.top, `"${a.text}" seen without scrolling: ${JSON.stringify(b)}`);
+        }
+      }
+    });
+  },
+
   async "a strip per cell, a dot per run, the verdict per cell"({ browser }) {
     const d = readReportJson("experiment.json").data;
     await withReport(browser, reportPath("experiment.html"), { hash: "view=results" }, async (r) => {
