@@ -1,8 +1,7 @@
 // experiment.js: a result of jitterlab experiment (jitterlab.experiment, docs/json.md):
-// the answers first; per metric a strip plot of the runs per cell (warm-up runs hollow,
-// the median and its interval as a bar, the baseline marked, the verdict beside each
-// cell) and its table;
-// the per-interval series of a cell's runs with their steps marked; the trace
+// the answers first, the blamed spikes by cause; per metric a strip plot of the runs
+// per cell (warm-up runs hollow, the median and its interval as a bar, the baseline
+// marked, the verdict beside each cell) and its table; the per-interval series of a cell's runs with their steps marked; the trace
 // explanations with a link to each trace's own report; the runs. Every figure is the
 // model's: medians, intervals, ratios, p-values, verdicts and steps come with it.
 import { el, facts, fmtBool, fmtCount, fmtDur, fmtOpt, section, table, timelineLink, traceLink } from "./tables.js";
@@ -208,10 +207,33 @@ function answersSection(r) {
       a.basis.length ? el("ul", { class: "jl-basis" }, a.basis.map((b) => el("li", null, b))) : null))));
 }
 
-/** The results page: the answers first, then per metric its strip plot and table. */
+/** The blamed spikes of the traced runs by cause (`spike_causes`), each cause with the
+ * runs whose spike it was, linked into their traces' timelines. */
+function spikeCauses(r) {
+  if (!r.spike_causes?.length) return null;
+  const spikes = r.explanations.flatMap((e) => (e.spikes ?? []).map((s) => ({ e, s })));
+  return section("Blamed spikes by cause", "the latency probe's spikes in the traced runs, each blamed on what took most of its window (the Traces page has each one)",
+    table({
+      id: "jl-spike-causes",
+      columns: [
+        { label: "cause", value: (c) => c.cause, fmt: (v) => v.replaceAll("_", " ") },
+        { label: "spikes", num: true, value: (c) => c.spikes, fmt: fmtCount },
+        { label: "stopped a trace", num: true, value: (c) => c.marked, fmt: fmtCount, title: "spikes that stopped their run's trace (break)" },
+        {
+          label: "runs", value: (c) => c.cause, wrap: true, title: "each run's spike in its trace's timeline",
+          fmt: (v) => spikes.filter((x) => x.s.cause === v).flatMap(({ e, s }, k) => [k ? ", " : "", timelineLink(e.trace, [s.t_ns - s.latency_ns, s.t_ns], `run ${e.seq}`)]),
+        },
+      ],
+      rows: r.spike_causes,
+      rowAttrs: (c) => ({ dataset: { cause: c.cause } }),
+    }));
+}
+
+/** The results page: the answers first, the spikes by cause, then per metric its strip
+ * plot and table. */
 export function mountResults(root, ctx) {
   const r = ctx.report;
-  root.append(answersSection(r) ?? "");
+  root.append(answersSection(r) ?? "", spikeCauses(r) ?? "");
   r.stats.forEach((ms, k) => {
     const medians = ms.cells.map((c) => c.median).filter(Boolean);
     const largest = Math.max(0, ...medians.flatMap((m) => [m.value, m.low, m.high]).filter((v) => v !== null && Number.isFinite(v)).map(Math.abs));

@@ -54,6 +54,26 @@ export const tests = {
     });
   },
 
+  async "latency-hunt's page shows the blamed spikes by cause near the top"({ browser }) {
+    const d = readReportJson("experiment-hunt.json").data;
+    assert(d.spike_causes.length > 2, "the fixture's spikes have several causes");
+    await withReport(browser, reportPath("experiment-hunt.html"), async (r) => {
+      const rows = await r.tableRows("#jl-spike-causes");
+      assertEqual(rows.map((x) => x.slice(0, 3)), d.spike_causes.map((c) => [c.cause.replaceAll("_", " "), String(c.spikes), String(c.marked)]), "causes, spikes, stopped a trace");
+      // Each cause lists the runs whose spike it was, linked into their traces.
+      const links = await r.page.$$eval("#jl-spike-causes tbody tr", (trs) => trs.map((tr) => tr.querySelectorAll("a.jl-trace-link").length));
+      assertEqual(links, d.spike_causes.map((c) => c.spikes), "a link per spike");
+      // Seen on opening the page, before any metric.
+      const where = await r.eval(() => {
+        const t = document.querySelector("#jl-spike-causes").getBoundingClientRect();
+        const first = document.querySelector("#jl-page-results .jl-strips, #jl-page-results [id^=jl-metric-]");
+        return { bottom: t.bottom, top: t.top, h: innerHeight, before: !!(document.querySelector("#jl-spike-causes").compareDocumentPosition(first) & Node.DOCUMENT_POSITION_FOLLOWING) };
+      });
+      assert(where.top >= 0 && where.bottom <= where.h, `the causes seen without scrolling: ${JSON.stringify(where)}`);
+      assert(where.before, "the causes above the metrics");
+    });
+  },
+
   async "a strip per cell, a dot per run, the verdict per cell"({ browser }) {
     const d = readReportJson("experiment.json").data;
     await withReport(browser, reportPath("experiment.html"), { hash: "view=results" }, async (r) => {
@@ -152,5 +172,8 @@ export const tests = {
         await r.matchGolden(`experiment-${view}`, { mask: [".jl-tabs", ".jl-generator"] });
       });
     }
+    await withReport(browser, reportPath("experiment-hunt.html"), async (r) => {
+      await r.matchGolden("experiment-hunt-results", { mask: [".jl-tabs", ".jl-generator"] });
+    });
   },
 };

@@ -150,15 +150,18 @@ fn write_reports(dir: &Path) {
         "-o".as_ref(),
         &o("latency.html"),
     ]);
-    // A saved experiment: the synthetic one of jitterlab-render's golden tests.
-    let experiment = repo().join("crates/render/tests/fixtures/experiment.json");
-    std::fs::copy(&experiment, dir.join("experiment.json")).unwrap();
-    jitterlab(&[
-        "view".as_ref(),
-        experiment.as_os_str(),
-        "-o".as_ref(),
-        &o("experiment.html"),
-    ]);
+    // Saved experiments: the synthetic ones of jitterlab-render's golden tests (the
+    // built-in recipes' shapes: experiment-hunt).
+    for name in ["experiment", "experiment-hunt"] {
+        let experiment = repo().join(format!("crates/render/tests/fixtures/{name}.json"));
+        std::fs::copy(&experiment, dir.join(format!("{name}.json"))).unwrap();
+        jitterlab(&[
+            "view".as_ref(),
+            experiment.as_os_str(),
+            "-o".as_ref(),
+            &o(&format!("{name}.html")),
+        ]);
+    }
     // Audits: a live quick one of this VM (web/test/fixtures/README.md) and a static one
     // of the vm2 fixture tree, written now.
     let audit = repo().join("web/test/fixtures/audit-quick.json");

@@ -11,6 +11,7 @@
 mod golden {
     pub mod audit;
     pub mod experiment;
+    pub mod experiment_shapes;
     pub mod export;
     pub mod host;
     pub mod html;

@@ -434,7 +434,10 @@ fn experiment_text_golden() {
     );
     let t = text(&r);
     assert!(t.contains(", ∞)"), "{t}");
-    assert!(t.starts_with("answers (synthetic)\n  - "), "the answers first: {t}");
+    assert!(
+        t.starts_with("answers (synthetic)\n  - "),
+        "the answers first: {t}"
+    );
     for line in t.lines() {
         assert!(
             line.chars().count() <= 100,
