@@ -10,7 +10,7 @@ use std::io::{self, Write};
 use jitterlab_experiment::explain::{Explanation, Machine};
 use jitterlab_experiment::recipe::Level;
 use jitterlab_experiment::recipe::Order;
-use jitterlab_experiment::report::{MetricStats, Warning};
+use jitterlab_experiment::report::{Background, Comparison, MetricStats, Warning};
 use jitterlab_experiment::stats::{Direction, Estimate};
 use jitterlab_experiment::ExperimentReport;
 
@@ -347,7 +347,7 @@ fn metric_table(
         ))
     )?;
     // Each line's cells but the verdict, and its verdict.
-    let rows: Vec<([String; 5], Option<&jitterlab_experiment::Verdict>)> = lines(r)
+    let rows: Vec<([String; 5], Option<&Comparison>)> = lines(r)
         .into_iter()
         .map(|line| {
             let (name, c) = match line {
@@ -377,13 +377,13 @@ fn metric_table(
                     ratio_text,
                     p,
                 ],
-                cmp.map(|x| &x.verdict),
+                cmp,
             )
         })
         .collect();
     let verdicts: Vec<String> = rows
         .iter()
-        .map(|(_, v)| v.map(|v| v.to_string()).unwrap_or_default())
+        .map(|(_, c)| c.map(|c| c.verdict.to_string()).unwrap_or_default())
         .collect();
     // The verdict is the last column, which is not padded: a row wider than the
     // terminal has its verdict's reasons on a line of their own, under the verdict.
@@ -397,18 +397,21 @@ fn metric_table(
             Col::left("VERDICT"),
         ]);
         let mut reasons = Vec::new();
-        for (k, (cells, verdict)) in rows.iter().enumerate() {
+        for (k, (cells, cmp)) in rows.iter().enumerate() {
             let (head, why) = if split(k) {
                 split_verdict(&verdicts[k])
             } else {
                 (verdicts[k].clone(), None)
             };
-            let shown = match verdict {
-                Some(v) => paint_verdict(style, v, &head),
+            let shown = match cmp {
+                Some(c) => paint_verdict(style, &c.verdict, &head),
                 None => head,
             };
             t.row(cells.iter().cloned().chain([shown]));
-            reasons.push(why);
+            // Under the verdict: its reasons when they did not fit beside it, and which
+            // runs were compared when not all.
+            let note = cmp.and_then(|c| background_note(&c.background));
+            reasons.push([why, note]);
         }
         let mut buf = Vec::new();
         t.write(&mut buf, style)?;
@@ -424,15 +427,35 @@ fn metric_table(
     }
     let mut lines = text.lines();
     writeln!(out, "{}", lines.next().unwrap_or_default())?;
-    for (line, why) in lines.zip(reasons) {
+    for (line, under) in lines.zip(reasons) {
         writeln!(out, "{line}")?;
-        if let Some(why) = why {
+        for why in under.into_iter().flatten() {
             // Under the verdict, or as far right as the width lets it.
             let indent = at.min(WIDTH.saturating_sub(why.chars().count()));
             writeln!(out, "{}{why}", " ".repeat(indent))?;
         }
     }
     Ok(())
+}
+
+/// Which runs a comparison stood on, when that is not simply all of them: `compared on
+/// 4 and 6 quiet runs`, `foreign CPUs 0.92 against 0.01` (unequal background).
+fn background_note(b: &Background) -> Option<String> {
+    match b {
+        Background::Unknown | Background::Equal => None,
+        Background::QuietRunsOnly {
+            cell_runs,
+            baseline_runs,
+        } => Some(format!(
+            "compared on {cell_runs} and {baseline_runs} quiet runs"
+        )),
+        Background::Unequal {
+            cell_cpus,
+            baseline_cpus,
+        } => Some(format!(
+            "foreign CPUs {cell_cpus:.2} against {baseline_cpus:.2}"
+        )),
+    }
 }
 
 /// A verdict's text in its colour: green better, red worse.
