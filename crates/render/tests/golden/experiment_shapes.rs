@@ -154,6 +154,32 @@ pub fn hunt() -> ExperimentReport {
     report
 }
 
+/// `tcp-affinity`: the iperf3 server unpinned, on its softirq CPU and on the other CPU,
+/// at 1G and unlimited, idle and under a busy loop per CPU: twelve cells whose labels
+/// are long (`affinity=not-irq-cpu, bitrate=unlimited, load=cmd:stress-ng --cpu 2
+/// --quiet`). At 1G every placement moves 1 Gbit/s; unlimited, the server beside its
+/// softirq is slower, and under load the slowest.
+pub fn tcp() -> ExperimentReport {
+    let (recipe, mut report) = result("tcp-affinity", |cell, _, _, rng| {
+        // Cells: affinity (unpinned, irq-cpu, not-irq-cpu) x bitrate (1G, unlimited) x
+        // load (none, stress-ng), the last changing fastest.
+        let (affinity, bitrate, load) = (cell / 4, (cell / 2) % 2, cell % 2);
+        let gbit = match (bitrate, load, affinity) {
+            (0, _, _) => 0.94,
+            (_, 0, 0) => 9.2,
+            (_, 0, 1) => 8.1,
+            (_, 0, _) => 11.3,
+            (_, _, 0) => 2.2,
+            (_, _, 1) => 1.5,
+            _ => 3.1,
+        };
+        (gbit * 1e9 * (1.0 + 0.015 * rng.normal())).round()
+    });
+    assert_eq!(recipe.cells().len(), 12);
+    report.order = Some(recipe.order);
+    report
+}
+
 fn fixture(name: &str) -> std::path::PathBuf {
     std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures")
@@ -190,4 +216,21 @@ fn latency_hunt_text_and_json() {
     }
     check("experiment_hunt.text", &t);
     fixture_is("experiment-hunt.json", &json(&r));
+}
+
+#[test]
+fn tcp_affinity_text_and_json() {
+    let r = tcp();
+    assert_eq!(r.cells.len(), 12);
+    let longest = r.cells.iter().map(|c| c.label.len()).max().unwrap();
+    assert!(longest > 70, "labels as long as tcp-affinity's: {longest}");
+    let t = text(&r);
+    for line in t.lines() {
+        assert!(
+            line.chars().count() <= 100,
+            "wider than 100 columns: {line}"
+        );
+    }
+    check("experiment_tcp.text", &t);
+    fixture_is("experiment-tcp.json", &json(&r));
 }

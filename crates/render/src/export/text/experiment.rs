@@ -346,15 +346,22 @@ fn metric_table(
             }
         ))
     )?;
-    // Each line's cells but the verdict, and its verdict.
-    let rows: Vec<([String; 5], Option<&Comparison>)> = lines(r)
-        .into_iter()
+    // Each line's cells but the verdict, and its verdict. A group's title is a line of
+    // its own, printed over an empty row: it does not widen the cells' column.
+    let lines = lines(r);
+    let titles: Vec<Option<&str>> = lines
+        .iter()
+        .map(|l| match l {
+            Line::Group(title) => Some(title.as_str()),
+            Line::Cell(..) => None,
+        })
+        .collect();
+    let rows: Vec<([String; 5], Option<&Comparison>)> = lines
+        .iter()
         .map(|line| {
             let (name, c) = match line {
-                Line::Group(title) => {
-                    return ([title, "".into(), "".into(), "".into(), "".into()], None)
-                }
-                Line::Cell(name, c) => (name, c),
+                Line::Group(_) => return (Default::default(), None),
+                Line::Cell(name, c) => (name.clone(), *c),
             };
             let summary = m.cells.iter().find(|s| s.cell == c);
             let cmp = m.comparisons.iter().find(|x| x.cell == c);
@@ -387,7 +394,9 @@ fn metric_table(
         .collect();
     // The verdict is the last column, which is not padded: a row wider than the
     // terminal has its verdict's reasons on a line of their own, under the verdict.
-    let table = |split: &dyn Fn(usize) -> bool| {
+    // With `at`, where the verdict column starts, each verdict too wide for the line has
+    // its reasons under it, or all of it when even its head does not fit.
+    let table = |at: Option<usize>| {
         let mut t = Table::new([
             Col::left("CELL"),
             Col::right("RUNS"),
@@ -398,10 +407,11 @@ fn metric_table(
         ]);
         let mut reasons = Vec::new();
         for (k, (cells, cmp)) in rows.iter().enumerate() {
-            let (head, why) = if split(k) {
-                split_verdict(&verdicts[k])
-            } else {
-                (verdicts[k].clone(), None)
+            let fits = |v: &str| at.is_none_or(|at| at + v.chars().count() <= WIDTH);
+            let (head, why) = match split_verdict(&verdicts[k]) {
+                _ if fits(&verdicts[k]) => (verdicts[k].clone(), None),
+                (head, why) if fits(&head) => (head, why),
+                _ => (String::new(), Some(verdicts[k].clone())),
             };
             let shown = match cmp {
                 Some(c) => paint_verdict(style, &c.verdict, &head),
@@ -417,18 +427,21 @@ fn metric_table(
         t.write(&mut buf, style)?;
         Ok::<_, io::Error>((String::from_utf8_lossy(&buf).into_owned(), reasons))
     };
-    let (mut text, mut reasons) = table(&|_| false)?;
+    let (mut text, mut reasons) = table(None)?;
     let header = text.lines().next().unwrap_or_default().to_string();
     let at = header
         .find("VERDICT")
         .map_or(0, |i| visible_width(&header[..i]));
     if verdicts.iter().any(|v| at + v.chars().count() > WIDTH) {
-        (text, reasons) = table(&|k| at + verdicts[k].chars().count() > WIDTH)?;
+        (text, reasons) = table(Some(at))?;
     }
-    let mut lines = text.lines();
-    writeln!(out, "{}", lines.next().unwrap_or_default())?;
-    for (line, under) in lines.zip(reasons) {
-        writeln!(out, "{line}")?;
+    let mut printed = text.lines();
+    writeln!(out, "{}", printed.next().unwrap_or_default())?;
+    for ((line, under), title) in printed.zip(reasons).zip(titles) {
+        match title {
+            Some(title) => writeln!(out, "{title}")?,
+            None => writeln!(out, "{line}")?,
+        }
         for why in under.into_iter().flatten() {
             // Under the verdict, or as far right as the width lets it.
             let indent = at.min(WIDTH.saturating_sub(why.chars().count()));
