@@ -7,6 +7,7 @@
 import { el, facts, fmtBool, fmtCount, fmtDur, fmtOpt, section, table, timelineLink, traceLink } from "./tables.js";
 import { frame, legend, linear, niceTicks, seriesColor, svgEl } from "./svg.js";
 
+/** The width of a series plot, px (scaled down to the page's). */
 const EXP_W = 1300;
 
 /**
@@ -91,21 +92,47 @@ export function expNotes(r) {
   });
 }
 
-/** The cells in table order: each cell that is its own baseline, then those compared
- * with it; then any other. [{ cell, head }] */
-function expRows(r) {
+/**
+ * The cells in table order, grouped as the text output groups them: each cell that is
+ * its own baseline with the cells compared with it, under a title naming the levels they
+ * share (`load=none`) and each labelled by the levels that set it apart (`affinity=1`)
+ * when the experiment has a baseline per level (the cells' `level_labels`); then any
+ * other cell, by its label. [{ title (or null), rows: [{ cell, head, label }] }]
+ */
+export function expGroups(r) {
+  const n = r.cells.length;
   const base = (c) => r.baselines[c] ?? c;
+  const parts = (c) => r.cells[c]?.level_labels;
+  // Which factors take more than one level among `cells` (null: not known).
+  const varying = (cells) => {
+    const ls = cells.map(parts);
+    if (!ls.length || ls.some((l) => !Array.isArray(l) || l.length !== ls[0].length)) return null;
+    return ls[0].map((_, f) => ls.some((l) => l[f] !== ls[0][f]));
+  };
+  const all = varying([...Array(n).keys()]);
   const out = [], shown = new Set();
-  for (let h = 0; h < r.cells.length; h++) {
+  for (let h = 0; h < n; h++) {
     if (base(h) !== h) continue;
-    out.push({ cell: h, head: true });
-    shown.add(h);
-    for (let c = 0; c < r.cells.length; c++) {
-      if (c !== h && base(c) === h) { out.push({ cell: c, head: false }); shown.add(c); }
-    }
+    const group = [h, ...[...Array(n).keys()].filter((c) => c !== h && base(c) === h)];
+    const apart = varying(group);
+    const shared = all && apart ? all.map((v, f) => v && !apart[f]) : null;
+    const titled = group.length > 1 && shared?.some(Boolean);
+    const pick = (c, which) => parts(c).filter((_, f) => which[f]).join(", ");
+    out.push({
+      title: titled ? pick(h, shared) : null,
+      rows: group.map((c) => ({ cell: c, head: c === h, label: (titled && pick(c, apart)) || cellLabel(r, c) })),
+    });
+    for (const c of group) shown.add(c);
   }
-  for (let c = 0; c < r.cells.length; c++) if (!shown.has(c)) out.push({ cell: c, head: false });
+  const rest = [...Array(n).keys()].filter((c) => !shown.has(c));
+  if (rest.length) out.push({ title: null, rows: rest.map((c) => ({ cell: c, head: false, label: cellLabel(r, c) })) });
   return out;
+}
+
+/** A sortable table (tables.js) in a box of its own that scrolls sideways, its first
+ * column sticky, when the page is narrower than the table. */
+function boxed(spec) {
+  return el("div", { class: "jl-scroll" }, table(spec));
 }
 
 /** The runs of `cell` drawn for `metric`: not failed, with a finite value. */
@@ -113,11 +140,39 @@ function drawnRuns(r, cell, metric) {
   return r.runs.filter((x) => x.cell === cell && x.error === null && typeof x.values[metric] === "number" && Number.isFinite(x.values[metric]));
 }
 
+/** A strip's height, px. */
 const ROW_H = 34;
+/** Where the value range lies in a strip's width, percent: room for a dot at either end. */
+const STRIP_PAD = 1.5;
 
-/** The strip plot of one metric: a row per cell. */
+/** `v` as a percentage of a strip's width on [lo, hi]. */
+function stripX(v, lo, hi) {
+  return `${(STRIP_PAD + ((v - lo) / (hi - lo)) * (100 - 2 * STRIP_PAD)).toFixed(3)}%`;
+}
+
+/** A row's cells beyond its label: the ratio and the verdict, or the baseline's tag. */
+function stripVerdict(r, head, cmp) {
+  if (head) return [el("td", { class: "jl-ratio-text" }), el("td", { class: "jl-strip-verdict" }, el("span", { class: "jl-verdict-text jl-baseline-tag", dataset: { verdict: "baseline" } }, "baseline"))];
+  if (!cmp) return [el("td", { class: "jl-ratio-text" }, "-"), el("td", { class: "jl-strip-verdict" })];
+  const v = cmp.verdict;
+  const cls = v.verdict === "real" ? (v.better ? " jl-better" : " jl-worse") : "";
+  return [
+    el("td", { class: "jl-ratio-text", title: `ratio to ${cellLabel(r, cmp.baseline)}, p (Holm) ${expP(cmp.p_holm)}` },
+      cmp.ratio ? `×${expRatio(cmp.ratio.value)} ${expInterval(cmp.ratio, expRatio)}` : "×-"),
+    el("td", { class: "jl-strip-verdict" }, el("span", { class: `jl-verdict-text${cls}`, dataset: { verdict: verdictText(v) } }, verdictText(v))),
+  ];
+}
+
+/**
+ * The strip plot of one metric, a table: a row per cell (its label, its strip: a dot per
+ * run, the median and its interval as a bar; the ratio to its baseline and the verdict),
+ * the groups' titles between them, the axis under them. Its labels and verdicts are the
+ * page's text, wrapping as text does, so none is cut off; the box scrolls, its first
+ * column sticky, when the page is too narrow for it.
+ */
 function stripPlot(r, ms, scale) {
-  const rows = expRows(r);
+  const groups = expGroups(r);
+  const rows = groups.flatMap((g) => g.rows);
   const name = ms.metric.name;
   const values = [];
   for (const { cell } of rows) for (const x of drawnRuns(r, cell, name)) values.push(x.values[name]);
@@ -126,74 +181,70 @@ function stripPlot(r, ms, scale) {
   if (!Number.isFinite(lo)) [lo, hi] = [0, 1];
   const pad = (hi - lo) * 0.06 || Math.abs(hi) * 0.05 || 1;
   [lo, hi] = [(lo - pad) / scale.div, (hi + pad) / scale.div];
-  const height = rows.length * ROW_H + 58;
-  const f = frame({
-    width: EXP_W, height, class: "jl-strips", title: `${name}: the runs per cell`,
-    margin: { left: 250, right: 480, top: 10, bottom: 44 },
-    x: (a, b) => linear(lo, hi, a, b),
-    y: (a, b) => linear(0, rows.length, b, a),
-    xTicks: niceTicks(lo, hi, 8), xFmt: (v) => String(+v.toPrecision(6)),
-    xLabel: `${name} (${scale.unit}${ms.metric.direction === "lower_is_better" ? ", lower is better" : ", higher is better"})`,
-  });
-  const px = (v) => f.x(v / scale.div);
-  rows.forEach(({ cell, head }, k) => {
-    const cy = f.inner.top + k * ROW_H + ROW_H / 2;
-    const summary = ms.cells.find((c) => c.cell === cell);
-    const cmp = ms.comparisons.find((c) => c.cell === cell);
-    const g = svgEl("g", { class: `jl-strip${head ? " jl-baseline" : ""}`, "data-cell": cell, "data-metric": name });
-    if (k % 2 === 0) g.append(svgEl("rect", { class: "jl-strip-band", x: f.inner.left, y: cy - ROW_H / 2, width: f.inner.right - f.inner.left, height: ROW_H }));
-    g.append(svgEl("text", { class: "jl-strip-label", x: f.inner.left - 8, y: cy + 4, "text-anchor": "end", text: `${head ? "" : "↳ "}${cellLabel(r, cell)}` }));
-    const m = summary?.median;
-    if (m) {
-      const x0 = px(m.low), x1 = m.high === null ? f.inner.right : px(m.high);
-      g.append(svgEl("rect", { class: "jl-ci", x: x0, y: cy - 4, width: Math.max(1, x1 - x0), height: 8 },
-        svgEl("title", { text: `median ${scale.fmt(m.value)}, ${Math.round(r.config.confidence * 100)}% interval ${expInterval(m, scale.num)} ${scale.unit}` })));
-      g.append(svgEl("line", { class: "jl-median", x1: px(m.value), x2: px(m.value), y1: cy - 10, y2: cy + 10 }));
+  const at = (v) => stripX(v / scale.div, lo, hi);
+  const ticks = niceTicks(lo, hi, 8).filter((t) => t >= lo && t <= hi);
+  const grid = () => ticks.map((t) => svgEl("line", { class: "jl-strip-grid", x1: stripX(t, lo, hi), x2: stripX(t, lo, hi), y1: 0, y2: ROW_H }));
+  const confidence = Math.round(r.config.confidence * 100);
+  const body = el("tbody");
+  let band = 0;
+  for (const g of groups) {
+    if (g.title) body.append(el("tr", { class: "jl-strip-group" }, el("th", { colspan: 4, scope: "rowgroup" }, el("span", { class: "jl-group-title" }, g.title))));
+    for (const { cell, head, label } of g.rows) {
+      const summary = ms.cells.find((c) => c.cell === cell);
+      const cmp = ms.comparisons.find((c) => c.cell === cell);
+      const svg = svgEl("svg", { class: "jl-plot jl-strip-svg", width: "100%", height: ROW_H, role: "img", "aria-label": `${name} of ${cellLabel(r, cell)}: a dot per run` }, grid());
+      const m = summary?.median;
+      if (m) {
+        const x0 = at(m.low), x1 = m.high === null ? `${100 - STRIP_PAD}%` : at(m.high);
+        svg.append(
+          svgEl("rect", { class: "jl-ci", x: x0, y: ROW_H / 2 - 4, width: `${Math.max(0.1, parseFloat(x1) - parseFloat(x0)).toFixed(3)}%`, height: 8 },
+            svgEl("title", { text: `median ${scale.fmt(m.value)}, ${confidence}% interval ${expInterval(m, scale.num)} ${scale.unit}` })),
+          svgEl("line", { class: "jl-median", x1: at(m.value), x2: at(m.value), y1: ROW_H / 2 - 10, y2: ROW_H / 2 + 10 }));
+      }
+      for (const x of drawnRuns(r, cell, name)) {
+        const jitter = ((x.round % 5) - 2) * 2.5 + (x.warmup ? -8 : 0);
+        svg.append(svgEl("circle", { class: `jl-run${x.warmup ? " jl-warmup" : ""}`, cx: at(x.values[name]), cy: ROW_H / 2 + jitter, r: 3.5, "data-seq": x.seq },
+          svgEl("title", { text: `run ${x.seq}, ${x.warmup ? "warm-up" : `round ${x.round}`}: ${expValue(x.values[name], ms.metric.unit)}` })));
+      }
+      body.append(el("tr", { class: `jl-strip${head ? " jl-baseline" : ""}${band++ % 2 === 0 ? " jl-band" : ""}`, dataset: { cell, metric: name } },
+        el("th", { class: "jl-strip-label", scope: "row", title: cellLabel(r, cell) }, `${head ? "" : "↳ "}${label}`),
+        el("td", { class: "jl-strip-plot" }, svg),
+        ...stripVerdict(r, head, cmp)));
     }
-    for (const x of drawnRuns(r, cell, name)) {
-      const jitter = ((x.round % 5) - 2) * 2.5 + (x.warmup ? -8 : 0);
-      g.append(svgEl("circle", {
-        class: `jl-run${x.warmup ? " jl-warmup" : ""}`, cx: px(x.values[name]), cy: cy + jitter, r: 3.5, "data-seq": x.seq,
-      }, svgEl("title", { text: `run ${x.seq}, ${x.warmup ? "warm-up" : `round ${x.round}`}: ${expValue(x.values[name], ms.metric.unit)}` })));
-    }
-    const right = f.inner.right + 12;
-    if (head) {
-      g.append(svgEl("text", { class: "jl-verdict-text jl-baseline-tag", x: right, y: cy + 4, "data-verdict": "baseline", text: "baseline" }));
-    } else if (cmp) {
-      const ratio = cmp.ratio ? `×${expRatio(cmp.ratio.value)} ${expInterval(cmp.ratio, expRatio)}` : "×-";
-      g.append(svgEl("text", { class: "jl-ratio-text", x: right, y: cy + 4, text: ratio },
-        svgEl("title", { text: `ratio to ${cellLabel(r, cmp.baseline)}, p (Holm) ${expP(cmp.p_holm)}` })));
-      const v = cmp.verdict;
-      const cls = v.verdict === "real" ? (v.better ? " jl-better" : " jl-worse") : "";
-      g.append(svgEl("text", { class: `jl-verdict-text${cls}`, x: right + 142, y: cy + 4, "data-verdict": verdictText(v), text: verdictText(v) }));
-    }
-    f.plot.append(g);
-  });
-  return el("div", { class: "jl-chart" }, f.svg, legend([
+  }
+  // The axis: the ticks' values under the strips, and what they are.
+  const axis = svgEl("svg", { class: "jl-plot jl-strip-svg jl-strip-axis", width: "100%", height: 38, role: "img", "aria-label": `the axis of ${name}` },
+    ticks.map((t) => {
+      const x = parseFloat(stripX(t, lo, hi));
+      return svgEl("g", null,
+        svgEl("line", { class: "jl-strip-tick", x1: `${x}%`, x2: `${x}%`, y1: 0, y2: 4 }),
+        svgEl("text", { class: "jl-tick-label", x: `${x}%`, y: 15, "text-anchor": x < 6 ? "start" : x > 94 ? "end" : "middle", text: String(+t.toPrecision(6)) }));
+    }),
+    svgEl("text", { class: "jl-axis-label", x: "50%", y: 33, "text-anchor": "middle", text: `${name} (${scale.unit}${ms.metric.direction === "lower_is_better" ? ", lower is better" : ", higher is better"})` }));
+  body.append(el("tr", { class: "jl-strip-axis-row" }, el("th", { scope: "row" }), el("td", { class: "jl-strip-plot" }, axis), el("td"), el("td")));
+  const t = el("table", { class: "jl-strips", dataset: { metric: name }, "aria-label": `${name}: the runs per cell` }, body);
+  return el("div", { class: "jl-chart" }, el("div", { class: "jl-scroll" }, t), legend([
     { label: "a measured run", color: "var(--jl-series-0)", cls: "jl-legend-run" },
     { label: "a warm-up run (hollow, not in the statistics)", color: "transparent", cls: "jl-legend-warmup" },
-    { label: `the median and its ${Math.round(r.config.confidence * 100)}% interval`, color: "var(--jl-fg)", cls: "jl-legend-ci" },
+    { label: `the median and its ${confidence}% interval`, color: "var(--jl-fg)", cls: "jl-legend-ci" },
   ]));
 }
 
-/** A metric's table, the model's figures in one scale. */
+/** A metric's table, the model's figures in one scale, grouped as the strip plot. */
 function metricTable(r, ms, scale, k) {
-  const rows = expRows(r).map(({ cell, head }) => ({
-    cell, head, summary: ms.cells.find((c) => c.cell === cell), cmp: ms.comparisons.find((c) => c.cell === cell),
-  }));
-  return table({
+  const row = ({ cell, head, label }) => ({ cell, head, label, summary: ms.cells.find((c) => c.cell === cell), cmp: ms.comparisons.find((c) => c.cell === cell) });
+  return boxed({
     id: `jl-metric-${k}`,
     columns: [
-      { label: "cell", value: (x) => x.cell, fmt: (c, x) => `${x.head ? "" : "↳ "}${cellLabel(r, c)}` },
+      { label: "cell", value: (x) => x.label, fmt: (v, x) => `${x.head ? "" : "↳ "}${v}` },
       { label: "runs", num: true, value: (x) => x.summary?.runs },
       { label: `median (${scale.unit})`, num: true, value: (x) => x.summary?.median?.value, fmt: (v) => (v === undefined ? "-" : scale.num(v)) },
       { label: "interval", num: true, value: (x) => x.summary?.median?.low, fmt: (v, x) => (x.summary?.median ? expInterval(x.summary.median, scale.num) : "-"), title: `the median's ${Math.round(r.config.confidence * 100)}% bootstrap interval` },
-      { label: "ratio", num: true, value: (x) => x.cmp?.ratio?.value, fmt: (v, x) => (x.head ? "baseline" : x.cmp?.ratio ? `${expRatio(v)} ${expInterval(x.cmp.ratio, expRatio)}` : "-"), title: "the cell's median over its baseline's, with its interval" },
-      { label: "vs", value: (x) => (x.cmp ? cellLabel(r, x.cmp.baseline) : null), fmt: (v, x) => (x.head ? "" : fmtOpt(v)) },
+      { label: "ratio", num: true, value: (x) => x.cmp?.ratio?.value, fmt: (v, x) => (x.head ? "baseline" : x.cmp?.ratio ? `${expRatio(v)} ${expInterval(x.cmp.ratio, expRatio)}` : "-"), title: "the cell's median over its baseline's (the cell its row is under), with its interval" },
       { label: "p (Holm)", num: true, value: (x) => x.cmp?.p_holm, fmt: (v, x) => (x.head ? "" : expP(v)) },
-      { label: "verdict", value: (x) => (x.cmp ? verdictText(x.cmp.verdict) : x.head ? "" : null) },
+      { label: "verdict", value: (x) => (x.cmp ? verdictText(x.cmp.verdict) : x.head ? "" : null), wrap: true },
     ],
-    rows,
+    groups: expGroups(r).map((g) => ({ title: g.title, head: null, rows: g.rows.map(row) })),
     rowAttrs: (x) => ({ dataset: { cell: x.cell } }),
   });
 }
@@ -213,7 +264,7 @@ function spikeCauses(r) {
   if (!r.spike_causes?.length) return null;
   const spikes = r.explanations.flatMap((e) => (e.spikes ?? []).map((s) => ({ e, s })));
   return section("Blamed spikes by cause", "the latency probe's spikes in the traced runs, each blamed on what took most of its window (the Traces page has each one)",
-    table({
+    boxed({
       id: "jl-spike-causes",
       columns: [
         { label: "cause", value: (c) => c.cause, fmt: (v) => v.replaceAll("_", " ") },
@@ -336,7 +387,7 @@ export function mountTraces(root, ctx) {
       ["events lost", fmtCount(e.lost_events), "lost_events"],
       ["trace", e.trace ? el("a", { class: "jl-trace-link", href: traceLink(e.trace), title: "the trace's report, written beside it (relative to the experiment's directory)" }, `${e.trace} — its timeline`) : "not kept", "trace"],
     ])];
-    parts.push(el("h3", null, "Where the threads ran"), table({
+    parts.push(el("h3", null, "Where the threads ran"), boxed({
       id: `jl-threads-${k}`,
       columns: [
         { label: "role", value: (t) => t.role, fmt: fmtOpt },
@@ -353,7 +404,7 @@ export function mountTraces(root, ctx) {
       rows: e.threads,
       rowAttrs: (t) => ({ dataset: { tid: t.tid } }),
     }));
-    parts.push(el("h3", null, "What woke them"), e.chains.length ? table({
+    parts.push(el("h3", null, "What woke them"), e.chains.length ? boxed({
       id: `jl-wakers-${k}`,
       columns: [
         { label: "woken by", value: (c) => c.source },
@@ -367,7 +418,7 @@ export function mountTraces(root, ctx) {
     }) : el("p", { class: "jl-not-recorded" }, "no wake-up by an IRQ or softirq"));
     if (e.around_steps.length) {
       const rows = e.around_steps.flatMap((s) => (s.migrations.length ? s.migrations : [null]).map((m) => ({ s, m })));
-      parts.push(el("h3", null, "Migrations within a second of each step"), table({
+      parts.push(el("h3", null, "Migrations within a second of each step"), boxed({
         id: `jl-step-migrations-${k}`,
         columns: [
           { label: "step", value: (x) => x.s.step_t_ns, fmt: (v, x) => `${x.s.series} at ${fmtDur(v)}` },
@@ -380,7 +431,7 @@ export function mountTraces(root, ctx) {
       }));
     }
     if (e.spikes?.length) {
-      parts.push(el("h3", null, "The latency probe's spikes, blamed"), table({
+      parts.push(el("h3", null, "The latency probe's spikes, blamed"), boxed({
         id: `jl-spikes-${k}`,
         columns: [
           { label: "CPU", num: true, value: (x) => x.cpu },
@@ -417,7 +468,7 @@ export function mountRuns(root, ctx) {
       ["preemption", fmtOpt(m.preemption)],
       ["virtualization", fmtOpt(m.virtualization)],
     ]) : el("p", { class: "jl-not-recorded" }, "not recorded")),
-    section("Runs", "in the order they ran", table({
+    section("Runs", "in the order they ran", boxed({
       id: "jl-runs",
       columns: [
         { label: "run", num: true, value: (x) => x.seq },

@@ -161,8 +161,9 @@ function compareValues(a, b) {
  *   node (default: the value), num: true for right-aligned numbers (sorted numerically),
  *   title, wrap: true to let long cells wrap, lines: true to break them at their
  *   newlines only }]
- * - rows: the rows; or groups: [{ head: a row or null, rows: [...] }] (each group a
- *   tbody: its head row first, sorted by its head, its rows sorted among themselves)
+ * - rows: the rows; or groups: [{ head: a row or null, title: text or null, rows: [...] }]
+ *   (each group a tbody: its head row first, or its title across the whole row, sorted
+ *   by its head, its rows sorted among themselves)
  * - sort: { col, desc } initially; id, caption, rowAttrs: row => attributes of its tr
  */
 export function table(spec) {
@@ -189,8 +190,12 @@ export function table(spec) {
     return el(head ? "th" : "td", { class: cls, scope: head ? "row" : null }, shown === null || shown === undefined ? "-" : shown);
   };
   const bodies = groups.map((g) => {
-    const body = el("tbody", { class: g.head ? "jl-group" : null });
-    const headTr = g.head ? el("tr", { class: "jl-group-head", ...(spec.rowAttrs?.(g.head, true) ?? {}) }, columns.map((c) => cell(c, g.head, false))) : null;
+    const body = el("tbody", { class: g.head || g.title ? "jl-group" : null });
+    const headTr = g.head
+      ? el("tr", { class: "jl-group-head", ...(spec.rowAttrs?.(g.head, true) ?? {}) }, columns.map((c) => cell(c, g.head, false)))
+      : g.title
+        ? el("tr", { class: "jl-group-head" }, el("th", { colspan: columns.length, scope: "rowgroup" }, el("span", { class: "jl-group-title" }, g.title)))
+        : null;
     const trs = g.rows.map((r) => ({ row: r, tr: el("tr", spec.rowAttrs?.(r, false) ?? null, columns.map((c) => cell(c, r, false))) }));
     return { g, body, headTr, trs };
   });

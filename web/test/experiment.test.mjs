@@ -5,6 +5,80 @@
 
 import { assert, assertEqual, readReportJson, reportPath, withReport } from "./harness.mjs";
 
+/**
+ * What a person sees of the tables and plots of the shown page, as problems in words
+ * (none: all well): the page never scrolls sideways; each table lies inside the
+ * viewport, or scrolls inside its own box (`.jl-scroll`, overflow-x auto) with its first
+ * column sticky, so that scrolled to either end its first column, and at the right end
+ * its last, are inside the box; no cell's text overflows its cell; no text of a plot
+ * lies outside its plot.
+ */
+async function layoutProblems(r) {
+  return r.eval(() => {
+    const problems = [];
+    const vw = document.documentElement.clientWidth;
+    if (document.documentElement.scrollWidth > vw + 1) problems.push(`the page scrolls sideways: ${document.documentElement.scrollWidth} px wide in ${vw}`);
+    const box = (e) => e.getBoundingClientRect();
+    const inside = (b, outer) => b.left >= outer.left - 0.5 && b.right <= outer.right + 0.5;
+    const where = (b) => `${Math.round(b.left)}..${Math.round(b.right)}`;
+    const page = document.querySelector(".jl-page:not([hidden])");
+    const shown = (e) => e.getClientRects().length > 0;
+    for (const t of page.querySelectorAll("table")) {
+      if (!shown(t)) continue;
+      const name = t.id || t.className;
+      const cells = [...t.querySelectorAll("th, td")].filter(shown);
+      const what = (c) => `${name}: "${c.textContent.trim().slice(0, 40)}"`;
+      for (const c of cells) {
+        if (c.scrollWidth > c.clientWidth + 1) problems.push(`${what(c)} overflows its cell (${c.scrollWidth} > ${c.clientWidth})`);
+      }
+      // No row covers another (a sticky header offset over the first row), no cell its
+      // neighbour.
+      const rows = [...t.rows].filter(shown).map((tr) => [...tr.cells].filter(shown).map((c) => ({ c, b: box(c) })));
+      for (let k = 0; k + 1 < rows.length; k++) {
+        const bottom = Math.max(...rows[k].map((x) => x.b.bottom)), top = Math.min(...rows[k + 1].map((x) => x.b.top));
+        if (bottom > top + 0.5) problems.push(`${what(rows[k + 1][0].c)}: its row is covered by the one above (${Math.round(bottom)} > ${Math.round(top)})`);
+      }
+      for (const row of rows) {
+        const byLeft = [...row].sort((a, b) => a.b.left - b.b.left);
+        for (let k = 0; k + 1 < byLeft.length; k++) {
+          if (byLeft[k].b.right > byLeft[k + 1].b.left + 0.5) problems.push(`${what(byLeft[k].c)} overlaps ${what(byLeft[k + 1].c)}`);
+        }
+      }
+      const scroller = t.closest(".jl-scroll");
+      const viewport = { left: 0, right: vw };
+      if (!scroller || scroller.scrollWidth <= scroller.clientWidth + 1) {
+        for (const c of cells) if (!inside(box(c), viewport)) problems.push(`${what(c)} at ${where(box(c))}, outside the viewport 0..${vw}`);
+        continue;
+      }
+      // It scrolls inside its box: the box in the viewport, the first column sticky.
+      if (!/auto|scroll/.test(getComputedStyle(scroller).overflowX)) problems.push(`${name}: wider than its box, which does not scroll`);
+      const frame = box(scroller);
+      if (!inside(frame, viewport)) problems.push(`${name}: its box at ${where(frame)}, outside the viewport 0..${vw}`);
+      // A group's title spans the row: what must stay in view is its text.
+      const firsts = cells.filter((c) => c.cellIndex === 0).map((c) => (c.colSpan > 1 ? c.firstElementChild ?? c : c));
+      const lasts = cells.filter((c) => c.colSpan === 1 && c.cellIndex === c.parentElement.cells.length - 1);
+      for (const c of firsts) if (getComputedStyle(c).position !== "sticky") problems.push(`${what(c)}: the table scrolls, its first column is not sticky`);
+      for (const end of [0, scroller.scrollWidth]) {
+        scroller.scrollLeft = end;
+        for (const c of firsts) if (!inside(box(c), frame)) problems.push(`${what(c)} at ${where(box(c))} out of its box ${where(frame)} (scrolled to ${scroller.scrollLeft})`);
+        if (end) for (const c of lasts) if (!inside(box(c), frame)) problems.push(`${what(c)} at ${where(box(c))} out of its box ${where(frame)} (scrolled to the end)`);
+      }
+      scroller.scrollLeft = 0;
+    }
+    for (const svg of page.querySelectorAll("svg")) {
+      if (!shown(svg)) continue;
+      const b = box(svg);
+      for (const t of svg.querySelectorAll("text")) {
+        const tb = box(t);
+        if (tb.width && (tb.left < b.left - 0.5 || tb.right > b.right + 0.5 || tb.top < b.top - 0.5 || tb.bottom > b.bottom + 0.5)) {
+          problems.push(`plot text "${t.textContent.slice(0, 40)}" at ${where(tb)} clipped by its plot ${where(b)}`);
+        }
+      }
+    }
+    return problems;
+  });
+}
+
 /** A verdict in words as jitterlab's text prints it (Verdict's Display in
  * crates/experiment/src/stats/mod.rs). */
 function display(v) {
@@ -74,10 +148,32 @@ export const tests = {
     });
   },
 
+  async "every table and plot is seen whole at 1400 and 1000 px, tcp-affinity's twelve long-labelled cells too"({ browser }) {
+    const d = readReportJson("experiment-tcp.json").data;
+    assert(Math.max(...d.cells.map((c) => c.label.length)) > 70, "the fixture's labels are long");
+    for (const width of [1400, 1000]) {
+      for (const file of ["experiment-tcp.html", "experiment.html", "experiment-hunt.html"]) {
+        await withReport(browser, reportPath(file), { viewport: { width, height: 900 } }, async (r) => {
+          for (const id of await r.eval(() => window.jitterlab.tabs)) {
+            await r.click(`#jl-tab-${id}`);
+            const problems = await layoutProblems(r);
+            assert(!problems.length, `${file} at ${width} px, page ${id}:\n  ${problems.slice(0, 12).join("\n  ")}${problems.length > 12 ? `\n  (${problems.length - 12} more)` : ""}`);
+          }
+        });
+      }
+    }
+    // At 1400 px tcp-affinity's tables need no scrolling at all.
+    await withReport(browser, reportPath("experiment-tcp.html"), async (r) => {
+      const wide = await r.eval(() => [...document.querySelectorAll(".jl-scroll")].filter((s) => s.scrollWidth > s.clientWidth + 1).map((s) => s.querySelector("table")?.id || "?"));
+      assertEqual(wide, [], "tables that scroll at 1400 px");
+      assert(await r.count(".jl-scroll table") >= 2, "the strip plot and the table are in their boxes");
+    });
+  },
+
   async "a strip per cell, a dot per run, the verdict per cell"({ browser }) {
     const d = readReportJson("experiment.json").data;
     await withReport(browser, reportPath("experiment.html"), { hash: "view=results" }, async (r) => {
-      const strips = await r.page.$$eval("g.jl-strip", (gs) => gs.map((g) => ({
+      const strips = await r.page.$$eval("tr.jl-strip", (gs) => gs.map((g) => ({
         metric: g.dataset.metric, cell: Number(g.dataset.cell),
         dots: g.querySelectorAll("circle.jl-run").length,
         hollow: g.querySelectorAll("circle.jl-run.jl-warmup").length,
@@ -101,7 +197,8 @@ export const tests = {
           assertEqual(s.verdict, expected, `${name} cell ${c}: verdict`);
         }
         // The table says the same.
-        const rows = await r.tableRows(`#jl-metric-${d.stats.indexOf(ms)}`);
+        // A cell's row (a group's title is a row of its own).
+        const rows = await r.page.$$eval(`#jl-metric-${d.stats.indexOf(ms)} tbody tr[data-cell]`, (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent.trim())));
         assertEqual(rows.map((row) => row[row.length - 1]).filter(Boolean).sort(), ms.comparisons.map((x) => display(x.verdict)).sort(), `${name}: verdicts in the table`);
       }
       assert(failedSeen > 0, "the fixture has a failed run (not drawn)");
@@ -172,8 +269,10 @@ export const tests = {
         await r.matchGolden(`experiment-${view}`, { mask: [".jl-tabs", ".jl-generator"] });
       });
     }
-    await withReport(browser, reportPath("experiment-hunt.html"), async (r) => {
-      await r.matchGolden("experiment-hunt-results", { mask: [".jl-tabs", ".jl-generator"] });
-    });
+    for (const name of ["experiment-hunt", "experiment-tcp"]) {
+      await withReport(browser, reportPath(`${name}.html`), async (r) => {
+        await r.matchGolden(`${name}-results`, { mask: [".jl-tabs", ".jl-generator"] });
+      });
+    }
   },
 };

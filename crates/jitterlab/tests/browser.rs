@@ -151,8 +151,8 @@ fn write_reports(dir: &Path) {
         &o("latency.html"),
     ]);
     // Saved experiments: the synthetic ones of jitterlab-render's golden tests (the
-    // built-in recipes' shapes: experiment-hunt).
-    for name in ["experiment", "experiment-hunt"] {
+    // built-in recipes' shapes: experiment-hunt, experiment-tcp).
+    for name in ["experiment", "experiment-hunt", "experiment-tcp"] {
         let experiment = repo().join(format!("crates/render/tests/fixtures/{name}.json"));
         std::fs::copy(&experiment, dir.join(format!("{name}.json"))).unwrap();
         jitterlab(&[
