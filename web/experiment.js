@@ -70,6 +70,27 @@ export function verdictText(v) {
 
 const cellLabel = (r, c) => r.cells[c]?.label ?? `cell ${c}`;
 
+/** Which runs a comparison stood on when not all of them, as the text output words it
+ * under the verdict; null when all were compared (or the runs carry no context). */
+export function expBackground(b) {
+  switch (b?.kind) {
+    case "quiet_runs_only": return `compared on ${b.cell_runs} and ${b.baseline_runs} quiet runs`;
+    case "unequal": return `foreign CPUs ${b.cell_cpus.toFixed(2)} against ${b.baseline_cpus.toFixed(2)}`;
+    default: return null;
+  }
+}
+
+/** A verdict in its colour, with which runs it stands on under it. */
+function verdictCell(cmp) {
+  const v = cmp.verdict;
+  const cls = v.verdict === "real" ? (v.better ? " jl-better" : " jl-worse") : "";
+  const note = expBackground(cmp.background);
+  return [
+    el("span", { class: `jl-verdict-text${cls}`, dataset: { verdict: verdictText(v) } }, verdictText(v)),
+    note ? el("div", { class: `jl-bg-note jl-bg-${cmp.background.kind.replaceAll("_", "-")}`, title: "the runs measured beside foreign work are left out of the comparison, or, with too few without it, the difference is never called real" }, note) : null,
+  ];
+}
+
 /** The header's line under the title. */
 export function expSubtitle(r) {
   const warm = r.runs.filter((x) => x.warmup).length;
@@ -86,6 +107,10 @@ export function expNotes(r) {
       case "drift": return { cls: "warn", text: `drift: ${w.metric} in ${cell} trends across the rounds (Spearman's rho ${w.rho.toFixed(2)}, p ${expP(w.p)}): the machine changed while it ran` };
       case "slow_first_run": return { cls: "warn", text: `slow first run: ${w.metric} in ${cell}: ${expValue(w.first, unit(w.metric))}, the others ${expValue(w.others_worst, unit(w.metric))} at worst (median ${expValue(w.others_median, unit(w.metric))}): more warm-up` };
       case "steps": return { cls: "warn", text: `steps: ${w.series} in ${cell}: level shifts in ${w.runs} of ${w.of} runs (the Series page marks them)` };
+      case "busy_runs": return {
+        cls: "warn",
+        text: `busy: ${cell}: ${w.runs} of ${w.of} run${w.of === 1 ? "" : "s"} measured beside foreign work (median ${w.foreign_cpus.toFixed(2)} CPUs of other processes${w.top ? `, most ${w.top}` : ""}, steal ${(w.steal * 100).toFixed(1)}%)${w.runs === w.of ? ": its comparisons stand only against cells beside the same work" : ": compared on its quiet runs where there are enough, else not called real"}`,
+      };
       case "failed_runs": return { cls: "warn", text: `failed: ${cell}: ${w.runs} run${w.runs === 1 ? "" : "s"} left out of the statistics` };
       default: return { cls: "warn", text: `${w.kind}: ${JSON.stringify(w)}` };
     }
@@ -154,12 +179,10 @@ function stripX(v, lo, hi) {
 function stripVerdict(r, head, cmp) {
   if (head) return [el("td", { class: "jl-ratio-text" }), el("td", { class: "jl-strip-verdict" }, el("span", { class: "jl-verdict-text jl-baseline-tag", dataset: { verdict: "baseline" } }, "baseline"))];
   if (!cmp) return [el("td", { class: "jl-ratio-text" }, "-"), el("td", { class: "jl-strip-verdict" })];
-  const v = cmp.verdict;
-  const cls = v.verdict === "real" ? (v.better ? " jl-better" : " jl-worse") : "";
   return [
     el("td", { class: "jl-ratio-text", title: `ratio to ${cellLabel(r, cmp.baseline)}, p (Holm) ${expP(cmp.p_holm)}` },
       cmp.ratio ? `×${expRatio(cmp.ratio.value)} ${expInterval(cmp.ratio, expRatio)}` : "×-"),
-    el("td", { class: "jl-strip-verdict" }, el("span", { class: `jl-verdict-text${cls}`, dataset: { verdict: verdictText(v) } }, verdictText(v))),
+    el("td", { class: "jl-strip-verdict" }, verdictCell(cmp)),
   ];
 }
 
@@ -242,7 +265,7 @@ function metricTable(r, ms, scale, k) {
       { label: "interval", num: true, value: (x) => x.summary?.median?.low, fmt: (v, x) => (x.summary?.median ? expInterval(x.summary.median, scale.num) : "-"), title: `the median's ${Math.round(r.config.confidence * 100)}% bootstrap interval` },
       { label: "ratio", num: true, value: (x) => x.cmp?.ratio?.value, fmt: (v, x) => (x.head ? "baseline" : x.cmp?.ratio ? `${expRatio(v)} ${expInterval(x.cmp.ratio, expRatio)}` : "-"), title: "the cell's median over its baseline's (the cell its row is under), with its interval" },
       { label: "p (Holm)", num: true, value: (x) => x.cmp?.p_holm, fmt: (v, x) => (x.head ? "" : expP(v)) },
-      { label: "verdict", value: (x) => (x.cmp ? verdictText(x.cmp.verdict) : x.head ? "" : null), wrap: true },
+      { label: "verdict", value: (x) => (x.cmp ? verdictText(x.cmp.verdict) : x.head ? "" : null), fmt: (v, x) => (x.cmp ? verdictCell(x.cmp) : v), wrap: true, title: "real or not, and on which runs when not all" },
     ],
     groups: expGroups(r).map((g) => ({ title: g.title, head: null, rows: g.rows.map(row) })),
     rowAttrs: (x) => ({ dataset: { cell: x.cell } }),

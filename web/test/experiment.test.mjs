@@ -196,13 +196,52 @@ export const tests = {
           const expected = cmp ? display(cmp.verdict) : d.baselines[c] === c ? "baseline" : null;
           assertEqual(s.verdict, expected, `${name} cell ${c}: verdict`);
         }
-        // The table says the same.
-        // A cell's row (a group's title is a row of its own).
-        const rows = await r.page.$$eval(`#jl-metric-${d.stats.indexOf(ms)} tbody tr[data-cell]`, (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent.trim())));
-        assertEqual(rows.map((row) => row[row.length - 1]).filter(Boolean).sort(), ms.comparisons.map((x) => display(x.verdict)).sort(), `${name}: verdicts in the table`);
+        // The table says the same, in its last column.
+        const verdicts = await r.page.$$eval(`#jl-metric-${d.stats.indexOf(ms)} tbody tr[data-cell]`, (trs) => trs.map((tr) => tr.cells[tr.cells.length - 1].querySelector(".jl-verdict-text")?.textContent ?? null));
+        assertEqual(verdicts.filter(Boolean).sort(), ms.comparisons.map((x) => display(x.verdict)).sort(), `${name}: verdicts in the table`);
       }
       assert(failedSeen > 0, "the fixture has a failed run (not drawn)");
       assert(d.stats.some((ms) => ms.comparisons.some((x) => x.verdict.reasons?.includes("unequal_background"))), "the fixture has a comparison under unequal background");
+    });
+  },
+
+  async "which runs a verdict stands on is shown next to it, and runs beside foreign work are warned of"({ browser }) {
+    const d = readReportJson("experiment.json").data;
+    const words = (b) => ({
+      quiet_runs_only: `compared on ${b.cell_runs} and ${b.baseline_runs} quiet runs`,
+      unequal: `foreign CPUs ${b.cell_cpus?.toFixed(2)} against ${b.baseline_cpus?.toFixed(2)}`,
+    })[b.kind] ?? null;
+    const kinds = new Set(d.stats.flatMap((ms) => ms.comparisons.map((x) => x.background.kind)));
+    assert(kinds.has("quiet_runs_only") && kinds.has("unequal"), `the fixture has both backgrounds: ${[...kinds]}`);
+    await withReport(browser, reportPath("experiment.html"), { hash: "view=results" }, async (r) => {
+      for (const [k, ms] of d.stats.entries()) {
+        for (const x of ms.comparisons) {
+          const want = words(x.background);
+          for (const where of [`.jl-strip[data-metric="${ms.metric.name}"][data-cell="${x.cell}"]`, `#jl-metric-${k} tr[data-cell="${x.cell}"]`]) {
+            const got = await r.eval((sel) => {
+              const verdict = document.querySelector(`${sel} .jl-verdict-text`);
+              const note = document.querySelector(`${sel} .jl-bg-note`);
+              if (!note) return null;
+              note.scrollIntoView({ block: "center" });
+              const v = verdict.getBoundingClientRect(), n = note.getBoundingClientRect(), cell = note.closest("td").getBoundingClientRect();
+              // In the verdict's cell, under it, seen.
+              const seen = n.width > 0 && n.top >= v.bottom - 0.5 && n.left >= cell.left && n.right <= cell.right + 0.5 && n.top >= 0 && n.bottom <= innerHeight && n.right <= innerWidth;
+              return { text: note.textContent, seen };
+            }, where);
+            assertEqual(got?.text ?? null, want, `${ms.metric.name} cell ${x.cell} (${where}): the note`);
+            if (got) assert(got.seen, `${where}: the note under its verdict, seen`);
+          }
+        }
+      }
+      // The busy runs in words in the header, as the text output says them.
+      const notes = await r.texts("#jl-notes li");
+      for (const w of d.warnings.filter((x) => x.kind === "busy_runs")) {
+        const label = d.cells[w.cell].label;
+        const line = notes.find((n) => n.startsWith(`busy: ${label}: ${w.runs} of ${w.of} runs measured beside foreign work (median ${w.foreign_cpus.toFixed(2)} CPUs of other processes, most ${w.top}`));
+        assert(line, `a note on the busy runs of ${label}: ${JSON.stringify(notes)}`);
+      }
+      assert(d.warnings.some((x) => x.kind === "busy_runs"), "the fixture has busy runs");
+      assert(!notes.some((n) => n.includes("{")), `a warning shown as JSON: ${notes.find((n) => n.includes("{"))}`);
     });
   },
 
