@@ -1,10 +1,11 @@
 // experiment.js: a result of jitterlab experiment (jitterlab.experiment, docs/json.md):
 // the answers first, the blamed spikes by cause; per metric a strip plot of the runs
 // per cell (warm-up runs hollow, the median and its interval as a bar, the baseline
-// marked, the verdict beside each cell) and its table; the per-interval series of a cell's runs with their steps marked; the trace
+// marked, the verdict beside each cell) and its table; the machine during each cell's
+// runs; the per-interval series of a cell's runs with their steps marked; the trace
 // explanations with a link to each trace's own report; the runs. Every figure is the
 // model's: medians, intervals, ratios, p-values, verdicts and steps come with it.
-import { el, facts, fmtBool, fmtCount, fmtDur, fmtOpt, section, table, timelineLink, traceLink } from "./tables.js";
+import { el, facts, fixed, fmtBool, fmtCount, fmtDur, fmtOpt, section, table, timelineLink, traceLink } from "./tables.js";
 import { frame, legend, linear, niceTicks, seriesColor, svgEl } from "./svg.js";
 
 /** The width of a series plot, px (scaled down to the page's). */
@@ -29,7 +30,7 @@ export function expScale(unit, largest, smallest = largest) {
   let decimals = dec(m / div);
   const sm = Math.abs(smallest) / div;
   if (Number.isFinite(sm) && sm > 0) decimals = Math.max(decimals, dec(sm));
-  const num = (v) => (v === null || v === undefined ? (v === null ? "inf" : "-") : Number.isNaN(v) ? "-" : (v / div).toFixed(decimals));
+  const num = (v) => (v === null || v === undefined ? (v === null ? "inf" : "-") : Number.isNaN(v) ? "-" : fixed(v / div, decimals));
   return { div, unit: shown, decimals, num, fmt: (v) => (v === undefined || Number.isNaN(v) ? "-" : `${num(v)}${shown ? ` ${shown}` : ""}`) };
 }
 
@@ -40,7 +41,7 @@ export function expValue(v, unit) {
 
 /** A ratio: three decimals; null (an unbounded end) as `inf`. */
 function expRatio(r) {
-  return r === null ? "inf" : r === undefined ? "-" : r.toFixed(3);
+  return r === null ? "inf" : r === undefined ? "-" : fixed(r, 3);
 }
 
 /**
@@ -55,7 +56,7 @@ export function expInterval(e, num) {
 /** A p-value: `0.034`, `1.2e-5` under 0.001. */
 function expP(p) {
   if (p === null || p === undefined) return "-";
-  return p < 0.001 ? p.toExponential(1).replace(/e([+-])0*(\d)/, "e$1$2").replace("e+", "e") : p.toFixed(3);
+  return p < 0.001 ? p.toExponential(1).replace(/e([+-])0*(\d)/, "e$1$2").replace("e+", "e") : fixed(p, 3);
 }
 
 const EXP_REASONS = { too_few_runs: "too few runs", not_significant: "not significant", within_noise: "within noise", no_ratio: "baseline median 0", unequal_background: "unequal background" };
@@ -75,7 +76,7 @@ const cellLabel = (r, c) => r.cells[c]?.label ?? `cell ${c}`;
 export function expBackground(b) {
   switch (b?.kind) {
     case "quiet_runs_only": return `compared on ${b.cell_runs} and ${b.baseline_runs} quiet runs`;
-    case "unequal": return `foreign CPUs ${b.cell_cpus.toFixed(2)} against ${b.baseline_cpus.toFixed(2)}`;
+    case "unequal": return `foreign CPUs ${fixed(b.cell_cpus, 2)} against ${fixed(b.baseline_cpus, 2)}`;
     default: return null;
   }
 }
@@ -104,12 +105,12 @@ export function expNotes(r) {
   return r.warnings.map((w) => {
     const cell = cellLabel(r, w.cell);
     switch (w.kind) {
-      case "drift": return { cls: "warn", text: `drift: ${w.metric} in ${cell} trends across the rounds (Spearman's rho ${w.rho.toFixed(2)}, p ${expP(w.p)}): the machine changed while it ran` };
+      case "drift": return { cls: "warn", text: `drift: ${w.metric} in ${cell} trends across the rounds (Spearman's rho ${fixed(w.rho, 2)}, p ${expP(w.p)}): the machine changed while it ran` };
       case "slow_first_run": return { cls: "warn", text: `slow first run: ${w.metric} in ${cell}: ${expValue(w.first, unit(w.metric))}, the others ${expValue(w.others_worst, unit(w.metric))} at worst (median ${expValue(w.others_median, unit(w.metric))}): more warm-up` };
       case "steps": return { cls: "warn", text: `steps: ${w.series} in ${cell}: level shifts in ${w.runs} of ${w.of} runs (the Series page marks them)` };
       case "busy_runs": return {
         cls: "warn",
-        text: `busy: ${cell}: ${w.runs} of ${w.of} run${w.of === 1 ? "" : "s"} measured beside foreign work (median ${w.foreign_cpus.toFixed(2)} CPUs of other processes${w.top ? `, most ${w.top}` : ""}, steal ${(w.steal * 100).toFixed(1)}%)${w.runs === w.of ? ": its comparisons stand only against cells beside the same work" : ": compared on its quiet runs where there are enough, else not called real"}`,
+        text: `busy: ${cell}: ${w.runs} of ${w.of} run${w.of === 1 ? "" : "s"} measured beside foreign work (median ${fixed(w.foreign_cpus, 2)} CPUs of other processes${w.top ? `, most ${w.top}` : ""}, steal ${fixed(w.steal * 100, 1)}%)${w.runs === w.of ? ": its comparisons stand only against cells beside the same work" : ": compared on its quiet runs where there are enough, else not called real"}`,
       };
       case "failed_runs": return { cls: "warn", text: `failed: ${cell}: ${w.runs} run${w.runs === 1 ? "" : "s"} left out of the statistics` };
       default: return { cls: "warn", text: `${w.kind}: ${JSON.stringify(w)}` };
@@ -317,6 +318,71 @@ export function mountResults(root, ctx) {
       "each dot a run; the bar the median and its interval; each cell against its baseline (↳ under it): the ratio of medians and the verdict (real only when Holm's p is under alpha and the whole interval is beyond the noise)",
       stripPlot(r, ms, scale), metricTable(r, ms, scale, k)));
   });
+  root.append(machineDuring(r) ?? "");
+}
+
+/** A count a second as the text output prints it: `3953`, `3.0`, `12.1k`; 0 as `0`. */
+export function expPerS(x) {
+  if (x === 0) return "0";
+  if (x < 10) return fixed(x, 1);
+  if (x < 10000) return fixed(x, 0);
+  return `${fixed(x / 1e3, 1)}k`;
+}
+
+/** Softirq vectors shown per CPU before `+N`, as the text output. */
+const EXP_SOFTIRQS = 3;
+
+/**
+ * What else the machine did during each cell's runs (`cell_contexts`, medians over the
+ * cell's measured runs): per cell the CPU use beside the experiment and the steal, per
+ * CPU its busy time, interrupts and softirqs a second; grouped as the metric tables.
+ */
+function machineDuring(r) {
+  if (!r.cell_contexts?.length) return null;
+  const groups = expGroups(r).map((g) => ({
+    title: g.title,
+    head: null,
+    rows: g.rows.map((x) => ({ ...x, ctx: r.cell_contexts.find((c) => c.cell === x.cell) })).filter((x) => x.ctx),
+  })).filter((g) => g.rows.length);
+  const label = { label: "cell", value: (x) => x.label, fmt: (v, x) => `${x.head ? "" : "↳ "}${v}` };
+  const cpus = (v) => fixed(v, 2);
+  const perCell = boxed({
+    id: "jl-machine-cells",
+    columns: [
+      label,
+      { label: "runs", num: true, value: (x) => x.ctx.runs, title: "measured runs with a context" },
+      { label: "busy runs", num: true, value: (x) => x.ctx.busy_runs, title: "of which beside foreign work or under the host's steal" },
+      { label: "foreign", num: true, value: (x) => x.ctx.foreign_cpus, fmt: cpus, title: "processes outside the experiment, CPUs" },
+      { label: "kernel", num: true, value: (x) => x.ctx.kernel_cpus, fmt: cpus, title: "kernel threads, CPUs" },
+      { label: "tools", num: true, value: (x) => x.ctx.tools_cpus, fmt: cpus, title: "jitterlab's own threads and the loads it started, CPUs" },
+      { label: "tested", num: true, value: (x) => x.ctx.tested_cpus, fmt: cpus, title: "the processes under test, CPUs" },
+      { label: "steal", num: true, value: (x) => x.ctx.steal, fmt: (v) => `${fixed(v * 100, 1)}%`, title: "of the CPU time, taken by the host" },
+    ],
+    groups,
+    rowAttrs: (x) => ({ dataset: { cell: x.cell } }),
+  });
+  const perCpu = boxed({
+    id: "jl-machine-cpus",
+    columns: [
+      label,
+      { label: "CPU", num: true, value: (x) => x.cpu.cpu },
+      { label: "busy", num: true, value: (x) => x.cpu.busy, fmt: (v) => `${fixed(v * 100, 0)}%`, title: "time not idle" },
+      { label: "LOC/s", num: true, value: (x) => x.cpu.local_timer_per_s, fmt: expPerS, title: "local timer interrupts a second" },
+      { label: "device/s", num: true, value: (x) => x.cpu.device_irqs_per_s, fmt: expPerS, title: "device interrupts a second" },
+      { label: "other/s", num: true, value: (x) => x.cpu.other_irqs_per_s, fmt: expPerS, title: "other architecture interrupts a second (rescheduling, function calls, TLB shootdowns...)" },
+      {
+        label: "softirqs/s (most first)", value: (x) => x.cpu.softirqs_per_s[0]?.per_s ?? 0,
+        fmt: (_, x) => [...x.cpu.softirqs_per_s.slice(0, EXP_SOFTIRQS).map((v) => `${v.name} ${expPerS(v.per_s)}`), ...(x.cpu.softirqs_per_s.length > EXP_SOFTIRQS ? [`+${x.cpu.softirqs_per_s.length - EXP_SOFTIRQS}`] : [])].join(", ") || "-",
+        title: "the vectors that ran, by their median rate",
+      },
+    ],
+    groups: groups.map((g) => ({ ...g, rows: g.rows.flatMap((x) => x.ctx.cpus.map((cpu) => ({ ...x, cpu }))) })),
+    rowAttrs: (x) => ({ dataset: { cell: x.cell, cpu: x.cpu.cpu } }),
+  });
+  const sec = section("The machine during the runs", "medians over each cell's measured runs; CPU use in CPUs (1.00: one CPU the whole run), foreign: processes outside the experiment",
+    perCell, el("h3", null, "Per CPU: time not idle, interrupts and softirqs a second"), perCpu);
+  sec.id = "jl-machine";
+  return sec;
 }
 
 /** A button group choosing a cell. */

@@ -48,6 +48,24 @@ function fixedNs(ns, scale, d) {
   return x.toFixed(d);
 }
 
+/**
+ * `x.toFixed(d)`, rounding as Rust's `{:.d}` does: a value exactly halfway between two
+ * results (0.125 to two decimals, 110.5 to none) goes to the even one, where JavaScript
+ * goes up; everything else as the exact binary value says (both languages agree there).
+ * So a figure reads the same on the page as in the text output.
+ */
+export function fixed(x, d) {
+  if (!Number.isFinite(x)) return x.toFixed(d);
+  const p = 10 ** d;
+  const t = Math.abs(x) * p;
+  const n = Math.floor(t);
+  if (t - n === 0.5 && (n + 0.5) / p === Math.abs(x) && n % 2 === 0) {
+    // An exact tie that toFixed would round away from the even n.
+    return (Math.sign(x) * (n / p)).toFixed(d);
+  }
+  return x.toFixed(d);
+}
+
 /** A duration in ns as `850 ns`, `12.3 us`, `4.56 ms`, `1.23 s`, `2h03m`; null as `-`. */
 export function fmtDur(ns) {
   if (ns === null || ns === undefined) return "-";

@@ -245,6 +245,38 @@ export const tests = {
     });
   },
 
+  async "the machine during each cell's runs: per cell, and per CPU its interrupts and softirqs"({ browser }) {
+    const d = readReportJson("experiment.json").data;
+    assert(d.cell_contexts.length === d.cells.length, "the fixture's cells all have a context");
+    // As the text output prints them: Rust's {:.N}, exact ties to even (110.5 is 110).
+    const fix = (x, d) => {
+      const t = x * 10 ** d, n = Math.floor(t);
+      return t - n === 0.5 && n % 2 === 0 ? (n / 10 ** d).toFixed(d) : x.toFixed(d);
+    };
+    const perS = (x) => (x === 0 ? "0" : x < 10 ? fix(x, 1) : x < 10000 ? fix(x, 0) : `${fix(x / 1e3, 1)}k`);
+    assert(d.cell_contexts.some((c) => c.cpus.some((k) => k.softirqs_per_s.some((v) => v.per_s % 1 === 0.5))), "the fixture has a rate halfway between two integers");
+    await withReport(browser, reportPath("experiment.html"), { hash: "view=results" }, async (r) => {
+      const cells = await r.page.$$eval("#jl-machine-cells tbody tr[data-cell]", (trs) => trs.map((tr) => [Number(tr.dataset.cell), ...[...tr.cells].slice(1).map((c) => c.textContent.trim())]));
+      assertEqual(cells.map((x) => x[0]).sort(), d.cell_contexts.map((c) => c.cell).sort(), "a row per cell");
+      for (const c of d.cell_contexts) {
+        const row = cells.find((x) => x[0] === c.cell);
+        assertEqual(row.slice(1), [String(c.runs), String(c.busy_runs), ...[c.foreign_cpus, c.kernel_cpus, c.tools_cpus, c.tested_cpus].map((v) => fix(v, 2)), `${fix(c.steal * 100, 1)}%`], `cell ${c.cell}`);
+      }
+      const cpus = await r.page.$$eval("#jl-machine-cpus tbody tr[data-cell]", (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent.trim())));
+      const want = d.cell_contexts.flatMap((c) => c.cpus.map((k) => [String(k.cpu), `${fix(k.busy * 100, 0)}%`, perS(k.local_timer_per_s), perS(k.device_irqs_per_s), perS(k.other_irqs_per_s),
+        [...k.softirqs_per_s.slice(0, 3).map((v) => `${v.name} ${perS(v.per_s)}`), ...(k.softirqs_per_s.length > 3 ? [`+${k.softirqs_per_s.length - 3}`] : [])].join(", ")]));
+      assertEqual(cpus.map((x) => x.slice(1)).sort(), want.sort(), "a row per cell and CPU: LOC, device and other interrupts, top softirqs a second");
+      // Below the metrics, seen once scrolled to (the layout test measures it whole).
+      const seen = await r.eval(() => {
+        const t = document.querySelector("#jl-machine-cpus");
+        t.scrollIntoView();
+        const b = t.getBoundingClientRect();
+        return b.height > 0 && b.top >= 0 && b.top < innerHeight;
+      });
+      assert(seen, "the per-CPU table is on the page");
+    });
+  },
+
   async "an interval unbounded above reads [low, ∞), as the text prints it"({ browser }) {
     const d = readReportJson("experiment.json").data;
     const open = d.stats.flatMap((ms, k) => ms.comparisons.filter((x) => x.ratio && x.ratio.high === null).map((x) => ({ k, ms, x })));
@@ -308,6 +340,9 @@ export const tests = {
         await r.matchGolden(`experiment-${view}`, { mask: [".jl-tabs", ".jl-generator"] });
       });
     }
+    await withReport(browser, reportPath("experiment.html"), async (r) => {
+      await r.matchGolden("experiment-machine", { selector: "#jl-machine" });
+    });
     for (const name of ["experiment-hunt", "experiment-tcp"]) {
       await withReport(browser, reportPath(`${name}.html`), async (r) => {
         await r.matchGolden(`${name}-results`, { mask: [".jl-tabs", ".jl-generator"] });
