@@ -566,6 +566,10 @@ export function mountRuns(root, ctx) {
         { label: "warm-up", value: (x) => fmtBool(x.warmup) },
         { label: "traced", value: (x) => fmtBool(x.traced) },
         ...r.metrics.map((mt) => ({ label: mt.name, num: true, value: (x) => x.values[mt.name], fmt: (v) => expValue(v, mt.unit) })),
+        // What else the machine did (context): CPU time over the run's wall time is CPUs.
+        { label: "foreign", num: true, value: (x) => (x.context?.wall_ns ? x.context.foreign_ns / x.context.wall_ns : null), fmt: (v) => (v === null ? "-" : fixed(v, 2)), title: "CPUs that processes outside the experiment kept busy during the run" },
+        { label: "most foreign", value: (x) => x.context?.foreign_top[0]?.comm ?? null, fmt: fmtOpt, title: "the foreign process that used most CPU time during the run" },
+        { label: "steal", num: true, value: (x) => (x.context?.wall_ns && x.context.cpus.length ? x.context.cpus.reduce((a, c) => a + c.steal_ns, 0) / (x.context.wall_ns * x.context.cpus.length) : null), fmt: (v) => (v === null ? "-" : `${fixed(v * 100, 1)}%`), title: "of the CPUs' time during the run, taken by the host" },
         { label: "error", value: (x) => x.error, fmt: fmtOpt, wrap: true },
       ],
       rows: r.runs,

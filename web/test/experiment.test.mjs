@@ -277,6 +277,25 @@ export const tests = {
     });
   },
 
+  async "each run says what else the machine did meanwhile"({ browser }) {
+    const d = readReportJson("experiment.json").data;
+    assert(d.runs.every((x) => x.context), "the fixture's runs have a context");
+    await withReport(browser, reportPath("experiment.html"), { hash: "view=runs" }, async (r) => {
+      const heads = await r.texts("#jl-runs thead th");
+      const col = (name) => heads.indexOf(name);
+      assert(col("foreign") > 0 && col("most foreign") > 0 && col("steal") > 0, `columns: ${heads}`);
+      const rows = await r.page.$$eval("#jl-runs tbody tr", (trs) => trs.map((tr) => [Number(tr.dataset.seq), ...[...tr.cells].map((c) => c.textContent.trim())]));
+      for (const x of d.runs) {
+        const row = rows.find((y) => y[0] === x.seq).slice(1);
+        const c = x.context;
+        assertEqual(row[col("foreign")], (c.foreign_ns / c.wall_ns).toFixed(2), `run ${x.seq}: foreign CPUs`);
+        assertEqual(row[col("most foreign")], c.foreign_top[0]?.comm ?? "-", `run ${x.seq}: the foreign process that used most`);
+      }
+      // The busy ones: a busy loop beside them.
+      assert(rows.some((y) => y[1 + col("most foreign")] === "busyloop"), "a run beside the busy loop");
+    });
+  },
+
   async "an interval unbounded above reads [low, ∞), as the text prints it"({ browser }) {
     const d = readReportJson("experiment.json").data;
     const open = d.stats.flatMap((ms, k) => ms.comparisons.filter((x) => x.ratio && x.ratio.high === null).map((x) => ({ k, ms, x })));
