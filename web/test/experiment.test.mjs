@@ -293,6 +293,10 @@ export const tests = {
       }
       // The busy ones: a busy loop beside them.
       assert(rows.some((y) => y[1 + col("most foreign")] === "busyloop"), "a run beside the busy loop");
+      // A failed run's row is marked to its (sticky) first column.
+      const failed = await r.page.$$eval("#jl-runs tr.jl-failed", (trs) => trs.map((tr) => [...tr.cells].map((c) => getComputedStyle(c).backgroundColor)));
+      assert(failed.length > 0, "the fixture has a failed run");
+      for (const colours of failed) assertEqual(new Set(colours).size, 1, `a failed run's cells all marked: ${colours}`);
     });
   },
 
