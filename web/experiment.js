@@ -96,7 +96,9 @@ function verdictCell(cmp) {
 export function expSubtitle(r) {
   const warm = r.runs.filter((x) => x.warmup).length;
   const failed = r.runs.filter((x) => x.error !== null).length;
-  return `experiment ${r.name}: ${r.cells.length} cells, ${r.metrics.length} metrics, ${r.runs.length} runs (${warm} warm-up, ${failed} failed); seed ${r.seed}`;
+  const n = (k, one, many) => `${k} ${k === 1 ? one : many}`;
+  const traced = r.runs.filter((x) => x.traced).length;
+  return `experiment ${r.name}: ${n(r.cells.length, "cell", "cells")}, ${n(r.metrics.length, "metric", "metrics")}, ${n(r.runs.length, "run", "runs")} (${warm} warm-up, ${failed} failed, ${traced} traced); seed ${r.seed}`;
 }
 
 /** The warnings in words, for the header. */

@@ -104,6 +104,15 @@ export const tests = {
     });
   },
 
+  async "the header's line says what the text's first line says"({ browser }) {
+    for (const [file, want] of [
+      ["experiment-hunt.html", "experiment latency-hunt: 1 cell, 7 metrics, 20 runs (0 warm-up, 0 failed, 20 traced); seed 42"],
+      ["experiment-tcp.html", "experiment tcp-affinity: 12 cells, 1 metric, 192 runs (12 warm-up, 0 failed, 12 traced); seed 42"],
+    ]) {
+      await withReport(browser, reportPath(file), async (r) => assertEqual(await r.text("#jl-source"), want, file));
+    }
+  },
+
   async "the answers come first, each with the figures it rests on in small print"({ browser }) {
     const d = readReportJson("experiment.json").data;
     assert(d.answers.length > 1 && d.answers.every((a) => a.basis.length), "the fixture has answers with their basis");
