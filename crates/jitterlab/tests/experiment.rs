@@ -489,6 +489,79 @@ better = "lower"
     );
 }
 
+/// A `cmd:` load's chatter (stress-ng prints warnings on stderr) stays off the terminal:
+/// it is the run's raw output `load.out`; a load command that ends before its run does
+/// fails the run, with its last line. Changes nothing on the host.
+#[test]
+fn experiment_keeps_a_load_commands_chatter_off_the_terminal() {
+    let _lock = host_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let r = write_recipe(
+        dir.path(),
+        r#"
+name = "chatter"
+rounds = 2
+duration = "300ms"
+warmup = 0
+trace = "none"
+seed = 1
+
+[factors]
+load = [
+  "cmd:echo \"stress-ng: warn: [1] chatter-$((40+2))\" >&2; echo stdout-$((40+2)); exec sleep 60",
+  "cmd:echo \"stress-ng: error: failed-$((1+2))\" >&2; exit 3",
+]
+
+[[measure.command]]
+name = "value"
+command = "echo value: 42"
+regex = "value: ([0-9]+)"
+unit = "x"
+better = "lower"
+"#,
+    );
+    let out = dir.path().join("out");
+    let o = run(&[
+        "experiment",
+        &r,
+        "--state-dir",
+        &dir.path().join("state").display().to_string(),
+        "-o",
+        &out.display().to_string(),
+        "--json",
+        "-",
+    ]);
+    if !o.status.success() && stderr(&o).contains("Permission denied") {
+        skip("experiment_keeps_a_load_commands_chatter_off_the_terminal: cannot read the machine's snapshot");
+        return;
+    }
+    let err = stderr(&o);
+    assert!(!err.contains("chatter-42"), "on the terminal: {err}");
+    assert!(!stdout(&o).contains("stdout-42"), "on stdout");
+    let data = json_data(&o, "jitterlab.experiment");
+    let runs = data["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 4, "{err}");
+    for run in runs {
+        let seq = run["seq"].as_u64().unwrap();
+        let raw = out.join(format!("runs/{seq:03}/load.out"));
+        if run["cell"] == 0 {
+            assert!(run["error"].is_null(), "{run}");
+            let kept = std::fs::read_to_string(&raw).unwrap_or_default();
+            assert!(
+                kept.contains("stress-ng: warn: [1] chatter-42"),
+                "{}: {kept:?}",
+                raw.display()
+            );
+            assert!(kept.contains("stdout-42"), "{kept:?}");
+        } else {
+            // Ended before the run did: the run was not measured under its load.
+            let e = run["error"].as_str().unwrap_or_default();
+            assert!(e.contains("exit status: 3"), "{run}");
+            assert!(e.ends_with("stress-ng: error: failed-3"), "{run}");
+        }
+    }
+}
+
 /// An earlier experiment's directory is never written over: `-o` a directory that holds
 /// anything is refused before anything runs (the recipe's setup did not run).
 #[test]

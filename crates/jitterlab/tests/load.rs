@@ -135,3 +135,33 @@ fn the_generators_run_on_the_cpus_asked_and_stop_on_sigint() {
     assert_eq!(d["stopped_by"], "signal");
     assert!(d["loads"][0]["ops"].as_u64().unwrap() > 0);
 }
+
+/// A `cmd:` load's chatter (stress-ng's warnings) stays off the terminal; a command
+/// that ends before the load does says why in the report, with its last line.
+#[test]
+fn a_load_commands_chatter_stays_off_the_terminal() {
+    let o = run(&[
+        "load",
+        "cmd:echo \"stress-ng: warn: [1] chatter-$((40+2))\" >&2; echo stdout-$((40+2)); exec sleep 30",
+        "--duration",
+        "300ms",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("chatter-42"), "{}", stderr(&o));
+    assert!(!stdout(&o).contains("stdout-42"), "{}", stdout(&o));
+
+    let o = run(&[
+        "load",
+        "cmd:echo \"stress-ng: error: failed-$((1+2))\" >&2; exit 3",
+        "--duration",
+        "1s",
+        "--json",
+    ]);
+    let d = json_data(&o, "jitterlab.load");
+    let exit = d["loads"][0]["exit"].as_str().unwrap_or_default();
+    assert!(
+        exit.contains("exited by itself before the end: exit status: 3"),
+        "{exit}"
+    );
+    assert!(exit.ends_with(": stress-ng: error: failed-3"), "{exit}");
+}

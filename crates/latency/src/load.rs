@@ -6,12 +6,15 @@
 //!   file, removed afterwards;
 //! - `mem:N`: N threads streaming over 64 MiB buffers (memory bandwidth);
 //! - `cmd:COMMAND`: any external load (`stress-ng --cpu 2`), run by `sh -c` in
-//!   its own process group, ended with SIGTERM (then SIGKILL) at the end.
+//!   its own process group, ended with SIGTERM (then SIGKILL) at the end. What it
+//!   prints (stress-ng's warnings...) goes to a temporary file, not the terminal: the
+//!   result keeps its last [`OUTPUT_LIMIT`] bytes, and a command that ends before it is
+//!   stopped is a failure that quotes its last line.
 //!
 //! Every generator runs SCHED_OTHER on the load CPUs.
 
-use std::fs::OpenOptions;
-use std::io;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Seek, SeekFrom};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
@@ -79,6 +82,9 @@ impl FromStr for LoadSpec {
     }
 }
 
+/// The most of a load command's output kept: its last 64 KiB.
+pub const OUTPUT_LIMIT: u64 = 64 * 1024;
+
 /// What one generator did, for the report.
 #[derive(Clone, Debug, Serialize)]
 pub struct LoadResult {
@@ -88,6 +94,16 @@ pub struct LoadResult {
     pub ops: u64,
     /// How the command ended, for `cmd:`.
     pub exit: Option<String>,
+    /// What a command printed, its stdout and stderr together (the last
+    /// [`OUTPUT_LIMIT`] bytes): kept off the terminal, for whoever keeps a run's raw
+    /// outputs; empty for the other generators.
+    #[serde(skip)]
+    pub output: Vec<u8>,
+    /// Why the load failed: a command that ended by itself before it was stopped (its
+    /// load was gone for the rest of the run), in words with the last line it printed
+    /// (`exited by itself before the end: exit status: 3: stress-ng: error: ...`).
+    #[serde(skip)]
+    pub failure: Option<String>,
 }
 
 /// `jitterlab load`: the generators alone, for a while or around a command.
@@ -273,7 +289,7 @@ pub struct Loads {
     stop: Arc<AtomicBool>,
     threads: Vec<(usize, JoinHandle<()>)>,
     counters: Vec<(LoadSpec, Arc<AtomicU64>)>,
-    children: Vec<(usize, Child)>,
+    children: Vec<(usize, Child, Option<File>)>,
     dir: Option<tempfile::TempDir>,
 }
 
@@ -285,7 +301,7 @@ impl Loads {
     /// The processes of the command loads (`LoadSpec::Cmd`); the other generators are
     /// threads of this process.
     pub fn pids(&self) -> Vec<u32> {
-        self.children.iter().map(|(_, c)| c.id()).collect()
+        self.children.iter().map(|(_, c, _)| c.id()).collect()
     }
 }
 
@@ -374,12 +390,26 @@ pub fn start(specs: &[LoadSpec], cpus: &CpuSet) -> Result<Loads, Error> {
             })?,
             LoadSpec::Cmd(cmd) => {
                 let mask = sched::mask_words(cpus);
+                // Its output into a file of its own, removed once closed: stress-ng's
+                // warnings are no one's terminal's business.
+                let output = tempfile::tempfile().map_err(|e| {
+                    Error::Setup(format!("a file for the output of load cmd:{cmd}: {e}"))
+                })?;
+                let (out, err) = (
+                    output
+                        .try_clone()
+                        .map_err(|e| Error::Setup(format!("load cmd:{cmd}: {e}")))?,
+                    output
+                        .try_clone()
+                        .map_err(|e| Error::Setup(format!("load cmd:{cmd}: {e}")))?,
+                );
                 let mut command = Command::new("/bin/sh");
                 command
                     .arg("-c")
                     .arg(cmd)
                     .stdin(Stdio::null())
-                    .stdout(Stdio::null());
+                    .stdout(out)
+                    .stderr(err);
                 // SAFETY: only system calls after fork; the mask buffer was built before.
                 unsafe {
                     command.pre_exec(move || {
@@ -393,7 +423,7 @@ pub fn start(specs: &[LoadSpec], cpus: &CpuSet) -> Result<Loads, Error> {
                 let child = command
                     .spawn()
                     .map_err(|e| Error::Setup(format!("starting load cmd:{cmd}: {e}")))?;
-                loads.children.push((i, child));
+                loads.children.push((i, child, Some(output)));
             }
         }
     }
@@ -447,18 +477,34 @@ impl Loads {
         for (_, h) in self.threads.drain(..) {
             let _ = h.join();
         }
-        let mut exits: Vec<(usize, String)> = Vec::new();
-        for (i, mut child) in self.children.drain(..) {
-            exits.push((i, end_group(&mut child)));
+        let mut ended: Vec<(usize, Ended)> = Vec::new();
+        for (i, mut child, output) in self.children.drain(..) {
+            let mut e = end_group(&mut child);
+            e.output = output.map(|f| tail(f, OUTPUT_LIMIT)).unwrap_or_default();
+            ended.push((i, e));
         }
         self.dir = None; // removes the io load files
         self.counters
             .drain(..)
             .enumerate()
-            .map(|(i, (spec, ops))| LoadResult {
-                spec,
-                ops: ops.load(Ordering::Relaxed),
-                exit: exits.iter().find(|(j, _)| *j == i).map(|(_, e)| e.clone()),
+            .map(|(i, (spec, ops))| {
+                let e = ended.iter_mut().find(|(j, _)| *j == i).map(|(_, e)| e);
+                // A command that ended early says why in its last line, which no one saw.
+                let exit = e.as_ref().map(|e| match last_line(&e.output) {
+                    Some(line) if e.early => format!("{}: {line}", e.exit),
+                    _ => e.exit.clone(),
+                });
+                let failure = match (&e, &exit) {
+                    (Some(e), Some(exit)) if e.early => Some(exit.clone()),
+                    _ => None,
+                };
+                LoadResult {
+                    ops: ops.load(Ordering::Relaxed),
+                    exit,
+                    output: e.map(|e| std::mem::take(&mut e.output)).unwrap_or_default(),
+                    failure,
+                    spec,
+                }
             })
             .collect()
     }
@@ -470,15 +516,51 @@ impl Drop for Loads {
     }
 }
 
+/// How a command ended.
+struct Ended {
+    /// In words.
+    exit: String,
+    /// By itself, before it was stopped.
+    early: bool,
+    /// What it printed.
+    output: Vec<u8>,
+}
+
 /// Ends a command's process group: SIGTERM, then SIGKILL after 1 s.
-fn end_group(child: &mut Child) -> String {
-    if let Ok(Some(status)) = child.try_wait() {
-        return format!("exited by itself before the end: {status}");
+fn end_group(child: &mut Child) -> Ended {
+    let (exit, early) = match child.try_wait() {
+        Ok(Some(status)) => (format!("exited by itself before the end: {status}"), true),
+        _ => match jitterlab_host::child::end_child(child, true) {
+            Ok(status) => (format!("ended at the end of the run: {status}"), false),
+            Err(e) => (e.to_string(), false),
+        },
+    };
+    Ended {
+        exit,
+        early,
+        output: Vec::new(),
     }
-    match jitterlab_host::child::end_child(child, true) {
-        Ok(status) => format!("ended at the end of the run: {status}"),
-        Err(e) => e.to_string(),
+}
+
+/// The last `limit` bytes of `file` (a command's output, written through its own
+/// descriptors; read from the start of what is kept).
+fn tail(mut file: File, limit: u64) -> Vec<u8> {
+    let len = file.seek(SeekFrom::End(0)).unwrap_or(0);
+    let mut out = Vec::new();
+    if file
+        .seek(SeekFrom::Start(len.saturating_sub(limit)))
+        .is_ok()
+    {
+        let _ = file.take(limit).read_to_end(&mut out);
     }
+    out
+}
+
+/// The last line of `output` that is not blank, trimmed to 200 characters.
+fn last_line(output: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(output);
+    let line = text.lines().rev().map(str::trim).find(|l| !l.is_empty())?;
+    Some(line.chars().take(200).collect())
 }
 
 #[cfg(test)]

@@ -114,3 +114,61 @@ fn dropping_stops_them_too() {
     }
     assert_eq!(threads_named("jl-load-cpu"), 0);
 }
+
+/// A command's chatter (stress-ng's warnings) is kept, not printed: both its streams go
+/// to the result's output, its last `OUTPUT_LIMIT` bytes; only a command that ends before
+/// it is stopped is a failure, which quotes its last line.
+#[test]
+fn a_commands_output_is_kept_and_only_an_early_end_fails() {
+    use jitterlab_latency::load::OUTPUT_LIMIT;
+    let _serial = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let cpus = CpuSet::from_iter([0]);
+    let run = |cmd: &str| {
+        let loads = start(&[LoadSpec::Cmd(cmd.into())], &cpus).unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        loads.stop().remove(0)
+    };
+    let r = run("echo to stdout; echo 'stress-ng: warn: [1] chatter' >&2; exec sleep 30");
+    let out = String::from_utf8_lossy(&r.output);
+    assert_eq!(out, "to stdout\nstress-ng: warn: [1] chatter\n");
+    assert_eq!(r.failure, None, "{r:?}");
+    assert!(
+        r.exit.as_deref().unwrap().contains("ended at the end"),
+        "{r:?}"
+    );
+
+    // It has ended when stopped: it says so in a file just before it exits.
+    let dir = tempfile::tempdir().unwrap();
+    let done = dir.path().join("done");
+    let loads = start(
+        &[LoadSpec::Cmd(format!(
+            "echo 'stress-ng: error: no stressor named cpux' >&2; touch {}; exit 3",
+            done.display()
+        ))],
+        &cpus,
+    )
+    .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !done.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    let r = loads.stop().remove(0);
+    let why = r.failure.as_deref().expect("a failure");
+    assert!(why.contains("exited by itself before the end"), "{why}");
+    assert!(why.contains("exit status: 3"), "{why}");
+    assert!(
+        why.ends_with(": stress-ng: error: no stressor named cpux"),
+        "{why}"
+    );
+    assert_eq!(r.exit.as_deref(), Some(why), "the report says it too");
+
+    // Only the last OUTPUT_LIMIT bytes are kept.
+    let r = run("head -c 200000 /dev/zero | tr '\\0' x; echo; echo last; exec sleep 30");
+    assert_eq!(r.output.len() as u64, OUTPUT_LIMIT);
+    assert!(r.output.ends_with(b"xx\nlast\n"));
+    // The threads print nothing.
+    let loads = start(&[LoadSpec::Cpu(1)], &cpus).unwrap();
+    let r = loads.stop().remove(0);
+    assert!(r.output.is_empty() && r.failure.is_none(), "{r:?}");
+}

@@ -168,6 +168,14 @@ fn apply_into(
     Ok(())
 }
 
+impl Applied {
+    /// Stops the cell's load, if it has one: what each generator did, a command's output
+    /// and whether it ended before it was stopped.
+    pub fn stop_loads(&mut self) -> Vec<load::LoadResult> {
+        self.loads.take().map(Loads::stop).unwrap_or_default()
+    }
+}
+
 /// Undoes what [`apply`] did, in the reverse order; every undo is tried, and the
 /// failures are returned in words.
 pub fn undo(root: &Root, state: &StateDir, applied: Applied) -> Vec<String> {

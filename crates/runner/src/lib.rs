@@ -360,7 +360,7 @@ fn one_run(
     planned: &PlannedRun,
     trace_path: Option<&Path>,
 ) -> (Result<(Measured, Option<Explanation>)>, Vec<String>) {
-    let applied = match cell::apply(ctx.root, state, settings, ctx.cancel) {
+    let mut applied = match cell::apply(ctx.root, state, settings, ctx.cancel) {
         Ok(a) => a,
         Err(e) => return (Err(e), Vec::new()),
     };
@@ -369,8 +369,29 @@ fn one_run(
         roles.tool(pid);
     }
     let result = measure_run(ctx, settings, planned, trace_path, &roles);
+    let loads = applied.stop_loads();
     let failed = cell::undo(ctx.root, state, applied);
-    (result, failed)
+    (with_loads(result, loads), failed)
+}
+
+/// A run's result with what its loads did: a load command's output (kept off the
+/// terminal) is the run's raw output `load.out`; a load that ended before the run did
+/// fails the run, which was not measured under it.
+fn with_loads(
+    result: Result<(Measured, Option<Explanation>)>,
+    loads: Vec<jitterlab_latency::load::LoadResult>,
+) -> Result<(Measured, Option<Explanation>)> {
+    let (mut measured, explanation) = result?;
+    if let Some(l) = loads.iter().find(|l| l.failure.is_some()) {
+        return Err(Error::workload(
+            format!("load {}", l.spec),
+            l.failure.as_deref().unwrap_or_default(),
+        ));
+    }
+    for l in loads.into_iter().filter(|l| !l.output.is_empty()) {
+        measured.raw.push(("load.out".into(), l.output));
+    }
+    Ok((measured, explanation))
 }
 
 fn measure_run(

@@ -132,11 +132,15 @@ fn loads() -> Vec<LoadResult> {
             spec: LoadSpec::Cpu(2),
             ops: 18_000,
             exit: None,
+            output: vec![],
+            failure: None,
         },
         LoadResult {
             spec: LoadSpec::Cmd("stress-ng --io 1".into()),
             ops: 0,
             exit: Some("exit status: 0".into()),
+            output: vec![],
+            failure: None,
         },
     ]
 }
