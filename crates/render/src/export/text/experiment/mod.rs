@@ -1,29 +1,30 @@
 //! `jitterlab experiment`: the answers first (each sentence with the figures it rests
 //! on under it), a header (runs, seed, run order, machine, the statistics' settings),
 //! per metric a table of the cells (median with its interval, ratio to the baseline
-//! with its interval, Holm's p, the verdict), the warnings in words, and per traced run
-//! its explanation (where the threads ran, what woke them, what moved around
-//! the steps). Every figure is the model's; this file only lays out and converts units.
+//! with its interval, Holm's p, the verdict and the runs it stands on), the machine
+//! during each cell's runs (`machine.rs`), the warnings in words, and per traced run its
+//! explanation (`explain.rs`: where the threads ran, what woke them, what moved around
+//! the steps). Every figure is the model's; these files only lay out and convert units.
+
+mod explain;
+mod machine;
 
 use std::io::{self, Write};
 
-use jitterlab_experiment::explain::{Explanation, Machine};
-use jitterlab_experiment::recipe::Level;
-use jitterlab_experiment::recipe::Order;
-use jitterlab_experiment::report::{Background, CellContext, Comparison, MetricStats, Warning};
+use jitterlab_experiment::explain::Machine;
+use jitterlab_experiment::recipe::{Level, Order};
+use jitterlab_experiment::report::{Background, Comparison, MetricStats, Warning};
 use jitterlab_experiment::stats::{Direction, Estimate};
 use jitterlab_experiment::ExperimentReport;
 
 use crate::table::visible_width;
-use crate::units::{duration_ns, escape, p_value, rate, ratio, value, wrap, Scale};
+use crate::units::{duration_ns, escape, p_value, ratio, value, wrap, Scale};
 use crate::{Col, Render, Style, Table};
+use explain::{explanation, spike_causes};
+use machine::machine_during;
 
 /// The widest line the header's lists are cut to.
 const WIDTH: usize = 100;
-/// CPUs of a thread shown before `+N`.
-const MAX_CPUS: usize = 4;
-/// Migrations shown per step before `(+N more)`.
-const MAX_MIGRATIONS: usize = 8;
 
 impl Render for ExperimentReport {
     const SCHEMA: &'static str = "jitterlab.experiment";
@@ -472,163 +473,6 @@ fn background_note(b: &Background) -> Option<String> {
     }
 }
 
-/// Softirq vectors shown per CPU before `+N`.
-const MAX_SOFTIRQS: usize = 3;
-
-/// `rows` as a table under `columns`, each row after the title of its group, if it
-/// starts one (a line of its own, so that a long title does not widen the first column).
-fn grouped_table(
-    columns: Vec<Col>,
-    rows: Vec<(Option<String>, Vec<String>)>,
-    out: &mut dyn Write,
-    style: &Style,
-) -> io::Result<()> {
-    let mut t = Table::new(columns);
-    let mut titles = Vec::new();
-    for (title, cells) in rows {
-        if let Some(title) = title {
-            t.row(Vec::<String>::new());
-            titles.push(Some(title));
-        }
-        t.row(cells);
-        titles.push(None);
-    }
-    let mut buf = Vec::new();
-    t.write(&mut buf, style)?;
-    let text = String::from_utf8_lossy(&buf);
-    let mut lines = text.lines();
-    writeln!(out, "{}", lines.next().unwrap_or_default())?;
-    for (line, title) in lines.zip(titles) {
-        match title {
-            Some(title) => writeln!(out, "{title}")?,
-            None => writeln!(out, "{line}")?,
-        }
-    }
-    Ok(())
-}
-
-/// A count a second, its unit in the column's head: `3953`, `3.0`, `12.1k`.
-fn per_s(x: f64) -> String {
-    rate(x).trim_end_matches("/s").to_string()
-}
-
-/// A share of the run's CPU time as CPUs: `0.92`.
-fn cpus(x: f64) -> String {
-    format!("{x:.2}")
-}
-
-/// What else the machine did during each cell's runs (`cell_contexts`): per cell the CPU
-/// use of everything beside the experiment and the steal, then per CPU the interrupts
-/// and softirqs a second, as a core-partitioning study tabulates LOC and device IRQs
-/// per CPU.
-fn machine_during(r: &ExperimentReport, out: &mut dyn Write, style: &Style) -> io::Result<()> {
-    if r.cell_contexts.is_empty() {
-        return Ok(());
-    }
-    // The cells with a context, in the metric tables' order and groups.
-    let mut rows: Vec<(Option<String>, String, &CellContext)> = Vec::new();
-    let mut title = None;
-    for line in lines(r) {
-        match line {
-            Line::Group(t) => title = Some(t),
-            Line::Cell(name, c) => {
-                if let Some(ctx) = r.cell_contexts.iter().find(|x| x.cell == c) {
-                    rows.push((title.take(), name, ctx));
-                }
-            }
-        }
-    }
-    writeln!(out)?;
-    writeln!(
-        out,
-        "{}",
-        style.bold("the machine during the runs: medians over each cell's measured runs")
-    )?;
-    writeln!(
-        out,
-        "CPU use in CPUs (1.00: one CPU the whole run); foreign: processes outside the experiment"
-    )?;
-    grouped_table(
-        vec![
-            Col::left("CELL"),
-            Col::right("RUNS"),
-            Col::right("BUSY RUNS"),
-            Col::right("FOREIGN"),
-            Col::right("KERNEL"),
-            Col::right("TOOLS"),
-            Col::right("TESTED"),
-            Col::right("STEAL"),
-        ],
-        rows.iter()
-            .map(|(title, name, c)| {
-                (
-                    title.clone(),
-                    vec![
-                        name.clone(),
-                        c.runs.to_string(),
-                        c.busy_runs.to_string(),
-                        cpus(c.foreign_cpus),
-                        cpus(c.kernel_cpus),
-                        cpus(c.tools_cpus),
-                        cpus(c.tested_cpus),
-                        format!("{:.1}%", c.steal * 100.0),
-                    ],
-                )
-            })
-            .collect(),
-        out,
-        style,
-    )?;
-    writeln!(
-        out,
-        "per CPU: time not idle, and interrupts and softirqs a second"
-    )?;
-    let mut per_cpu = Vec::new();
-    for (title, name, c) in &rows {
-        for (k, cpu) in c.cpus.iter().enumerate() {
-            let mut soft: Vec<String> = cpu
-                .softirqs_per_s
-                .iter()
-                .take(MAX_SOFTIRQS)
-                .map(|v| format!("{} {}", escape(&v.name), per_s(v.per_s)))
-                .collect();
-            if cpu.softirqs_per_s.len() > MAX_SOFTIRQS {
-                soft.push(format!("+{}", cpu.softirqs_per_s.len() - MAX_SOFTIRQS));
-            }
-            per_cpu.push((
-                if k == 0 { title.clone() } else { None },
-                vec![
-                    if k == 0 { name.clone() } else { String::new() },
-                    cpu.cpu.to_string(),
-                    format!("{:.0}%", cpu.busy * 100.0),
-                    per_s(cpu.local_timer_per_s),
-                    per_s(cpu.device_irqs_per_s),
-                    per_s(cpu.other_irqs_per_s),
-                    if soft.is_empty() {
-                        "-".to_string()
-                    } else {
-                        soft.join(", ")
-                    },
-                ],
-            ));
-        }
-    }
-    grouped_table(
-        vec![
-            Col::left("CELL"),
-            Col::right("CPU"),
-            Col::right("BUSY"),
-            Col::right("LOC/s"),
-            Col::right("DEVICE/s"),
-            Col::right("OTHER/s"),
-            Col::left("SOFTIRQS/s (most first)"),
-        ],
-        per_cpu,
-        out,
-        style,
-    )
-}
-
 /// A verdict's text in its colour: green better, red worse.
 fn paint_verdict(style: &Style, v: &jitterlab_experiment::Verdict, text: &str) -> String {
     match v {
@@ -805,191 +649,6 @@ fn warning_line(out: &mut dyn Write, style: &Style, label: &str, body: &str) -> 
         }
     }
     Ok(())
-}
-
-fn explanation(
-    r: &ExperimentReport,
-    e: &Explanation,
-    out: &mut dyn Write,
-    style: &Style,
-) -> io::Result<()> {
-    let round = r
-        .runs
-        .iter()
-        .find(|x| x.seq == e.seq)
-        .map_or_else(String::new, |x| format!(", round {}", x.round));
-    writeln!(
-        out,
-        "{}",
-        style.bold(&format!(
-            "trace of run {} ({}{round}): {} traced, {} events lost",
-            e.seq,
-            label(r, e.cell),
-            duration_ns(e.duration_ns),
-            super::lost_count(e.lost_events)
-        ))
-    )?;
-    writeln!(
-        out,
-        "trace: {}",
-        e.trace
-            .as_deref()
-            .map_or_else(|| "- (not kept)".to_string(), escape)
-    )?;
-    let mut t = Table::new([
-        Col::left("ROLE"),
-        Col::left("COMM"),
-        Col::right("TID"),
-        Col::right("RUN"),
-        Col::left("CPUS (share of run time)"),
-        Col::right("MIGR/S"),
-        Col::right("WAKE P50"),
-        Col::right("WAKE MAX"),
-    ]);
-    for th in &e.threads {
-        let mut cpus: Vec<String> = th
-            .cpus
-            .iter()
-            .take(MAX_CPUS)
-            .map(|c| {
-                if th.run_ns > 0 {
-                    format!(
-                        "{} {:.0}%",
-                        c.cpu,
-                        c.run_ns as f64 * 100.0 / th.run_ns as f64
-                    )
-                } else {
-                    c.cpu.to_string()
-                }
-            })
-            .collect();
-        if th.cpus.len() > MAX_CPUS {
-            cpus.push(format!("+{}", th.cpus.len() - MAX_CPUS));
-        }
-        t.row([
-            th.role.map_or("-", |x| x.name()).to_string(),
-            escape(&th.comm),
-            th.tid.to_string(),
-            duration_ns(th.run_ns),
-            if cpus.is_empty() {
-                "-".to_string()
-            } else {
-                cpus.join(", ")
-            },
-            rate(th.migrations_per_s),
-            th.wake_p50_ns.map_or_else(|| "-".into(), duration_ns),
-            th.wake_max_ns.map_or_else(|| "-".into(), duration_ns),
-        ]);
-    }
-    if t.is_empty() {
-        writeln!(out, "threads: none found in the trace")?;
-    } else {
-        t.write(out, style)?;
-    }
-    let mut t = Table::new([
-        Col::left("WOKEN BY"),
-        Col::left("WOKEN"),
-        Col::right("TID"),
-        Col::right("COUNT"),
-        Col::left("ON CPUS"),
-        Col::right("P50"),
-        Col::right("MAX"),
-    ]);
-    for c in &e.chains {
-        let cpus: Vec<String> = c.source_cpus.iter().map(u32::to_string).collect();
-        t.row([
-            escape(&c.source),
-            escape(&c.comm),
-            c.tid.to_string(),
-            c.count.to_string(),
-            if cpus.is_empty() {
-                "-".to_string()
-            } else {
-                cpus.join(", ")
-            },
-            c.p50_ns.map_or_else(|| "-".into(), duration_ns),
-            c.max_ns.map_or_else(|| "-".into(), duration_ns),
-        ]);
-    }
-    if !t.is_empty() {
-        writeln!(
-            out,
-            "wake-ups by an IRQ or softirq (latency from its exit to the switch-in):"
-        )?;
-        t.write(out, style)?;
-    }
-    if !e.around_steps.is_empty() {
-        writeln!(out, "migrations within a second of each step:")?;
-        let mut t = Table::new([
-            Col::left("STEP"),
-            Col::right("AT"),
-            Col::left("THREAD"),
-            Col::right("FROM"),
-            Col::right("TO"),
-        ]);
-        for s in &e.around_steps {
-            let step = format!("{} at {}", escape(&s.series), duration_ns(s.step_t_ns));
-            if s.migrations.is_empty() {
-                t.row([step, "-".into(), "(none)".into()]);
-                continue;
-            }
-            for m in s.migrations.iter().take(MAX_MIGRATIONS) {
-                t.row([
-                    step.clone(),
-                    duration_ns(m.t_ns),
-                    format!("{}-{}", escape(&m.comm), m.tid),
-                    m.from_cpu.to_string(),
-                    m.to_cpu.to_string(),
-                ]);
-            }
-            if s.migrations.len() > MAX_MIGRATIONS {
-                t.row([
-                    step,
-                    String::new(),
-                    format!("(+{} more)", s.migrations.len() - MAX_MIGRATIONS),
-                ]);
-            }
-        }
-        t.write(out, style)?;
-    }
-    if !e.spikes.is_empty() {
-        writeln!(out, "the latency probe's spikes, blamed:")?;
-        for s in &e.spikes {
-            let mark = if s.marked { ", stopped the trace" } else { "" };
-            writeln!(
-                out,
-                "  CPU {} {} at {}{mark}: {}",
-                s.cpu,
-                duration_ns(s.latency_ns),
-                duration_ns(s.t_ns),
-                s.cause.replace('_', " ")
-            )?;
-            writeln!(out, "    {}", escape(&s.verdict))?;
-        }
-    }
-    Ok(())
-}
-
-/// The blamed spikes of all traced runs by cause.
-fn spike_causes(r: &ExperimentReport, out: &mut dyn Write, style: &Style) -> io::Result<()> {
-    if r.spike_causes.is_empty() {
-        return Ok(());
-    }
-    writeln!(out)?;
-    writeln!(out, "blamed spikes of the traced runs, by cause:")?;
-    let mut t = Table::new([
-        Col::left("CAUSE"),
-        Col::right("SPIKES"),
-        Col::right("STOPPED A TRACE"),
-    ]);
-    for c in &r.spike_causes {
-        t.row([
-            c.cause.replace('_', " "),
-            c.spikes.to_string(),
-            c.marked.to_string(),
-        ]);
-    }
-    t.write(out, style)
 }
 
 #[cfg(test)]
