@@ -189,6 +189,16 @@ impl Root {
         Ok(nums)
     }
 
+    /// The text of a symbolic link (`/proc/self/ns/pid` reads `pid:[4026531836]`), or
+    /// `None` when there is no such link or it cannot be read (another process's
+    /// namespaces need ptrace rights). A fixture tree keeps such links as symlinks whose
+    /// target is that text.
+    pub fn read_link_opt(&self, host_path: impl AsRef<Path>) -> Option<String> {
+        fs::read_link(self.path(host_path))
+            .ok()
+            .map(|t| t.to_string_lossy().into_owned())
+    }
+
     /// Whether a host path exists.
     pub fn exists(&self, host_path: impl AsRef<Path>) -> bool {
         self.path(host_path).exists()

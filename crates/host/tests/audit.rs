@@ -28,29 +28,43 @@ fn copy_tree(from: &Path, to: &Path) {
     for e in fs::read_dir(from).unwrap() {
         let e = e.unwrap();
         let dest = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
+        let kind = e.file_type().unwrap();
+        if kind.is_dir() {
             copy_tree(&e.path(), &dest);
+        } else if kind.is_symlink() {
+            // A namespace link, kept as its text (`pid:[4026531836]`).
+            let _ = fs::remove_file(&dest);
+            std::os::unix::fs::symlink(fs::read_link(e.path()).unwrap(), dest).unwrap();
         } else {
             fs::copy(e.path(), dest).unwrap();
         }
     }
 }
 
-/// A tree: a committed one, or a copy of one with files replaced (`path=content`).
+/// A tree: a committed one, or a copy of one with files replaced (`path=content`); a
+/// name `BASE+OVERLAY` is BASE with the tree OVERLAY laid over it (`env/container`:
+/// what the container check reads, captured in a container).
 struct Tree {
     root: Root,
     _tmp: Option<tempfile::TempDir>,
 }
 
 fn tree(name: &str, changes: &[(&str, &str)]) -> Tree {
-    if changes.is_empty() {
+    let (base, overlay) = match name.split_once('+') {
+        Some((b, o)) => (b, Some(o)),
+        None => (name, None),
+    };
+    if changes.is_empty() && overlay.is_none() {
         return Tree {
             root: Root::at(dir(name)),
             _tmp: None,
         };
     }
     let tmp = tempfile::tempdir().unwrap();
-    copy_tree(&dir(name), tmp.path());
+    copy_tree(&dir(base), tmp.path());
+    if let Some(o) = overlay {
+        copy_tree(&dir(o), tmp.path());
+    }
     for (p, content) in changes {
         let path = tmp.path().join(p.trim_start_matches('/'));
         fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -147,7 +161,11 @@ fn cases() -> Vec<Case> {
         ("limits.rtprio", vm2("1"), rt16()),
         ("limits.memlock", vm2("1"), rt16()),
         ("env.hypervisor", vm2("1"), rt16()),
-        ("env.container", rt16_with(vec![("/.dockerenv", "")]), vm2("1")),
+        (
+            "env.container",
+            ("audit-vm2+env/container", "1", vec![]),
+            ("audit-vm2+env/vm-dockerenv", "1", vec![]),
+        ),
         ("env.steal", vm2("1"), rt16()),
     ]
 }
@@ -296,4 +314,64 @@ fn all_cpus_or_offline_cpus_are_refused() {
         .to_string();
     assert!(e.contains("an audit needs one left"), "{e}");
     assert!(static_checks(&t.root, &list("7")).is_err());
+}
+
+/// A file a container manager leaves is a claim; the kernel must agree. This VM has a
+/// stray /.dockerenv (env/vm-dockerenv, captured here) in its initial namespaces: no
+/// container. The same check in a container made as docker makes one
+/// (env/container.sh: its own PID and cgroup namespaces, an overlay root, a
+/// /.dockerenv) finds one and says what it rests on.
+#[test]
+fn a_container_needs_the_kernel_to_agree() {
+    use jitterlab_host::env::container::{Container, Weight};
+    let vm = tree("audit-vm2+env/vm-dockerenv", &[]);
+    let c = Container::read(&vm.root);
+    assert_eq!(c.kind, None, "{c:?}");
+    assert_eq!(c.of(Weight::Marker).next().unwrap().path, "/.dockerenv");
+    let host: Vec<&str> = c.of(Weight::Host).map(|c| c.path.as_str()).collect();
+    assert_eq!(host, ["/proc/self/ns/pid", "/proc/self/ns/cgroup"], "{c:?}");
+    assert!(!ids(&audit(&vm, "1")).contains(&"env.container"));
+
+    let ct = tree("audit-vm2+env/container", &[]);
+    let c = Container::read(&ct.root);
+    assert_eq!(c.kind.as_deref(), Some("docker"), "{c:?}");
+    let signs: Vec<&str> = c.of(Weight::Sign).map(|c| c.path.as_str()).collect();
+    assert_eq!(
+        signs,
+        ["/proc/self/ns/pid", "/proc/self/ns/cgroup"],
+        "{c:?}"
+    );
+    assert_eq!(c.of(Weight::Hint).next().unwrap().value, "/ is overlay");
+    let a = audit(&ct, "1");
+    let f = get(&a, "env.container");
+    assert_eq!(
+        f.what,
+        "this runs in a container (docker), as /proc/self/ns/pid, /proc/self/ns/cgroup, \
+         /proc/self/mountinfo show"
+    );
+    let paths: Vec<&str> = f.evidence.iter().map(|e| e.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        [
+            "/.dockerenv",
+            "/proc/self/ns/pid",
+            "/proc/self/ns/cgroup",
+            "/proc/self/mountinfo"
+        ]
+    );
+    assert!(
+        f.evidence[1].value.contains("a PID namespace of its own"),
+        "{f:?}"
+    );
+
+    // The manager's variable in PID 1's environment is the kernel's word too, and
+    // names it; an overlay root without a marker is a live CD as much as a container.
+    let lxc = tree(
+        "audit-vm2+env/vm-dockerenv",
+        &[("/proc/1/environ", "container=lxc\0")],
+    );
+    assert_eq!(Container::read(&lxc.root).kind.as_deref(), Some("lxc"));
+    let mounts = fs::read_to_string(dir("env/container/proc/self/mountinfo")).unwrap();
+    let live_cd = tree("audit-vm2", &[("/proc/self/mountinfo", &mounts)]);
+    assert_eq!(Container::read(&live_cd.root).kind, None);
 }

@@ -30,20 +30,32 @@ pub(super) fn check(f: &Facts, out: &mut Vec<Finding>) {
             );
         }
     }
-    let container = [("/.dockerenv", "docker"), ("/run/.containerenv", "podman")]
-        .into_iter()
-        .find(|(p, _)| f.root.exists(p));
-    if let Some((p, kind)) = container {
-        out.push(
-            Finding::new(
-                "env.container",
-                Family::Environment,
-                Severity::Info,
-                format!("this runs in a container ({kind})"),
-            )
-            .evidence(p, "exists")
-            .why("the host's settings (boot options, IRQs, cpusets) decide, and the audit sees only part of them"),
+    let container = crate::env::Container::read(f.root);
+    if let Some(kind) = &container.kind {
+        use crate::env::container::Weight;
+        let signs: Vec<&str> = container
+            .of(Weight::Sign)
+            .chain(container.of(Weight::Hint))
+            .map(|c| c.path.as_str())
+            .collect();
+        let mut x = Finding::new(
+            "env.container",
+            Family::Environment,
+            Severity::Info,
+            format!(
+                "this runs in a container ({kind}), as {} show{}",
+                signs.join(", "),
+                if signs.len() == 1 { "s" } else { "" }
+            ),
+        )
+        .why(
+            "the host's settings (boot options, IRQs, cpusets) decide, and the audit sees only \
+             part of them",
         );
+        for c in &container.clues {
+            x = x.evidence(&c.path, &c.value);
+        }
+        out.push(x);
     }
     if let Ok(steal) = crate::env::steal_ticks(f.root) {
         let on_rt: u64 = steal

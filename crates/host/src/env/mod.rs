@@ -1,5 +1,10 @@
 //! The facts about a machine that decide how to read a latency figure: kernel,
-//! preemption model, clocksource, virtualisation, idle and frequency drivers.
+//! preemption model, clocksource, virtualisation, idle and frequency drivers; and
+//! whether this runs in a container ([`container`]).
+
+pub mod container;
+
+pub use container::Container;
 
 use jitterlab_cpuset::CpuSet;
 use serde::Serialize;
