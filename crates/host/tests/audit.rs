@@ -252,7 +252,15 @@ fn the_vm_untuned() {
     );
     assert_eq!(a.kernel_config.as_deref(), Some("/proc/config.gz"));
     // The hypervisor.
-    assert!(get(&a, "env.hypervisor").what.contains("virtual machine"));
+    let h = get(&a, "env.hypervisor");
+    assert_eq!(h.what, "this is a virtual machine under KVM");
+    assert_eq!(
+        (h.evidence[0].path.as_str(), h.evidence[0].value.as_str()),
+        (
+            "/sys/devices/system/clocksource/clocksource0/available_clocksource",
+            "kvm-clock"
+        )
+    );
     // Sysctls name the key and value.
     assert!(get(&a, "sched.rt_runtime")
         .fix
@@ -374,4 +382,58 @@ fn a_container_needs_the_kernel_to_agree() {
     let mounts = fs::read_to_string(dir("env/container/proc/self/mountinfo")).unwrap();
     let live_cd = tree("audit-vm2", &[("/proc/self/mountinfo", &mounts)]);
     assert_eq!(Container::read(&live_cd.root).kind, None);
+}
+
+/// The hypervisor by name: /sys/hypervisor/type, then CPUID's signature (live only),
+/// then the kernel's paravirtual clocksource, then the firmware's vendor; the CPU's
+/// flag alone says only "virtual".
+#[test]
+fn the_hypervisor_by_name() {
+    use jitterlab_host::env::Hypervisor;
+    let name = |t: &Tree, cpuid: Option<[u8; 12]>| {
+        Hypervisor::read_with(&t.root, cpuid)
+            .unwrap()
+            .map(|h| h.describe())
+    };
+    let clocks = "/sys/devices/system/clocksource/clocksource0/available_clocksource";
+    let vm = tree("audit-vm2", &[]);
+    assert_eq!(
+        name(&vm, None).as_deref(),
+        Some(&*format!("KVM, {clocks}: kvm-clock"))
+    );
+    // CPUID's own signature comes before the clocksource.
+    assert_eq!(
+        name(&vm, Some(*b"Microsoft Hv")).as_deref(),
+        Some("Hyper-V, CPUID 0x40000000: Microsoft Hv")
+    );
+    // An unknown signature says nothing.
+    assert_eq!(
+        name(&vm, Some(*b"GenuineIntel")).as_deref(),
+        Some(&*format!("KVM, {clocks}: kvm-clock"))
+    );
+    let xen = tree("audit-vm2", &[("/sys/hypervisor/type", "xen\n")]);
+    assert_eq!(
+        name(&xen, Some(*b"KVMKVMKVM\0\0\0")).as_deref(),
+        Some("Xen, /sys/hypervisor/type: xen")
+    );
+    let flag_only = tree("audit-vm2", &[(clocks, "tsc hpet acpi_pm\n")]);
+    assert_eq!(
+        name(&flag_only, None).as_deref(),
+        Some("hypervisor flag in /proc/cpuinfo")
+    );
+    let a = audit(&flag_only, "1");
+    assert!(get(&a, "env.hypervisor").what.contains("nothing names"));
+    let dmi = tree(
+        "audit-vm2",
+        &[
+            (clocks, "tsc hpet\n"),
+            ("/sys/class/dmi/id/sys_vendor", "VMware, Inc.\n"),
+        ],
+    );
+    assert_eq!(
+        name(&dmi, None).as_deref(),
+        Some("VMware, /sys/class/dmi/id/sys_vendor: VMware, Inc.")
+    );
+    // Hardware: no flag, no name.
+    assert_eq!(name(&tree("audit-rt16", &[]), None), None);
 }

@@ -112,3 +112,26 @@ fn cpus_workqueues_cgroups_read_live() {
         assert_eq!(cg.cpusets[0].path, "/");
     }
 }
+
+/// On a machine whose CPU says it runs under a hypervisor, the hypervisor is found, and
+/// named as its own CPUID signature names it when that signature is a known one.
+#[test]
+fn the_live_hypervisor_is_named_by_its_signature() {
+    use jitterlab_host::env::hypervisor::{cpuid_signature, signature_name, Hypervisor};
+    let cpuinfo = fs::read_to_string("/proc/cpuinfo").unwrap();
+    let flagged = cpuinfo
+        .lines()
+        .any(|l| l.starts_with("flags") && l.split_whitespace().any(|f| f == "hypervisor"));
+    let h = Hypervisor::read(&Root::live()).unwrap();
+    if !flagged {
+        return jitterlab_host::testing::skip("the CPU has no hypervisor flag: bare metal");
+    }
+    let h = h.expect("a flagged CPU is a virtual machine");
+    let by_cpuid = cpuid_signature().as_ref().and_then(signature_name);
+    if fs::metadata("/sys/hypervisor/type").is_err() {
+        if let Some(n) = by_cpuid {
+            assert_eq!(h.name.as_deref(), Some(n), "{h:?}");
+            assert_eq!(h.source, "CPUID 0x40000000");
+        }
+    }
+}

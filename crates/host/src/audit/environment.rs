@@ -3,32 +3,33 @@
 use super::{Facts, Family, Finding, FixKind, Severity};
 
 pub(super) fn check(f: &Facts, out: &mut Vec<Finding>) {
-    if let Ok(env) = crate::env::Environment::read(f.root) {
-        if let Some(v) = env.virtualization {
-            out.push(
-                Finding::new(
-                    "env.hypervisor",
-                    Family::Environment,
-                    Severity::Medium,
-                    format!("this is a virtual machine ({v})"),
-                )
-                .evidence(
-                    if v.starts_with("hypervisor flag") { "/proc/cpuinfo" } else { "/sys/hypervisor/type" },
-                    &v,
-                )
-                .why(
-                    "the host may stop a vCPU for its own work at any moment, for milliseconds, and \
+    if let Ok(Some(h)) = crate::env::Hypervisor::read(f.root) {
+        let what = match &h.name {
+            Some(n) => format!("this is a virtual machine under {n}"),
+            None => "this is a virtual machine (the CPU's hypervisor flag; nothing names the \
+                     hypervisor)"
+                .to_string(),
+        };
+        out.push(
+            Finding::new(
+                "env.hypervisor",
+                Family::Environment,
+                Severity::Medium,
+                what,
+            )
+            .evidence(&h.source, &h.value)
+            .why(
+                "the host may stop a vCPU for its own work at any moment, for milliseconds, and \
                      nothing inside the guest can prevent or see it except as lost time",
-                )
-                .fix(
-                    FixKind::Host,
-                    "run on bare metal, or pin each vCPU to a host CPU isolated on the host \
+            )
+            .fix(
+                FixKind::Host,
+                "run on bare metal, or pin each vCPU to a host CPU isolated on the host \
                      (and disable halt polling limits there)",
-                    "jitterlab audit (the noise probe's longest gap)",
-                )
-                .effect(2_000_000),
-            );
-        }
+                "jitterlab audit (the noise probe's longest gap)",
+            )
+            .effect(2_000_000),
+        );
     }
     let container = crate::env::Container::read(f.root);
     if let Some(kind) = &container.kind {

@@ -3,8 +3,10 @@
 //! whether this runs in a container ([`container`]).
 
 pub mod container;
+pub mod hypervisor;
 
 pub use container::Container;
+pub use hypervisor::Hypervisor;
 
 use jitterlab_cpuset::CpuSet;
 use serde::Serialize;
@@ -32,7 +34,9 @@ pub struct Environment {
     pub nohz_full: Option<CpuSet>,
     /// The current clocksource (`tsc`, `kvm-clock`, `hpet`).
     pub clocksource: Option<String>,
-    /// What says the machine is virtual, if anything does.
+    /// The hypervisor, by name where anything names it, and where that was read
+    /// ([`Hypervisor::describe`]: `KVM, CPUID 0x40000000: KVMKVMKVM`), when the machine
+    /// is virtual.
     pub virtualization: Option<String>,
     /// cpuidle driver.
     pub cpuidle_driver: Option<String>,
@@ -62,31 +66,7 @@ impl Environment {
         } else {
             "none/voluntary"
         };
-        let cpuinfo = root.read_opt("/proc/cpuinfo")?.unwrap_or_default();
-        let virtualization = if let Some(t) = line("/sys/hypervisor/type")? {
-            Some(format!("hypervisor {t}"))
-        } else if cpuinfo
-            .lines()
-            .any(|l| l.starts_with("flags") && l.split_whitespace().any(|f| f == "hypervisor"))
-        {
-            Some("hypervisor flag in /proc/cpuinfo".to_string())
-        } else {
-            line("/sys/class/dmi/id/sys_vendor")?
-                .filter(|v| {
-                    [
-                        "QEMU",
-                        "KVM",
-                        "VMware",
-                        "Xen",
-                        "Microsoft",
-                        "innotek",
-                        "Amazon EC2",
-                    ]
-                    .iter()
-                    .any(|k| v.contains(k))
-                })
-                .map(|v| format!("DMI vendor {v}"))
-        };
+        let virtualization = Hypervisor::read(root)?.map(|h| h.describe());
         let online = root.read_cpu_list("/sys/devices/system/cpu/online")?;
         let mut governors: Vec<String> = Vec::new();
         for cpu in online.iter() {
