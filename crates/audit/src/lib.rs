@@ -30,17 +30,19 @@
 #![deny(missing_docs)]
 
 mod compare;
+mod findings;
 mod judge;
-mod measure;
 mod model;
+mod run;
 
 pub use compare::{compare, Comparison, FindingKey, VerdictChange};
+pub use findings::{add_measured, TUNE_LATENCY_NS, UNFIT_LATENCY_NS};
 pub use judge::{judge, Recommendation};
-pub use measure::{add_measured, audit, AuditRequest, KeepTraces, Mode, QUICK_NS};
 pub use model::{
     AuditReport, BlamedSpike, CpuInterrupts, CpuVerdict, LatencyPhase, Measured, NoisePhase,
     Verdict,
 };
+pub use run::{audit, AuditRequest, KeepTraces, Mode, QUICK_NS};
 
 /// An audit that could not be made.
 #[derive(Debug, thiserror::Error)]
