@@ -610,3 +610,161 @@ fn stall_finding(a: &NoiseAccount, one: &CpuSet, vm: bool) -> Option<Finding> {
         )
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use jitterlab_analyze::noise::NoiseKind;
+
+    use super::*;
+    use crate::fake::{blamed, measured, noise, phase, statics, traced};
+
+    const MS: u64 = 1_000_000;
+    const US: u64 = 1_000;
+
+    fn one() -> CpuSet {
+        [1].into_iter().collect()
+    }
+
+    /// The findings of `m` added to this VM's static ones.
+    fn findings_of(m: &Measured) -> Vec<Finding> {
+        let mut f = statics(&one());
+        add_measured(&mut f, m);
+        f
+    }
+
+    fn get<'a>(f: &'a [Finding], id: &str) -> Option<&'a Finding> {
+        f.iter().find(|x| x.id == id)
+    }
+
+    fn quiet_noise() -> NoisePhase {
+        noise(1, 1_000 * MS, &[(10 * MS, 5 * US), (600 * MS, 6 * US)])
+    }
+
+    #[test]
+    fn latency_by_its_worst_phase() {
+        let f = findings_of(&measured(
+            vec![
+                phase("idle", 1, 300 * US),
+                phase("cpu:2", 1, 1_500 * MS / 1000),
+            ],
+            vec![quiet_noise()],
+        ));
+        let l = get(&f, "measured.latency").unwrap();
+        assert_eq!(l.severity, Severity::High);
+        assert_eq!(l.subject, "CPU 1");
+        assert_eq!(l.effect_ns, Some(1_500 * US));
+        assert!(l.what.contains("(cpu:2)"), "{}", l.what);
+        let f = findings_of(&measured(
+            vec![phase("idle", 1, 300 * US)],
+            vec![quiet_noise()],
+        ));
+        assert_eq!(
+            get(&f, "measured.latency").unwrap().severity,
+            Severity::Medium
+        );
+    }
+
+    #[test]
+    fn noise_by_its_longest_gap() {
+        for (gap, severity) in [
+            (1_200 * US, Severity::High),
+            (150 * US, Severity::Medium),
+            (30 * US, Severity::Low),
+        ] {
+            let n = noise(1, 1_000 * MS, &[(10 * MS, 5 * US), (600 * MS, gap)]);
+            let f = findings_of(&measured(vec![phase("idle", 1, 20 * US)], vec![n]));
+            let x = get(&f, "measured.noise").unwrap();
+            assert_eq!((x.severity, x.effect_ns), (severity, Some(gap)), "{gap}");
+        }
+    }
+
+    #[test]
+    fn device_interrupts_by_their_rate() {
+        let mut p = phase("idle", 1, 20 * US);
+        p.interrupts[0]
+            .counts
+            .push(("IRQ 36 virtio1-req.0".into(), 500));
+        let f = findings_of(&measured(vec![p.clone()], vec![quiet_noise()]));
+        let d = get(&f, "measured.device_irqs").unwrap();
+        assert_eq!(d.severity, Severity::Medium, "{}", d.what);
+        assert!(d.what.contains("500 in"), "{}", d.what);
+        p.interrupts[0].counts[1].1 = 20;
+        let f = findings_of(&measured(vec![p], vec![quiet_noise()]));
+        assert_eq!(
+            get(&f, "measured.device_irqs").unwrap().severity,
+            Severity::Low
+        );
+    }
+
+    #[test]
+    fn silent_gaps_are_the_host_on_a_vm_and_smis_on_hardware() {
+        let n = traced(
+            noise(1, 1_000 * MS, &[(10 * MS, 300 * US), (600 * MS, 8 * US)]),
+            &[
+                (NoiseKind::NoEvents, &[]),
+                (NoiseKind::Vector, &["local_timer"]),
+            ],
+        );
+        let m = measured(vec![phase("idle", 1, 20 * US)], vec![n]);
+        let f = findings_of(&m);
+        let s = get(&f, "measured.host_stall").unwrap();
+        assert_eq!(
+            (s.severity, s.effect_ns),
+            (Severity::Medium, Some(300 * US))
+        );
+        assert_eq!(s.fix.as_ref().unwrap().kind, FixKind::Host);
+        // On hardware (no env.hypervisor): SMIs or firmware.
+        let mut f: Vec<Finding> = statics(&one())
+            .into_iter()
+            .filter(|f| f.id != "env.hypervisor")
+            .collect();
+        add_measured(&mut f, &m);
+        assert!(get(&f, "measured.host_stall").is_none());
+        assert!(get(&f, "measured.silent_gap")
+            .unwrap()
+            .what
+            .contains("SMIs"));
+    }
+
+    #[test]
+    fn a_long_gap_of_other_threads_is_the_throttling() {
+        let n = traced(
+            noise(1, 1_000 * MS, &[(950 * MS, 50 * MS), (10 * MS, 5 * US)]),
+            &[
+                (NoiseKind::Thread, &["kworker/1:1-40"]),
+                (NoiseKind::Vector, &["local_timer"]),
+            ],
+        );
+        let f = findings_of(&measured(vec![phase("idle", 1, 20 * US)], vec![n]));
+        let t = get(&f, "measured.rt_throttled").unwrap();
+        assert_eq!(t.severity, Severity::High);
+        assert!(t.what.contains("kworker/1:1-40 ran instead"), "{}", t.what);
+        // It takes the sysctl's fix.
+        assert_eq!(
+            t.fix.as_ref().unwrap().apply,
+            "sysctl -w kernel.sched_rt_runtime_us=-1"
+        );
+    }
+
+    #[test]
+    fn a_blamed_spike_takes_the_fix_of_the_finding_its_cause_points_at() {
+        let p = blamed(
+            phase("idle", 1, 400 * US),
+            390 * US,
+            "task",
+            "rustc-9334 (lower priority: not preemptible there?) ran for 100% of the window",
+        );
+        let f = findings_of(&measured(vec![p], vec![quiet_noise()]));
+        let s = get(&f, "measured.spike").unwrap();
+        assert_eq!(s.subject, "CPU 1, idle");
+        assert_eq!(s.severity, Severity::Medium);
+        assert_eq!(s.fix.as_ref().unwrap().apply, "preempt=full");
+        assert!(s.why.contains("see kernel.preempt_mode"), "{}", s.why);
+        // The verdict line is evidence of the finding it points at.
+        let k = get(&f, "kernel.preempt_mode").unwrap();
+        assert!(k
+            .evidence
+            .iter()
+            .any(|e| e.path == "flight recorder blame, idle"));
+    }
+}

@@ -189,3 +189,90 @@ pub fn judge(rt: &CpuSet, findings: &[Finding]) -> (Vec<CpuVerdict>, Vec<Recomme
     }
     (verdicts, recs)
 }
+
+#[cfg(test)]
+mod tests {
+    use jitterlab_host::audit::Family;
+
+    use super::*;
+
+    fn rt() -> CpuSet {
+        [1].into_iter().collect()
+    }
+
+    fn f(id: &str, severity: Severity, effect: Option<u64>) -> Finding {
+        let x = Finding::new(id, Family::Scheduler, severity, id);
+        match effect {
+            Some(ns) => x.effect(ns),
+            None => x,
+        }
+    }
+
+    #[test]
+    fn the_verdict_is_the_worst_severity_and_names_the_largest_effect() {
+        let (v, _) = judge(&rt(), &[]);
+        assert_eq!(
+            (v[0].verdict, v[0].limiting.as_deref()),
+            (Verdict::Ready, None)
+        );
+        let (v, _) = judge(
+            &rt(),
+            &[
+                f("a", Severity::Medium, Some(5)),
+                f("b", Severity::Medium, Some(50)),
+                f("c", Severity::Low, Some(500)),
+            ],
+        );
+        assert_eq!(
+            (v[0].verdict, v[0].limiting.as_deref()),
+            (Verdict::Tune, Some("b"))
+        );
+        assert_eq!((v[0].high, v[0].medium, v[0].low), (0, 2, 1));
+        let (v, _) = judge(&rt(), &[f("a", Severity::High, None)]);
+        assert_eq!(v[0].verdict, Verdict::Unfit);
+        // A finding of another RT CPU does not concern this one.
+        let other: CpuSet = [2].into_iter().collect();
+        let (v, _) = judge(&rt(), &[f("a", Severity::High, None).cpus(&other)]);
+        assert_eq!(v[0].verdict, Verdict::Ready);
+    }
+
+    #[test]
+    fn boot_options_go_in_one_recommendation_and_the_host_comes_last() {
+        let findings = [
+            f("a", Severity::Medium, None).fix(FixKind::Boot, "preempt=full", "reboot"),
+            f("b", Severity::Low, None).fix(FixKind::Boot, "skew_tick=1 (the ticks)", "reboot"),
+            f("h", Severity::High, Some(9)).fix(FixKind::Host, "bare metal", "audit"),
+            f("s", Severity::Low, None).fix(FixKind::Sysctl, "sysctl -w x=0", "sysctl x"),
+            f("i", Severity::Info, None).fix(FixKind::Sysctl, "sysctl -w y=0", "sysctl y"),
+        ];
+        let (_, recs) = judge(&rt(), &findings);
+        let applies: Vec<&str> = recs.iter().map(|r| r.apply.as_str()).collect();
+        assert_eq!(
+            applies,
+            ["preempt=full skew_tick=1", "sysctl -w x=0", "bare metal"]
+        );
+        assert_eq!(recs[0].resolves, ["a", "b"]);
+        assert!(recs[0].needs_reboot);
+        assert_eq!(recs.iter().map(|r| r.rank).collect::<Vec<_>>(), [1, 2, 3]);
+    }
+
+    #[test]
+    fn irq_moves_are_one_isolate() {
+        let irq = |n: u32| {
+            f("irqs.on_rt_cpu", Severity::Medium, None)
+                .subject(format!("IRQ {n}"))
+                .fix(
+                    FixKind::Jitterlab,
+                    format!("jitterlab irq set {n} 0"),
+                    "verify",
+                )
+        };
+        let (_, recs) = judge(&rt(), &[irq(26), irq(38)]);
+        assert_eq!(recs.len(), 1);
+        assert_eq!(recs[0].apply, "jitterlab isolate 1");
+        assert_eq!(
+            recs[0].resolves,
+            ["irqs.on_rt_cpu IRQ 26", "irqs.on_rt_cpu IRQ 38"]
+        );
+    }
+}

@@ -30,6 +30,8 @@
 #![deny(missing_docs)]
 
 mod compare;
+#[cfg(test)]
+mod fake;
 mod findings;
 mod judge;
 mod model;
