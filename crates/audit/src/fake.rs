@@ -7,7 +7,7 @@ use jitterlab_host::audit::{Family, Finding, FixKind, Severity};
 use jitterlab_latency::noise::{Gap, Gaps, NoiseResult};
 use jitterlab_latency::stats::Summary;
 
-use crate::model::{BlamedSpike, CpuInterrupts, LatencyPhase, Measured, NoisePhase};
+use crate::model::{BlamedSpike, CpuInterrupts, LatencyHalves, LatencyPhase, Measured, NoisePhase};
 
 /// A CPU's latency statistics with this worst case, ns.
 pub fn summary(cpu: u32, max_ns: u64) -> Summary {
@@ -28,12 +28,19 @@ pub fn summary(cpu: u32, max_ns: u64) -> Summary {
     }
 }
 
-/// A latency phase of 2 s on `cpu` with this worst case, nothing blamed.
+/// A latency phase of 2 s on `cpu` with this worst case in both halves, nothing
+/// blamed.
 pub fn phase(load: &str, cpu: u32, max_ns: u64) -> LatencyPhase {
+    halves(load, cpu, [max_ns, max_ns])
+}
+
+/// A latency phase of 2 s on `cpu` with these worst cases in its halves.
+pub fn halves(load: &str, cpu: u32, max_ns: [u64; 2]) -> LatencyPhase {
     LatencyPhase {
+        halves: vec![LatencyHalves { cpu, max_ns }],
         load: load.into(),
         wall_ns: 2_000_000_000,
-        cpus: vec![summary(cpu, max_ns)],
+        cpus: vec![summary(cpu, max_ns[0].max(max_ns[1]))],
         worst_spike: None,
         steal_ticks: vec![(cpu, 0)],
         interrupts: vec![CpuInterrupts {
@@ -74,18 +81,20 @@ pub fn noise(cpu: u32, window_ns: u64, gaps: &[(u64, u64)]) -> NoisePhase {
         longest,
         all,
     };
+    let result = NoiseResult {
+        cpu,
+        threshold_ns: 1_000,
+        policy: "FF".into(),
+        priority: 1,
+        available_ppm: g.available_ppm(),
+        gaps: g,
+        interrupts: vec![("LOC".into(), 250)],
+        preemptions: Some(0),
+        own_runtime_ns: Some(window_ns),
+    };
     NoisePhase {
-        result: NoiseResult {
-            cpu,
-            threshold_ns: 1_000,
-            policy: "FF".into(),
-            priority: 1,
-            available_ppm: g.available_ppm(),
-            gaps: g,
-            interrupts: vec![("LOC".into(), 250)],
-            preemptions: Some(0),
-            own_runtime_ns: Some(window_ns),
-        },
+        halves: crate::findings::noise_halves(&result, &[]),
+        result,
         traced: None,
         trace_note: Some("tracefs is busy".into()),
         trace: None,

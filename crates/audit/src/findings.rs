@@ -6,8 +6,9 @@ use jitterlab_analyze::noise::{GapCause, NoiseAccount, NoiseKind};
 use jitterlab_cpuset::CpuSet;
 use jitterlab_host::audit::{Family, Finding, FixKind, Severity};
 use jitterlab_latency::noise::NoiseResult;
+use jitterlab_latency::stats::{OverTime, Summary};
 
-use crate::model::{Measured, NoisePhase};
+use crate::model::{LatencyPhase, Measured, NoiseHalf, NoisePhase};
 
 /// A measured latency above this is a `high` finding (the CPU is unfit), ns.
 pub const UNFIT_LATENCY_NS: u64 = 1_000_000;
@@ -56,14 +57,118 @@ fn cause_why(cause: &str, verdict: &str, vm: bool) -> String {
     }
 }
 
+/// The severity of a latency or a noise gap: above [`UNFIT_LATENCY_NS`] high, above
+/// [`TUNE_LATENCY_NS`] medium, above `low` low, else info.
+fn severity_of(ns: u64, low: u64) -> Severity {
+    if ns > UNFIT_LATENCY_NS {
+        Severity::High
+    } else if ns > TUNE_LATENCY_NS {
+        Severity::Medium
+    } else if ns > low {
+        Severity::Low
+    } else {
+        Severity::Info
+    }
+}
+
+/// Below this a wake-up or a gap is no finding's worry (info), ns.
+const LOW_NS: u64 = 20_000;
+
+/// The worst wake-up of each half of a probe run from its latency over time: the
+/// buckets whose middle lies before half the run's length (`wall_ns`), then the rest.
+pub fn latency_halves(over: &OverTime, wall_ns: u64) -> [u64; 2] {
+    let half = wall_ns / 2;
+    let mut max = [0, 0];
+    for (i, &worst) in over.worst_ns.iter().enumerate() {
+        let middle = i as u64 * over.bucket_ns + over.bucket_ns / 2;
+        let h = usize::from(middle >= half);
+        max[h] = max[h].max(worst);
+    }
+    max
+}
+
+/// The noise probe's window in two halves, each counted alone from every gap the
+/// probe kept, leaving out `except` (gaps accounted for elsewhere: the throttling's);
+/// empty when the probe counted more gaps than it kept.
+pub fn noise_halves(n: &NoiseResult, except: &[u64]) -> Vec<NoiseHalf> {
+    let g = &n.gaps;
+    if g.all.len() as u64 != g.count {
+        return Vec::new();
+    }
+    let mid = g.window_ns / 2;
+    let mut halves = vec![
+        NoiseHalf {
+            window_ns: mid,
+            ..NoiseHalf::default()
+        },
+        NoiseHalf {
+            window_ns: g.window_ns - mid,
+            ..NoiseHalf::default()
+        },
+    ];
+    for gap in g.all.iter().filter(|x| !except.contains(&x.at_ns)) {
+        let h = &mut halves[usize::from(gap.at_ns >= mid)];
+        h.noise_ns += gap.ns;
+        h.gaps += 1;
+        h.longest_ns = h.longest_ns.max(gap.ns);
+    }
+    for h in &mut halves {
+        h.available_ppm = if h.window_ns == 0 {
+            0
+        } else {
+            (h.window_ns.saturating_sub(h.noise_ns) as u128 * 1_000_000 / h.window_ns as u128)
+                as u64
+        };
+    }
+    halves
+}
+
+/// What both halves agree on: the lower severity; and whether one half alone reached
+/// more (the figure is noise-bound).
+fn agree(a: Severity, b: Severity) -> (Severity, bool) {
+    (a.min(b), a != b)
+}
+
 /// Links each latency phase's blamed spike into the findings: a `measured.spike`
-/// finding per phase with the spike's cause and verdict, which takes the fix of the
-/// finding its cause points at, and the verdict line as evidence of that finding and
-/// of the CPU's `measured.latency`.
+/// finding per phase, always (info, with the reason, when nothing was blamed), with the
+/// spike's cause and verdict, which takes the fix of the finding its cause points at,
+/// and the verdict line as evidence of that finding and of the CPU's `measured.latency`.
+/// Its severity is at most what both halves of the phase agree on.
 fn link_blame(m: &Measured, findings: &mut Vec<Finding>) {
     let vm = findings.iter().any(|f| f.id == "env.hypervisor");
     for phase in &m.latency {
-        let Some(b) = &phase.blamed else { continue };
+        let Some(b) = &phase.blamed else {
+            // The CPU the phase was worst on: the one a blamed spike would be on.
+            let Some(worst) = phase.cpus.iter().max_by_key(|s| (s.max_ns, s.cpu)) else {
+                continue;
+            };
+            let cpu = worst.cpu;
+            let one: CpuSet = [cpu].into_iter().collect();
+            let note = phase
+                .blame_note
+                .clone()
+                .unwrap_or_else(|| "no trace of the phase".into());
+            findings.push(
+                Finding::new(
+                    "measured.spike",
+                    Family::Measured,
+                    Severity::Info,
+                    format!(
+                        "the worst wake-up on CPU {cpu} ({}), {}, is not blamed: {note}",
+                        phase.load,
+                        us(worst.max_ns)
+                    ),
+                )
+                .subject(format!("CPU {cpu}, {}", phase.load))
+                .cpus(&one)
+                .evidence(
+                    &format!("latency probe, {}", phase.load),
+                    format!("max {} on CPU {cpu}", us(worst.max_ns)),
+                )
+                .why("nothing in a trace of the phase says what held the probe off"),
+            );
+            continue;
+        };
         let cpu = b.cpu;
         let one: CpuSet = [cpu].into_iter().collect();
         let source = format!("flight recorder blame, {}", phase.load);
@@ -99,15 +204,15 @@ fn link_blame(m: &Measured, findings: &mut Vec<Finding>) {
                 value: line.clone(),
             });
         }
-        let severity = if b.latency_ns > UNFIT_LATENCY_NS {
-            Severity::High
-        } else if b.latency_ns > TUNE_LATENCY_NS {
-            Severity::Medium
-        } else if b.latency_ns > 20_000 {
-            Severity::Low
-        } else {
-            Severity::Info
-        };
+        // One wake-up: as bad as both halves of its phase agree, no worse.
+        let agreed = phase
+            .halves
+            .iter()
+            .find(|h| h.cpu == cpu)
+            .map_or(b.latency_ns, |h| h.max_ns[0].min(h.max_ns[1]));
+        let alone = severity_of(b.latency_ns, LOW_NS);
+        let severity = alone.min(severity_of(agreed, LOW_NS));
+        let bound = severity < alone;
         let mut x = Finding::new(
             "measured.spike",
             Family::Measured,
@@ -124,15 +229,25 @@ fn link_blame(m: &Measured, findings: &mut Vec<Finding>) {
         .cpus(&one)
         .evidence(&source, &line)
         .why(format!(
-            "{}{}",
+            "{}{}{}",
             cause_why(&b.cause, &b.verdict, vm),
             if linked.is_empty() {
                 String::new()
             } else {
                 format!(" (see {})", linked.join(", "))
+            },
+            if bound {
+                format!(
+                    "; one half of the phase alone came near it, the other stayed within {}: \
+                     noise-bound, its severity is that of what both halves reached",
+                    us(agreed)
+                )
+            } else {
+                String::new()
             }
         ))
-        .effect(b.latency_ns);
+        .effect(b.latency_ns.min(agreed))
+        .noise_bound(bound);
         // The probe measures from the timer's expiry, the trace from the waking: a
         // timer that fired late (the vCPU stopped, interrupts off) is the probe's worst
         // but no wake-up of the trace.
@@ -164,92 +279,116 @@ fn us(ns: u64) -> String {
     format!("{:.1} us", ns as f64 / 1000.0)
 }
 
-/// The findings of what was measured: the worst latency per RT CPU, its noise, and
-/// device interrupts in the noise window.
+/// The findings of what was measured, one of each per RT CPU whatever the figures (so
+/// that two audits of one machine have the same ids; the severity says how bad): the
+/// latency, the noise (and what the trace of its window shows), the device
+/// interrupts.
 fn measured_findings(m: &Measured, statics: &[Finding]) -> Vec<Finding> {
     let mut out = Vec::new();
     let cpus: Vec<u32> = m.noise.iter().map(|n| n.result.cpu).collect();
     for cpu in cpus {
         let one: CpuSet = [cpu].into_iter().collect();
-        // Latency: the worst of the phases.
-        let worst = m
-            .latency
-            .iter()
-            .filter_map(|p| p.cpus.iter().find(|s| s.cpu == cpu).map(|s| (p, s)))
-            .max_by_key(|(_, s)| s.max_ns);
-        if let Some((phase, s)) = worst {
-            let severity = if s.max_ns > UNFIT_LATENCY_NS {
-                Some(Severity::High)
-            } else if s.max_ns > TUNE_LATENCY_NS {
-                Some(Severity::Medium)
-            } else {
-                None
-            };
-            if let Some(severity) = severity {
-                let mut x = Finding::new(
-                    "measured.latency",
-                    Family::Measured,
-                    severity,
-                    format!(
-                        "CPU {cpu} woke up as late as {} ({})",
-                        us(s.max_ns),
-                        phase.load
-                    ),
-                )
-                .subject(format!("CPU {cpu}"))
-                .cpus(&one)
-                .why(format!(
-                    "a periodic SCHED_FIFO task on this CPU would miss a deadline shorter than \
-                     that; {} and above makes it unfit, {} and above needs tuning",
-                    us(UNFIT_LATENCY_NS),
-                    us(TUNE_LATENCY_NS)
-                ))
-                .effect(s.max_ns);
-                for p in &m.latency {
-                    if let Some(s) = p.cpus.iter().find(|s| s.cpu == cpu) {
-                        x = x.evidence(
-                            &format!("latency probe, {}", p.load),
-                            format!(
-                                "max {} p99 {} over {} samples",
-                                us(s.max_ns),
-                                us(s.p99_ns),
-                                s.samples
-                            ),
-                        );
-                    }
-                }
-                if let Some(sp) = &phase.worst_spike {
-                    let irqs: Vec<String> = sp
-                        .interrupts
-                        .iter()
-                        .take(4)
-                        .map(|d| format!("{} x{}", d.name, d.count))
-                        .collect();
-                    x = x.evidence(
-                        "spike ledger",
-                        format!(
-                            "{} at {} ns on CPU {}; interrupts in its window: {}",
-                            us(sp.latency_ns),
-                            sp.t_ns,
-                            sp.cpu,
-                            if irqs.is_empty() {
-                                "none".into()
-                            } else {
-                                irqs.join(", ")
-                            }
-                        ),
-                    );
-                }
-                out.push(x);
-            }
-        }
+        out.extend(latency_finding(m, cpu, &one));
         let Some(n) = m.noise.iter().find(|n| n.result.cpu == cpu) else {
             continue;
         };
         out.extend(noise_findings(n, &one, statics));
-        out.extend(device_irqs(m, cpu, &one));
+        out.push(device_irqs(m, cpu, &one));
     }
     out
+}
+
+/// The CPU's wake-up latency: its worst case, and what both halves of a phase reached,
+/// which its severity rests on.
+fn latency_finding(m: &Measured, cpu: u32, one: &CpuSet) -> Option<Finding> {
+    // (phase, statistics, the worst of each half)
+    let rows: Vec<(&LatencyPhase, &Summary, [u64; 2])> = m
+        .latency
+        .iter()
+        .filter_map(|p| {
+            let s = p.cpus.iter().find(|s| s.cpu == cpu)?;
+            let h = p
+                .halves
+                .iter()
+                .find(|h| h.cpu == cpu)
+                .map_or([s.max_ns, s.max_ns], |h| h.max_ns);
+            Some((p, s, h))
+        })
+        .collect();
+    let &(worst, ws, _) = rows.iter().max_by_key(|r| r.1.max_ns)?;
+    let &(both, _, bh) = rows.iter().max_by_key(|r| r.2[0].min(r.2[1]))?;
+    let agreed = bh[0].min(bh[1]);
+    let severity = severity_of(agreed, TUNE_LATENCY_NS);
+    let bound = severity_of(ws.max_ns, TUNE_LATENCY_NS) > severity;
+    let what = if bound {
+        format!(
+            "CPU {cpu} woke up as late as {} ({}) in one half of its window only: noise-bound; \
+             both halves of a window reached {} ({})",
+            us(ws.max_ns),
+            worst.load,
+            us(agreed),
+            both.load
+        )
+    } else {
+        format!(
+            "CPU {cpu} woke up as late as {} ({})",
+            us(ws.max_ns),
+            worst.load
+        )
+    };
+    let mut x = Finding::new("measured.latency", Family::Measured, severity, what)
+        .subject(format!("CPU {cpu}"))
+        .cpus(one)
+        .why(format!(
+            "a periodic SCHED_FIFO task on this CPU would miss a deadline shorter than \
+             that; {} and above makes it unfit, {} and above needs tuning{}",
+            us(UNFIT_LATENCY_NS),
+            us(TUNE_LATENCY_NS),
+            if bound {
+                "; the worst rests on one moment of one half of a window, which on a VM is \
+                 the host stopping the vCPU: the severity is that of what both halves reached"
+            } else {
+                ""
+            }
+        ))
+        .effect(agreed)
+        .noise_bound(bound);
+    for (p, s, h) in &rows {
+        x = x.evidence(
+            &format!("latency probe, {}", p.load),
+            format!(
+                "max {} p99 {} over {} samples; the worst of each half {} and {}",
+                us(s.max_ns),
+                us(s.p99_ns),
+                s.samples,
+                us(h[0]),
+                us(h[1])
+            ),
+        );
+    }
+    if let Some(sp) = &worst.worst_spike {
+        let irqs: Vec<String> = sp
+            .interrupts
+            .iter()
+            .take(4)
+            .map(|d| format!("{} x{}", d.name, d.count))
+            .collect();
+        x = x.evidence(
+            "spike ledger",
+            format!(
+                "{} at {} ns on CPU {}; interrupts in its window: {}",
+                us(sp.latency_ns),
+                sp.t_ns,
+                sp.cpu,
+                if irqs.is_empty() {
+                    "none".into()
+                } else {
+                    irqs.join(", ")
+                }
+            ),
+        );
+    }
+    Some(x)
 }
 
 fn noise_findings(phase: &NoisePhase, one: &CpuSet, statics: &[Finding]) -> Vec<Finding> {
@@ -259,90 +398,126 @@ fn noise_findings(phase: &NoisePhase, one: &CpuSet, statics: &[Finding]) -> Vec<
     let cpu = n.cpu;
     let longest = n.gaps.longest.first().map_or(0, |g| g.ns);
     let interrupts: u64 = n.interrupts.iter().map(|(_, c)| c).sum();
-    let severity = if longest > UNFIT_LATENCY_NS {
-        Some(Severity::High)
-    } else if longest > TUNE_LATENCY_NS || n.available_ppm < 999_000 {
-        Some(Severity::Medium)
-    } else if longest > 20_000 {
-        Some(Severity::Low)
-    } else {
-        None
+    let of = |longest: u64, available_ppm: u64| {
+        let s = severity_of(longest, LOW_NS);
+        if available_ppm < 999_000 {
+            s.max(Severity::Medium)
+        } else {
+            s
+        }
     };
-    if let Some(severity) = severity {
-        let pct = n.available_ppm as f64 / 10_000.0;
-        let mut x = Finding::new(
-            "measured.noise",
-            Family::Measured,
-            severity,
-            format!(
-                "CPU {cpu} was taken from a spinning task for {} in {} gaps ({pct:.3} % available), the longest {}",
-                us(n.gaps.noise_ns),
-                n.gaps.count,
-                us(longest)
-            ),
-        )
-        .subject(format!("CPU {cpu}"))
-        .cpus(one)
-        .evidence(
-            "noise probe",
-            format!(
-                "window {}, threshold {}, {} gaps, {} interrupts and softirqs on the CPU",
-                us(n.gaps.window_ns),
-                us(n.threshold_ns),
-                n.gaps.count,
-                interrupts
-            ),
-        )
-        .why(format!(
-            "a task that never sleeps loses this much{}{}",
-            match n.preemptions {
-                Some(p) if p > 0 => format!(
-                    "; {p} of the gaps were other threads run there (the scheduler gives starved \
-                     normal tasks time even under SCHED_FIFO), the rest interrupts{}",
-                    if vm { " and the host stopping the vCPU" } else { "" }
+    let whole = of(longest, n.available_ppm);
+    let (severity, bound, agreed) = match phase.halves.as_slice() {
+        [a, b] => {
+            let (s, _) = agree(
+                of(a.longest_ns, a.available_ppm),
+                of(b.longest_ns, b.available_ppm),
+            );
+            (s, whole > s, a.longest_ns.min(b.longest_ns))
+        }
+        _ => (whole, false, longest),
+    };
+    let pct = n.available_ppm as f64 / 10_000.0;
+    let mut x = Finding::new(
+        "measured.noise",
+        Family::Measured,
+        severity,
+        format!(
+            "CPU {cpu} was taken from a spinning task for {} in {} gaps ({pct:.3} % available), the longest {}{}",
+            us(n.gaps.noise_ns),
+            n.gaps.count,
+            us(longest),
+            match phase.halves.as_slice() {
+                [a, b] if bound => format!(
+                    " in one half of the window only: noise-bound; the halves' longest {} and {}",
+                    us(a.longest_ns),
+                    us(b.longest_ns)
                 ),
                 _ => String::new(),
-            },
-            if vm && n.gaps.count > interrupts + n.preemptions.unwrap_or(0) {
-                "; more gaps than interrupts and preemptions: the host stopped the vCPU"
-            } else {
-                ""
             }
-        ))
-        .effect(longest);
-        if let (Some(p), Some(own)) = (n.preemptions, n.own_runtime_ns) {
-            x = x.evidence(
-                "/proc/thread-self/status, schedstat",
-                format!(
-                    "the probe was preempted {p} times and ran {} of the window",
-                    us(own)
-                ),
-            );
+        ),
+    )
+    .subject(format!("CPU {cpu}"))
+    .cpus(one)
+    .evidence(
+        "noise probe",
+        format!(
+            "window {}, threshold {}, {} gaps, {} interrupts and softirqs on the CPU",
+            us(n.gaps.window_ns),
+            us(n.threshold_ns),
+            n.gaps.count,
+            interrupts
+        ),
+    )
+    .why(format!(
+        "a task that never sleeps loses this much{}{}{}",
+        match n.preemptions {
+            Some(p) if p > 0 => format!(
+                "; {p} of the gaps were other threads run there (the scheduler gives starved \
+                 normal tasks time even under SCHED_FIFO), the rest interrupts{}",
+                if vm { " and the host stopping the vCPU" } else { "" }
+            ),
+            _ => String::new(),
+        },
+        if vm && n.gaps.count > interrupts + n.preemptions.unwrap_or(0) {
+            "; more gaps than interrupts and preemptions: the host stopped the vCPU"
+        } else {
+            ""
+        },
+        if bound {
+            "; the worst rests on one half of the window: the severity is that of what both \
+             halves reached"
+        } else {
+            ""
         }
-        if let Some(top) = n.interrupts.first() {
-            x = x.evidence(
-                "/proc/interrupts",
-                format!("most in the window: {} x{}", top.0, top.1),
-            );
-        }
-        if let Some(a) = &phase.traced {
-            x = x.evidence(TRACE_SOURCE, account_line(n, a));
-            if let Some(g) = a.gaps.first() {
-                x = x.evidence(TRACE_SOURCE, gap_line("the longest gap", g));
-            }
-        }
-        out.push(x);
+    ))
+    .effect(agreed)
+    .noise_bound(bound);
+    for (i, h) in phase.halves.iter().enumerate() {
+        x = x.evidence(
+            "noise probe",
+            format!(
+                "{} half: {} in {} gaps ({:.3} % available), the longest {}",
+                if i == 0 { "first" } else { "second" },
+                us(h.noise_ns),
+                h.gaps,
+                h.available_ppm as f64 / 10_000.0,
+                us(h.longest_ns)
+            ),
+        );
+    }
+    if let (Some(p), Some(own)) = (n.preemptions, n.own_runtime_ns) {
+        x = x.evidence(
+            "/proc/thread-self/status, schedstat",
+            format!(
+                "the probe was preempted {p} times and ran {} of the window",
+                us(own)
+            ),
+        );
+    }
+    if let Some(top) = n.interrupts.first() {
+        x = x.evidence(
+            "/proc/interrupts",
+            format!("most in the window: {} x{}", top.0, top.1),
+        );
     }
     if let Some(a) = &phase.traced {
-        out.extend(throttle_finding(n, a, one, statics));
-        out.extend(stall_finding(a, one, vm));
+        x = x.evidence(TRACE_SOURCE, account_line(n, a));
+        if let Some(g) = a.gaps.first() {
+            x = x.evidence(TRACE_SOURCE, gap_line("the longest gap", g));
+        }
     }
+    out.push(x);
+    if let Some(a) = &phase.traced {
+        out.extend(throttle_finding(n, a, one, statics));
+    }
+    out.push(stall_finding(phase, one, vm));
     out
 }
 
 /// The device interrupts of `cpu` over every measured window (the latency phases and
-/// the noise window), by IRQ.
-fn device_irqs(m: &Measured, cpu: u32, one: &CpuSet) -> Option<Finding> {
+/// the noise window), by IRQ; its severity is the rate at least two windows reached.
+fn device_irqs(m: &Measured, cpu: u32, one: &CpuSet) -> Finding {
     let mut windows: Vec<(&[(String, u64)], u64)> = m
         .latency
         .iter()
@@ -360,6 +535,28 @@ fn device_irqs(m: &Measured, cpu: u32, one: &CpuSet) -> Option<Finding> {
             .map(|n| (n.result.interrupts.as_slice(), n.result.gaps.window_ns)),
     );
     let window_ns: u64 = windows.iter().map(|w| w.1).sum();
+    let device = |counts: &[(String, u64)]| -> u64 {
+        counts
+            .iter()
+            .filter(|(l, _)| l.starts_with("IRQ "))
+            .map(|(_, c)| c)
+            .sum()
+    };
+    let per_s = |n: u64, ns: u64| n as f64 * 1e9 / ns.max(1) as f64;
+    let mut rates: Vec<f64> = windows.iter().map(|w| per_s(device(w.0), w.1)).collect();
+    rates.sort_by(|a, b| b.total_cmp(a));
+    let highest = rates.first().copied().unwrap_or(0.0);
+    // What two windows agree on: the second highest rate (the only one, alone). Any
+    // device interrupt on an RT CPU is low; a rate two windows reached may be medium.
+    let agreed = rates.get(1).copied().unwrap_or(highest);
+    let severity = if agreed >= DEVICE_IRQS_PER_S {
+        Severity::Medium
+    } else if highest > 0.0 {
+        Severity::Low
+    } else {
+        Severity::Info
+    };
+    let bound = highest >= DEVICE_IRQS_PER_S && agreed < DEVICE_IRQS_PER_S;
     let mut devices: Vec<(&str, u64)> = Vec::new();
     for (label, count) in windows
         .iter()
@@ -371,47 +568,56 @@ fn device_irqs(m: &Measured, cpu: u32, one: &CpuSet) -> Option<Finding> {
             None => devices.push((label, *count)),
         }
     }
-    if devices.is_empty() {
-        return None;
-    }
     devices.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
     let total: u64 = devices.iter().map(|d| d.1).sum();
-    let per_s = total as f64 * 1e9 / window_ns.max(1) as f64;
     let list: Vec<String> = devices
         .iter()
         .take(4)
         .map(|(l, c)| format!("{l} x{c}"))
         .collect();
-    Some(
-        Finding::new(
-            "measured.device_irqs",
-            Family::Measured,
-            if per_s >= 100.0 {
-                Severity::Medium
+    let x = Finding::new(
+        "measured.device_irqs",
+        Family::Measured,
+        severity,
+        format!(
+            "device interrupts on CPU {cpu}: {total} in {} of measuring ({:.0}/s){}",
+            us(window_ns),
+            per_s(total, window_ns),
+            if bound {
+                format!(
+                    ": {highest:.0}/s in one window only, noise-bound; two windows reached {agreed:.0}/s"
+                )
             } else {
-                Severity::Low
-            },
-            format!(
-                "device interrupts on CPU {cpu}: {total} in {} of measuring ({per_s:.0}/s)",
-                us(window_ns)
-            ),
-        )
-        .subject(format!("CPU {cpu}"))
-        .cpus(one)
-        .evidence(
-            "/proc/interrupts over the latency phases and the noise window",
-            list.join(", "),
-        )
-        .why("each one runs its handler and often a softirq on the RT CPU")
-        .fix(
-            FixKind::Jitterlab,
-            format!(
-                "jitterlab isolate {cpu} for the movable ones; managed ones need isolcpus=managed_irq,domain,{cpu}"
-            ),
-            format!("jitterlab verify {cpu}"),
+                String::new()
+            }
         ),
     )
+    .subject(format!("CPU {cpu}"))
+    .cpus(one)
+    .evidence(
+        "/proc/interrupts over the latency phases and the noise window",
+        if list.is_empty() {
+            "none".to_string()
+        } else {
+            list.join(", ")
+        },
+    )
+    .why("each one runs its handler and often a softirq on the RT CPU")
+    .noise_bound(bound);
+    if total == 0 {
+        return x;
+    }
+    x.fix(
+        FixKind::Jitterlab,
+        format!(
+            "jitterlab isolate {cpu} for the movable ones; managed ones need isolcpus=managed_irq,domain,{cpu}"
+        ),
+        format!("jitterlab verify {cpu}"),
+    )
 }
+
+/// From this rate of device interrupts on an RT CPU, per second, they are `medium`.
+const DEVICE_IRQS_PER_S: f64 = 100.0;
 
 /// Where the noise accounts come from, in evidence.
 const TRACE_SOURCE: &str = "trace of the noise window (sched, irq, irq_vectors)";
@@ -527,8 +733,34 @@ fn throttle_finding(
 const THROTTLE_GAP_NS: u64 = 10_000_000;
 
 /// The gaps with no event in them: the CPU was taken with nothing in the kernel to
-/// show for it.
-fn stall_finding(a: &NoiseAccount, one: &CpuSet, vm: bool) -> Option<Finding> {
+/// show for it. One finding per noise window, always (info when the trace shows no such
+/// gap, or when there is no trace); its severity is what the longest silent gap of
+/// each half of the window reached.
+fn stall_finding(phase: &NoisePhase, one: &CpuSet, vm: bool) -> Finding {
+    let (id, what) = if vm {
+        ("measured.host_stall", "the host stopped the vCPU")
+    } else {
+        ("measured.silent_gap", "SMIs or firmware took the CPU")
+    };
+    let cpu = phase.result.cpu;
+    let Some(a) = &phase.traced else {
+        let note = phase
+            .trace_note
+            .clone()
+            .unwrap_or_else(|| "no trace of the window".into());
+        return Finding::new(
+            id,
+            Family::Measured,
+            Severity::Info,
+            format!("the noise gaps on CPU {cpu} cannot be told apart: {note}"),
+        )
+        .subject(format!("CPU {cpu}"))
+        .cpus(one)
+        .evidence("noise probe", format!("{} gaps", phase.result.gaps.count))
+        .why(
+            "only a trace of the window says which gaps had nothing in the kernel to show for them",
+        );
+    };
     let (count, total) = a.silent();
     let silent: Vec<&GapCause> = a
         .gaps
@@ -536,38 +768,60 @@ fn stall_finding(a: &NoiseAccount, one: &CpuSet, vm: bool) -> Option<Finding> {
         .filter(|g| g.cause == NoiseKind::NoEvents)
         .collect();
     if count == 0 {
-        return None;
+        return Finding::new(
+            id,
+            Family::Measured,
+            Severity::Info,
+            format!(
+                "none of the {} noise gaps on CPU {cpu} is without an event in the trace",
+                a.gap_count()
+            ),
+        )
+        .subject(format!("CPU {cpu}"))
+        .cpus(one)
+        .evidence(TRACE_SOURCE, account_line(&phase.result, a))
+        .why("every gap had an interrupt, a softirq or a thread to show for it");
     }
-    // The longest silent gap among the described ones (the longest gaps); else the
-    // silent gaps are all shorter than those.
+    // The longest silent gap among the described ones (the longest gaps), and in each
+    // half of the window; a half without one among them agrees on nothing above low.
     let longest = silent.iter().map(|g| g.ns).max().unwrap_or(0);
-    let severity = if longest > UNFIT_LATENCY_NS {
-        Severity::High
-    } else if longest > TUNE_LATENCY_NS {
-        Severity::Medium
-    } else {
-        Severity::Low
+    let mid = phase.result.gaps.window_ns / 2;
+    let half_longest = |second: bool| {
+        silent
+            .iter()
+            .filter(|g| (g.at_ns >= mid) == second)
+            .map(|g| g.ns)
+            .max()
+            .unwrap_or(0)
     };
-    let what = if vm {
-        "the host stopped the vCPU"
-    } else {
-        "SMIs or firmware took the CPU"
-    };
+    let (h0, h1) = (half_longest(false), half_longest(true));
+    let floor = |s: Severity| s.max(Severity::Low);
+    let whole = floor(severity_of(longest, LOW_NS));
+    let (severity, _) = agree(
+        floor(severity_of(h0, LOW_NS)),
+        floor(severity_of(h1, LOW_NS)),
+    );
+    let bound = whole > severity;
     let mut x = Finding::new(
-        if vm {
-            "measured.host_stall"
-        } else {
-            "measured.silent_gap"
-        },
+        id,
         Family::Measured,
         severity,
         format!(
-            "{count} of the {} noise gaps on CPU {} ({} in all{}) have no event in the trace: {what}",
+            "{count} of the {} noise gaps on CPU {} ({} in all{}) have no event in the trace: {what}{}",
             a.gap_count(),
             a.cpu,
             us(total),
             if longest > 0 {
                 format!(", the longest {}", us(longest))
+            } else {
+                String::new()
+            },
+            if bound {
+                format!(
+                    "; the longest of one half of the window only: noise-bound, both halves had \
+                     one of {}",
+                    us(h0.min(h1))
+                )
             } else {
                 String::new()
             }
@@ -583,11 +837,12 @@ fn stall_finding(a: &NoiseAccount, one: &CpuSet, vm: bool) -> Option<Finding> {
         "nothing ran in the kernel, not even an interrupt, while the probe's clock jumped: \
          system management interrupts or firmware, invisible to the kernel"
     })
-    .effect(longest.max(total / count));
+    .effect(h0.min(h1).max(total / count))
+    .noise_bound(bound);
     for g in silent.iter().take(3) {
         x = x.evidence(TRACE_SOURCE, gap_line("a gap", g));
     }
-    Some(if vm {
+    if vm {
         x.fix(
             FixKind::Host,
             "give the VM dedicated host CPUs: pin each vCPU to its own host CPU (virsh vcpupin, \
@@ -608,7 +863,7 @@ fn stall_finding(a: &NoiseAccount, one: &CpuSet, vm: bool) -> Option<Finding> {
                 a.cpu
             ),
         )
-    })
+    }
 }
 
 #[cfg(test)]
@@ -616,7 +871,7 @@ mod tests {
     use jitterlab_analyze::noise::NoiseKind;
 
     use super::*;
-    use crate::fake::{blamed, measured, noise, phase, statics, traced};
+    use crate::fake::{blamed, halves, measured, noise, phase, statics, traced};
 
     const MS: u64 = 1_000_000;
     const US: u64 = 1_000;
@@ -641,76 +896,190 @@ mod tests {
     }
 
     #[test]
-    fn latency_by_its_worst_phase() {
+    fn latency_by_what_both_halves_reached() {
+        let f = findings_of(&measured(
+            vec![phase("idle", 1, 300 * US), phase("cpu:2", 1, 1_500 * US)],
+            vec![quiet_noise()],
+        ));
+        let l = get(&f, "measured.latency").unwrap();
+        assert_eq!((l.severity, l.noise_bound), (Severity::High, false));
+        assert_eq!(l.subject, "CPU 1");
+        assert_eq!(l.effect_ns, Some(1_500 * US));
+        assert!(l.what.contains("(cpu:2)"), "{}", l.what);
+        // 8.52 ms and 1.15 ms: both halves above 1 ms, unfit either way.
+        let f = findings_of(&measured(
+            vec![halves("idle", 1, [8_520 * US, 1_150 * US])],
+            vec![quiet_noise()],
+        ));
+        let l = get(&f, "measured.latency").unwrap();
+        assert_eq!((l.severity, l.noise_bound), (Severity::High, false));
+        assert_eq!(l.effect_ns, Some(1_150 * US));
+        // One stall in one half: the severity is what the other half reached too.
         let f = findings_of(&measured(
             vec![
-                phase("idle", 1, 300 * US),
-                phase("cpu:2", 1, 1_500 * MS / 1000),
+                halves("idle", 1, [8_520 * US, 150 * US]),
+                halves("cpu:2", 1, [90 * US, 120 * US]),
             ],
             vec![quiet_noise()],
         ));
         let l = get(&f, "measured.latency").unwrap();
-        assert_eq!(l.severity, Severity::High);
-        assert_eq!(l.subject, "CPU 1");
-        assert_eq!(l.effect_ns, Some(1_500 * US));
-        assert!(l.what.contains("(cpu:2)"), "{}", l.what);
+        assert_eq!((l.severity, l.noise_bound), (Severity::Medium, true));
+        assert_eq!(l.effect_ns, Some(150 * US));
+        assert_eq!(
+            l.what,
+            "CPU 1 woke up as late as 8520.0 us (idle) in one half of its window only: \
+             noise-bound; both halves of a window reached 150.0 us (idle)"
+        );
+        assert!(l.evidence[0]
+            .value
+            .ends_with("the worst of each half 8520.0 us and 150.0 us"));
+        // A quiet CPU still has its finding, of no concern.
         let f = findings_of(&measured(
-            vec![phase("idle", 1, 300 * US)],
+            vec![halves("idle", 1, [40 * US, 50 * US])],
             vec![quiet_noise()],
         ));
+        let l = get(&f, "measured.latency").unwrap();
+        assert_eq!((l.severity, l.noise_bound), (Severity::Info, false));
+    }
+
+    #[test]
+    fn noise_by_what_both_halves_had() {
+        for (gaps, severity, bound, effect) in [
+            ([1_200 * US, 1_100 * US], Severity::High, false, 1_100 * US),
+            ([5 * US, 1_200 * US], Severity::Info, true, 5 * US),
+            ([150 * US, 30 * US], Severity::Low, true, 30 * US),
+            ([150 * US, 130 * US], Severity::Medium, false, 130 * US),
+            ([5 * US, 6 * US], Severity::Info, false, 5 * US),
+        ] {
+            let n = noise(1, 1_000 * MS, &[(10 * MS, gaps[0]), (600 * MS, gaps[1])]);
+            let f = findings_of(&measured(vec![phase("idle", 1, 20 * US)], vec![n]));
+            let x = get(&f, "measured.noise").unwrap();
+            assert_eq!(
+                (x.severity, x.noise_bound, x.effect_ns),
+                (severity, bound, Some(effect)),
+                "{gaps:?}: {}",
+                x.what
+            );
+            assert_eq!(x.what.contains("noise-bound"), bound, "{}", x.what);
+        }
+        // Under 99.9 % available in both halves is medium, with no long gap.
+        let many: Vec<(u64, u64)> = (0..100).map(|i| (i * 10 * MS, 30 * US)).collect();
+        let f = findings_of(&measured(
+            vec![phase("idle", 1, 20 * US)],
+            vec![noise(1, 1_000 * MS, &many)],
+        ));
         assert_eq!(
-            get(&f, "measured.latency").unwrap().severity,
+            get(&f, "measured.noise").unwrap().severity,
             Severity::Medium
         );
     }
 
     #[test]
-    fn noise_by_its_longest_gap() {
-        for (gap, severity) in [
-            (1_200 * US, Severity::High),
-            (150 * US, Severity::Medium),
-            (30 * US, Severity::Low),
-        ] {
-            let n = noise(1, 1_000 * MS, &[(10 * MS, 5 * US), (600 * MS, gap)]);
-            let f = findings_of(&measured(vec![phase("idle", 1, 20 * US)], vec![n]));
-            let x = get(&f, "measured.noise").unwrap();
-            assert_eq!((x.severity, x.effect_ns), (severity, Some(gap)), "{gap}");
-        }
+    fn the_halves_of_a_noise_window() {
+        let n = noise(
+            1,
+            1_000 * MS,
+            &[(10 * MS, 5 * US), (499 * MS, 7 * US), (500 * MS, 9 * US)],
+        );
+        let h = noise_halves(&n.result, &[]);
+        assert_eq!((h[0].window_ns, h[1].window_ns), (500 * MS, 500 * MS));
+        assert_eq!(
+            (h[0].gaps, h[0].noise_ns, h[0].longest_ns),
+            (2, 12 * US, 7 * US)
+        );
+        assert_eq!((h[1].gaps, h[1].longest_ns), (1, 9 * US));
+        assert_eq!(h[1].available_ppm, 999_982);
+        // A gap accounted for elsewhere is left out.
+        assert_eq!(noise_halves(&n.result, &[499 * MS])[0].gaps, 1);
+        // More gaps than kept: no halves.
+        let mut r = n.result.clone();
+        r.gaps.count += 1;
+        assert!(noise_halves(&r, &[]).is_empty());
     }
 
     #[test]
-    fn device_interrupts_by_their_rate() {
-        let mut p = phase("idle", 1, 20 * US);
-        p.interrupts[0]
-            .counts
-            .push(("IRQ 36 virtio1-req.0".into(), 500));
-        let f = findings_of(&measured(vec![p.clone()], vec![quiet_noise()]));
+    fn the_halves_of_a_latency_run() {
+        let over = OverTime {
+            bucket_ns: 1_000_000,
+            worst_ns: vec![10, 50, 20, 30],
+            samples: vec![1, 1, 1, 1],
+        };
+        assert_eq!(latency_halves(&over, 4_000_000), [50, 30]);
+        assert_eq!(latency_halves(&over, 8_000_000), [50, 0]);
+    }
+
+    #[test]
+    fn device_interrupts_by_the_rate_two_windows_reached() {
+        let with_irqs = |n: u64| {
+            let mut p = phase("idle", 1, 20 * US);
+            p.interrupts[0]
+                .counts
+                .push(("IRQ 36 virtio1-req.0".into(), n));
+            p
+        };
+        // 250/s in both latency phases.
+        let f = findings_of(&measured(
+            vec![with_irqs(500), with_irqs(500)],
+            vec![quiet_noise()],
+        ));
         let d = get(&f, "measured.device_irqs").unwrap();
-        assert_eq!(d.severity, Severity::Medium, "{}", d.what);
-        assert!(d.what.contains("500 in"), "{}", d.what);
-        p.interrupts[0].counts[1].1 = 20;
-        let f = findings_of(&measured(vec![p], vec![quiet_noise()]));
         assert_eq!(
-            get(&f, "measured.device_irqs").unwrap().severity,
-            Severity::Low
+            (d.severity, d.noise_bound),
+            (Severity::Medium, false),
+            "{}",
+            d.what
+        );
+        assert!(d.what.contains("1000 in"), "{}", d.what);
+        // In one window only.
+        let f = findings_of(&measured(
+            vec![with_irqs(500), with_irqs(0)],
+            vec![quiet_noise()],
+        ));
+        let d = get(&f, "measured.device_irqs").unwrap();
+        assert_eq!(
+            (d.severity, d.noise_bound),
+            (Severity::Low, true),
+            "{}",
+            d.what
+        );
+        // None at all: still there, nothing to fix.
+        let f = findings_of(&measured(
+            vec![phase("idle", 1, 20 * US)],
+            vec![quiet_noise()],
+        ));
+        let d = get(&f, "measured.device_irqs").unwrap();
+        assert_eq!(
+            (d.severity, d.fix.is_none()),
+            (Severity::Info, true),
+            "{}",
+            d.what
         );
     }
 
     #[test]
     fn silent_gaps_are_the_host_on_a_vm_and_smis_on_hardware() {
         let n = traced(
-            noise(1, 1_000 * MS, &[(10 * MS, 300 * US), (600 * MS, 8 * US)]),
+            noise(
+                1,
+                1_000 * MS,
+                &[
+                    (10 * MS, 300 * US),
+                    (600 * MS, 8 * US),
+                    (700 * MS, 200 * US),
+                ],
+            ),
             &[
                 (NoiseKind::NoEvents, &[]),
                 (NoiseKind::Vector, &["local_timer"]),
+                (NoiseKind::NoEvents, &[]),
             ],
         );
-        let m = measured(vec![phase("idle", 1, 20 * US)], vec![n]);
+        let m = measured(vec![phase("idle", 1, 20 * US)], vec![n.clone()]);
         let f = findings_of(&m);
         let s = get(&f, "measured.host_stall").unwrap();
         assert_eq!(
-            (s.severity, s.effect_ns),
-            (Severity::Medium, Some(300 * US))
+            (s.severity, s.noise_bound, s.effect_ns),
+            (Severity::Medium, false, Some(250 * US))
         );
         assert_eq!(s.fix.as_ref().unwrap().kind, FixKind::Host);
         // On hardware (no env.hypervisor): SMIs or firmware.
@@ -724,6 +1093,27 @@ mod tests {
             .unwrap()
             .what
             .contains("SMIs"));
+        // A long silent gap in one half only.
+        let mut one_half = n.clone();
+        let a = one_half.traced.as_mut().unwrap();
+        a.gaps.retain(|g| g.at_ns != 700 * MS);
+        a.by_cause[0].gaps = 1;
+        let f = findings_of(&measured(vec![phase("idle", 1, 20 * US)], vec![one_half]));
+        let s = get(&f, "measured.host_stall").unwrap();
+        assert_eq!(
+            (s.severity, s.noise_bound),
+            (Severity::Low, true),
+            "{}",
+            s.what
+        );
+        // Untraced: still there, telling why nothing is known.
+        let f = findings_of(&measured(
+            vec![phase("idle", 1, 20 * US)],
+            vec![quiet_noise()],
+        ));
+        let s = get(&f, "measured.host_stall").unwrap();
+        assert_eq!(s.severity, Severity::Info);
+        assert!(s.what.contains("tracefs is busy"), "{}", s.what);
     }
 
     #[test]
@@ -748,16 +1138,13 @@ mod tests {
 
     #[test]
     fn a_blamed_spike_takes_the_fix_of_the_finding_its_cause_points_at() {
-        let p = blamed(
-            phase("idle", 1, 400 * US),
-            390 * US,
-            "task",
-            "rustc-9334 (lower priority: not preemptible there?) ran for 100% of the window",
-        );
+        let verdict =
+            "rustc-9334 (lower priority: not preemptible there?) ran for 100% of the window";
+        let p = blamed(phase("idle", 1, 400 * US), 390 * US, "task", verdict);
         let f = findings_of(&measured(vec![p], vec![quiet_noise()]));
         let s = get(&f, "measured.spike").unwrap();
         assert_eq!(s.subject, "CPU 1, idle");
-        assert_eq!(s.severity, Severity::Medium);
+        assert_eq!((s.severity, s.noise_bound), (Severity::Medium, false));
         assert_eq!(s.fix.as_ref().unwrap().apply, "preempt=full");
         assert!(s.why.contains("see kernel.preempt_mode"), "{}", s.why);
         // The verdict line is evidence of the finding it points at.
@@ -766,5 +1153,81 @@ mod tests {
             .evidence
             .iter()
             .any(|e| e.path == "flight recorder blame, idle"));
+        // One wake-up is no worse than what both halves of its phase reached.
+        let p = blamed(
+            halves("idle", 1, [400 * US, 30 * US]),
+            390 * US,
+            "task",
+            verdict,
+        );
+        let f = findings_of(&measured(vec![p], vec![quiet_noise()]));
+        let s = get(&f, "measured.spike").unwrap();
+        assert_eq!((s.severity, s.noise_bound), (Severity::Low, true));
+        assert_eq!(s.effect_ns, Some(30 * US));
+        // Nothing blamed: the phase still has its spike finding, saying why.
+        let f = findings_of(&measured(
+            vec![phase("idle", 1, 400 * US)],
+            vec![quiet_noise()],
+        ));
+        let s = get(&f, "measured.spike").unwrap();
+        assert_eq!(
+            (s.severity, s.subject.as_str()),
+            (Severity::Info, "CPU 1, idle")
+        );
+        assert!(s.what.contains("not blamed: tracefs is busy"), "{}", s.what);
+    }
+
+    /// Which findings an audit makes depends on what it measured, never on the figures:
+    /// a quiet and a noisy measurement of the same phases have the same ids and
+    /// subjects (the severities differ).
+    #[test]
+    fn the_ids_do_not_depend_on_the_figures() {
+        let keys = |m: &Measured| {
+            let mut k: Vec<(String, String)> = findings_of(m)
+                .into_iter()
+                .map(|f| (f.id, f.subject))
+                .collect();
+            k.sort();
+            k
+        };
+        let quiet = measured(
+            vec![phase("idle", 1, 30 * US), phase("cpu:2", 1, 40 * US)],
+            vec![traced(
+                quiet_noise(),
+                &[
+                    (NoiseKind::Vector, &["local_timer"]),
+                    (NoiseKind::Vector, &["local_timer"]),
+                ],
+            )],
+        );
+        let mut loud_idle = halves("idle", 1, [8_520 * US, 1_150 * US]);
+        loud_idle.interrupts[0]
+            .counts
+            .push(("IRQ 36 virtio1-req.0".into(), 900));
+        let loud = measured(
+            vec![
+                blamed(
+                    loud_idle,
+                    2_700 * US,
+                    "no_events",
+                    "no events for 90% of the window",
+                ),
+                phase("cpu:2", 1, 5_100 * US),
+            ],
+            vec![traced(
+                noise(1, 1_000 * MS, &[(10 * MS, 2 * MS), (600 * MS, 400 * US)]),
+                &[(NoiseKind::NoEvents, &[]), (NoiseKind::Softirq, &["RCU"])],
+            )],
+        );
+        assert_eq!(keys(&quiet), keys(&loud));
+        let severities = |m: &Measured| {
+            findings_of(m)
+                .iter()
+                .filter(|f| f.family == Family::Measured)
+                .map(|f| f.severity)
+                .max()
+        };
+        assert_eq!(severities(&quiet), Some(Severity::Info));
+        assert_eq!(severities(&loud), Some(Severity::High));
     }
 }

@@ -38,11 +38,11 @@ mod model;
 mod run;
 
 pub use compare::{compare, Comparison, FindingKey, VerdictChange};
-pub use findings::{add_measured, TUNE_LATENCY_NS, UNFIT_LATENCY_NS};
+pub use findings::{add_measured, latency_halves, noise_halves, TUNE_LATENCY_NS, UNFIT_LATENCY_NS};
 pub use judge::{judge, Recommendation};
 pub use model::{
-    AuditReport, BlamedSpike, CpuInterrupts, CpuVerdict, LatencyPhase, Measured, NoisePhase,
-    Verdict,
+    AuditReport, BlamedSpike, CpuInterrupts, CpuVerdict, LatencyHalves, LatencyPhase, Measured,
+    NoiseHalf, NoisePhase, Verdict,
 };
 pub use run::{audit, AuditRequest, KeepTraces, Mode, QUICK_NS};
 

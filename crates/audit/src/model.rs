@@ -81,6 +81,34 @@ pub struct LatencyPhase {
     /// The flight recorder's trace of the phase, when kept (`--html`, `--keep-traces`):
     /// its path as the report names it, relative to the page beside which it was kept.
     pub trace: Option<String>,
+    /// Per RT CPU, the worst wake-up of each half of the phase's window: a worst case
+    /// both halves reach is the machine's, one that a half alone reaches is one moment
+    /// (on a VM, the host stopping the vCPU), and the findings say so.
+    pub halves: Vec<LatencyHalves>,
+}
+
+/// One RT CPU's worst wake-up in each half of a latency phase.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct LatencyHalves {
+    /// The CPU.
+    pub cpu: u32,
+    /// The worst wake-up of the first half of the window, then of the second, ns.
+    pub max_ns: [u64; 2],
+}
+
+/// The noise probe's window cut in two halves, each counted alone.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct NoiseHalf {
+    /// The half's length, ns.
+    pub window_ns: u64,
+    /// The time in gaps that began in it, ns.
+    pub noise_ns: u64,
+    /// How many gaps began in it.
+    pub gaps: u64,
+    /// Its longest gap, ns.
+    pub longest_ns: u64,
+    /// The share of the half the probe had, parts per million.
+    pub available_ppm: u64,
 }
 
 /// The interrupts and softirqs one CPU took over a measured window.
@@ -107,6 +135,9 @@ pub struct NoisePhase {
     pub trace_note: Option<String>,
     /// The trace, when kept, as for [`LatencyPhase::trace`].
     pub trace: Option<String>,
+    /// The window's two halves, each counted alone ([`crate::noise_halves`]); empty
+    /// when the probe kept too many gaps to split them.
+    pub halves: Vec<NoiseHalf>,
 }
 
 /// What the audit measured.

@@ -15,8 +15,10 @@ use jitterlab_host::Root;
 use jitterlab_latency::load::LoadSpec;
 use jitterlab_latency::{run_noise, Config, NoiseConfig, NoiseMarkers, Request, Stop};
 
-use crate::findings::{add_measured, TUNE_LATENCY_NS};
-use crate::model::{AuditReport, BlamedSpike, CpuInterrupts, LatencyPhase, Measured, NoisePhase};
+use crate::findings::{add_measured, latency_halves, noise_halves, TUNE_LATENCY_NS};
+use crate::model::{
+    AuditReport, BlamedSpike, CpuInterrupts, LatencyHalves, LatencyPhase, Measured, NoisePhase,
+};
 use crate::{judge, Error};
 
 /// The length of each measured phase of a quick audit, ns: the latency probe idle,
@@ -271,6 +273,15 @@ fn measure(
             .spikes
             .as_ref()
             .and_then(|l| l.spikes.iter().max_by_key(|s| s.latency_ns).cloned());
+        let halves = m
+            .run
+            .cpus
+            .iter()
+            .map(|c| LatencyHalves {
+                cpu: c.cpu,
+                max_ns: latency_halves(c.over_time(), m.report.wall_ns),
+            })
+            .collect();
         latency.push(LatencyPhase {
             load: name,
             wall_ns: m.report.wall_ns,
@@ -281,6 +292,7 @@ fn measure(
             blamed,
             blame_note,
             trace: shown(file).filter(|_| kept),
+            halves,
         });
     }
     let mut noise = Vec::new();
@@ -355,6 +367,7 @@ fn noise_phase(
     };
     let kept = path.as_ref().is_ok_and(|p| p.exists());
     Ok(NoisePhase {
+        halves: noise_halves(&result, &[]),
         result,
         traced,
         trace_note,

@@ -131,6 +131,11 @@ pub struct Finding {
     /// The worst latency it may add, ns, where it can be told (an idle state's exit
     /// latency, a measured gap); the ranking of recommendations uses it.
     pub effect_ns: Option<u64>,
+    /// A measured finding whose worst figure rests on one moment: one half of the
+    /// measured window reached it and the other did not (on a VM, the host stopping the
+    /// vCPU once). Its severity and effect are what both halves agree on; `what` gives
+    /// both figures. False for every static finding.
+    pub noise_bound: bool,
 }
 
 impl Finding {
@@ -148,6 +153,7 @@ impl Finding {
             fix: None,
             needs_reboot: false,
             effect_ns: None,
+            noise_bound: false,
         }
     }
 
@@ -204,6 +210,12 @@ impl Finding {
     /// With the worst latency it may add.
     pub fn effect(mut self, ns: u64) -> Finding {
         self.effect_ns = Some(ns);
+        self
+    }
+
+    /// Noise-bound or not (see [`Finding::noise_bound`]).
+    pub fn noise_bound(mut self, bound: bool) -> Finding {
+        self.noise_bound = bound;
         self
     }
 }

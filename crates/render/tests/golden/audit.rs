@@ -9,7 +9,7 @@ use std::sync::Arc;
 use jitterlab_analyze::noise::{CauseTotal, GapCause, NoiseAccount, NoiseKind, Taker};
 use jitterlab_audit::{
     add_measured, audit, judge, AuditReport, AuditRequest, BlamedSpike, CpuInterrupts,
-    LatencyPhase, Measured, Mode, NoisePhase,
+    LatencyHalves, LatencyPhase, Measured, Mode, NoiseHalf, NoisePhase,
 };
 use jitterlab_host::Root;
 use jitterlab_latency::noise::{Gap, Gaps, NoiseResult};
@@ -53,9 +53,19 @@ fn audit_compared() {
     check("audit-compare.text", tail);
 }
 
-/// One latency phase on CPU 1: its statistics, worst spike and blamed wake-up.
-fn phase(load: &str, max_us: u64, blamed: Option<(u64, &str, &str)>) -> LatencyPhase {
+/// One latency phase on CPU 1: its statistics, worst spike and blamed wake-up, and
+/// the worst wake-up of its second half (the first has the phase's worst).
+fn phase(
+    load: &str,
+    max_us: u64,
+    second_half_us: u64,
+    blamed: Option<(u64, &str, &str)>,
+) -> LatencyPhase {
     LatencyPhase {
+        halves: vec![LatencyHalves {
+            cpu: 1,
+            max_ns: [max_us * 1000, second_half_us * 1000],
+        }],
         load: load.into(),
         wall_ns: 2_000_000_000,
         cpus: vec![Summary {
@@ -126,6 +136,23 @@ fn noise() -> NoisePhase {
         (41_990_000, 40_100),
     ];
     NoisePhase {
+        // The fair server's 50 ms in the second half only.
+        halves: vec![
+            NoiseHalf {
+                window_ns: 505_000_000,
+                noise_ns: 3_100_000,
+                gaps: 270,
+                longest_ns: 40_100,
+                available_ppm: 993_861,
+            },
+            NoiseHalf {
+                window_ns: 505_000_000,
+                noise_ns: 55_250_000,
+                gaps: 268,
+                longest_ns: 52_058_171,
+                available_ppm: 890_594,
+            },
+        ],
         result: NoiseResult {
             cpu: 1,
             threshold_ns: 1_000,
@@ -227,13 +254,14 @@ fn audit_measured() {
             phase(
                 "idle",
                 958,
+                85,
                 Some((
                     394,
                     "task",
                     "rustc-9334 (lower priority: not preemptible there?) ran for 100% of the window",
                 )),
             ),
-            phase("cpu:2 on CPU 0-1", 703, None),
+            phase("cpu:2 on CPU 0-1", 703, 640, None),
         ],
         noise: vec![noise()],
     };

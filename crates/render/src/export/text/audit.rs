@@ -46,9 +46,14 @@ fn kind(k: FixKind) -> &'static str {
 fn finding(out: &mut dyn Write, style: &Style, f: &Finding) -> io::Result<()> {
     writeln!(
         out,
-        "  {}  {}  {}",
+        "  {}  {}{}  {}",
         severity(style, f.severity),
         style.bold(&f.id),
+        if f.noise_bound {
+            style.warn(" (noise-bound)")
+        } else {
+            String::new()
+        },
         f.what
     )?;
     for e in &f.evidence {
@@ -182,9 +187,20 @@ impl Render for AuditReport {
                 Col::right("P99"),
                 Col::right("P99.99"),
                 Col::right("MAX"),
+                Col::right("MAX BY HALF"),
             ]);
             for p in &m.latency {
                 for s in &p.cpus {
+                    let halves = p.halves.iter().find(|h| h.cpu == s.cpu).map_or_else(
+                        || "-".to_string(),
+                        |h| {
+                            format!(
+                                "{} / {}",
+                                duration_ns(h.max_ns[0]),
+                                duration_ns(h.max_ns[1])
+                            )
+                        },
+                    );
                     t.row([
                         p.load.clone(),
                         s.cpu.to_string(),
@@ -193,6 +209,7 @@ impl Render for AuditReport {
                         duration_ns(s.p99_ns),
                         duration_ns(s.p99_99_ns),
                         duration_ns(s.max_ns),
+                        halves,
                     ]);
                 }
             }
@@ -248,9 +265,10 @@ impl Render for AuditReport {
                 Col::right("NOISE"),
                 Col::right("AVAILABLE"),
                 Col::right("LONGEST"),
+                Col::right("LONGEST BY HALF"),
                 Col::left("INTERRUPTS IN THE WINDOW"),
             ]);
-            for n in m.noise.iter().map(|n| &n.result) {
+            for (n, halves) in m.noise.iter().map(|n| (&n.result, &n.halves)) {
                 let irqs: Vec<String> = n
                     .interrupts
                     .iter()
@@ -266,6 +284,14 @@ impl Render for AuditReport {
                         .longest
                         .first()
                         .map_or("-".to_string(), |g| duration_ns(g.ns)),
+                    match halves.as_slice() {
+                        [a, b] => format!(
+                            "{} / {}",
+                            duration_ns(a.longest_ns),
+                            duration_ns(b.longest_ns)
+                        ),
+                        _ => "-".to_string(),
+                    },
                     crate::units::names(&irqs, 4),
                 ]);
             }
