@@ -161,6 +161,7 @@ pub fn traced(mut n: NoisePhase, causes: &[(NoiseKind, &[&str])]) -> NoisePhase 
         lost_events: false,
     });
     n.trace_note = None;
+    n.halves = crate::findings::noise_phase_halves(&n.result, n.traced.as_ref());
     n
 }
 

@@ -16,12 +16,14 @@ pub const UNFIT_LATENCY_NS: u64 = 1_000_000;
 pub const TUNE_LATENCY_NS: u64 = 100_000;
 
 /// The findings of what was measured, added to the static ones: the worst latency,
-/// the noise (with what the trace of its window shows), host stalls and throttling per
-/// RT CPU, and each latency phase's blamed spike, linked to the findings its cause
-/// points at (which it takes its fix from).
+/// the noise (with what the trace of its window shows), host stalls and device
+/// interrupts per RT CPU, the throttling as evidence of `sched.rt_runtime`, and each
+/// latency phase's blamed spike, linked to the findings its cause points at (which it
+/// takes its fix from).
 pub fn add_measured(findings: &mut Vec<Finding>, m: &Measured) {
     let measured = measured_findings(m, findings);
     findings.extend(measured);
+    link_throttle(m, findings);
     link_blame(m, findings);
 }
 
@@ -406,30 +408,51 @@ fn noise_findings(phase: &NoisePhase, one: &CpuSet, statics: &[Finding]) -> Vec<
             s
         }
     };
-    let whole = of(longest, n.available_ppm);
     let (severity, bound, agreed) = match phase.halves.as_slice() {
         [a, b] => {
-            let (s, _) = agree(
+            let (sa, sb) = (
                 of(a.longest_ns, a.available_ppm),
                 of(b.longest_ns, b.available_ppm),
             );
-            (s, whole > s, a.longest_ns.min(b.longest_ns))
+            let (s, bound) = agree(sa, sb);
+            (s, bound, a.longest_ns.min(b.longest_ns))
         }
-        _ => (whole, false, longest),
+        _ => (of(longest, n.available_ppm), false, longest),
     };
-    let pct = n.available_ppm as f64 / 10_000.0;
+    let throttled: Vec<&GapCause> = phase.traced.as_ref().map_or_else(Vec::new, throttle_gaps);
+    // The window's figures, without the throttling when the halves leave it out.
+    let (noise_ns, count, longest, available_ppm) = match phase.halves.as_slice() {
+        [a, b] => {
+            let noise = a.noise_ns + b.noise_ns;
+            let window = (a.window_ns + b.window_ns).max(1);
+            (
+                noise,
+                a.gaps + b.gaps,
+                a.longest_ns.max(b.longest_ns),
+                (window.saturating_sub(noise) as u128 * 1_000_000 / window as u128) as u64,
+            )
+        }
+        _ => (n.gaps.noise_ns, n.gaps.count, longest, n.available_ppm),
+    };
+    let throttle_ns: u64 = throttled.iter().map(|g| g.ns).sum();
+    let pct = available_ppm as f64 / 10_000.0;
     let mut x = Finding::new(
         "measured.noise",
         Family::Measured,
         severity,
         format!(
-            "CPU {cpu} was taken from a spinning task for {} in {} gaps ({pct:.3} % available), the longest {}{}",
-            us(n.gaps.noise_ns),
-            n.gaps.count,
+            "CPU {cpu} was taken from a spinning task for {} in {} gaps ({pct:.3} % available), the longest {}{}{}",
+            us(noise_ns),
+            count,
             us(longest),
+            if throttled.is_empty() || phase.halves.is_empty() {
+                String::new()
+            } else {
+                format!(", besides the throttling's {}", us(throttle_ns))
+            },
             match phase.halves.as_slice() {
                 [a, b] if bound => format!(
-                    " in one half of the window only: noise-bound; the halves' longest {} and {}",
+                    "; noise-bound: the halves' longest {} and {}",
                     us(a.longest_ns),
                     us(b.longest_ns)
                 ),
@@ -450,7 +473,7 @@ fn noise_findings(phase: &NoisePhase, one: &CpuSet, statics: &[Finding]) -> Vec<
         ),
     )
     .why(format!(
-        "a task that never sleeps loses this much{}{}{}",
+        "a task that never sleeps loses this much{}{}{}{}",
         match n.preemptions {
             Some(p) if p > 0 => format!(
                 "; {p} of the gaps were other threads run there (the scheduler gives starved \
@@ -469,6 +492,12 @@ fn noise_findings(phase: &NoisePhase, one: &CpuSet, statics: &[Finding]) -> Vec<
              halves reached"
         } else {
             ""
+        },
+        if throttled.is_empty() || phase.halves.is_empty() {
+            ""
+        } else {
+            "; the throttling is left out: it stops only a task that runs for most of a \
+             second, not a periodic one (see sched.rt_runtime)"
         }
     ))
     .effect(agreed)
@@ -508,9 +537,6 @@ fn noise_findings(phase: &NoisePhase, one: &CpuSet, statics: &[Finding]) -> Vec<
         }
     }
     out.push(x);
-    if let Some(a) = &phase.traced {
-        out.extend(throttle_finding(n, a, one, statics));
-    }
     out.push(stall_finding(phase, one, vm));
     out
 }
@@ -678,55 +704,86 @@ fn gap_line(what: &str, g: &GapCause) -> String {
     )
 }
 
-/// A gap where the probe, at SCHED_FIFO, did not run for longer than the real-time
-/// throttling's reserve lasts would show the throttling: other threads or idle for
-/// about `period - runtime`.
-fn throttle_finding(
-    n: &NoiseResult,
-    a: &NoiseAccount,
-    one: &CpuSet,
-    statics: &[Finding],
-) -> Option<Finding> {
-    let g = a.gaps.iter().find(|g| {
-        matches!(g.cause, NoiseKind::Thread | NoiseKind::Idle) && g.ns >= THROTTLE_GAP_NS
-    })?;
-    let rt = statics.iter().find(|f| f.id == "sched.rt_runtime");
-    let mut x = Finding::new(
-        "measured.rt_throttled",
-        Family::Measured,
-        Severity::High,
-        format!(
-            "the SCHED_FIFO noise probe on CPU {} was held off for {}: {}",
-            n.cpu,
-            us(g.ns),
-            if g.cause == NoiseKind::Idle {
-                "the CPU stayed idle (throttled)".to_string()
-            } else {
-                format!("{} ran instead", g.what.join(", "))
+/// The gaps of a noise window that show the scheduler's throttling: the probe, at
+/// SCHED_FIFO, held off for longer than [`THROTTLE_GAP_NS`] while other threads ran or
+/// the CPU idled (about `period - runtime` of the real-time throttling, or the fair
+/// server's reserve). They are among the longest, which the account describes.
+pub fn throttle_gaps(a: &NoiseAccount) -> Vec<&GapCause> {
+    a.gaps
+        .iter()
+        .filter(|g| {
+            matches!(g.cause, NoiseKind::Thread | NoiseKind::Idle) && g.ns >= THROTTLE_GAP_NS
+        })
+        .collect()
+}
+
+/// A noise window's halves ([`noise_halves`]) without the gaps the throttling made,
+/// which are evidence of `sched.rt_runtime`, not noise.
+pub fn noise_phase_halves(n: &NoiseResult, traced: Option<&NoiseAccount>) -> Vec<NoiseHalf> {
+    let except: Vec<u64> = traced.map_or_else(Vec::new, |a| {
+        throttle_gaps(a).iter().map(|g| g.at_ns).collect()
+    });
+    noise_halves(n, &except)
+}
+
+/// The throttling a noise window shows, one line for people.
+fn throttle_line(cpu: u32, g: &GapCause) -> String {
+    format!(
+        "the SCHED_FIFO noise probe on CPU {cpu} was held off for {}: {}",
+        us(g.ns),
+        if g.cause == NoiseKind::Idle {
+            "the CPU stayed idle (throttled)".to_string()
+        } else {
+            format!("{} ran instead", g.what.join(", "))
+        }
+    )
+}
+
+/// Puts the throttling the noise windows show where it belongs: on `sched.rt_runtime`,
+/// the setting that makes it, as evidence (a configuration that matters to a task that
+/// never sleeps, not to a periodic one, and no noise of the machine). Without that
+/// finding (throttling off) the fair server made it: the CPU's `measured.noise` says so.
+fn link_throttle(m: &Measured, findings: &mut [Finding]) {
+    for n in &m.noise {
+        let Some(a) = &n.traced else { continue };
+        let cpu = n.result.cpu;
+        for g in throttle_gaps(a) {
+            let line = throttle_line(cpu, g);
+            let subject = format!("CPU {cpu}");
+            let target = match findings.iter().position(|f| f.id == "sched.rt_runtime") {
+                Some(i) => Some(i),
+                None => findings
+                    .iter()
+                    .position(|f| f.id == "measured.noise" && f.subject == subject),
+            };
+            let Some(f) = target.map(|i| &mut findings[i]) else {
+                continue;
+            };
+            f.evidence.push(jitterlab_host::audit::Evidence {
+                path: TRACE_SOURCE.into(),
+                value: format!(
+                    "{line}{}",
+                    if f.id == "measured.noise" {
+                        " (the fair server's reserve for normal tasks: not counted as noise)"
+                    } else {
+                        ""
+                    }
+                ),
+            });
+            if f.id == "sched.rt_runtime" && !f.what.contains("measured") {
+                f.what
+                    .push_str(&format!("; measured: {}", us_short(g.ns, cpu)));
             }
-        ),
-    )
-    .subject(format!("CPU {}", n.cpu))
-    .cpus(one)
-    .evidence(TRACE_SOURCE, gap_line("the gap", g))
-    .why(
-        "a real-time task that runs for long is stopped so that others get the CPU: the \
-         scheduler's real-time throttling (sched_rt_runtime_us below its period) or the \
-         fair server",
-    )
-    .effect(g.ns);
-    if let Some(f) = rt {
-        x = x.evidence(
-            "see sched.rt_runtime",
-            f.evidence
-                .first()
-                .map_or_else(String::new, |e| format!("{} = {}", e.path, e.value)),
-        );
-        if let Some(fx) = &f.fix {
-            x = x.fix(fx.kind, fx.apply.clone(), fx.check.clone());
         }
     }
-    Some(x)
+}
+
+/// `the noise probe on CPU 1 was held off 51.3 ms`.
+fn us_short(ns: u64, cpu: u32) -> String {
+    format!(
+        "the noise probe on CPU {cpu} was held off {:.1} ms",
+        ns as f64 / 1e6
+    )
 }
 
 /// A gap the trace longer than this, of other threads or idle, is the throttling.
@@ -1116,23 +1173,61 @@ mod tests {
         assert!(s.what.contains("tracefs is busy"), "{}", s.what);
     }
 
+    /// The scheduler's throttling stops only a task that runs for most of a second:
+    /// it is evidence of `sched.rt_runtime`, the setting that makes it, and no noise of
+    /// the machine, whichever half of the window it fell in.
     #[test]
-    fn a_long_gap_of_other_threads_is_the_throttling() {
+    fn the_throttling_is_evidence_of_the_setting_not_noise() {
         let n = traced(
-            noise(1, 1_000 * MS, &[(950 * MS, 50 * MS), (10 * MS, 5 * US)]),
+            noise(
+                1,
+                1_000 * MS,
+                &[(950 * MS, 50 * MS), (10 * MS, 5 * US), (600 * MS, 6 * US)],
+            ),
             &[
                 (NoiseKind::Thread, &["kworker/1:1-40"]),
                 (NoiseKind::Vector, &["local_timer"]),
+                (NoiseKind::Vector, &["local_timer"]),
             ],
         );
-        let f = findings_of(&measured(vec![phase("idle", 1, 20 * US)], vec![n]));
-        let t = get(&f, "measured.rt_throttled").unwrap();
-        assert_eq!(t.severity, Severity::High);
-        assert!(t.what.contains("kworker/1:1-40 ran instead"), "{}", t.what);
-        // It takes the sysctl's fix.
+        assert_eq!(n.halves[1].longest_ns, 6 * US, "{:?}", n.halves);
+        let f = findings_of(&measured(vec![phase("idle", 1, 20 * US)], vec![n.clone()]));
+        assert!(get(&f, "measured.rt_throttled").is_none());
+        let x = get(&f, "measured.noise").unwrap();
         assert_eq!(
-            t.fix.as_ref().unwrap().apply,
-            "sysctl -w kernel.sched_rt_runtime_us=-1"
+            (x.severity, x.noise_bound),
+            (Severity::Info, false),
+            "{}",
+            x.what
+        );
+        assert!(
+            x.what.contains("besides the throttling's 50000.0 us"),
+            "{}",
+            x.what
+        );
+        let rt = get(&f, "sched.rt_runtime").unwrap();
+        assert_eq!(rt.severity, Severity::Low);
+        assert!(
+            rt.what
+                .ends_with("; measured: the noise probe on CPU 1 was held off 50.0 ms"),
+            "{}",
+            rt.what
+        );
+        assert!(rt.evidence.iter().any(|e| e.value
+            == "the SCHED_FIFO noise probe on CPU 1 was held off for 50000.0 us: \
+                kworker/1:1-40 ran instead"));
+        // Throttling off (no sched.rt_runtime finding): the fair server, on the noise.
+        let mut f: Vec<Finding> = statics(&one())
+            .into_iter()
+            .filter(|f| f.id != "sched.rt_runtime")
+            .collect();
+        add_measured(&mut f, &measured(vec![phase("idle", 1, 20 * US)], vec![n]));
+        let x = get(&f, "measured.noise").unwrap();
+        assert!(
+            x.evidence
+                .iter()
+                .any(|e| e.value.contains("the fair server's reserve")),
+            "{x:?}"
         );
     }
 

@@ -15,7 +15,7 @@ use jitterlab_host::Root;
 use jitterlab_latency::load::LoadSpec;
 use jitterlab_latency::{run_noise, Config, NoiseConfig, NoiseMarkers, Request, Stop};
 
-use crate::findings::{add_measured, latency_halves, noise_halves, TUNE_LATENCY_NS};
+use crate::findings::{add_measured, latency_halves, noise_phase_halves, TUNE_LATENCY_NS};
 use crate::model::{
     AuditReport, BlamedSpike, CpuInterrupts, LatencyHalves, LatencyPhase, Measured, NoisePhase,
 };
@@ -367,7 +367,7 @@ fn noise_phase(
     };
     let kept = path.as_ref().is_ok_and(|p| p.exists());
     Ok(NoisePhase {
-        halves: noise_halves(&result, &[]),
+        halves: noise_phase_halves(&result, traced.as_ref()),
         result,
         traced,
         trace_note,
