@@ -33,8 +33,27 @@ fn concerns(f: &Finding, cpu: u32) -> bool {
     f.cpus.as_ref().is_none_or(|c| c.contains(cpu))
 }
 
-fn weight(f: &Finding) -> (Severity, u64) {
-    (f.severity, f.effect_ns.unwrap_or(0))
+/// How directly a finding bears on a real-time application on the RT CPU, highest
+/// first: what a periodic real-time task suffered while the audit measured (its wake-up
+/// latency, the blamed spike); what else was measured on the RT CPU (device interrupts,
+/// noise, the host's stalls); the configuration that may add latency; notes that matter
+/// to some workloads only (the throttling stops only a task that spins for most of a
+/// second; limits an application may not need; the container; steal time since boot).
+pub fn bearing(f: &Finding) -> u8 {
+    match f.id.as_str() {
+        "measured.latency" | "measured.spike" => 3,
+        id if id.starts_with("measured.") => 2,
+        "sched.rt_runtime" | "limits.rtprio" | "limits.memlock" | "env.container" | "env.steal" => {
+            0
+        }
+        _ => 1,
+    }
+}
+
+/// What ranks a finding: its severity, then how directly it bears on a real-time
+/// application ([`bearing`]), then its effect.
+fn weight(f: &Finding) -> (Severity, u8, u64) {
+    (f.severity, bearing(f), f.effect_ns.unwrap_or(0))
 }
 
 /// The key a finding's fix is grouped under: moving one IRQ is part of the run-time
@@ -63,11 +82,14 @@ fn boot_params(apply: &str) -> &str {
     apply.split(" (").next().unwrap_or(apply).trim()
 }
 
-/// The verdict on each RT CPU, and the recommendations: the fixes of every finding
-/// above `info`, one per distinct change (every boot option in one, since they take
-/// one reboot; every IRQ move in `jitterlab isolate`), ranked: changes made on this
-/// machine before those outside it (the hypervisor), then by the most severe finding
-/// each removes, its largest effect, and how many findings.
+/// The verdict on each RT CPU (the limiting finding: the most severe, then the one that
+/// bears most directly on a real-time application, then the largest effect), and the
+/// recommendations: the fixes of every finding above `info`, one per distinct change
+/// (every boot option in one, since they take one reboot; every IRQ move in `jitterlab
+/// isolate`), ranked: changes made on this machine before those outside it (the
+/// hypervisor), then by the most severe finding each removes, how directly the findings
+/// it removes bear on a real-time application (what was measured before configuration
+/// notes), its largest effect, and how many findings.
 pub fn judge(rt: &CpuSet, findings: &[Finding]) -> (Vec<CpuVerdict>, Vec<Recommendation>) {
     let verdicts = rt
         .iter()
@@ -101,6 +123,8 @@ pub fn judge(rt: &CpuSet, findings: &[Finding]) -> (Vec<CpuVerdict>, Vec<Recomme
         })
         .collect();
     let mut recs: Vec<Recommendation> = Vec::new();
+    // Per recommendation, the highest bearing of the findings it removes.
+    let mut bearings: Vec<u8> = Vec::new();
     for f in findings.iter().filter(|f| f.severity > Severity::Info) {
         let Some((apply, kind, needs_reboot, check)) = key(f, rt) else {
             continue;
@@ -112,9 +136,11 @@ pub fn judge(rt: &CpuSet, findings: &[Finding]) -> (Vec<CpuVerdict>, Vec<Recomme
         };
         if kind == FixKind::Boot {
             let params = boot_params(&apply).to_string();
-            let found = recs.iter_mut().find(|r| r.kind == FixKind::Boot);
+            let found = recs.iter().position(|r| r.kind == FixKind::Boot);
             match found {
-                Some(r) => {
+                Some(i) => {
+                    bearings[i] = bearings[i].max(bearing(f));
+                    let r = &mut recs[i];
                     if !r
                         .apply
                         .split(' ')
@@ -130,22 +156,27 @@ pub fn judge(rt: &CpuSet, findings: &[Finding]) -> (Vec<CpuVerdict>, Vec<Recomme
                         _ => None,
                     };
                 }
-                None => recs.push(Recommendation {
-                    rank: 0,
-                    apply: params,
-                    kind,
-                    needs_reboot: true,
-                    check,
-                    severity: f.severity,
-                    effect_ns: f.effect_ns,
-                    resolves: vec![name],
-                    cpus: f.cpus.clone(),
-                }),
+                None => {
+                    bearings.push(bearing(f));
+                    recs.push(Recommendation {
+                        rank: 0,
+                        apply: params,
+                        kind,
+                        needs_reboot: true,
+                        check,
+                        severity: f.severity,
+                        effect_ns: f.effect_ns,
+                        resolves: vec![name],
+                        cpus: f.cpus.clone(),
+                    })
+                }
             }
             continue;
         }
-        match recs.iter_mut().find(|r| r.apply == apply) {
-            Some(r) => {
+        match recs.iter().position(|r| r.apply == apply) {
+            Some(i) => {
+                bearings[i] = bearings[i].max(bearing(f));
+                let r = &mut recs[i];
                 r.severity = r.severity.max(f.severity);
                 r.effect_ns = r.effect_ns.max(f.effect_ns);
                 r.resolves.push(name);
@@ -154,36 +185,44 @@ pub fn judge(rt: &CpuSet, findings: &[Finding]) -> (Vec<CpuVerdict>, Vec<Recomme
                     _ => None,
                 };
             }
-            None => recs.push(Recommendation {
-                rank: 0,
-                apply,
-                kind,
-                needs_reboot,
-                check,
-                severity: f.severity,
-                effect_ns: f.effect_ns,
-                resolves: vec![name],
-                cpus: f.cpus.clone(),
-            }),
+            None => {
+                bearings.push(bearing(f));
+                recs.push(Recommendation {
+                    rank: 0,
+                    apply,
+                    kind,
+                    needs_reboot,
+                    check,
+                    severity: f.severity,
+                    effect_ns: f.effect_ns,
+                    resolves: vec![name],
+                    cpus: f.cpus.clone(),
+                })
+            }
         }
     }
-    // What can be done on this machine first; then the most severe, the largest
-    // effect, the most findings removed.
+    // What can be done on this machine first; then the most severe, what bears most
+    // directly on a real-time application, the largest effect, the most findings
+    // removed.
     let here = |r: &Recommendation| r.kind != FixKind::Host;
-    recs.sort_by(|a, b| {
+    let mut ranked: Vec<(Recommendation, u8)> = recs.into_iter().zip(bearings).collect();
+    ranked.sort_by(|(a, ab), (b, bb)| {
         (
             here(b),
             b.severity,
+            *bb,
             b.effect_ns.unwrap_or(0),
             b.resolves.len(),
         )
             .cmp(&(
                 here(a),
                 a.severity,
+                *ab,
                 a.effect_ns.unwrap_or(0),
                 a.resolves.len(),
             ))
     });
+    let mut recs: Vec<Recommendation> = ranked.into_iter().map(|(r, _)| r).collect();
     for (i, r) in recs.iter_mut().enumerate() {
         r.rank = i as u32 + 1;
     }
@@ -234,6 +273,77 @@ mod tests {
         let other: CpuSet = [2].into_iter().collect();
         let (v, _) = judge(&rt(), &[f("a", Severity::High, None).cpus(&other)]);
         assert_eq!(v[0].verdict, Verdict::Ready);
+    }
+
+    /// What a real-time application suffered on the CPU ranks above configuration of
+    /// the same severity, whatever its effect; notes that matter to some workloads
+    /// only come last.
+    #[test]
+    fn what_the_application_suffered_limits_before_configuration() {
+        let measured = |id: &str, severity, effect| {
+            let mut x = f(id, severity, Some(effect));
+            x.family = Family::Measured;
+            x
+        };
+        let (v, _) = judge(
+            &rt(),
+            &[
+                f("env.hypervisor", Severity::Medium, Some(2_000_000)),
+                measured("measured.latency", Severity::Medium, 640_000),
+                measured("measured.device_irqs", Severity::Medium, 0),
+            ],
+        );
+        assert_eq!(v[0].limiting.as_deref(), Some("measured.latency"));
+        let (v, _) = judge(
+            &rt(),
+            &[
+                f("env.hypervisor", Severity::Medium, Some(2_000_000)),
+                measured("measured.device_irqs", Severity::Medium, 0),
+            ],
+        );
+        assert_eq!(v[0].limiting.as_deref(), Some("measured.device_irqs"));
+        let (v, _) = judge(
+            &rt(),
+            &[
+                f("sched.rt_runtime", Severity::Low, Some(50_000_000)),
+                f("sched.timer_migration", Severity::Low, None),
+            ],
+        );
+        assert_eq!(v[0].limiting, None, "low: ready");
+        let (v, _) = judge(
+            &rt(),
+            &[
+                f("sched.rt_runtime", Severity::Medium, Some(50_000_000)),
+                f("sched.workqueue", Severity::Medium, None),
+            ],
+        );
+        assert_eq!(v[0].limiting.as_deref(), Some("sched.workqueue"));
+        // The fix of what was measured first, then configuration, then notes.
+        let (_, recs) = judge(
+            &rt(),
+            &[
+                f("sched.rt_runtime", Severity::Medium, Some(50_000_000)).fix(
+                    FixKind::Sysctl,
+                    "sysctl -w rt=-1",
+                    "sysctl rt",
+                ),
+                f("sched.workqueue", Severity::Medium, Some(9_000)).fix(
+                    FixKind::Jitterlab,
+                    "jitterlab isolate 1",
+                    "verify",
+                ),
+                measured("measured.spike", Severity::Medium, 400).fix(
+                    FixKind::Boot,
+                    "preempt=full",
+                    "reboot",
+                ),
+            ],
+        );
+        let applies: Vec<&str> = recs.iter().map(|r| r.apply.as_str()).collect();
+        assert_eq!(
+            applies,
+            ["preempt=full", "jitterlab isolate 1", "sysctl -w rt=-1"]
+        );
     }
 
     #[test]

@@ -39,7 +39,7 @@ mod run;
 
 pub use compare::{compare, Comparison, FindingKey, VerdictChange};
 pub use findings::{add_measured, latency_halves, noise_halves, TUNE_LATENCY_NS, UNFIT_LATENCY_NS};
-pub use judge::{judge, Recommendation};
+pub use judge::{bearing, judge, Recommendation};
 pub use model::{
     AuditReport, BlamedSpike, CpuInterrupts, CpuVerdict, LatencyHalves, LatencyPhase, Measured,
     NoiseHalf, NoisePhase, Verdict,
