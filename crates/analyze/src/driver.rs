@@ -96,6 +96,10 @@ pub struct Options {
     pub top: usize,
     /// Worst wake-ups blamed (marked ones are blamed too).
     pub blame: usize,
+    /// Blame only wake-ups whose switch-in the trace recorded: one inferred from the
+    /// woken task's next event is only bounded, and on a kernel that logs few switches
+    /// out of idle its window holds that task's own run, shown as the idle it woke from.
+    pub blame_recorded: bool,
     /// Thread group ids by tid, when the source knows them (groups threads by process).
     pub tgids: HashMap<i32, i32>,
     /// Task names the source saved besides its events (a .dat's saved cmdlines), for the
@@ -118,6 +122,7 @@ impl Default for Options {
             filter: Filter::default(),
             top: 20,
             blame: 5,
+            blame_recorded: false,
             tgids: HashMap::new(),
             names: HashMap::new(),
             gap_ns: 100_000,

@@ -229,11 +229,13 @@ pub struct BlameFold {
     last_wake: FxMap<i32, Wake>,
     marked: Vec<(String, Raw)>,
     select: WakeSelect,
+    recorded_only: bool,
 }
 
 impl BlameFold {
-    /// Blames the `n` worst wake-ups, and every marked one, of those `select` keeps.
-    pub(crate) fn new(n: usize, select: WakeSelect) -> BlameFold {
+    /// Blames the `n` worst wake-ups, and every marked one, of those `select` keeps (of
+    /// those whose switch-in the trace recorded, when `recorded_only`).
+    pub(crate) fn new(n: usize, select: WakeSelect, recorded_only: bool) -> BlameFold {
         BlameFold {
             n,
             cpus: Vec::new(),
@@ -243,6 +245,7 @@ impl BlameFold {
             last_wake: FxMap::default(),
             marked: Vec::new(),
             select,
+            recorded_only,
         }
     }
 
@@ -533,7 +536,7 @@ impl Sink for BlameFold {
     }
     fn wake(&mut self, w: &Wake) {
         self.last_wake.insert(w.tid, w.clone());
-        if self.n == 0 || !self.select.wants(w) {
+        if self.n == 0 || !self.select.wants(w) || (self.recorded_only && w.inferred) {
             return;
         }
         let lat = w.latency();

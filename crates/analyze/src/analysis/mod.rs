@@ -76,6 +76,7 @@ impl Analyses {
                 blame::BlameFold::new(
                     options.blame,
                     WakeSelect::new(&options.filter, options.task.as_ref(), &options.tgids),
+                    options.blame_recorded,
                 )
             }),
             folds: Filtered::new(options.filter.clone(), folds),

@@ -280,3 +280,56 @@ fn blame_worst_and_marked() {
     );
     assert_eq!((m.tid, m.waking_ns, m.cpu), (7, 400_000, 0));
 }
+
+/// A wake-up whose switch-in the trace does not have (this kernel logs few switches out
+/// of idle) is bounded only: its window runs to the woken task's next event and holds
+/// its own run, which the trace shows as the idle it woke from. `blame_recorded` blames
+/// the worst of those whose switch-in was recorded.
+#[test]
+fn blame_recorded_switch_ins_only() {
+    let sw = |prev: i32, pp: i32, state: &str, next: i32, np: i32| {
+        let mut k = switch(prev, state, next);
+        if let EventKind::SchedSwitch {
+            prev_prio,
+            next_prio,
+            ..
+        } = &mut k
+        {
+            *prev_prio = pp;
+            *next_prio = np;
+        }
+        k
+    };
+    let mut v = vec![
+        ev(0, 0, 7, sw(7, 9, "S", 0, 120)),
+        // Woken on the idle CPU, switched in unrecorded: its next event, 800 us on.
+        ev(1_000, 0, 0, waking(7, 0)),
+        ev(801_000, 0, 7, sw(7, 9, "S", 30, 120)),
+        // Woken while 30 ran, switched in 200 us later, recorded.
+        ev(900_000, 0, 30, waking(7, 0)),
+        ev(1_100_000, 0, 30, sw(30, 120, "R", 7, 9)),
+        ev(1_101_000, 0, 7, sw(7, 9, "S", 30, 120)),
+    ];
+    v.sort_by_key(|e| e.ts);
+    let o = |recorded| Options {
+        blame: 1,
+        blame_recorded: recorded,
+        sections: vec![Section::Blame],
+        ..Options::default()
+    };
+    let all = report(v.clone(), &o(false)).blame.unwrap();
+    assert_eq!(
+        (all.spikes[0].latency_ns, all.spikes[0].inferred),
+        (800_000, true)
+    );
+    assert!(
+        all.spikes[0].verdict.contains("idle"),
+        "{}",
+        all.spikes[0].verdict
+    );
+    let recorded = report(v, &o(true)).blame.unwrap();
+    assert_eq!(recorded.spikes.len(), 1);
+    let s = &recorded.spikes[0];
+    assert_eq!((s.latency_ns, s.inferred), (200_000, false));
+    assert!(s.verdict.starts_with("t30-30 ("), "{}", s.verdict);
+}
