@@ -43,9 +43,17 @@ fn related(cause: &str, verdict: &str) -> &'static [&'static str] {
     }
 }
 
-/// What a cause means, for the spike's finding.
-fn cause_why(cause: &str, verdict: &str, vm: bool) -> String {
+/// What a cause means, for the spike's finding; `load` is the phase's.
+fn cause_why(cause: &str, verdict: &str, vm: bool, load: &str) -> String {
     match cause {
+        // The audit's cpu:N load runs on every CPU, and is no busy loop: its threads loop
+        // usleep(1), and the CPU idles between their wake-ups.
+        "idle" if load.starts_with("cpu:") => format!(
+            "the CPU was still waking from idle (idle-state exit or the wake-up IPI): the \
+             {} load runs there, but its threads sleep in usleep(1) between wake-ups, and \
+             the CPU idles between them",
+            load.split(' ').next().unwrap_or(load)
+        ),
         "no_events" if vm => "nothing ran on the CPU for most of the window, not even an interrupt: the host stalled the vCPU (hypervisor suspected)"
             .into(),
         "no_events" => "nothing ran on the CPU for most of the window, not even an interrupt: an SMI or a section with interrupts off"
@@ -232,7 +240,7 @@ fn link_blame(m: &Measured, findings: &mut Vec<Finding>) {
         .evidence(&source, &line)
         .why(format!(
             "{}{}{}",
-            cause_why(&b.cause, &b.verdict, vm),
+            cause_why(&b.cause, &b.verdict, vm, &phase.load),
             if linked.is_empty() {
                 String::new()
             } else {
@@ -1270,6 +1278,31 @@ mod tests {
             (Severity::Info, "CPU 1, idle")
         );
         assert!(s.what.contains("not blamed: tracefs is busy"), "{}", s.what);
+    }
+
+    /// A blamed wake-up from idle under the audit's cpu:N load says what idle means there:
+    /// the load's threads sleep between their wake-ups.
+    #[test]
+    fn idle_under_the_load_is_between_its_wake_ups() {
+        let verdict = "the CPU stayed idle for 100% of the window: wake-up IPI, idle-state exit \
+                       or switch path";
+        let p = blamed(
+            phase("cpu:2 on CPU 0-1", 1, 150 * US),
+            140 * US,
+            "idle",
+            verdict,
+        );
+        let f = findings_of(&measured(vec![p], vec![quiet_noise()]));
+        let s = get(&f, "measured.spike").unwrap();
+        assert!(
+            s.why
+                .contains("the cpu:2 load runs there, but its threads sleep in usleep(1)"),
+            "{}",
+            s.why
+        );
+        let p = blamed(phase("idle", 1, 150 * US), 140 * US, "idle", verdict);
+        let f = findings_of(&measured(vec![p], vec![quiet_noise()]));
+        assert!(!get(&f, "measured.spike").unwrap().why.contains("usleep"));
     }
 
     /// Which findings an audit makes depends on what it measured, never on the figures:

@@ -257,8 +257,9 @@ fn measure(
                 Ok(None) => (
                     None,
                     Some(
-                        "no wake-up of the probe at its real-time priority among the worst \
-                         of the trace"
+                        "no wake-up of the probe at its real-time priority with a recorded \
+                         switch-in among the worst of the trace (this kernel logs few switches \
+                         out of idle: a wake-up without one is only bounded)"
                             .into(),
                     ),
                 ),
@@ -375,10 +376,14 @@ fn noise_phase(
     })
 }
 
-/// The probe's worst wake-up in the trace at `path`, blamed (the runner's second
-/// analyze pass over the probe's threads alone).
+/// The probe's worst wake-up in the trace at `path` whose switch-in the trace recorded,
+/// blamed (the runner's second analyze pass over the probe's threads alone). One
+/// without a recorded switch-in (most wake-ups out of idle, on this kernel) is only
+/// bounded, and its window holds the probe's own run shown as idle: the probe's own
+/// figures stand for it.
 fn blame(path: &std::path::Path) -> Result<Option<BlamedSpike>, String> {
-    let Some(section) = jitterlab_runner::trace::probe_blame(path).map_err(|e| e.to_string())?
+    let Some(section) =
+        jitterlab_runner::trace::probe_blame(path, true).map_err(|e| e.to_string())?
     else {
         return Ok(None);
     };

@@ -472,7 +472,7 @@ fn measure_run(
             summary?;
             let report = trace::analyze(path)?;
             let blame = match m.latency {
-                Some(_) => trace::probe_blame(path)?,
+                Some(_) => trace::probe_blame(path, false)?,
                 None => None,
             };
             Some(trace::explain(

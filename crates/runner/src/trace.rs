@@ -170,14 +170,16 @@ const PROBE_SPIKES_ASKED: usize = 5;
 const PROBE: &str = "jitterlab-probe";
 
 /// The blame of the latency probe's wake-ups alone (a second pass: the worst wake-ups
-/// of the whole machine would crowd the probe's out).
-pub fn probe_blame(path: &Path) -> Result<Option<BlameSection>> {
+/// of the whole machine would crowd the probe's out); of those whose switch-in the
+/// trace recorded when `recorded` (see [`jitterlab_analyze::Options::blame_recorded`]).
+pub fn probe_blame(path: &Path, recorded: bool) -> Result<Option<BlameSection>> {
     let trace = Trace::open(path, true).map_err(|e| Error::workload("reading the trace", e))?;
     let options = Options {
         sections: vec![Section::Blame],
         task: Some(Pattern::new(format!("{PROBE}*"))),
         // A few: the worst may be a wake-up from before the probe took its priority.
         blame: PROBE_SPIKES_ASKED,
+        blame_recorded: recorded,
         ..Options::default()
     };
     let report = analyze_trace(&trace, options, None)

@@ -113,7 +113,10 @@ fn phase(
             verdict: verdict.into(),
         }),
         blame_note: blamed.is_none().then(|| {
-            "no wake-up of the probe at its real-time priority among the worst of the trace".into()
+            "no wake-up of the probe at its real-time priority with a recorded switch-in among \
+             the worst of the trace (this kernel logs few switches out of idle: a wake-up \
+             without one is only bounded)"
+                .into()
         }),
         trace: blamed.map(|_| format!("audit-traces/{load}.dat")),
     }

@@ -237,7 +237,7 @@ impl Render for AuditReport {
                 if let Some(b) = &p.blamed {
                     writeln!(
                         out,
-                        "blamed, {}: the probe's worst wake-up in the trace, {} on CPU {} at {} ms: {} ({})",
+                        "blamed, {}: the probe's worst recorded wake-up in the trace, {} on CPU {} at {} ms: {} ({})",
                         p.load,
                         duration_ns(b.latency_ns),
                         b.cpu,
