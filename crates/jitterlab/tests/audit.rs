@@ -240,3 +240,94 @@ fn audit_then_isolate_then_compare() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     drop(restore);
 }
+
+/// The finding ids of an audit, sorted, each once.
+fn ids(d: &Value) -> Vec<String> {
+    let mut v: Vec<String> = d["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["id"].as_str().unwrap().to_string())
+        .collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
+/// The measured findings by id and subject, sorted.
+fn measured_keys(d: &Value) -> Vec<(String, String)> {
+    let mut v: Vec<(String, String)> = d["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["family"] == "measured")
+        .map(|f| {
+            (
+                f["id"].as_str().unwrap().to_string(),
+                f["subject"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// Two quick audits of this machine a few seconds apart make the same findings. Not a
+/// race between them: an audit makes its measured findings from what it measured (one
+/// of each per RT CPU and phase, `info` when there is nothing to worry about), never
+/// from the figures, which a VM's host moves from run to run; the static ones read the
+/// machine, which the host lock keeps still. Each finding that rests on one half of its
+/// window says so.
+#[test]
+fn two_quick_audits_make_the_same_findings() {
+    let _lock = host_lock();
+    if !is_root() {
+        return skip("two_quick_audits_make_the_same_findings: needs root (it measures CPU 1)");
+    }
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
+    if online.trim() == "0" {
+        return skip("needs two online CPUs");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let audit = |name: &str| {
+        let path = dir.path().join(name);
+        let out = run(&[
+            "audit",
+            "--quick",
+            "--cpus",
+            "1",
+            "--json",
+            path.to_str().unwrap(),
+        ]);
+        assert!(matches!(out.status.code(), Some(0 | 3)), "{}", stderr(&out));
+        data(&path)
+    };
+    let first = audit("first.json");
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    let second = audit("second.json");
+    assert_eq!(ids(&first), ids(&second));
+    assert_eq!(measured_keys(&first), measured_keys(&second));
+    for d in [&first, &second] {
+        let keys = measured_keys(d);
+        let count = |id: &str| keys.iter().filter(|k| k.0 == id).count();
+        assert_eq!(
+            (
+                count("measured.latency"),
+                count("measured.noise"),
+                count("measured.device_irqs"),
+                count("measured.host_stall") + count("measured.silent_gap"),
+                count("measured.spike"),
+            ),
+            (1, 1, 1, 1, 2),
+            "{keys:?}"
+        );
+        for f in d["findings"].as_array().unwrap() {
+            if f["noise_bound"] == true {
+                assert_eq!(f["family"], "measured", "{f}");
+                let said = f["what"].as_str().unwrap().contains("noise-bound")
+                    || f["why"].as_str().unwrap().contains("noise-bound");
+                assert!(said, "a noise-bound finding that does not say so: {f}");
+            }
+        }
+    }
+}
