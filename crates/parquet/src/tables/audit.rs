@@ -44,8 +44,9 @@ pub const FINDING: TableDef = TableDef {
         opt("fix_apply", Ty::Str, "the change to make"),
         opt("fix_check", Ty::Str, "how to check the change took"),
         req("reboot", Ty::Bool, "the fix needs a reboot"),
-        opt("effect_ns", Ty::I64, "the worst latency it may add, ns, where it can be told"),
+        opt("effect_ns", Ty::I64, "the worst latency it may add, ns, where it can be told; for a measured finding, what both halves of its window reached"),
         opt("rank", Ty::I32, "the rank of the recommendation that resolves it (1 = the most effective change)"),
+        req("noise_bound", Ty::Bool, "a measured finding whose worst figure one half of its window reached and the other did not (false in audits written before it was added)"),
     ],
 };
 
@@ -155,6 +156,11 @@ pub(crate) fn push(j: &J<'_>, data: &Value, t: [&mut Table; 4]) -> Result<(), Er
             )
             .opt_u64(f.get("effect_ns").and_then(Value::as_u64))
             .opt_i32(ranks.get(&key).copied())
+            .bool(
+                f.get("noise_bound")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false),
+            )
             .end()?;
     }
     let measured = data.get("measured").unwrap_or(&Value::Null);
