@@ -12,6 +12,14 @@
 //! expected effect, each with the command to apply it and the way to check it.
 //! [`compare`] lists what changed between two audits' JSON.
 //!
+//! The host-side run (`run.rs`) only measures. What was measured becomes findings in a
+//! pure function of the [`Measured`] model ([`add_measured`]): one of each measured
+//! finding per RT CPU and phase whatever the figures (so two audits of one machine have
+//! the same ids), each judged by what both halves of its window reached
+//! ([`latency_halves`], [`noise_halves`]) and marked noise-bound when one half alone
+//! reached more; then [`judge`], also pure, ranks by severity and by how directly a
+//! finding bears on a real-time application ([`bearing`]).
+//!
 //! ```
 //! use jitterlab_audit::{judge, Verdict};
 //! use jitterlab_host::audit::{Family, Finding, Severity};
