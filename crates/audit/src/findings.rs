@@ -780,14 +780,14 @@ fn link_throttle(m: &Measured, findings: &mut [Finding]) {
             });
             if f.id == "sched.rt_runtime" && !f.what.contains("measured") {
                 f.what
-                    .push_str(&format!("; measured: {}", us_short(g.ns, cpu)));
+                    .push_str(&format!("; measured: {}", held_off(g.ns, cpu)));
             }
         }
     }
 }
 
 /// `the noise probe on CPU 1 was held off 51.3 ms`.
-fn us_short(ns: u64, cpu: u32) -> String {
+fn held_off(ns: u64, cpu: u32) -> String {
     format!(
         "the noise probe on CPU {cpu} was held off {:.1} ms",
         ns as f64 / 1e6
