@@ -232,6 +232,7 @@ mod tests {
                 cpu,
                 inferred: false,
                 inferred_after: None,
+                from_idle: None,
                 irq_exit_ts: None,
                 softirq_exit_ts: None,
                 new_task: false,

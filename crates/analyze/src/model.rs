@@ -137,6 +137,10 @@ pub struct Wake {
     pub inferred: bool,
     /// For an inferred switch-in, the last event of that CPU before it.
     pub inferred_after: Option<u64>,
+    /// What the CPU was doing before the recorded switch-in: `Some(true)` from the idle
+    /// task (the wake-up paid the exit from idle), `Some(false)` from another task (it
+    /// was preempted or yielded), `None` when the switch-in was not recorded.
+    pub from_idle: Option<bool>,
     /// For a wake-up done in hardirq N or in a softirq N raised: N's irq_handler_exit, ns.
     pub irq_exit_ts: Option<u64>,
     /// For a wake-up done in a softirq: the softirq_exit of that softirq run, ns, when it

@@ -100,6 +100,9 @@ pub struct ChainRow {
     pub exit_unknown: u64,
     /// sched_waking -> switch-in of the same wake-ups.
     pub wake_latency: Option<Stats>,
+    /// Of `latency`'s wake-ups, those whose switch-in was not recorded but inferred from
+    /// the task's next event: their latency is an upper bound, not a value.
+    pub inferred: u64,
     /// Histogram of `latency`.
     pub histogram: Vec<Bucket>,
 }
@@ -128,6 +131,9 @@ pub struct SoftirqChainRow {
     pub exit_unknown: u64,
     /// sched_waking -> switch-in of the same wake-ups.
     pub wake_latency: Option<Stats>,
+    /// Of `latency`'s wake-ups, those whose switch-in was not recorded but inferred from
+    /// the task's next event: their latency is an upper bound, not a value.
+    pub inferred: u64,
     /// Histogram of `latency`.
     pub histogram: Vec<Bucket>,
 }
@@ -175,6 +181,8 @@ struct ChainAcc {
     hard: u64,
     soft: u64,
     no_exit: u64,
+    /// Wake-ups in `lat` whose switch-in was inferred.
+    inferred: u64,
 }
 
 /// Folds IRQ and softirq spans and IRQ-caused wake-ups.
@@ -239,6 +247,7 @@ impl Sink for IrqFold {
                     (Some(l), Some(exit)) => {
                         c.lat.record(l, exit);
                         c.buckets.record(l);
+                        c.inferred += u64::from(w.inferred);
                     }
                     _ => c.no_exit += 1,
                 }
@@ -262,6 +271,7 @@ impl Sink for IrqFold {
             (Some(l), Some(exit)) => {
                 c.lat.record(l, exit);
                 c.buckets.record(l);
+                c.inferred += u64::from(w.inferred);
             }
             _ => c.no_exit += 1,
         }
@@ -331,6 +341,7 @@ impl IrqFold {
                     latency: c.lat.summary(),
                     exit_unknown: c.no_exit,
                     wake_latency: c.wake.summary(),
+                    inferred: c.inferred,
                     histogram: c.buckets.to_vec(),
                 })
             })
@@ -367,6 +378,7 @@ impl IrqFold {
                     latency: c.lat.summary(),
                     exit_unknown: c.no_exit,
                     wake_latency: c.wake.summary(),
+                    inferred: c.inferred,
                     histogram: c.buckets.to_vec(),
                 })
             })

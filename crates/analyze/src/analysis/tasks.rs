@@ -71,6 +71,12 @@ pub struct TaskRow {
     pub wakeups: Option<Stats>,
     /// Wake-ups whose switch-in was inferred from common_pid (upper bounds).
     pub wakeups_inferred: u64,
+    /// The wake-ups whose recorded switch-in came from the idle task: their latency
+    /// includes the CPU's exit from idle.
+    pub wakeups_from_idle: Option<Stats>,
+    /// The wake-ups whose recorded switch-in took the CPU from another task (it was
+    /// preempted, or yielded).
+    pub wakeups_from_task: Option<Stats>,
     /// Who woke it, most first.
     pub wakers: Vec<WakerCount>,
 }
@@ -128,6 +134,8 @@ struct Acc {
     other_ends: u64,
     wake: DurationStats,
     inferred: u64,
+    from_idle: DurationStats,
+    from_task: DurationStats,
     wakers: Vec<(Option<Waker>, u64)>,
     /// Run time (and slices) per priority.
     prios: Vec<(i32, u64, u64)>,
@@ -217,6 +225,8 @@ impl TaskFold {
                 other_ends: a.other_ends,
                 wakeups: a.wake.summary(),
                 wakeups_inferred: a.inferred,
+                wakeups_from_idle: a.from_idle.summary(),
+                wakeups_from_task: a.from_task.summary(),
                 wakers,
             });
         }
@@ -313,6 +323,11 @@ impl Sink for TaskFold {
         let a = self.acc(w.task);
         a.wake.record(lat, w.waking_ts);
         a.inferred += u64::from(w.inferred);
+        match w.from_idle {
+            Some(true) => a.from_idle.record(lat, w.waking_ts),
+            Some(false) => a.from_task.record(lat, w.waking_ts),
+            None => {}
+        }
         let key = Some(w.waker);
         if let Some(e) = a.wakers.iter_mut().find(|e| e.0 == key) {
             e.1 += 1;

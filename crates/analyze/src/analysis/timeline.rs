@@ -901,6 +901,7 @@ mod tests {
             cpu: 0,
             inferred: false,
             inferred_after: None,
+            from_idle: None,
             irq_exit_ts: None,
             softirq_exit_ts: None,
             new_task: false,

@@ -32,7 +32,17 @@ impl Machine {
                         end: ts,
                     });
                 }
-                self.switch_in(cpu, tid, ts, SliceStart::TraceStart, None, comm, None, sink)
+                self.switch_in(
+                    cpu,
+                    tid,
+                    ts,
+                    SliceStart::TraceStart,
+                    None,
+                    comm,
+                    None,
+                    None,
+                    sink,
+                )
             }
             Cur::Unknown { since } => {
                 sink.blind(&Blind {
@@ -40,7 +50,17 @@ impl Machine {
                     start: since,
                     end: ts,
                 });
-                self.switch_in(cpu, tid, ts, SliceStart::TraceStart, None, comm, None, sink);
+                self.switch_in(
+                    cpu,
+                    tid,
+                    ts,
+                    SliceStart::TraceStart,
+                    None,
+                    comm,
+                    None,
+                    None,
+                    sink,
+                );
             }
             Cur::Vacated { since } => {
                 self.anomaly(sink, AnomalyKind::ImplicitSwitchIn, cpu, ts, Some(tid), 1);
@@ -53,6 +73,7 @@ impl Machine {
                         None,
                         comm,
                         Some(since),
+                        None,
                         sink,
                     );
                 } else {
@@ -69,6 +90,7 @@ impl Machine {
                         None,
                         comm,
                         Some(prev_last),
+                        None,
                         sink,
                     );
                 }
@@ -84,6 +106,7 @@ impl Machine {
                     None,
                     comm,
                     Some(prev_last),
+                    None,
                     sink,
                 );
             }
@@ -116,6 +139,10 @@ impl Machine {
         } else {
             SliceEnd::Slept(prev_state)
         };
+        let from_idle = match &self.cpus[cpu as usize].cur {
+            Cur::Task(c) => Some(c.tid == 0),
+            _ => None,
+        };
         if matches!(self.cpus[cpu as usize].cur, Cur::Task(_)) {
             self.end_slice(cpu, ts, end, sink);
         }
@@ -129,6 +156,7 @@ impl Machine {
                 Some(next_prio),
                 Some(next_comm),
                 None,
+                from_idle,
                 sink,
             );
         } else {
@@ -196,6 +224,7 @@ impl Machine {
         prio: Option<i32>,
         comm: Option<Comm>,
         inferred_after: Option<u64>,
+        from_idle: Option<bool>,
         sink: &mut S,
     ) {
         let task = self.task(tid, ts, comm, cpu, sink);
@@ -231,6 +260,7 @@ impl Machine {
                     cpu,
                     inferred: start_kind != SliceStart::Switch,
                     inferred_after,
+                    from_idle: from_idle.filter(|_| start_kind == SliceStart::Switch),
                     irq_exit_ts: p.irq_exit_ts,
                     softirq_exit_ts: p.softirq_exit_ts,
                     new_task: p.new_task,

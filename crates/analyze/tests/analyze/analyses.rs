@@ -66,8 +66,13 @@ fn tasks_section() {
     assert_eq!((w.count, w.min_ns, w.max_ns), (3, 1_050, 1_050));
     assert_eq!(t12.wakers[0].waker, Some(Waker::Hardirq { irq: Some(36) }));
     assert_eq!(t12.wakers[0].name, "irq 36 dev36");
+    // 12 is switched in from idle each time, 11 from 12: the split says which.
+    assert_eq!(t12.wakeups_from_idle.unwrap().count, 3);
+    assert!(t12.wakeups_from_task.is_none());
     let t11 = t.tasks.iter().find(|t| t.tid == 11).unwrap();
     assert_eq!(t11.wakeups.unwrap().avg_ns, 1_600);
+    assert_eq!(t11.wakeups_from_task.unwrap().count, 3);
+    assert!(t11.wakeups_from_idle.is_none());
     assert_eq!(t11.wakers[0].name, "softirq BLOCK (irq 36 dev36)");
     let t20 = &t.tasks[0];
     assert_eq!((t20.tid, t20.run_ns, t20.preempted), (20, 39_000, 1));

@@ -364,6 +364,7 @@ mod tests {
             cpu: 1,
             inferred: false,
             inferred_after: None,
+            from_idle: None,
             irq_exit_ts: Some(6_000),
             softirq_exit_ts: None,
             new_task: false,
