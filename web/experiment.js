@@ -490,7 +490,10 @@ export function mountTraces(root, ctx) {
         { label: "migrations/s", num: true, value: (t) => t.migrations_per_s, fmt: (v) => v.toFixed(1) },
         { label: "wake-ups", num: true, value: (t) => t.wakeups, fmt: fmtCount },
         { label: "wake p50", num: true, value: (t) => t.wake_p50_ns, fmt: fmtDur },
+        { label: "from idle p50", num: true, value: (t) => t.wake_idle_p50_ns, fmt: fmtDur, title: "wake-ups that found their CPU idle: they pay the idle exit (a VM exit on a guest)" },
+        { label: "from task p50", num: true, value: (t) => t.wake_task_p50_ns, fmt: fmtDur, title: "wake-ups that preempted or followed another task on their CPU" },
         { label: "wake max", num: true, value: (t) => t.wake_max_ns, fmt: fmtDur },
+        { label: "inferred", num: true, value: (t) => t.wakeups_inferred ?? 0, fmt: fmtCount, title: "wake-ups whose switch-in the trace did not record: their latency is an upper bound" },
       ],
       rows: e.threads,
       rowAttrs: (t) => ({ dataset: { tid: t.tid } }),
@@ -504,6 +507,7 @@ export function mountTraces(root, ctx) {
         { label: "on CPUs", value: (c) => c.source_cpus.join(", ") || "-" },
         { label: "p50", num: true, value: (c) => c.p50_ns, fmt: fmtDur, title: "from the IRQ's (or softirq's) exit to the switch-in" },
         { label: "max", num: true, value: (c) => c.max_ns, fmt: fmtDur },
+        { label: "inferred", num: true, value: (c) => c.inferred ?? 0, fmt: fmtCount, title: "of these, the ones whose switch-in was inferred: upper bounds" },
       ],
       rows: e.chains,
     }) : el("p", { class: "jl-not-recorded" }, "no wake-up by an IRQ or softirq"));

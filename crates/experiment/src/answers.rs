@@ -33,6 +33,7 @@ pub fn answer(r: &ExperimentReport, m: &Measures) -> Vec<Answer> {
             .map_or_else(Vec::new, |c| c.iter().collect());
         out.extend(probe_cpus(r, &cpus));
     }
+    out.extend(wakeups(r));
     out.extend(spikes(r));
     out.extend(steps(r));
     out.extend(background(r));
@@ -493,6 +494,57 @@ fn range(v: impl Iterator<Item = f64>) -> String {
     }
 }
 
+/// How the processes under test were woken in the traced runs: from idle (the CPU's
+/// exit from idle in it) or by preempting a task, and the chains from an IRQ or softirq;
+/// a figure whose switch-ins the trace did not record is said to be a bound.
+fn wakeups(r: &ExperimentReport) -> Vec<Answer> {
+    let mut parts = Vec::new();
+    let mut basis = Vec::new();
+    for e in &r.explanations {
+        let cell = label(r, e.cell);
+        for t in e
+            .threads
+            .iter()
+            .filter(|t| t.role.is_some() && t.wakeups > 0)
+        {
+            let role = t.role.map_or("", |x| x.name());
+            let idle = t.wake_idle_p50_ns.map(|n| show(n as f64, "ns"));
+            let task = t.wake_task_p50_ns.map(|n| show(n as f64, "ns"));
+            let split = match (idle, task) {
+                (Some(i), Some(k)) => format!("{i} from idle, {k} on a busy CPU"),
+                (Some(i), None) => format!("{i} from idle"),
+                (None, Some(k)) => format!("{k} on a busy CPU"),
+                (None, None) => "no recorded switch-in".to_string(),
+            };
+            parts.push(format!("{cell}, the {role}: {split}"));
+            basis.push(format!(
+                "run {}: {} {} wake-ups, {} of them with the switch-in inferred (upper bounds)",
+                e.seq, role, t.wakeups, t.wakeups_inferred
+            ));
+        }
+        for c in e.chains.iter().filter(|c| c.inferred > 0) {
+            let bound = c
+                .p50_ns
+                .map_or_else(|| "-".into(), |n| show(n as f64, "ns"));
+            parts.push(format!(
+                "{cell}, {} -> {}: at most {bound} (median), {} of {} switch-ins not recorded, so a bound, not a value",
+                c.source, c.comm, c.inferred, c.count
+            ));
+        }
+    }
+    if parts.is_empty() {
+        return Vec::new();
+    }
+    vec![Answer {
+        topic: "wakeups".into(),
+        text: format!(
+            "Median wake-up latency in the traced runs: {}.",
+            parts.join("; ")
+        ),
+        basis,
+    }]
+}
+
 /// The blamed spikes by cause.
 fn spikes(r: &ExperimentReport) -> Vec<Answer> {
     if r.spike_causes.is_empty() {
@@ -883,5 +935,60 @@ mod report_tests {
             "{}",
             s.text
         );
+    }
+
+    #[test]
+    fn wake_ups_from_idle_are_told_apart_and_inferred_chains_are_bounds() {
+        use crate::explain::{ChainSummary, Explanation, ThreadPlacement};
+        let (mut r, recipe) = report(TCP, |_| 1e9, |_| ctx(vec![], 0));
+        r.explanations.push(Explanation {
+            seq: 3,
+            cell: 2,
+            trace: None,
+            duration_ns: 1_000_000_000,
+            lost_events: 0,
+            threads: vec![ThreadPlacement {
+                role: Some(Role::Server),
+                tid: 7,
+                tgid: Some(7),
+                comm: "iperf3".into(),
+                run_ns: 1,
+                cpus: vec![],
+                migrations: 0,
+                migrations_per_s: 0.0,
+                wakeups: 900,
+                wake_p50_ns: Some(3_000),
+                wake_max_ns: Some(90_000),
+                wakeups_inferred: 40,
+                wake_idle_p50_ns: Some(45_000),
+                wake_task_p50_ns: Some(2_000),
+            }],
+            chains: vec![ChainSummary {
+                source: "softirq NET_RX".into(),
+                tid: 7,
+                comm: "iperf3".into(),
+                count: 50,
+                source_cpus: vec![0],
+                p50_ns: Some(1_500),
+                max_ns: Some(9_000),
+                inferred: 50,
+            }],
+            around_steps: vec![],
+            spikes: vec![],
+        });
+        let a = answer(&r, &recipe.measures);
+        let w = a.iter().find(|x| x.topic == "wakeups").unwrap();
+        assert!(
+            w.text
+                .contains("the server: 45.0 µs from idle, 2.0 µs on a busy CPU"),
+            "{}",
+            w.text
+        );
+        assert!(
+            w.text.contains("softirq NET_RX -> iperf3: at most 1.5 µs (median), 50 of 50 switch-ins not recorded"),
+            "{}",
+            w.text
+        );
+        assert!(w.basis[0].contains("900 wake-ups, 40 of them with the switch-in inferred"));
     }
 }

@@ -111,6 +111,16 @@ pub struct ThreadPlacement {
     pub wake_p50_ns: Option<u64>,
     /// Worst wake-up latency, ns.
     pub wake_max_ns: Option<u64>,
+    /// Wake-ups whose switch-in the trace did not record (inferred: upper bounds).
+    #[serde(default)]
+    pub wakeups_inferred: u64,
+    /// Median latency of the wake-ups switched in from the idle task (the exit from
+    /// idle is in them), ns.
+    #[serde(default)]
+    pub wake_idle_p50_ns: Option<u64>,
+    /// Median latency of the wake-ups that took the CPU from another task, ns.
+    #[serde(default)]
+    pub wake_task_p50_ns: Option<u64>,
 }
 
 /// Run time on one CPU.
@@ -141,6 +151,10 @@ pub struct ChainSummary {
     pub p50_ns: Option<u64>,
     /// Worst such latency, ns.
     pub max_ns: Option<u64>,
+    /// Of those wake-ups, the ones whose switch-in was inferred, not recorded: their
+    /// latency is an upper bound, and with all of them, so are `p50_ns` and `max_ns`.
+    #[serde(default)]
+    pub inferred: u64,
 }
 
 /// The migrations near one step of a run's series.

@@ -244,6 +244,9 @@ pub fn explain(
                 wakeups: t.wakeups.as_ref().map_or(0, |w| w.count),
                 wake_p50_ns: t.wakeups.as_ref().map(|w| w.p50_ns),
                 wake_max_ns: t.wakeups.as_ref().map(|w| w.max_ns),
+                wakeups_inferred: t.wakeups_inferred,
+                wake_idle_p50_ns: t.wakeups_from_idle.as_ref().map(|w| w.p50_ns),
+                wake_task_p50_ns: t.wakeups_from_task.as_ref().map(|w| w.p50_ns),
             })
         })
         .collect();
@@ -252,7 +255,7 @@ pub fn explain(
     let summary = |source: String,
                    (tid, comm, count): (i32, &str, u64),
                    cpus: &[CpuCount],
-                   latency: Option<&Stats>| ChainSummary {
+                   (latency, inferred): (Option<&Stats>, u64)| ChainSummary {
         source,
         tid,
         comm: comm.to_string(),
@@ -260,6 +263,7 @@ pub fn explain(
         source_cpus: cpus.iter().map(|x| x.cpu).collect(),
         p50_ns: latency.map(|l| l.p50_ns),
         max_ns: latency.map(|l| l.max_ns),
+        inferred,
     };
     let mut chains = Vec::new();
     if let Some(irqs) = &report.irqs {
@@ -268,7 +272,7 @@ pub fn explain(
                 format!("irq {} {}", c.irq, c.irq_name),
                 (c.tid, &c.comm, c.count),
                 &c.waker_cpus,
-                c.latency.as_ref(),
+                (c.latency.as_ref(), c.inferred),
             ));
         }
         for c in irqs.softirq_chains.iter().filter(|c| ours(c.tid)) {
@@ -276,7 +280,7 @@ pub fn explain(
                 c.source.clone(),
                 (c.tid, &c.comm, c.count),
                 &c.waker_cpus,
-                c.latency.as_ref(),
+                (c.latency.as_ref(), c.inferred),
             ));
         }
     }

@@ -325,8 +325,20 @@ fn context(cell: usize, busy: bool, rng: &mut Rng) -> RunContext {
             role: Role::Workload,
             comm: "my-server".into(),
             pid: 4242,
+            thread: false,
+            allowed: if loaded { "1".into() } else { "0-1".into() },
             cpu_ns: ns(rng, 0.61),
+            wait_ns: ns(rng, if loaded { 0.05 } else { 0.002 }),
+            migrations: if loaded { 0 } else { 14 },
+            voluntary_switches: 51_234,
+            involuntary_switches: if loaded { 310 } else { 12 },
+            cpus: if loaded {
+                vec![(1, 500)]
+            } else {
+                vec![(1, 420), (0, 80)]
+            },
         }],
+        shared: Vec::new(),
         cpus,
     }
 }
@@ -348,6 +360,9 @@ fn explanation(seq: usize, cell: usize, step_ns: u64) -> Explanation {
             wakeups: if wake.is_some() { 51_234 } else { 0 },
             wake_p50_ns: wake.map(|w| w.0),
             wake_max_ns: wake.map(|w| w.1),
+            wakeups_inferred: if wake.is_some() { 120 } else { 0 },
+            wake_idle_p50_ns: wake.map(|w| w.0 + 41_000),
+            wake_task_p50_ns: wake.map(|w| w.0 / 2),
         };
     let migration = |t_ns, tid, from_cpu, to_cpu| Migration {
         t_ns,
@@ -381,6 +396,7 @@ fn explanation(seq: usize, cell: usize, step_ns: u64) -> Explanation {
                 source_cpus: vec![0],
                 p50_ns: Some(6_100),
                 max_ns: Some(51_000),
+                inferred: 0,
             },
             ChainSummary {
                 source: "softirq NET_RX".into(),
@@ -390,6 +406,7 @@ fn explanation(seq: usize, cell: usize, step_ns: u64) -> Explanation {
                 source_cpus: vec![0, 1],
                 p50_ns: None,
                 max_ns: None,
+                inferred: 2,
             },
         ],
         around_steps: vec![StepMigrations {

@@ -49,10 +49,12 @@ pub(super) fn explanation(
         Col::left("COMM"),
         Col::right("TID"),
         Col::right("RUN"),
-        Col::left("CPUS (share of run time)"),
+        Col::left("CPUS (% OF RUN)"),
         Col::right("MIGR/S"),
-        Col::right("WAKE P50"),
-        Col::right("WAKE MAX"),
+        Col::right("P50"),
+        Col::right("IDLE"),
+        Col::right("TASK"),
+        Col::right("MAX"),
     ]);
     for th in &e.threads {
         let mut cpus: Vec<String> = th
@@ -86,6 +88,8 @@ pub(super) fn explanation(
             },
             rate(th.migrations_per_s),
             th.wake_p50_ns.map_or_else(|| "-".into(), duration_ns),
+            th.wake_idle_p50_ns.map_or_else(|| "-".into(), duration_ns),
+            th.wake_task_p50_ns.map_or_else(|| "-".into(), duration_ns),
             th.wake_max_ns.map_or_else(|| "-".into(), duration_ns),
         ]);
     }
@@ -93,6 +97,24 @@ pub(super) fn explanation(
         writeln!(out, "threads: none found in the trace")?;
     } else {
         t.write(out, style)?;
+        writeln!(
+            out,
+            "{}",
+            style.dim("P50, MAX: wake-up latency; IDLE, TASK: the p50 of those that found their CPU idle\n(they pay the idle exit) and of the others")
+        )?;
+        for th in e.threads.iter().filter(|th| th.wakeups_inferred > 0) {
+            writeln!(
+                out,
+                "{}",
+                style.warn(&format!(
+                    "{}-{}: {} of {} wake-ups with the switch-in inferred, not recorded: upper bounds",
+                    escape(&th.comm),
+                    th.tid,
+                    th.wakeups_inferred,
+                    th.wakeups
+                ))
+            )?;
+        }
     }
     let mut t = Table::new([
         Col::left("WOKEN BY"),
@@ -102,6 +124,7 @@ pub(super) fn explanation(
         Col::left("ON CPUS"),
         Col::right("P50"),
         Col::right("MAX"),
+        Col::right("INFERRED"),
     ]);
     for c in &e.chains {
         let cpus: Vec<String> = c.source_cpus.iter().map(u32::to_string).collect();
@@ -117,6 +140,7 @@ pub(super) fn explanation(
             },
             c.p50_ns.map_or_else(|| "-".into(), duration_ns),
             c.max_ns.map_or_else(|| "-".into(), duration_ns),
+            inferred(c.inferred, style),
         ]);
     }
     if !t.is_empty() {
@@ -202,4 +226,14 @@ pub(super) fn spike_causes(
         ]);
     }
     t.write(out, style)
+}
+
+/// A count of inferred wake-ups, marked when there are any (their latencies are upper
+/// bounds).
+fn inferred(n: u64, style: &Style) -> String {
+    if n > 0 {
+        style.warn(&n.to_string())
+    } else {
+        "0".to_string()
+    }
 }
