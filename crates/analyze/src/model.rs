@@ -59,7 +59,10 @@ pub struct RunSlice {
     pub tid: i32,
     /// Its name at the switch-out.
     pub comm: Comm,
-    /// Its kernel priority, when an event gave it.
+    /// Its kernel priority, when an event gave it: the highest (numerically lowest) of
+    /// its switch-in's and its switch-out's, the one it could preempt others with (a
+    /// thread that dropped its real-time priority before it gave up the CPU ran above
+    /// them).
     pub prio: Option<i32>,
     /// Switch-in, ns.
     pub start: u64,

@@ -124,7 +124,7 @@ impl Machine {
         let (prev_comm, prev_prio, prev_state) = prev;
         let mut exiting = false;
         if let Cur::Task(c) = &mut self.cpus[cpu as usize].cur {
-            c.prio = Some(prev_prio);
+            c.prio = Some(c.prio.map_or(prev_prio, |p| p.min(prev_prio)));
             if let Some(id) = c.task {
                 exiting = self.tasks.rt[id as usize].exiting;
                 let info = self.tasks.info(id);
