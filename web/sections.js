@@ -346,7 +346,8 @@ function spikeSteps(p) {
     const key = `${st.kind}:${st.kind === "task" || st.kind === "unrecorded" ? st.tid : st.name}`;
     if (!rowOf.has(key)) { rowOf.set(key, rows.length); rows.push(stepLabel(st)); }
   }
-  const t0 = Math.min(p.waking_ns, ...p.timeline.map((s) => s.start_ns));
+  const from = Math.min(p.waking_ns, p.due_ns ?? Infinity);
+  const t0 = Math.min(from, ...p.timeline.map((s) => s.start_ns));
   const t1 = Math.max(p.switch_in_ns, ...p.timeline.map((s) => s.end_ns));
   const width = 1100, rowH = 20;
   const height = 40 + rows.length * rowH;
@@ -362,9 +363,11 @@ function spikeSteps(p) {
     const i = rowOf.get(`${st.kind}:${st.kind === "task" || st.kind === "unrecorded" ? st.tid : st.name}`);
     const x0 = f.x(st.start_ns - t0), x1 = f.x(st.end_ns - t0);
     f.plot.append(svgEl("rect", { class: `jl-step ${STEP_CLASS[st.kind] ?? ""}`, x: x0, y: f.y(i) + 3, width: Math.max(1, x1 - x0), height: rowH - 6 },
-      svgEl("title", { text: `${stepLabel(st)}: +${fmtDur(st.start_ns - p.waking_ns)} for ${fmtDur(st.end_ns - st.start_ns)}` })));
+      svgEl("title", { text: `${stepLabel(st)}: +${fmtDur(st.start_ns - from)} for ${fmtDur(st.end_ns - st.start_ns)}` })));
   }
-  for (const [t, cls] of [[p.waking_ns, "jl-mark-waking"], [p.switch_in_ns, "jl-mark-switch"]]) {
+  const marks = [[p.waking_ns, "jl-mark-waking"], [p.switch_in_ns, "jl-mark-switch"]];
+  if (p.due_ns != null && p.due_ns < p.waking_ns) marks.push([p.due_ns, "jl-mark-due"]);
+  for (const [t, cls] of marks) {
     f.plot.append(svgEl("line", { class: `jl-mark ${cls}`, x1: f.x(t - t0), x2: f.x(t - t0), y1: f.inner.top, y2: f.inner.bottom }));
   }
   return f.svg;
@@ -383,16 +386,18 @@ export function mountBlame(root, ctx) {
     const why = p.reason === "marker" ? `marked: "${p.marker}"` : "worst";
     const open = origin !== null && ctx.nav.canOpenTimeline()
       ? action("show in the timeline", () => {
-        const pad = Math.max(50e3, (p.switch_in_ns - p.waking_ns) * 0.2);
-        ctx.nav.openTimeline({ t0: Math.max(0, p.waking_ns - origin - pad), t1: p.switch_in_ns - origin + pad, cpu: p.cpu, slice: sliceAt(ctx, p.cpu, p.switch_in_ns) });
+        const pad = Math.max(50e3, (p.switch_in_ns - start) * 0.2);
+        ctx.nav.openTimeline({ t0: Math.max(0, start - origin - pad), t1: p.switch_in_ns - origin + pad, cpu: p.cpu, slice: sliceAt(ctx, p.cpu, p.switch_in_ns) });
       }, "the waking to the switch-in, with the woken task's slice selected")
       : null;
     const b = p.breakdown;
-    const span = p.switch_in_ns - p.waking_ns;
+    const start = Math.min(p.waking_ns, p.due_ns ?? Infinity);
+    const span = p.switch_in_ns - start;
+    const due = p.due_ns != null && p.due_ns < p.waking_ns ? `due at ${fmtTs(p.due_ns)} s (the timer itself was late); ` : "";
     return el("article", { class: "jl-spike", dataset: { index: i, cpu: p.cpu, tid: p.tid } },
       el("h3", null, `${i + 1}. ${p.comm}-${p.tid} (${fmtPrio(p.prio)}) on CPU ${p.cpu}: ${lat}`, el("span", { class: "jl-why" }, ` [${why}]`)),
       el("p", { class: "jl-verdict" }, p.verdict),
-      el("p", { class: "jl-spike-meta" }, `woken at ${fmtTs(p.waking_ns)} s by ${p.waker ?? "unknown"}; switched in at ${fmtTs(p.switch_in_ns)} s`,
+      el("p", { class: "jl-spike-meta" }, `${due}woken at ${fmtTs(p.waking_ns)} s by ${p.waker ?? "unknown"}; switched in at ${fmtTs(p.switch_in_ns)} s`,
         p.inferred ? " (switch-in inferred: an upper bound)" : "", " ", open),
       facts([
         ["tasks", `${fmtDur(b.tasks_ns)} (${fmtPct(b.tasks_ns, span)})`],

@@ -63,6 +63,7 @@ pub fn blamed(mut p: LatencyPhase, latency_ns: u64, cause: &str, verdict: &str) 
         marked: false,
         cause: cause.into(),
         verdict: verdict.into(),
+        lost_events: 0,
     });
     p.blame_note = None;
     p

@@ -51,6 +51,9 @@ pub struct BlamedSpike {
     pub cause: String,
     /// The blame's verdict line.
     pub verdict: String,
+    /// Events the kernel lost on its CPU within its window: the blame may miss the cause.
+    #[serde(default)]
+    pub lost_events: u64,
 }
 
 /// How many blamed spikes of the experiment had one cause.

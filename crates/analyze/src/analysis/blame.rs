@@ -20,7 +20,9 @@ use serde::Serialize;
 use super::{Ctx, Names};
 use crate::filter::WakeSelect;
 use crate::hash::FxMap;
-use crate::model::{Gap, IrqSpan, Marker, RunSlice, SoftirqSpan, Wake, Waker};
+use crate::model::{
+    Anomaly, AnomalyKind, Gap, IrqSpan, Marker, RunSlice, SoftirqSpan, Wake, Waker,
+};
 use crate::sink::Sink;
 use crate::softirq_name;
 
@@ -153,8 +155,12 @@ pub struct Spike {
     pub cpu: u32,
     /// Who woke it, for people.
     pub waker: String,
-    /// The waking, ns.
+    /// The waking, ns (for a marked spike whose waking the trace lacks, when it was due).
     pub waking_ns: u64,
+    /// For a marked spike: when the sample was due, ns (the marker's time less the
+    /// latency it reports). The window starts there, not at the waking, so that it holds
+    /// the timer's own lateness (an idle CPU's exit on a VM): what the probe measured.
+    pub due_ns: Option<u64>,
     /// The switch-in, ns.
     pub switch_in_ns: u64,
     /// The latency, ns.
@@ -166,6 +172,9 @@ pub struct Spike {
     pub latency_min_ns: Option<u64>,
     /// The history did not reach back to the waking: the timeline starts later.
     pub truncated: bool,
+    /// Events the kernel lost on the CPU within the window (its buffer was full): the
+    /// timeline has holes, so the verdict may miss the cause.
+    pub lost_events: u64,
     /// What the CPU did, in time order.
     pub timeline: Vec<Step>,
     /// Steps left out of `timeline` (the longest are kept).
@@ -206,6 +215,10 @@ enum Item {
 #[derive(Default)]
 struct History {
     items: VecDeque<(u64, u64, Item)>,
+    /// Where events were lost: (from the CPU's last event before, the loss's mark, count).
+    lost: VecDeque<(u64, u64, u64)>,
+    /// The CPU's last item end (where a loss begins).
+    last_end: u64,
     /// The latest end of an item dropped from the front.
     pruned_until: u64,
 }
@@ -213,6 +226,12 @@ struct History {
 /// A spike built at its switch-in, named at report time.
 struct Raw {
     wake: Wake,
+    /// Events lost on the CPU within the window.
+    lost: u64,
+    /// The waking (the window may start earlier: at `due`).
+    waking: u64,
+    /// A marked sample's due time.
+    due: Option<u64>,
     truncated: bool,
     steps: Vec<(u64, u64, Item)>,
     elided: u64,
@@ -255,6 +274,7 @@ impl BlameFold {
             self.cpus.resize_with(c + 1, History::default);
         }
         let h = &mut self.cpus[c];
+        h.last_end = h.last_end.max(end);
         h.items.push_back((start, end, item));
         while let Some(&(_, e, _)) = h.items.front() {
             if h.items.len() <= HISTORY_ITEMS && e + HISTORY_NS >= end {
@@ -262,6 +282,9 @@ impl BlameFold {
             }
             h.pruned_until = h.pruned_until.max(e);
             h.items.pop_front();
+        }
+        while h.lost.front().is_some_and(|&(_, e, _)| e < h.pruned_until) {
+            h.lost.pop_front();
         }
     }
 
@@ -330,8 +353,18 @@ impl BlameFold {
             steps.truncate(STEPS_KEPT);
         }
         steps.sort_by_key(|&(s, e, _)| (s, e));
+        let lost = self.cpus.get(w.cpu as usize).map_or(0, |h| {
+            h.lost
+                .iter()
+                .filter(|&&(s, e, _)| e > from && s < to)
+                .map(|l| l.2)
+                .sum()
+        });
         Raw {
             wake: w.clone(),
+            lost,
+            waking: w.waking_ts,
+            due: None,
             truncated,
             steps,
             elided,
@@ -353,6 +386,25 @@ impl BlameFold {
         }
         BlameSection { spikes }
     }
+}
+
+/// The latency a `jitterlab:` marker reports, ns: its `(N ns)` when written, else its
+/// `latency N us` (the markers of older builds).
+pub fn marker_latency_ns(text: &str) -> Option<u64> {
+    let ns = text
+        .split('(')
+        .nth(1)
+        .and_then(|t| {
+            t.strip_suffix(" ns)")
+                .or_else(|| t.trim_end().strip_suffix(" ns)"))
+        })
+        .and_then(|n| n.trim().parse().ok());
+    ns.or_else(|| {
+        let rest = text.split("latency ").nth(1)?;
+        let us: u64 = rest.split(' ').next()?.parse().ok()?;
+        rest.split(' ').nth(1).filter(|u| *u == "us")?;
+        Some(us * 1_000)
+    })
 }
 
 fn spike(names: &Names<'_>, reason: Reason, marker: Option<String>, r: Raw) -> Spike {
@@ -380,7 +432,13 @@ fn spike(names: &Names<'_>, reason: Reason, marker: Option<String>, r: Raw) -> S
             }
         })
         .collect();
-    let (cause, verdict) = verdict(w, &r.breakdown, &timeline, r.truncated);
+    let (cause, mut verdict) = verdict(w, &r.breakdown, &timeline, r.truncated);
+    if r.lost > 0 {
+        verdict.push_str(&format!(
+            "; {} events lost on the CPU in the window: incomplete",
+            r.lost
+        ));
+    }
     Spike {
         reason,
         marker,
@@ -389,12 +447,14 @@ fn spike(names: &Names<'_>, reason: Reason, marker: Option<String>, r: Raw) -> S
         prio: w.prio,
         cpu: w.cpu,
         waker: names.waker(w.waker),
-        waking_ns: w.waking_ts,
+        waking_ns: r.waking,
+        due_ns: r.due,
         switch_in_ns: w.switch_in_ts,
         latency_ns: w.latency(),
         inferred: w.inferred,
         latency_min_ns: known_latency(w).filter(|_| w.inferred),
         truncated: r.truncated,
+        lost_events: r.lost,
         timeline,
         elided: r.elided,
         breakdown: r.breakdown,
@@ -443,7 +503,15 @@ fn verdict(w: &Wake, b: &Breakdown, steps: &[Step], truncated: bool) -> (Cause, 
             Some(_) => "lower priority: not preemptible there?",
             None => "priority unknown",
         };
-        format!("{name}-{tid} ({rank}) ran for {}% of the window", share(ns))
+        let observer = if is_jitterlab_thread(name) {
+            " (jitterlab's own thread: the observer, not the system under test)"
+        } else {
+            ""
+        };
+        format!(
+            "{name}-{tid} ({rank}) ran for {}% of the window{observer}",
+            share(ns)
+        )
     } else if irqs * 2 >= lat {
         cause = Cause::Interrupts;
         let mut by: Vec<(&str, u64)> = Vec::new();
@@ -504,6 +572,16 @@ fn verdict(w: &Wake, b: &Breakdown, steps: &[Step], truncated: bool) -> (Cause, 
     (cause, line)
 }
 
+/// The names of jitterlab's own threads (its trace recorder, watcher, loads and
+/// probes): when one is the cause, the verdict says it was the observer.
+const JITTERLAB_THREADS: [&str; 3] = ["jitterlab", "jl-record", "jl-watch"];
+
+/// Whether `comm` names one of jitterlab's own threads (`jitterlab`, `jitterlab-rec/1`,
+/// `jl-record`...).
+fn is_jitterlab_thread(comm: &str) -> bool {
+    JITTERLAB_THREADS.iter().any(|p| comm.starts_with(p))
+}
+
 /// `12.3 us`, for the verdict line.
 fn fmt_ns(ns: u64) -> String {
     match ns {
@@ -534,6 +612,18 @@ impl Sink for BlameFold {
     fn gap(&mut self, g: &Gap) {
         self.push(g.cpu, g.start, g.end, Item::Gap);
     }
+    fn anomaly(&mut self, a: &Anomaly) {
+        if a.kind != AnomalyKind::LostEvents {
+            return;
+        }
+        let c = a.cpu as usize;
+        if self.cpus.len() <= c {
+            self.cpus.resize_with(c + 1, History::default);
+        }
+        let h = &mut self.cpus[c];
+        // The events were lost between the CPU's last event and the mark.
+        h.lost.push_back((h.last_end.min(a.ts), a.ts, a.count));
+    }
     fn wake(&mut self, w: &Wake) {
         self.last_wake.insert(w.tid, w.clone());
         if self.n == 0 || !self.select.wants(w) || (self.recorded_only && w.inferred) {
@@ -563,9 +653,66 @@ impl Sink for BlameFold {
             return;
         }
         // The writer is the measuring thread, right after its late wake-up.
-        if let Some(w) = self.last_wake.get(&m.tid).filter(|w| self.select.wants(w)) {
-            let raw = self.build(w);
-            self.marked.push((m.text.trim().to_string(), raw));
+        let Some(last) = self.last_wake.get(&m.tid).filter(|w| self.select.wants(w)) else {
+            return;
+        };
+        let mut w = last.clone();
+        // The sample was due its latency before the marker (which follows the reading of
+        // the clock by microseconds): the window starts there.
+        let due = marker_latency_ns(&m.text).map(|l| m.ts.saturating_sub(l));
+        let mut waking = w.waking_ts;
+        match due {
+            // The due sample's wake-up is not in the trace (its waking was lost, or its
+            // switch-in not yet seen): the window runs from the due time to the marker.
+            Some(d) if w.switch_in_ts < d => {
+                waking = d;
+                w.waking_ts = d;
+                w.switch_in_ts = m.ts;
+                w.cpu = m.cpu;
+                w.inferred = true;
+                w.inferred_after = None;
+                w.from_idle = None;
+                w.wakeup_ts = None;
+                w.irq_exit_ts = None;
+                w.softirq_exit_ts = None;
+            }
+            Some(d) => w.waking_ts = w.waking_ts.min(d),
+            None => {}
+        }
+        let mut raw = self.build(&w);
+        raw.waking = waking;
+        raw.due = due;
+        self.marked.push((m.text.trim().to_string(), raw));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::marker_latency_ns;
+
+    #[test]
+    fn a_marker_says_its_latency() {
+        let now = "jitterlab: latency 612 us > 500 us on cpu 1 (612345 ns)\n";
+        assert_eq!(marker_latency_ns(now), Some(612_345));
+        let older = "jitterlab: latency 612 us > 500 us on cpu 1";
+        assert_eq!(marker_latency_ns(older), Some(612_000));
+        assert_eq!(marker_latency_ns("jitterlab: hello (x ns)"), None);
+        assert_eq!(marker_latency_ns("jitterlab: latency many us"), None);
+    }
+
+    #[test]
+    fn jitterlabs_own_threads_are_known() {
+        for ours in [
+            "jitterlab",
+            "jitterlab-rec/1",
+            "jitterlab-probe/",
+            "jl-record",
+            "jl-watch",
+        ] {
+            assert!(super::is_jitterlab_thread(ours), "{ours}");
+        }
+        for theirs in ["iperf3", "jl-test-hog", "kworker/1:0"] {
+            assert!(!super::is_jitterlab_thread(theirs), "{theirs}");
         }
     }
 }

@@ -286,6 +286,75 @@ fn blame_worst_and_marked() {
     assert_eq!((m.tid, m.waking_ns, m.cpu), (7, 400_000, 0));
 }
 
+/// The probe's latency runs from when its sample was due, not from the waking: a timer
+/// the hypervisor delivered late wakes the probe 600 us after it was due, and the
+/// switch-in follows 10 us later. The marked spike's window starts at the due time (the
+/// marker's time less the latency it reports), so that the late timer is in it.
+#[test]
+fn a_marked_spike_starts_when_its_sample_was_due() {
+    let marker = |ts: u64, text: &str| {
+        ev(
+            ts,
+            0,
+            7,
+            EventKind::Print {
+                ip: 0,
+                text: text.into(),
+            },
+        )
+    };
+    let mut v = vec![
+        ev(0, 0, 7, switch(7, "S", 0)),
+        // Due at 100 us; nothing on CPU 0 until the late timer's waking at 700 us.
+        ev(700_000, 0, 0, waking(7, 0)),
+        ev(710_000, 0, 0, switch(0, "R", 7)),
+        marker(
+            711_000,
+            "jitterlab: latency 611 us > 500 us on cpu 0 (611000 ns)",
+        ),
+        ev(712_000, 0, 7, switch(7, "S", 0)),
+    ];
+    v.sort_by_key(|e| e.ts);
+    let o = Options {
+        blame: 0,
+        sections: vec![Section::Blame],
+        ..Options::default()
+    };
+    let b = report(v, &o).blame.unwrap();
+    let m = &b.spikes[0];
+    assert_eq!(
+        (m.waking_ns, m.due_ns, m.switch_in_ns, m.latency_ns),
+        (700_000, Some(100_000), 710_000, 610_000)
+    );
+    assert!(m.verdict.contains("no events"), "{}", m.verdict);
+    assert_eq!(m.breakdown.gaps_ns, 600_000);
+
+    // The due sample's wake-up is not in the trace at all (the last one came before it
+    // was due): the window runs from the due time to the marker, an upper bound.
+    let mut v = vec![
+        ev(0, 0, 0, waking(7, 0)),
+        ev(1_000, 0, 0, switch(0, "R", 7)),
+        ev(2_000, 0, 7, switch(7, "S", 0)),
+        marker(
+            900_000,
+            "jitterlab: latency 800 us > 500 us on cpu 0 (800000 ns)",
+        ),
+    ];
+    v.sort_by_key(|e| e.ts);
+    let b = report(v, &o).blame.unwrap();
+    let m = &b.spikes[0];
+    assert_eq!(
+        (
+            m.waking_ns,
+            m.due_ns,
+            m.switch_in_ns,
+            m.latency_ns,
+            m.inferred
+        ),
+        (100_000, Some(100_000), 900_000, 800_000, true)
+    );
+}
+
 /// A wake-up whose switch-in the trace does not have (this kernel logs few switches out
 /// of idle) is bounded only: its window runs to the woken task's next event and holds
 /// its own run, which the trace shows as the idle it woke from. `blame_recorded` blames

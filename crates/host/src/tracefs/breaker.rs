@@ -82,17 +82,18 @@ impl Breaker {
         if self.fired.swap(true, Ordering::SeqCst) {
             return false;
         }
-        let mut buf = [0u8; 96];
+        let mut buf = [0u8; 128];
         let len = {
             let mut w = &mut buf[..];
             let _ = writeln!(
                 w,
-                "jitterlab: latency {} us > {} us on cpu {}",
+                "jitterlab: latency {} us > {} us on cpu {} ({} ns)",
                 latency_ns / 1000,
                 self.threshold_us,
-                cpu
+                cpu,
+                latency_ns
             );
-            96 - w.len()
+            128 - w.len()
         };
         for b in &self.buffers {
             let _ = (&b.marker).write(&buf[..len]);

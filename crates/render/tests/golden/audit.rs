@@ -111,6 +111,7 @@ fn phase(
             marked: false,
             cause: cause.into(),
             verdict: verdict.into(),
+            lost_events: 0,
         }),
         blame_note: blamed.is_none().then(|| {
             "no wake-up of the probe at its real-time priority with a recorded switch-in among \

@@ -426,6 +426,7 @@ fn explanation(seq: usize, cell: usize, step_ns: u64) -> Explanation {
             cause: "no_events".into(),
             verdict: "no events for 91% of the window: hypervisor, SMI or IRQs-off suspected"
                 .into(),
+            lost_events: 0,
         }],
     }
 }

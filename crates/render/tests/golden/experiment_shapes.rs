@@ -143,6 +143,7 @@ pub fn hunt() -> ExperimentReport {
                     marked,
                     cause: cause.into(),
                     verdict: verdict.into(),
+                    lost_events: 0,
                 }],
             }
         })

@@ -15,7 +15,7 @@ pub(super) fn write(s: &BlameSection, out: &mut dyn Write, style: &Style) -> io:
     }
     writeln!(
         out,
-        "what the woken task's CPU did from the waking to the switch-in (times from the waking):"
+        "what the woken task's CPU did from the waking (or a marked sample's due time) to the switch-in:"
     )?;
     for (i, p) in s.spikes.iter().enumerate() {
         writeln!(out)?;
@@ -31,16 +31,20 @@ pub(super) fn write(s: &BlameSection, out: &mut dyn Write, style: &Style) -> io:
             out,
             "{}",
             style.bold(&format!(
-                "{}. {}-{} ({}) on CPU {}: {lat}, woken at {} s by {} [{why}]",
+                "{}. {}-{} ({}) on CPU {}: {lat}, {}woken at {} s by {} [{why}]",
                 i + 1,
                 p.comm,
                 p.tid,
                 prio(Some(p.prio)),
                 p.cpu,
+                p.due_ns
+                    .filter(|&d| d < p.waking_ns)
+                    .map_or_else(String::new, |d| format!("due at {} s, ", ts(d))),
                 ts(p.waking_ns),
                 p.waker
             ))
         )?;
+        let origin = p.due_ns.map_or(p.waking_ns, |d| d.min(p.waking_ns));
         writeln!(out, "   {}", style.warn(&p.verdict))?;
         let mut t = Table::new([Col::right("   FROM"), Col::right("FOR"), Col::left("WHAT")]);
         for step in &p.timeline {
@@ -60,10 +64,7 @@ pub(super) fn write(s: &BlameSection, out: &mut dyn Write, style: &Style) -> io:
                 }
             };
             t.row([
-                format!(
-                    "+{}",
-                    duration_ns(step.start_ns.saturating_sub(p.waking_ns))
-                ),
+                format!("+{}", duration_ns(step.start_ns.saturating_sub(origin))),
                 duration_ns(step.end_ns - step.start_ns),
                 what,
             ]);
