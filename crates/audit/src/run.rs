@@ -231,10 +231,12 @@ fn measure(
         };
         let file = if loaded { "loaded.dat" } else { "idle.dat" };
         let path = traces.as_ref().map(|d| d.join(file));
-        let recording = off_rt_cpus(&online, rt, || match &path {
-            Ok(p) => jitterlab_runner::trace::start(root, p, true).map_err(|e| e.to_string()),
+        let observer = jitterlab_runner::trace::observer_cpus(Some(rt), &online);
+        let recording = match &path {
+            Ok(p) => jitterlab_runner::trace::start(root, p, true, observer.as_ref())
+                .map_err(|e| e.to_string()),
             Err(e) => Err(e.to_string()),
-        });
+        };
         let counters = CpuCounters::read(root);
         let m = jitterlab_latency::measure(root, &req, cancel, |_| {});
         let interrupts = match (counters, CpuCounters::read(root)) {
@@ -299,31 +301,15 @@ fn measure(
     let mut noise = Vec::new();
     for cpu in rt.iter() {
         progress(&format!("noise probe on CPU {cpu}"));
-        noise.push(noise_phase(root, &online, cpu, noise_ns, &traces, &shown)?);
+        noise.push(noise_phase(root, cpu, noise_ns, &traces, &shown)?);
     }
     Ok(Measured { latency, noise })
-}
-
-/// Runs `start` (a recording) from the CPUs other than `watched`: the recorder's
-/// threads inherit this thread's CPUs, and start off the CPUs they watch.
-fn off_rt_cpus<T>(online: &CpuSet, watched: &CpuSet, start: impl FnOnce() -> T) -> T {
-    let housekeeping = online.difference(watched);
-    let before = jitterlab_host::sched::get_affinity(0).ok();
-    let moved =
-        !housekeeping.is_empty() && jitterlab_host::sched::set_affinity(0, &housekeeping).is_ok();
-    let started = start();
-    if let (true, Some(b)) = (moved, &before) {
-        // Best effort: the probes and loads place their own threads.
-        let _ = jitterlab_host::sched::set_affinity(0, b);
-    }
-    started
 }
 
 /// The noise probe on `cpu`, traced: a recording of that CPU alone runs around it,
 /// and the probe marks its window in it.
 fn noise_phase(
     root: &Root,
-    online: &CpuSet,
     cpu: u32,
     noise_ns: u64,
     traces: &Result<std::path::PathBuf, String>,
@@ -331,10 +317,10 @@ fn noise_phase(
 ) -> Result<NoisePhase, Error> {
     let file = format!("noise-cpu{cpu}.dat");
     let path = traces.as_ref().map(|d| d.join(&file));
-    let recording = off_rt_cpus(online, &[cpu].into_iter().collect(), || match &path {
+    let recording = match &path {
         Ok(p) => jitterlab_runner::trace::start_noise(root, p, cpu).map_err(|e| e.to_string()),
         Err(e) => Err(e.to_string()),
-    });
+    };
     let markers = recording.as_ref().ok().map(|r| NoiseMarkers {
         path: r.marker_path(),
         start: format!("{} cpu {cpu}", jitterlab_analyze::noise::START_MARKER),

@@ -425,8 +425,11 @@ fn measure_run(
     } else {
         None
     };
+    // jitterlab's own threads keep off the CPUs the probe measures, where there is room.
+    let observer =
+        trace::observer_cpus(m.latency.as_ref().and_then(|l| l.cpus.as_ref()), ctx.online);
     let recording = match trace_path {
-        Some(p) => Some(trace::start(ctx.root, p, breaks)?),
+        Some(p) => Some(trace::start(ctx.root, p, breaks, observer.as_ref())?),
         None => None,
     };
     let cancel: &AtomicBool = ctx.cancel;
@@ -440,7 +443,9 @@ fn measure_run(
     let result = std::thread::scope(|s| -> Result<Measured> {
         let probe = &probe_cancel;
         let running = &measuring;
+        let observer = observer.as_ref();
         s.spawn(move || {
+            trace::observe_on(observer);
             while running.load(Ordering::Relaxed) {
                 if cancel.load(Ordering::Relaxed) {
                     probe.store(true, Ordering::Relaxed);
@@ -448,7 +453,7 @@ fn measure_run(
                 std::thread::sleep(std::time::Duration::from_millis(20));
             }
         });
-        watch::watch(s, roles, &watching);
+        watch::watch(s, roles, &watching, observer);
         let result = measure_all(ctx, settings, duration, probe, &cpus, roles);
         watching.store(true, Ordering::Relaxed);
         running.store(false, Ordering::Relaxed);

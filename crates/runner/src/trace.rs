@@ -12,6 +12,7 @@ use jitterlab_analyze::{
     analyze_trace, migrations, AnalyzeReport, NoiseAccount, Options, Pattern, ProbeGap, Section,
     Stats,
 };
+use jitterlab_cpuset::CpuSet;
 use jitterlab_experiment::explain::{
     BlamedSpike, ChainSummary, CpuRun, Explanation, Migration, StepMigrations, ThreadPlacement,
 };
@@ -34,8 +35,14 @@ pub struct Recording {
 
 /// Starts recording sched and irq events into `path` (a flight recorder when
 /// `flight`, which keeps the newest events and stops when a `--break` turns tracing
-/// off), and waits until tracing is on, so that the probe's trip wire finds it.
-pub fn start(root: &Root, path: &Path, flight: bool) -> Result<Recording> {
+/// off), and waits until tracing is on, so that the probe's trip wire finds it. The
+/// recorder's threads run on `observer` when given (off the measured CPUs).
+pub fn start(
+    root: &Root,
+    path: &Path,
+    flight: bool,
+    observer: Option<&CpuSet>,
+) -> Result<Recording> {
     start_request(
         root,
         RecordRequest {
@@ -47,13 +54,16 @@ pub fn start(root: &Root, path: &Path, flight: bool) -> Result<Recording> {
             flight_recorder: flight,
             command: Vec::new(),
         },
+        observer,
     )
 }
 
 /// Starts recording what the noise probe's account needs on `cpu` alone into `path`:
 /// sched and irq events, and the irq_vectors handlers (the local timer, IPIs,
-/// irq_work) where the kernel has them.
+/// irq_work) where the kernel has them. The recorder runs off `cpu` where there is room.
 pub fn start_noise(root: &Root, path: &Path, cpu: u32) -> Result<Recording> {
+    let online = jitterlab_host::cpus::online(root)?;
+    let observer = observer_cpus(Some(&[cpu].into_iter().collect()), &online);
     let mount = jitterlab_host::tracefs::find(root)?.unwrap_or_default();
     let vectors = root.exists(format!("{mount}/events/irq_vectors/local_timer_entry"));
     let extra: Vec<String> = if vectors {
@@ -72,16 +82,39 @@ pub fn start_noise(root: &Root, path: &Path, cpu: u32) -> Result<Recording> {
             flight_recorder: false,
             command: Vec::new(),
         },
+        observer.as_ref(),
     )
 }
 
-fn start_request(root: &Root, req: RecordRequest) -> Result<Recording> {
+/// The CPUs jitterlab's own threads (the trace recorder, the watcher) run on during a
+/// run: those the latency probe does not measure, when it measures some and leaves any,
+/// so that the observer does not delay what it observes. `None`: wherever the scheduler
+/// puts them.
+pub fn observer_cpus(measured: Option<&CpuSet>, online: &CpuSet) -> Option<CpuSet> {
+    let rest = online.difference(measured?);
+    (!rest.is_empty()).then_some(rest)
+}
+
+/// Puts the calling thread (and the threads it starts next) on `cpus`; best effort: a
+/// run goes on where it cannot (an isolated machine's cpuset).
+pub fn observe_on(cpus: Option<&CpuSet>) {
+    if let Some(set) = cpus {
+        let _ = jitterlab_host::sched::set_affinity(0, set);
+    }
+}
+
+fn start_request(root: &Root, req: RecordRequest, observer: Option<&CpuSet>) -> Result<Recording> {
     let stop = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&stop);
     let root2 = root.clone();
+    let observer = observer.cloned();
     let thread = std::thread::Builder::new()
         .name("jl-record".into())
-        .spawn(move || record(&root2, &req, &flag))
+        .spawn(move || {
+            // Its per-CPU readers inherit the placement.
+            observe_on(observer.as_ref());
+            record(&root2, &req, &flag)
+        })
         .map_err(|e| Error::workload("starting the trace", e))?;
     // The session traces in an instance of its own, `instances/jitterlab-PID`: wait until
     // it traces, so that the probe's `break` trip wire, armed next, finds it, and the
@@ -330,6 +363,7 @@ pub fn probe_spikes(blame: &BlameSection, start: u64) -> Vec<BlamedSpike> {
             marked: s.reason == Reason::Marker,
             cause: s.cause.name().to_string(),
             verdict: s.verdict.clone(),
+            lost_events: s.lost_events,
         })
         .collect()
 }
@@ -416,4 +450,18 @@ pub fn around_steps(path: &Path, explanation: &mut Explanation, run: &Run) -> Re
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_observer_keeps_off_the_measured_cpus_where_there_is_room() {
+        let set = |s: &str| CpuSet::parse_list(s).unwrap();
+        let online = set("0-3");
+        assert_eq!(observer_cpus(Some(&set("1")), &online), Some(set("0,2-3")));
+        assert_eq!(observer_cpus(Some(&set("0-3")), &online), None);
+        assert_eq!(observer_cpus(None, &online), None);
+    }
 }

@@ -202,16 +202,18 @@ impl Roles {
     }
 }
 
-/// Samples `roles` every [`EVERY`] on a thread of `scope` until `stop` is set, then
-/// once more.
+/// Samples `roles` every [`EVERY`] on a thread of `scope` (on `observer` when given)
+/// until `stop` is set, then once more.
 pub fn watch<'scope>(
     scope: &'scope std::thread::Scope<'scope, '_>,
     roles: &'scope Roles,
     stop: &'scope AtomicBool,
+    observer: Option<&'scope jitterlab_cpuset::CpuSet>,
 ) {
     let _ = std::thread::Builder::new()
         .name("jl-watch".into())
         .spawn_scoped(scope, move || {
+            crate::trace::observe_on(observer);
             let root = Root::live();
             while !stop.load(Ordering::Relaxed) {
                 roles.sample(&root);
@@ -252,7 +254,7 @@ mod tests {
             for (role, tid) in rx.iter().take(2) {
                 roles.thread(role, tid);
             }
-            watch(s, &roles, &stop);
+            watch(s, &roles, &stop, None);
             std::thread::sleep(Duration::from_millis(300));
             stop.store(true, Ordering::Relaxed);
         });
