@@ -54,7 +54,7 @@ fn the_breaker_marks_and_stops_every_tracing_buffer_once() {
     for dir in ["/sys/kernel/tracing", "/sys/kernel/tracing/instances/rec"] {
         assert_eq!(
             read(&format!("{dir}/trace_marker")),
-            "jitterlab: latency 73 us > 50 us on cpu 1\n"
+            "jitterlab: latency 73 us > 50 us on cpu 1 (73456 ns)\n"
         );
         assert_eq!(read(&format!("{dir}/tracing_on")), "0\n");
     }
