@@ -135,3 +135,161 @@ fn the_live_hypervisor_is_named_by_its_signature() {
         }
     }
 }
+
+/// Puts an IRQ's mask (and, with `cpu`, its effective CPU) back on drop.
+struct IrqBack {
+    irq: u32,
+    mask: CpuSet,
+    cpu: u32,
+}
+
+impl Drop for IrqBack {
+    fn drop(&mut self) {
+        let root = Root::live();
+        let wait = std::time::Duration::from_secs(2);
+        let _ =
+            jitterlab_host::irqs::restore_effective(&root, self.irq, self.cpu, &self.mask, wait);
+    }
+}
+
+/// The kernel keeps an IRQ on its CPU when a new mask still holds it: pinned elsewhere
+/// and widened back, an IRQ stays where the pin put it, which a comparison of the masks
+/// does not see. The snapshot's effective moves see it, and `restore_effective` puts it
+/// back: on the busiest IRQ that is not managed, delivered to one CPU of a wider mask;
+/// on a quiet machine, the serial console's, made to fire by writing newlines to it.
+#[test]
+fn an_irq_widened_back_is_put_back_on_its_cpu() {
+    use jitterlab_host::partition::Snapshot;
+    use jitterlab_host::testing::{host_lock, skip};
+    let _lock = host_lock().unwrap();
+    if !jitterlab_host::running_as_root() {
+        return skip("writing /proc/irq needs root");
+    }
+    let root = Root::live();
+    let first = IrqMap::read(&root).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let second = IrqMap::read(&root).unwrap();
+    let fired = |irq: u32| -> u64 {
+        let total = |m: &IrqMap| -> u64 {
+            m.irqs
+                .iter()
+                .find(|i| i.irq == irq)
+                .map_or(0, |i| i.counts.iter().sum())
+        };
+        total(&second).saturating_sub(total(&first))
+    };
+    let mut candidates: Vec<_> = second
+        .irqs
+        .iter()
+        .filter(|i| i.affinity().is_some_and(|a| a.len() >= 2))
+        .filter(|i| i.effective().is_some_and(|e| e.len() == 1))
+        .filter(|i| fired(i.irq) >= 2 || serial(i).is_some())
+        .collect();
+    candidates.sort_by_key(|i| std::cmp::Reverse(fired(i.irq)));
+    let wait = std::time::Duration::from_secs(2);
+    for i in candidates {
+        // A serial port fires when it has sent what it was given.
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let _poker = serial(i).map(|dev| Poker::start(dev, std::sync::Arc::clone(&stop)));
+        let mask = i.affinity().unwrap().clone();
+        let cpu = i.effective().unwrap().first().unwrap();
+        let Some(other) = mask.iter().find(|&c| c != cpu) else {
+            continue;
+        };
+        let before = Snapshot::read(&root).unwrap();
+        let path = format!("/proc/irq/{}/smp_affinity_list", i.irq);
+        if root.write(&path, &other.to_string()).is_err() {
+            continue; // managed: the kernel refuses
+        }
+        let _back = IrqBack {
+            irq: i.irq,
+            mask: mask.clone(),
+            cpu,
+        };
+        // Wait for the move to the pinned CPU, then widen the mask back.
+        let start = std::time::Instant::now();
+        let eff = |root: &Root| {
+            root.read_cpu_list_opt(format!("/proc/irq/{}/effective_affinity_list", i.irq))
+                .unwrap()
+        };
+        while eff(&root) != Some(CpuSet::from_iter([other])) && start.elapsed() < wait {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        root.write(&path, &mask.to_string()).unwrap();
+        let now = Snapshot::read(&root).unwrap();
+        eprintln!(
+            "IRQ {} ({}): on CPU {cpu}, pinned to {other}, widened to {mask}: now on {:?}",
+            i.irq,
+            i.label(),
+            eff(&root)
+        );
+        if eff(&root) == Some(CpuSet::from_iter([other])) {
+            // It stayed: the masks alone say nothing; the effective move says it.
+            assert!(before
+                .diff(&now)
+                .iter()
+                .all(|d| !d.what.starts_with(&format!("IRQ {} ", i.irq))));
+            let moves = before.effective_moves(&now);
+            assert!(moves.iter().any(|m| m.irq == i.irq), "{moves:?}");
+        }
+        let after =
+            jitterlab_host::irqs::restore_effective(&root, i.irq, cpu, &mask, wait).unwrap();
+        assert_eq!(
+            after,
+            Some(CpuSet::from_iter([cpu])),
+            "IRQ {} put back",
+            i.irq
+        );
+        assert_eq!(
+            root.read_cpu_list_opt(&path).unwrap(),
+            Some(mask),
+            "IRQ {}'s mask",
+            i.irq
+        );
+        return;
+    }
+    skip("no IRQ that is not managed fired twice in 500 ms on one CPU of a wider mask");
+}
+
+/// The serial device an IRQ serves (`/dev/ttyS0` for the action `ttyS0`).
+fn serial(i: &jitterlab_host::irqs::Irq) -> Option<String> {
+    i.actions()
+        .find(|a| a.starts_with("ttyS"))
+        .map(|a| format!("/dev/{a}"))
+        .filter(|p| std::path::Path::new(p).exists())
+}
+
+/// Writes a newline to a serial device every 20 ms until dropped.
+struct Poker {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Poker {
+    fn start(dev: String, stop: std::sync::Arc<std::sync::atomic::AtomicBool>) -> Poker {
+        let flag = std::sync::Arc::clone(&stop);
+        let thread = std::thread::spawn(move || {
+            use std::io::Write;
+            let Ok(mut f) = fs::OpenOptions::new().write(true).open(&dev) else {
+                return;
+            };
+            while !flag.load(std::sync::atomic::Ordering::Relaxed) {
+                let _ = f.write_all(b"\n");
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+        });
+        Poker {
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for Poker {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}

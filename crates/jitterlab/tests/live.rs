@@ -203,18 +203,46 @@ fn pinned_command_gets_mask_policy_and_exit_status() {
     assert_eq!(fields[36], "0", "ran on CPU 0: {stat}");
 }
 
-/// Restores an IRQ's smp_affinity_list on drop.
+/// Restores an IRQ's smp_affinity_list on drop, and the CPU it was delivered to (a
+/// mask widened back leaves it where the narrow one put it).
 struct IrqRestore {
     irq: u32,
     old: String,
+    cpu: Option<u32>,
+}
+
+impl IrqRestore {
+    fn new(irq: u32, old: String) -> IrqRestore {
+        let effective = fs::read_to_string(format!("/proc/irq/{irq}/effective_affinity_list"))
+            .ok()
+            .and_then(|e| jitterlab_cpuset::CpuSet::parse_list(e.trim()).ok())
+            .filter(|e| e.len() == 1);
+        IrqRestore {
+            irq,
+            old,
+            cpu: effective.and_then(|e| e.first()),
+        }
+    }
 }
 
 impl Drop for IrqRestore {
     fn drop(&mut self) {
-        let _ = fs::write(
-            format!("/proc/irq/{}/smp_affinity_list", self.irq),
-            &self.old,
-        );
+        let path = format!("/proc/irq/{}/smp_affinity_list", self.irq);
+        let mask = jitterlab_cpuset::CpuSet::parse_list(&self.old);
+        match (self.cpu, mask) {
+            (Some(cpu), Ok(mask)) if mask.contains(cpu) => {
+                let root = jitterlab_host::Root::live();
+                let wait = std::time::Duration::from_secs(2);
+                if jitterlab_host::irqs::restore_effective(&root, self.irq, cpu, &mask, wait)
+                    .is_err()
+                {
+                    let _ = fs::write(&path, &self.old);
+                }
+            }
+            _ => {
+                let _ = fs::write(&path, &self.old);
+            }
+        }
     }
 }
 
@@ -250,10 +278,7 @@ fn irq_set_moves_a_real_irq_and_restores_it() {
     for (irq, name) in irq_list() {
         let path = format!("/proc/irq/{irq}/smp_affinity_list");
         let old = fs::read_to_string(&path).unwrap().trim().to_string();
-        let guard = IrqRestore {
-            irq,
-            old: old.clone(),
-        };
+        let guard = IrqRestore::new(irq, old.clone());
         let target = if old == "0" { "1" } else { "0" };
         let o = run(&["irq", "set", &irq.to_string(), target, "--json"]);
         if o.status.code() == Some(1) {
@@ -294,10 +319,7 @@ fn managed_irq_refusal_is_reported() {
         return;
     };
     let old = fs::read_to_string(format!("/proc/irq/{irq}/smp_affinity_list")).unwrap();
-    let _guard = IrqRestore {
-        irq,
-        old: old.trim().to_string(),
-    };
+    let _guard = IrqRestore::new(irq, old.trim().to_string());
     let o = run(&["irq", "set", &irq.to_string(), "0"]);
     assert_eq!(o.status.code(), Some(1), "{name}: {}", stdout(&o));
     let text = stdout(&o);

@@ -299,7 +299,9 @@ pub fn run_experiment(
             restore_failures.push(e.to_string());
         }
     }
-    let left_over = before.diff(&Snapshot::read(root)?);
+    let now = Snapshot::read(root)?;
+    let mut left_over = before.diff(&now);
+    left_over.extend(restore::effective_cpus(root, &before, &now, &mut notes));
     let mut report = ExperimentReport::new(
         &recipe.name,
         metrics,

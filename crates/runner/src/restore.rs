@@ -16,7 +16,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use jitterlab_cpuset::CpuSet;
-use jitterlab_host::partition::{revert, LiveSystem, RevertReport};
+use jitterlab_host::partition::{revert, Difference, LiveSystem, RevertReport, Snapshot};
 use jitterlab_host::Root;
 use serde::{Deserialize, Serialize};
 
@@ -146,4 +146,49 @@ impl StateDir {
         }
         Ok(done)
     }
+}
+
+/// How long an IRQ is given to move to the CPU it is pinned to: an edge IRQ moves when
+/// it next fires.
+const MOVE_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Puts back the IRQs whose mask the experiment restored but whose effective CPU it
+/// moved (a cell narrowed the mask; widened back, the kernel left the IRQ where the
+/// narrow one put it): pin, wait for the move, widen (`jitterlab_host::irqs::
+/// restore_effective`). What was put back is said in `notes`; what could not be is a
+/// difference left over, and the experiment ends non-zero.
+pub fn effective_cpus(
+    root: &Root,
+    before: &Snapshot,
+    now: &Snapshot,
+    notes: &mut Vec<String>,
+) -> Vec<Difference> {
+    let mut left = Vec::new();
+    for m in before.effective_moves(now) {
+        let what = format!("IRQ {} effective_affinity_list", m.irq);
+        let left_over = |after: String| Difference {
+            what: what.clone(),
+            before: m.before.to_string(),
+            after,
+        };
+        // x86 delivers an IRQ to one CPU: that one is put back; a wider effective set
+        // (other architectures) is left to the kernel, and said.
+        let (Some(cpu), 1) = (m.before.first(), m.before.len()) else {
+            left.push(left_over(m.now.to_string()));
+            continue;
+        };
+        match jitterlab_host::irqs::restore_effective(root, m.irq, cpu, &m.affinity, MOVE_WAIT) {
+            Ok(Some(after)) if after == m.before => notes.push(format!(
+                "IRQ {}: put back on CPU {cpu} (its mask {} was restored, but it had stayed on CPU {})",
+                m.irq, m.affinity, m.now
+            )),
+            Ok(after) => left.push(left_over(format!(
+                "{} (it did not move back to CPU {cpu} within {} s: did it fire?)",
+                after.map_or_else(|| "-".to_string(), |a| a.to_string()),
+                MOVE_WAIT.as_secs()
+            ))),
+            Err(e) => left.push(left_over(format!("{} (putting it back: {e})", m.now))),
+        }
+    }
+    left
 }

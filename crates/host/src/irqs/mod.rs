@@ -26,7 +26,8 @@ pub use desc::Actions;
 use parse::{header, interrupt_rows, interrupts_of, measure, softirqs_of, Kind, Row, Table};
 pub use parse::{parse_interrupts, parse_softirqs, MAX_COUNTS, MAX_IRQ_ROWS};
 pub use set::{
-    set_default_affinity, set_irq_affinity, DefaultChange, IrqChange, IrqOutcome, IrqSetReport,
+    restore_effective, set_default_affinity, set_irq_affinity, DefaultChange, IrqChange,
+    IrqOutcome, IrqSetReport,
 };
 
 /// Every IRQ with its affinity and counts, the per-CPU system interrupt counters

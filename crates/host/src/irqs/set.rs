@@ -116,6 +116,31 @@ pub fn set_irq_affinity(root: &Root, irq: &Irq, cpus: &CpuSet) -> IrqChange {
     }
 }
 
+/// Puts `irq`'s effective CPU back on `cpu` under its mask `mask` (which holds `cpu`).
+/// The kernel keeps an IRQ on its CPU when a new mask still holds it, so a mask
+/// narrowed and widened back leaves the IRQ where the narrow one put it: this pins it
+/// to `cpu`, waits up to `wait` for the move (an edge IRQ moves when it next fires),
+/// then writes `mask` back. Returns the effective CPUs after, `None` when unreadable.
+pub fn restore_effective(
+    root: &Root,
+    irq: u32,
+    cpu: u32,
+    mask: &CpuSet,
+    wait: std::time::Duration,
+) -> Result<Option<CpuSet>> {
+    let dir = format!("/proc/irq/{irq}");
+    let effective = || root.read_cpu_list_opt(format!("{dir}/effective_affinity_list"));
+    let pin = CpuSet::from_iter([cpu]);
+    root.write(format!("{dir}/smp_affinity_list"), &pin.to_string())?;
+    let start = std::time::Instant::now();
+    while effective()?.as_ref() != Some(&pin) && start.elapsed() < wait {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    // The mask goes back whether the IRQ moved or not: the mask is what was asked.
+    root.write(format!("{dir}/smp_affinity_list"), &mask.to_string())?;
+    effective()
+}
+
 fn describe_refusal(e: &Error) -> String {
     match e.raw_os_error() {
         Some(libc::EIO) => "EIO: the kernel manages this IRQ's affinity (managed IRQ); \
@@ -241,5 +266,23 @@ mod tests {
                 "{bad:?} among others"
             );
         }
+    }
+
+    /// On a tree whose IRQ never moves (nothing fires in a fixture), the mask goes back
+    /// and the effective CPU read back says it did not move.
+    #[test]
+    fn restore_effective_puts_the_mask_back_and_says_where_the_irq_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let irq = dir.path().join("proc/irq/38");
+        std::fs::create_dir_all(&irq).unwrap();
+        std::fs::write(irq.join("smp_affinity_list"), "0-1\n").unwrap();
+        std::fs::write(irq.join("effective_affinity_list"), "0\n").unwrap();
+        let root = Root::at(dir.path());
+        let mask = CpuSet::parse_list("0-1").unwrap();
+        let wait = std::time::Duration::from_millis(30);
+        let after = restore_effective(&root, 38, 1, &mask, wait).unwrap();
+        assert_eq!(after, Some(CpuSet::parse_list("0").unwrap()));
+        let written = std::fs::read_to_string(irq.join("smp_affinity_list")).unwrap();
+        assert_eq!(written.trim(), "0-1");
     }
 }

@@ -52,7 +52,7 @@ pub use journal::{Header, Journal, Recorded, RunRecord};
 pub use kconfig::KernelConfig;
 pub use plan::{build_plan, Check, Excluded, Plan, Request, Unmovable};
 pub use revert::{revert, revert_status, RevertReport, UndoOutcome, UndoResult};
-pub use snapshot::{Difference, Snapshot, TaskState};
+pub use snapshot::{Difference, EffectiveMove, Snapshot, TaskState};
 pub use step::{Action, CpusetMove, Irqbalance, Outcome, Step, Target, TaskMove, Undo};
 pub use system::{LiveSystem, System};
 pub use tasks::Exclude;

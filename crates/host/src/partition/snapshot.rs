@@ -42,6 +42,25 @@ pub struct IrqState {
     pub irq: u32,
     /// `smp_affinity_list`.
     pub affinity: Option<CpuSet>,
+    /// `effective_affinity_list`: the CPUs it is delivered to (none on kernels without
+    /// the file; empty while the IRQ is not active).
+    #[serde(default)]
+    pub effective: Option<CpuSet>,
+}
+
+/// An IRQ whose mask is as it was but whose effective CPU moved: a mask narrowed and
+/// widened back leaves the IRQ where the narrow mask put it (the kernel does not move
+/// an IRQ whose CPU the new mask still holds).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EffectiveMove {
+    /// The IRQ.
+    pub irq: u32,
+    /// Its `smp_affinity_list`, before and now.
+    pub affinity: CpuSet,
+    /// Its effective CPUs before.
+    pub before: CpuSet,
+    /// And now.
+    pub now: CpuSet,
 }
 
 /// One thread's placement.
@@ -106,6 +125,8 @@ impl Snapshot {
             irqs.push(IrqState {
                 irq,
                 affinity: root.read_cpu_list_opt(format!("/proc/irq/{irq}/smp_affinity_list"))?,
+                effective: root
+                    .read_cpu_list_opt(format!("/proc/irq/{irq}/effective_affinity_list"))?,
             });
         }
         let mut files = Vec::new();
@@ -135,6 +156,32 @@ impl Snapshot {
             cpusets: cgroups.cpusets.into_iter().map(|c| c.path).collect(),
             tasks,
         })
+    }
+
+    /// The IRQs of `now` whose mask is as in `self` (before) but whose effective CPUs
+    /// moved, both active (a non-empty effective set each time).
+    pub fn effective_moves(&self, now: &Snapshot) -> Vec<EffectiveMove> {
+        let mut out = Vec::new();
+        for b in &self.irqs {
+            let Some(a) = now.irqs.iter().find(|a| a.irq == b.irq) else {
+                continue;
+            };
+            if let (Some(mask), Some(was), Some(is)) = (&b.affinity, &b.effective, &a.effective) {
+                if a.affinity.as_ref() == Some(mask)
+                    && !was.is_empty()
+                    && !is.is_empty()
+                    && was != is
+                {
+                    out.push(EffectiveMove {
+                        irq: b.irq,
+                        affinity: mask.clone(),
+                        before: was.clone(),
+                        now: is.clone(),
+                    });
+                }
+            }
+        }
+        out
     }
 
     /// What differs from `self` (before) in `now`. Threads that exited or started
@@ -246,5 +293,38 @@ mod tests {
         assert!(!same_value(Some("10"), Some("1")));
         assert!(same_value(Some("cpu io"), Some("cpu io")));
         assert!(!same_value(Some("cpu io"), Some("cpu io memory")));
+    }
+
+    #[test]
+    fn an_irq_left_on_another_cpu_under_its_old_mask_is_an_effective_move() {
+        let l = |s: &str| Some(CpuSet::parse_list(s).unwrap());
+        let irq = |irq, affinity: &str, effective: &str| IrqState {
+            irq,
+            affinity: l(affinity),
+            effective: l(effective),
+        };
+        let before = Snapshot {
+            irqs: vec![irq(38, "0-1", "1"), irq(39, "0-1", "0"), irq(40, "0-1", "")],
+            ..Snapshot::default()
+        };
+        let now = Snapshot {
+            irqs: vec![irq(38, "0-1", "0"), irq(39, "1", "1"), irq(40, "0-1", "1")],
+            ..Snapshot::default()
+        };
+        // 38: the mask is back, the IRQ is not. 39: its mask differs (diff's business).
+        // 40: was not active.
+        assert_eq!(
+            before.effective_moves(&now),
+            [EffectiveMove {
+                irq: 38,
+                affinity: CpuSet::parse_list("0-1").unwrap(),
+                before: CpuSet::parse_list("1").unwrap(),
+                now: CpuSet::parse_list("0").unwrap(),
+            }]
+        );
+        assert!(before
+            .diff(&now)
+            .iter()
+            .all(|d| !d.what.starts_with("IRQ 38")));
     }
 }
