@@ -25,6 +25,7 @@ pub fn answer(r: &ExperimentReport, m: &Measures) -> Vec<Answer> {
     }
     if m.mcast.is_some() {
         out.extend(mcast_placement(r));
+        out.extend(mcast_bound(r));
     }
     if let Some(l) = &m.latency {
         let cpus: Vec<u32> = l
@@ -357,6 +358,77 @@ fn mcast_placement(r: &ExperimentReport) -> Vec<Answer> {
     }
     vec![Answer {
         topic: "placement".into(),
+        text: format!("{}.", sentences.join("; ")),
+        basis,
+    }]
+}
+
+/// A side that used this share of a CPU or more was the bound of the rate.
+const SATURATED: f64 = 0.9;
+
+/// What bounded the multicast rate per cell: the sender (the generator) when it used a
+/// whole CPU and the receiver kept up, the receiver when it lost messages or used a
+/// whole CPU itself, else neither (the pair waited on each other or on the system).
+fn mcast_bound(r: &ExperimentReport) -> Vec<Answer> {
+    let mut sentences = Vec::new();
+    let mut basis = Vec::new();
+    for cell in &r.cells {
+        let runs: Vec<&Run> = runs_of(r, cell.index)
+            .filter(|x| x.values.contains_key("mcast.sent") && x.context.is_some())
+            .collect();
+        if runs.is_empty() {
+            continue;
+        }
+        let share = |role: Role| {
+            median(
+                runs.iter()
+                    .filter_map(|x| {
+                        let c = x.context.as_ref()?;
+                        let t = c.roles.iter().find(|t| t.role == role)?;
+                        Some(t.cpu_ns as f64 / c.wall_ns.max(1) as f64)
+                    })
+                    .collect(),
+            )
+        };
+        let (send, recv) = (share(Role::Sender), share(Role::Receiver));
+        let sent = median(runs.iter().map(|x| x.values["mcast.sent"]).collect());
+        let received = median(
+            runs.iter()
+                .filter_map(|x| x.values.get("mcast.received").copied())
+                .collect(),
+        );
+        let lost = if sent > 0.0 {
+            (1.0 - received / sent).max(0.0)
+        } else {
+            0.0
+        };
+        let bound = if lost > 0.01 || recv >= SATURATED && send < SATURATED {
+            "the receiver was the bound"
+        } else if send >= SATURATED {
+            "the sender (the generator) was the bound, and the receiver kept up"
+        } else {
+            "neither side used a whole CPU: they waited on each other or on the system"
+        };
+        sentences.push(format!(
+            "{}: sent {}, received {}; the sender used {:.0}% of a CPU, the receiver {:.0}%: {bound}",
+            cell.label,
+            show(sent, "msg/s"),
+            show(received, "msg/s"),
+            send * 100.0,
+            recv * 100.0
+        ));
+        basis.push(format!(
+            "{}: medians of {} runs: mcast.sent {sent:.0} msg/s, mcast.received {received:.0} msg/s, lost {:.2}%, CPU use sender {send:.2}, receiver {recv:.2} (saturated at {SATURATED})",
+            cell.label,
+            runs.len(),
+            lost * 100.0
+        ));
+    }
+    if sentences.is_empty() {
+        return Vec::new();
+    }
+    vec![Answer {
+        topic: "bound".into(),
         text: format!("{}.", sentences.join("; ")),
         basis,
     }]
@@ -990,5 +1062,51 @@ mod report_tests {
             w.text
         );
         assert!(w.basis[0].contains("900 wake-ups, 40 of them with the switch-in inferred"));
+    }
+
+    #[test]
+    fn the_side_that_bounded_the_multicast_rate_is_named() {
+        // Cell 0: the sender uses a whole CPU and everything arrives; cell 1: 5 % lost.
+        let (mut r, recipe) = report(
+            r#"
+            name = "mc"
+            rounds = 4
+            warmup = 0
+            [factors]
+            affinity = ["sender:0 receiver:1", "sender:0 receiver:0"]
+            [measure.mcast]
+            "#,
+            |_| 300_000.0,
+            |_| {
+                ctx(
+                    vec![
+                        role(Role::Sender, 970_000_000, "0", 0),
+                        role(Role::Receiver, 600_000_000, "1", 0),
+                    ],
+                    0,
+                )
+            },
+        );
+        for run in &mut r.runs {
+            let received = run.values["mcast.received"];
+            let sent = if run.cell == 0 {
+                received
+            } else {
+                received / 0.95
+            };
+            run.values.insert("mcast.sent".into(), sent);
+        }
+        let a = answer(&r, &recipe.measures);
+        let b = a.iter().find(|x| x.topic == "bound").unwrap();
+        assert!(
+            b.text.contains("affinity=sender:0 receiver:1: sent 300k msg/s, received 300k msg/s; the sender used 97% of a CPU, the receiver 60%: the sender (the generator) was the bound"),
+            "{}",
+            b.text
+        );
+        assert!(
+            b.text.contains("affinity=sender:0 receiver:0: sent 316k msg/s, received 300k msg/s; the sender used 97% of a CPU, the receiver 60%: the receiver was the bound"),
+            "{}",
+            b.text
+        );
     }
 }
