@@ -5,34 +5,22 @@
 
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use jitterlab_analyze::analysis::blame::Cause;
 use jitterlab_cpuset::CpuSet;
-use jitterlab_host::sched;
 use jitterlab_host::tasks::Policy;
 use jitterlab_host::testing::{host_lock, skip};
 use jitterlab_host::{running_as_root, Root};
 use jitterlab_latency::{Config, Request, Stop};
 use jitterlab_runner::trace;
 
+mod common;
+use common::{last_cpu, tracefs, Hog};
+
 const HOG_MS: u64 = 20;
 /// The break: half the hog, ten times the probe's interval.
 const BREAK_NS: u64 = 10_000_000;
-
-fn last_cpu() -> Option<u32> {
-    let online =
-        CpuSet::parse_list(&std::fs::read_to_string("/sys/devices/system/cpu/online").ok()?)
-            .ok()?;
-    online.last().filter(|_| online.len() >= 2)
-}
-
-fn tracefs() -> bool {
-    jitterlab_host::tracefs::find(&Root::live())
-        .ok()
-        .flatten()
-        .is_some()
-}
 
 /// One hunt: the probe on `cpu` with a break, a flight recording around it, the hog
 /// 300 ms into the run. Returns the probe's break latency and the blamed spikes.
@@ -40,27 +28,11 @@ fn hunt(cpu: u32) -> (Option<u64>, Vec<jitterlab_analyze::analysis::blame::Spike
     let root = Root::live();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("hunt.dat");
-    let (go, started) = std::sync::mpsc::channel::<()>();
-    let (ready, is_ready) = std::sync::mpsc::channel::<()>();
-    // Above the probe's priority, on its CPU; it takes both before the probe starts.
-    let hog = std::thread::Builder::new()
-        .name("jl-test-hog".into())
-        .spawn(move || {
-            sched::set_affinity(0, &CpuSet::from_iter([cpu])).unwrap();
-            sched::set_scheduler(0, Policy::Fifo, 50).unwrap();
-            ready.send(()).unwrap();
-            if started.recv().is_err() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(300));
-            let end = Instant::now() + Duration::from_millis(HOG_MS);
-            while Instant::now() < end {
-                std::hint::spin_loop();
-            }
-            sched::set_scheduler(0, Policy::Other, 0).unwrap();
-        })
-        .unwrap();
-    is_ready.recv().unwrap();
+    let mut hog = Hog::spawn(
+        cpu,
+        Duration::from_millis(300),
+        Duration::from_millis(HOG_MS),
+    );
     let top = trace::top_tracing_on(&root);
     let online = jitterlab_host::cpus::online(&root).unwrap();
     let measured = CpuSet::from_iter([cpu]);
@@ -84,14 +56,8 @@ fn hunt(cpu: u32) -> (Option<u64>, Vec<jitterlab_analyze::analysis::blame::Spike
         fail_above_ns: None,
     };
     let cancel = Arc::new(AtomicBool::new(false));
-    let mut go = Some(go);
-    let m = jitterlab_latency::measure(&root, &req, &cancel, |_| {
-        if let Some(go) = go.take() {
-            let _ = go.send(());
-        }
-    });
-    drop(go);
-    hog.join().unwrap();
+    let m = jitterlab_latency::measure(&root, &req, &cancel, |_| hog.start());
+    hog.join();
     rec.finish().unwrap();
     if let Some(on) = top {
         trace::restore_top_tracing_on(&root, on).unwrap();

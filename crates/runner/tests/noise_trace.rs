@@ -4,23 +4,17 @@
 //! with no event in them (the host) and the entry and exit around the handlers, and a
 //! SCHED_FIFO hog of known length is the gap it made, named.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use jitterlab_analyze::noise::{NoiseAccount, NoiseKind, END_MARKER, START_MARKER};
-use jitterlab_cpuset::CpuSet;
-use jitterlab_host::sched;
 use jitterlab_host::tasks::Policy;
 use jitterlab_host::testing::{host_lock, skip};
 use jitterlab_host::{running_as_root, Root};
 use jitterlab_latency::noise::NoiseResult;
 use jitterlab_latency::{run_noise, NoiseConfig, NoiseMarkers};
 
-fn last_cpu() -> Option<u32> {
-    let online =
-        CpuSet::parse_list(&std::fs::read_to_string("/sys/devices/system/cpu/online").ok()?)
-            .ok()?;
-    online.last().filter(|_| online.len() >= 2)
-}
+mod common;
+use common::{last_cpu, tracefs, Hog};
 
 /// The probe on `cpu` for `ms`, with a recording of the CPU around it, while `during`
 /// runs beside it; the result and its account.
@@ -50,13 +44,6 @@ fn traced_noise(cpu: u32, ms: u64, during: impl FnOnce()) -> (NoiseResult, Noise
         .unwrap()
         .expect("both markers in the trace");
     (r, a)
-}
-
-fn tracefs() -> bool {
-    jitterlab_host::tracefs::find(&Root::live())
-        .ok()
-        .flatten()
-        .is_some()
 }
 
 #[test]
@@ -153,29 +140,14 @@ fn a_fifo_hog_is_the_gap_it_made_named() {
         return skip("needs two online CPUs");
     };
     let hog_ms = 30;
-    // Above the probe's priority, on its CPU, 300 ms into the window, for 30 ms. It
-    // takes its CPU and priority before the probe starts: a SCHED_OTHER thread placed on
-    // the probe's CPU would not run until the probe's window had ended.
-    let (go, started) = std::sync::mpsc::channel::<()>();
-    let (ready, is_ready) = std::sync::mpsc::channel::<()>();
-    let hog = std::thread::Builder::new()
-        .name("jl-test-hog".into())
-        .spawn(move || {
-            sched::set_affinity(0, &CpuSet::from_iter([cpu])).unwrap();
-            sched::set_scheduler(0, Policy::Fifo, 50).unwrap();
-            ready.send(()).unwrap();
-            started.recv().unwrap();
-            std::thread::sleep(Duration::from_millis(300));
-            let end = Instant::now() + Duration::from_millis(hog_ms);
-            while Instant::now() < end {
-                std::hint::spin_loop();
-            }
-            sched::set_scheduler(0, Policy::Other, 0).unwrap();
-        })
-        .unwrap();
-    is_ready.recv().unwrap();
-    let (r, a) = traced_noise(cpu, 800, || go.send(()).unwrap());
-    hog.join().unwrap();
+    // Above the probe's priority, on its CPU, 300 ms into the window, for 30 ms.
+    let mut hog = Hog::spawn(
+        cpu,
+        Duration::from_millis(300),
+        Duration::from_millis(hog_ms),
+    );
+    let (r, a) = traced_noise(cpu, 800, || hog.start());
+    hog.join();
     let want = hog_ms * 1_000_000;
     // The hog's gap is named after it, as a thread, and the trace shows it running for
     // nearly all of it.
