@@ -125,7 +125,16 @@ pub fn quantile_sorted(sorted: &[f64], q: f64) -> f64 {
     let h = (sorted.len() - 1) as f64 * q.clamp(0.0, 1.0);
     let lo = h.floor() as usize;
     let hi = h.ceil() as usize;
-    sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo])
+    let frac = h - lo as f64;
+    // Between infinities (a ratio's resamples whose baseline reached 0) the quantile
+    // is the infinity, not inf - inf = NaN.
+    if frac == 0.0 || sorted[lo] == sorted[hi] {
+        return sorted[lo];
+    }
+    if sorted[hi].is_infinite() {
+        return sorted[hi];
+    }
+    sorted[lo] + frac * (sorted[hi] - sorted[lo])
 }
 
 /// The median of one resample of `values` with replacement, in `scratch`.
@@ -380,6 +389,20 @@ pub fn compare(cell: &[f64], base: &[f64], config: &Config, rng: &mut Rng) -> Co
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Resampled ratios whose baseline reached 0 are infinite: the quantiles among them
+    /// are infinite, never NaN.
+    #[test]
+    fn quantiles_between_infinities_are_infinite() {
+        let inf = f64::INFINITY;
+        let v = [1.0, 2.0, inf, inf, inf];
+        assert_eq!(quantile_sorted(&v, 1.0), inf);
+        assert_eq!(quantile_sorted(&v, 0.9), inf);
+        // Between 2 and an infinity: infinite.
+        assert_eq!(quantile_sorted(&v, 0.4), inf);
+        assert_eq!(quantile_sorted(&v, 0.2), 1.8);
+        assert_eq!(quantile_sorted(&[1.0, 2.0], 0.5), 1.5);
+    }
 
     #[test]
     fn median_and_quantiles() {
