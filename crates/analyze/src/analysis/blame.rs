@@ -394,10 +394,7 @@ pub fn marker_latency_ns(text: &str) -> Option<u64> {
     let ns = text
         .split('(')
         .nth(1)
-        .and_then(|t| {
-            t.strip_suffix(" ns)")
-                .or_else(|| t.trim_end().strip_suffix(" ns)"))
-        })
+        .and_then(|t| t.trim_end().strip_suffix(" ns)"))
         .and_then(|n| n.trim().parse().ok());
     ns.or_else(|| {
         let rest = text.split("latency ").nth(1)?;

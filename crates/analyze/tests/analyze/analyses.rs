@@ -179,34 +179,21 @@ fn summary_section() {
 /// Task 7 (rt, prio 9) woken on CPU 0 three times; `dd`-like task 30 (prio 120) and the
 /// higher-priority 40 (prio 5) in the way; a `jitterlab:` marker after the last wake-up.
 fn blame_trace() -> Vec<Event> {
-    let sw = |prev: i32, pp: i32, state: &str, next: i32, np: i32| {
-        let mut k = switch(prev, state, next);
-        if let EventKind::SchedSwitch {
-            prev_prio,
-            next_prio,
-            ..
-        } = &mut k
-        {
-            *prev_prio = pp;
-            *next_prio = np;
-        }
-        k
-    };
     let mut v = vec![
-        ev(0, 0, 7, sw(7, 9, "S", 0, 120)),
+        ev(0, 0, 7, switch_prio(7, 9, "S", 0, 120)),
         // 1: 10 us, CPU idle.
         ev(1_000, 1, 0, waking(7, 0)),
-        ev(11_000, 0, 0, sw(0, 120, "R", 7, 9)),
-        ev(12_000, 0, 7, sw(7, 9, "S", 40, 5)),
+        ev(11_000, 0, 0, switch_prio(0, 120, "R", 7, 9)),
+        ev(12_000, 0, 7, switch_prio(7, 9, "S", 40, 5)),
         // 2: 300 us behind the higher-priority 40, with IRQ 3 in between.
         ev(20_000, 1, 0, waking(7, 0)),
         ev(50_000, 0, 40, irq_entry(3)),
         ev(60_000, 0, 40, irq_exit(3)),
-        ev(320_000, 0, 40, sw(40, 5, "S", 7, 9)),
-        ev(321_000, 0, 7, sw(7, 9, "S", 0, 120)),
+        ev(320_000, 0, 40, switch_prio(40, 5, "S", 7, 9)),
+        ev(321_000, 0, 7, switch_prio(7, 9, "S", 0, 120)),
         // 3: 500 us on an idle CPU with no event at all.
         ev(400_000, 1, 0, waking(7, 0)),
-        ev(900_000, 0, 0, sw(0, 120, "R", 7, 9)),
+        ev(900_000, 0, 0, switch_prio(0, 120, "R", 7, 9)),
         ev(
             901_000,
             0,
@@ -216,7 +203,7 @@ fn blame_trace() -> Vec<Event> {
                 text: "jitterlab: latency 500 us > 60 us on cpu 0".into(),
             },
         ),
-        ev(902_000, 0, 7, sw(7, 9, "S", 0, 120)),
+        ev(902_000, 0, 7, switch_prio(7, 9, "S", 0, 120)),
     ];
     v.sort_by_key(|e| e.ts);
     v
@@ -361,28 +348,15 @@ fn a_marked_spike_starts_when_its_sample_was_due() {
 /// the worst of those whose switch-in was recorded.
 #[test]
 fn blame_recorded_switch_ins_only() {
-    let sw = |prev: i32, pp: i32, state: &str, next: i32, np: i32| {
-        let mut k = switch(prev, state, next);
-        if let EventKind::SchedSwitch {
-            prev_prio,
-            next_prio,
-            ..
-        } = &mut k
-        {
-            *prev_prio = pp;
-            *next_prio = np;
-        }
-        k
-    };
     let mut v = vec![
-        ev(0, 0, 7, sw(7, 9, "S", 0, 120)),
+        ev(0, 0, 7, switch_prio(7, 9, "S", 0, 120)),
         // Woken on the idle CPU, switched in unrecorded: its next event, 800 us on.
         ev(1_000, 0, 0, waking(7, 0)),
-        ev(801_000, 0, 7, sw(7, 9, "S", 30, 120)),
+        ev(801_000, 0, 7, switch_prio(7, 9, "S", 30, 120)),
         // Woken while 30 ran, switched in 200 us later, recorded.
         ev(900_000, 0, 30, waking(7, 0)),
-        ev(1_100_000, 0, 30, sw(30, 120, "R", 7, 9)),
-        ev(1_101_000, 0, 7, sw(7, 9, "S", 30, 120)),
+        ev(1_100_000, 0, 30, switch_prio(30, 120, "R", 7, 9)),
+        ev(1_101_000, 0, 7, switch_prio(7, 9, "S", 30, 120)),
     ];
     v.sort_by_key(|e| e.ts);
     let o = |recorded| Options {

@@ -81,6 +81,21 @@ pub fn switch(prev: i32, state: &str, next: i32) -> EventKind {
     }
 }
 
+/// A sched_switch with the tasks' priorities.
+pub fn switch_prio(prev: i32, pp: i32, state: &str, next: i32, np: i32) -> EventKind {
+    let mut k = switch(prev, state, next);
+    if let EventKind::SchedSwitch {
+        prev_prio,
+        next_prio,
+        ..
+    } = &mut k
+    {
+        *prev_prio = pp;
+        *next_prio = np;
+    }
+    k
+}
+
 fn wakeup(pid: i32, cpu: u32) -> Wakeup {
     Wakeup {
         comm: comm(pid),
