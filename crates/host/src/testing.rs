@@ -23,6 +23,24 @@ pub fn host_lock() -> std::io::Result<HostLock> {
     Ok(HostLock { _file: f })
 }
 
+/// Waits until the real-time scheduler's budget on every CPU is whole again: one
+/// throttling period (`sched_rt_period_us`, 1 s by default) and a little more.
+/// SCHED_FIFO threads may run `sched_rt_runtime_us` of each period on a CPU (950 of
+/// 1000 ms by default); a test that measured with a real-time loop just before may
+/// have used most of it, and a loop measured now would be throttled in the middle,
+/// a gap the test did not make. After an idle period, a window of less than the
+/// runtime is never throttled, whatever the periods' phase.
+pub fn wait_for_rt_budget() {
+    let period = std::fs::read_to_string("/proc/sys/kernel/sched_rt_period_us")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .map_or(
+            std::time::Duration::from_secs(1),
+            std::time::Duration::from_micros,
+        );
+    std::thread::sleep(period + std::time::Duration::from_millis(100));
+}
+
 /// Whether this process runs as root ([`crate::running_as_root`]).
 pub fn is_root() -> bool {
     crate::running_as_root()

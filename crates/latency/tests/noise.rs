@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use jitterlab_cpuset::CpuSet;
 use jitterlab_host::sched;
 use jitterlab_host::tasks::Policy;
-use jitterlab_host::testing::{host_lock, skip};
+use jitterlab_host::testing::{host_lock, skip, wait_for_rt_budget};
 use jitterlab_host::{running_as_root, Root};
 use jitterlab_latency::{run_noise, NoiseConfig};
 
@@ -67,6 +67,10 @@ fn a_fifo_hog_of_known_length_is_one_gap_of_that_length() {
         return skip("needs two online CPUs");
     };
     let hog_ms = 30;
+    // The other test's 1 s window may have used up this CPU's real-time budget; this
+    // window and hog (830 ms) on top of it would be throttled in the middle, and the
+    // hog's gap lengthened by the throttling's (54-68 ms were seen for 30 ms).
+    wait_for_rt_budget();
     // Above the probe's priority, on its CPU, 300 ms into the window, for 30 ms.
     let hog = std::thread::spawn(move || {
         // Real-time before it sleeps: as SCHED_OTHER it would never wake up under the probe.

@@ -10,7 +10,7 @@ use std::time::Duration;
 use jitterlab_analyze::analysis::blame::Cause;
 use jitterlab_cpuset::CpuSet;
 use jitterlab_host::tasks::Policy;
-use jitterlab_host::testing::{host_lock, skip};
+use jitterlab_host::testing::{host_lock, skip, wait_for_rt_budget};
 use jitterlab_host::{running_as_root, Root};
 use jitterlab_latency::{Config, Request, Stop};
 use jitterlab_runner::trace;
@@ -25,6 +25,9 @@ const BREAK_NS: u64 = 10_000_000;
 /// One hunt: the probe on `cpu` with a break, a flight recording around it, the hog
 /// 300 ms into the run. Returns the probe's break latency and the blamed spikes.
 fn hunt(cpu: u32) -> (Option<u64>, Vec<jitterlab_analyze::analysis::blame::Spike>) {
+    // A real-time loop measured just before (another test binary's) may have used up
+    // the CPU's real-time budget: the hog would be throttled and its spike lengthened.
+    wait_for_rt_budget();
     let root = Root::live();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("hunt.dat");
