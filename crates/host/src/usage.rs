@@ -95,7 +95,8 @@ pub fn cpu_times(root: &Root) -> Result<Vec<CpuTimes>> {
     parse_cpu_times(&root.path("/proc/stat"), &text, tick_ns())
 }
 
-fn tick_ns() -> u64 {
+/// The unit of `/proc/stat`'s and a task's `stat` times (the clock tick), ns.
+pub fn tick_ns() -> u64 {
     1_000_000_000 / clock_ticks().max(1)
 }
 
@@ -114,7 +115,8 @@ pub struct ThreadTime {
     pub kthread: bool,
     /// When it started, clock ticks after boot (with the tid, its identity).
     pub start_ticks: u64,
-    /// User plus system time, ns.
+    /// Its time on a CPU, ns: `schedstat`'s run time, else stat's user plus system
+    /// time (counted in clock ticks).
     pub cpu_ns: u64,
     /// The CPU it last ran on.
     pub last_cpu: u32,
@@ -128,7 +130,8 @@ pub struct ThreadTimes {
 }
 
 impl ThreadTimes {
-    /// Reads every thread's stat (threads that end while they are read are skipped).
+    /// Reads every thread's stat and schedstat (threads that end while they are read
+    /// are skipped).
     pub fn read(root: &Root) -> Result<ThreadTimes> {
         let tick = tick_ns();
         let mut threads = HashMap::new();
@@ -145,6 +148,14 @@ impl ThreadTimes {
                     None => continue,
                 };
                 let s = parse_stat(&root.path(&file), &text)?;
+                // The scheduler's own count, in ns, where the kernel keeps it: stat's
+                // user and system times are sampled at the tick (10 ms here), so a
+                // thread that ran 1 ms may be charged 10 or nothing, which in a run of
+                // 100 ms is the difference between quiet and busy.
+                let cpu_ns = root
+                    .read_opt(format!("/proc/{pid}/task/{tid}/schedstat"))?
+                    .and_then(|t| t.split_whitespace().next()?.parse().ok())
+                    .unwrap_or_else(|| s.utime.saturating_add(s.stime).saturating_mul(tick));
                 threads.insert(
                     (tid, s.start_ticks),
                     ThreadTime {
@@ -154,7 +165,7 @@ impl ThreadTimes {
                         comm: s.comm,
                         kthread: s.flags & PF_KTHREAD != 0,
                         start_ticks: s.start_ticks,
-                        cpu_ns: s.utime.saturating_add(s.stime).saturating_mul(tick),
+                        cpu_ns,
                         last_cpu: s.processor,
                     },
                 );
@@ -331,6 +342,27 @@ mod tests {
         let me = std::process::id();
         let live = thread_sched(&Root::live(), me, me).unwrap().unwrap();
         assert!(live.run_ns > 0);
+    }
+
+    /// A thread's time is the scheduler's count in ns where `schedstat` is there, and
+    /// stat's user plus system ticks where it is not.
+    #[test]
+    fn a_threads_time_is_schedstats_ns_else_its_ticks() {
+        let dir = tempfile::tempdir().unwrap();
+        // utime 3, stime 4 ticks.
+        let stat = "{tid} (w) R 1 1 1 0 -1 0 0 0 0 0 3 4 0 0 20 0 1 0 77 0 0 0 0 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0";
+        for (tid, schedstat) in [(10u32, Some("1234567 89 3\n")), (11, None)] {
+            let task = dir.path().join(format!("proc/{tid}/task/{tid}"));
+            std::fs::create_dir_all(&task).unwrap();
+            std::fs::write(task.join("stat"), stat.replace("{tid}", &tid.to_string())).unwrap();
+            if let Some(s) = schedstat {
+                std::fs::write(task.join("schedstat"), s).unwrap();
+            }
+        }
+        let t = ThreadTimes::read(&Root::at(dir.path())).unwrap();
+        let ns = |tid: u32| t.threads.values().find(|x| x.tid == tid).unwrap().cpu_ns;
+        assert_eq!(ns(10), 1_234_567);
+        assert_eq!(ns(11), 7 * tick_ns());
     }
 
     #[test]
