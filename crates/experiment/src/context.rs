@@ -37,6 +37,11 @@ pub struct RunContext {
     pub tested_ns: u64,
     /// The foreign processes that used the most CPU time, most first (at most 5).
     pub foreign_top: Vec<TaskTime>,
+    /// The unit the kernel counts `/proc/stat`'s times in (the user-space clock tick,
+    /// 10 ms on most machines), ns: each CPU's steal is known to within one. 0 when
+    /// not known (a result from before it was kept).
+    #[serde(default)]
+    pub stat_tick_ns: u64,
     /// The processes under test by role, with their CPU time, waits and migrations (a
     /// tcp server, an mcast receiver...).
     pub roles: Vec<RoleTime>,
@@ -149,10 +154,27 @@ impl RunContext {
         )
     }
 
+    /// The least steal the run can have had, as a fraction of its CPU time: the
+    /// steal less one tick per CPU, since each CPU's count of ticks may have gained
+    /// one between the two readings. In a run of 100 ms on two CPUs one tick of 10 ms
+    /// is 5 % by itself.
+    pub fn steal_fraction_at_least(&self) -> f64 {
+        let cpus = self.cpus.len().max(1) as u64;
+        ratio(
+            self.cpus
+                .iter()
+                .map(|c| c.steal_ns)
+                .sum::<u64>()
+                .saturating_sub(cpus.saturating_mul(self.stat_tick_ns)),
+            self.wall_ns.saturating_mul(cpus),
+        )
+    }
+
     /// Whether the run was measured beside foreign work or under the host's steal
-    /// ([`BUSY_CPUS`], [`STEAL_FRACTION`]).
+    /// ([`BUSY_CPUS`], [`STEAL_FRACTION`], the latter by the least steal the ticks
+    /// allow: [`Self::steal_fraction_at_least`]).
     pub fn busy(&self) -> bool {
-        self.foreign_cpus() > BUSY_CPUS || self.steal_fraction() > STEAL_FRACTION
+        self.foreign_cpus() > BUSY_CPUS || self.steal_fraction_at_least() > STEAL_FRACTION
     }
 
     /// A role's CPU time over the wall time (1.0 = one CPU the whole run).
@@ -217,5 +239,25 @@ mod tests {
         stolen.cpus[1].steal_ns = 150_000_000;
         assert!((stolen.steal_fraction() - 0.0755).abs() < 1e-9);
         assert!(stolen.busy());
+        // One 10 ms tick of steal in a run of 100 ms: 5 % by itself, and it may have
+        // been any steal from 0 to 2 % of the CPUs' time: not busy. Two ticks on one
+        // CPU and one on the other: at least 5.5 %, busy.
+        let short = RunContext {
+            wall_ns: 100_000_000,
+            foreign_ns: 0,
+            stat_tick_ns: 10_000_000,
+            ..quiet.clone()
+        };
+        let mut tick = short.clone();
+        tick.cpus[0].steal_ns = 10_000_000;
+        assert!((tick.steal_fraction() - 0.05).abs() < 1e-9);
+        assert_eq!(tick.steal_fraction_at_least(), 0.0);
+        assert!(!tick.busy());
+        let mut ticks = short.clone();
+        ticks.cpus[0].steal_ns = 20_000_000;
+        ticks.cpus[1].steal_ns = 10_000_000;
+        ticks.cpus[0].steal_ns += 1_000_000;
+        assert!((ticks.steal_fraction_at_least() - 0.055).abs() < 1e-9);
+        assert!(ticks.busy());
     }
 }

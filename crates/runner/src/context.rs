@@ -85,6 +85,7 @@ pub fn context(before: &Reading, after: &Reading, roles: &Roles) -> RunContext {
         wall_ns: after.at.duration_since(before.at).as_nanos() as u64,
         roles: role_times,
         shared,
+        stat_tick_ns: jitterlab_host::usage::tick_ns(),
         ..RunContext::default()
     };
     let mut foreign: BTreeMap<u32, (String, u64)> = BTreeMap::new();

@@ -316,6 +316,7 @@ fn context(cell: usize, busy: bool, rng: &mut Rng) -> RunContext {
     });
     RunContext {
         wall_ns: WALL_NS,
+        stat_tick_ns: 10_000_000,
         foreign_ns: ns(rng, foreign),
         kernel_ns: ns(rng, 0.06),
         tools_ns: ns(rng, if loaded { 1.85 } else { 0.02 }),
