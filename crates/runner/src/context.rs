@@ -210,8 +210,30 @@ mod tests {
         let spun = spin.join().unwrap();
         let after = Reading::take(&root).unwrap();
         let ctx = context(&before, &after, &roles);
+        // SIGTERM, which timeout passes on to the loop: a SIGKILL would end timeout alone
+        // and leave the loop spinning, orphaned, for good (it spun for half an hour
+        // beside later measurements before it was found).
         // SAFETY: a process of our own making.
-        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+        unsafe { libc::kill(pid as i32, libc::SIGTERM) };
+        // The loop itself (timeout's child), known while timeout was its parent.
+        let spinners: Vec<u32> = after
+            .threads
+            .threads
+            .values()
+            .filter(|t| t.pid != pid && after.threads.descends_from(t.pid, pid))
+            .map(|t| t.pid)
+            .collect();
+        assert!(!spinners.is_empty(), "no loop under timeout {pid}");
+        let gone = Instant::now() + std::time::Duration::from_secs(3);
+        let alive = |p: &u32| {
+            std::path::Path::new(&format!("/proc/{p}")).exists()
+                && !jitterlab_host::tasks::is_zombie(&root, *p)
+        };
+        while spinners.iter().any(alive) && Instant::now() < gone {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let left: Vec<&u32> = spinners.iter().filter(|p| alive(p)).collect();
+        assert!(left.is_empty(), "the loop outlived the test: {left:?}");
         // The loop's own time (timeout's child), as the readings saw it: all foreign.
         let looped: u64 = after
             .threads
