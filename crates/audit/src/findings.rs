@@ -881,7 +881,13 @@ fn stall_finding(phase: &NoisePhase, one: &CpuSet, vm: bool) -> Finding {
             } else {
                 String::new()
             },
-            if bound {
+            if bound && h0.min(h1) == 0 {
+                format!(
+                    "; all in one half of the window: noise-bound, the other half had none \
+                     among the {} longest gaps",
+                    a.gaps.len()
+                )
+            } else if bound {
                 format!(
                     "; the longest of one half of the window only: noise-bound, both halves had \
                      one of {}",
@@ -1168,6 +1174,13 @@ mod tests {
         assert_eq!(
             (s.severity, s.noise_bound),
             (Severity::Low, true),
+            "{}",
+            s.what
+        );
+        // Not "both halves had one of 0.0 us": the other half had none to compare.
+        assert!(
+            s.what
+                .ends_with("all in one half of the window: noise-bound, the other half had none among the 2 longest gaps"),
             "{}",
             s.what
         );
