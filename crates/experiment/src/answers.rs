@@ -530,24 +530,32 @@ fn probe_cpus(r: &ExperimentReport, cpus: &[u32]) -> Vec<Answer> {
             continue;
         };
         let worse = latency.and_then(|s| s.comparisons.iter().find(|c| c.cell == cell.index));
-        let word = match worse.map(|c| &c.verdict) {
-            Some(Verdict::Real { better: false, .. }) => "worse",
-            Some(Verdict::Real { better: true, .. }) => "better",
-            _ => "not really different",
+        // Partitioning takes the load (and its timer interrupts) off the CPU, and leaves
+        // the CPU idle between wake-ups, each of which then pays the exit from idle: the
+        // verdict says which of the two weighed more.
+        let (word, weighed) = match worse.map(|c| &c.verdict) {
+            Some(Verdict::Real { better: false, .. }) => {
+                ("worse", "the exits from idle cost more than the load had")
+            }
+            Some(Verdict::Real { better: true, .. }) => (
+                "better",
+                "what the load had cost outweighed the exits from idle",
+            ),
+            _ => ("not really different", "the two about cancel out"),
         };
         if on.3 < 0.5 && off.3 >= 0.5 {
             out.push(Answer {
                 topic: "latency".into(),
                 text: format!(
-                    "{}: the average latency is {word} than {}'s; the isolated CPU was busy {:.0}% of the time against {:.0}%, so it idled between wake-ups and each wake-up paid the exit from idle, where the load kept the shared CPU awake.",
+                    "{}: the average latency is {word} than {}'s: partitioning took the load off the CPU (busy {:.0}% of the time against {:.0}%), but the CPU now idles between wake-ups and each wake-up pays the exit from idle, which the load had kept it from; {weighed}.",
                     cell.label,
                     label(r, b),
                     on.3 * 100.0,
                     off.3 * 100.0
                 ),
                 basis: vec![format!(
-                    "local timer {:.0}/s against {:.0}/s",
-                    on.1, off.1
+                    "local timer {:.0}/s against {:.0}/s, device IRQs {:.0}/s against {:.0}/s",
+                    on.1, off.1, on.2, off.2
                 )],
             });
         }
@@ -1006,6 +1014,54 @@ mod report_tests {
             ),
             "{}",
             s.text
+        );
+    }
+
+    /// A partitioned cell under load against the unpartitioned one: the answer weighs
+    /// the load taken off the CPU against the exits from idle the CPU then pays, with
+    /// its interrupts as the basis.
+    #[test]
+    fn a_partitioned_cell_weighs_the_load_taken_off_against_the_exits_from_idle() {
+        const PARTITION: &str = r#"
+            name = "p"
+            rounds = 5
+            [factors]
+            partition = ["off", "on:1"]
+            load = ["cpu:150"]
+            [measure.latency]
+            cpus = "1"
+            [baseline]
+            partition = "off"
+        "#;
+        let (r, recipe) = report(
+            PARTITION,
+            |_| 40_000.0,
+            |c| {
+                let mut x = ctx(vec![], 0);
+                let probe = &mut x.cpus[1];
+                (probe.busy_ns, probe.local_timer, probe.device_irqs) = if c == 0 {
+                    (990_000_000, 10_441, 3)
+                } else {
+                    (0, 857, 2)
+                };
+                x
+            },
+        );
+        let a = answer(&r, &recipe.measures);
+        let l = a
+            .iter()
+            .find(|a| a.topic == "latency")
+            .expect("a latency answer");
+        assert_eq!(
+            l.text,
+            "partition=on:1: the average latency is not really different than partition=off's: \
+             partitioning took the load off the CPU (busy 0% of the time against 99%), but the \
+             CPU now idles between wake-ups and each wake-up pays the exit from idle, which the \
+             load had kept it from; the two about cancel out."
+        );
+        assert_eq!(
+            l.basis,
+            vec!["local timer 857/s against 10441/s, device IRQs 2/s against 3/s".to_string()]
         );
     }
 
