@@ -81,7 +81,9 @@ export function mountAuditVerdict(root, ctx) {
 /** One finding: its line, evidence, why, fix. */
 function findingCard(f) {
   return el("article", { class: "jl-finding", dataset: { severity: f.severity, id: f.id, family: f.family } },
-    el("h3", null, badge(f.severity), " ", el("code", null, findingKey(f)), " ", f.what),
+    el("h3", null, badge(f.severity), " ", el("code", null, findingKey(f)),
+      f.noise_bound ? [" ", el("span", { class: "jl-noise-bound", title: "only one half of the measured window reached the worst figure (on a VM, one stop of the vCPU by the host): the severity and effect are what both halves reached" }, "noise-bound")] : [],
+      " ", f.what),
     facts([
       ["CPUs", f.cpus === null ? "the machine" : String(f.cpus)],
       ["evidence", f.evidence.length ? el("ul", { class: "jl-evidence" }, f.evidence.map((e) => el("li", null, el("code", null, e.path), ": ", e.value))) : "-", "evidence"],
@@ -166,6 +168,7 @@ export function mountAuditMeasured(root, ctx) {
       { label: "p99", num: true, value: (x) => x.s.p99_ns, fmt: fmtDur },
       { label: "p99.99", num: true, value: (x) => x.s.p99_99_ns, fmt: fmtDur },
       { label: "max", num: true, value: (x) => x.s.max_ns, fmt: fmtDur },
+      { label: "max by half", num: true, value: (x) => half(x.p, x.s.cpu)?.max_ns[0], fmt: (v, x) => byHalf(half(x.p, x.s.cpu)?.max_ns), title: "the worst wake-up of the window's first half / second half: a worst case one half alone reached is one stop of the host, not the machine" },
       { label: "missed periods", num: true, value: (x) => x.s.missed_periods, fmt: fmtCount },
     ],
     rows,
@@ -193,6 +196,7 @@ export function mountAuditMeasured(root, ctx) {
       { label: "available", num: true, value: (n) => n.available_ppm, fmt: (v) => `${(v / 10000).toFixed(3)} %` },
       { label: "gaps", num: true, value: (n) => n.count, fmt: fmtCount },
       { label: "longest", num: true, value: (n) => n.longest[0]?.ns, fmt: fmtDur },
+      { label: "longest by half", num: true, value: (n) => n.halves?.[0]?.longest_ns, fmt: (v, n) => byHalf(n.halves?.length === 2 ? n.halves.map((h) => h.longest_ns) : undefined), title: "the longest gap of the window's first half / second half, each counted alone, without the scheduler's throttling" },
       { label: "traced", num: true, value: (n) => n.traced?.traced_ns, fmt: fmtDur, title: "the time the trace shows something else on the CPU (handlers, softirqs, threads)" },
       { label: "silent gaps", num: true, value: (n) => silent(n)?.ns, fmt: (v, n) => (silent(n) ? `${fmtCount(silent(n).gaps)}, ${fmtDur(v)}` : n.traced ? "none" : "-"), title: "gaps with no event in the trace: the host stopping the vCPU, or SMIs" },
       { label: "preempted", num: true, value: (n) => n.preemptions, fmt: fmtCount },
@@ -251,6 +255,16 @@ export function mountAuditMeasured(root, ctx) {
     rows: accounted.flatMap((n) => n.traced.gaps.map((g) => ({ cpu: n.cpu, trace: n.trace, g }))),
     rowAttrs: (x) => ({ dataset: { cause: x.g.cause } }),
   })));
+}
+
+/** A latency phase's halves on one CPU (absent in audits from before they were kept). */
+function half(p, cpu) {
+  return p.halves?.find((h) => h.cpu === cpu);
+}
+
+/** Two halves' figures, `first / second`, or `-`. */
+function byHalf(ns) {
+  return ns ? `${fmtDur(ns[0])} / ${fmtDur(ns[1])}` : "-";
 }
 
 /** The noise window's gaps with no event in the trace, when it was traced. */

@@ -85,6 +85,29 @@ export const tests = {
       assertEqual(blamed.map((x) => x[5]), m.latency.map((p) => p.blamed?.verdict ?? p.blame_note), "verdict lines");
       assertEqual(blamed.map((x) => x[4]), m.latency.map((p) => (p.blamed ? p.blamed.cause.replace("_", " ") : "-")), "causes");
       assertEqual(await r.count("#jl-audit-noise tbody tr"), m.noise.length, "a noise row per RT CPU");
+      // Each window by half: the worst of the two halves is the window's worst.
+      const want = m.latency.flatMap((p) => p.cpus.map((s) => p.halves?.find((h) => h.cpu === s.cpu)));
+      assert(want.every(Boolean), "the fixture's phases carry their halves");
+      lat.forEach((row, i) => {
+        const halves = row[8].split(" / ");
+        assertEqual(halves.length, 2, `latency row ${i}: max by half ${row[8]}`);
+        const worst = want[i].max_ns[0] >= want[i].max_ns[1] ? 0 : 1;
+        assertEqual(halves[worst], row[7], `latency row ${i}: the worse half is the window's max`);
+      });
+      const noise = await r.tableRows("#jl-audit-noise");
+      noise.forEach((row, i) => {
+        assertEqual(row[6].split(" / ").length, m.noise[i].halves?.length === 2 ? 2 : 1, `noise row ${i}: longest by half ${row[6]}`);
+      });
+    });
+  },
+
+  async "a noise-bound finding says so where it is shown"({ browser }) {
+    const d = readReportJson("audit.json").data;
+    const bound = d.findings.filter((f) => f.noise_bound);
+    assert(bound.length > 0, "the fixture has a noise-bound finding");
+    await withReport(browser, reportPath("audit.html"), { hash: "view=findings" }, async (r) => {
+      const marked = await r.page.$$eval(".jl-finding", (cs) => cs.filter((c) => c.querySelector(".jl-noise-bound")?.checkVisibility()).map((c) => c.dataset.id));
+      assertEqual(marked.sort(), bound.map((f) => f.id).sort(), "the noise-bound findings, marked and visible");
     });
   },
 
