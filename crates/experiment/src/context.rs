@@ -147,11 +147,7 @@ impl RunContext {
 
     /// The steal over all CPUs' time: the fraction of the run's CPU time the host took.
     pub fn steal_fraction(&self) -> f64 {
-        let cpus = self.cpus.len().max(1) as u64;
-        ratio(
-            self.cpus.iter().map(|c| c.steal_ns).sum(),
-            self.wall_ns.saturating_mul(cpus),
-        )
+        self.steal_fraction_less(0)
     }
 
     /// The least steal the run can have had, as a fraction of its CPU time: the
@@ -159,13 +155,15 @@ impl RunContext {
     /// one between the two readings. In a run of 100 ms on two CPUs one tick of 10 ms
     /// is 5 % by itself.
     pub fn steal_fraction_at_least(&self) -> f64 {
+        self.steal_fraction_less(self.stat_tick_ns)
+    }
+
+    /// The steal less `per_cpu` ns on each CPU, over all CPUs' time.
+    fn steal_fraction_less(&self, per_cpu: u64) -> f64 {
         let cpus = self.cpus.len().max(1) as u64;
+        let steal: u64 = self.cpus.iter().map(|c| c.steal_ns).sum();
         ratio(
-            self.cpus
-                .iter()
-                .map(|c| c.steal_ns)
-                .sum::<u64>()
-                .saturating_sub(cpus.saturating_mul(self.stat_tick_ns)),
+            steal.saturating_sub(cpus.saturating_mul(per_cpu)),
             self.wall_ns.saturating_mul(cpus),
         )
     }
