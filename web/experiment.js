@@ -114,6 +114,7 @@ export function expNotes(r) {
         cls: "warn",
         text: `busy: ${cell}: ${w.runs} of ${w.of} run${w.of === 1 ? "" : "s"} measured beside foreign work (median ${fixed(w.foreign_cpus, 2)} CPUs of other processes${w.top ? `, most ${w.top}` : ""}, steal ${fixed(w.steal * 100, 1)}%)${w.runs === w.of ? ": its comparisons stand only against cells beside the same work" : ": compared on its quiet runs where there are enough, else not called real"}`,
       };
+      case "kernel_messages": return { cls: "warn", text: `kernel: ${cell}: the kernel logged ${w.messages} warning${w.messages === 1 ? "" : "s"} in ${w.runs} of ${w.of} run${w.of === 1 ? "" : "s"}, first in run ${w.run}: "${w.first}"` };
       case "failed_runs": return { cls: "warn", text: `failed: ${cell}: ${w.runs} run${w.runs === 1 ? "" : "s"} left out of the statistics` };
       default: return { cls: "warn", text: `${w.kind}: ${JSON.stringify(w)}` };
     }

@@ -250,6 +250,12 @@ export const tests = {
         assert(line, `a note on the busy runs of ${label}: ${JSON.stringify(notes)}`);
       }
       assert(d.warnings.some((x) => x.kind === "busy_runs"), "the fixture has busy runs");
+      for (const w of d.warnings.filter((x) => x.kind === "kernel_messages")) {
+        const label = d.cells[w.cell].label;
+        const line = notes.find((n) => n.startsWith(`kernel: ${label}: the kernel logged ${w.messages} warning`) && n.endsWith(`first in run ${w.run}: "${w.first}"`));
+        assert(line, `a note on the kernel's warnings in ${label}: ${JSON.stringify(notes)}`);
+      }
+      assert(d.warnings.some((x) => x.kind === "kernel_messages"), "the fixture has the kernel's warnings");
       assert(!notes.some((n) => n.includes("{")), `a warning shown as JSON: ${notes.find((n) => n.includes("{"))}`);
     });
   },

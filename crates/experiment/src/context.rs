@@ -48,6 +48,26 @@ pub struct RunContext {
     /// Pairs of roles and how often they shared a CPU.
     #[serde(default)]
     pub shared: Vec<SharedCpu>,
+    /// What the kernel logged at warning level or worse during the run (at most
+    /// [`KERNEL_MESSAGES`]): a workqueue stall, RT throttling, a soft lockup.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kernel_messages: Vec<KernelMessage>,
+}
+
+/// The most kernel messages kept per run.
+pub const KERNEL_MESSAGES: usize = 20;
+
+/// One record of the kernel log.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KernelMessage {
+    /// Its level: 0 (emergency) .. 4 (warning).
+    pub level: u8,
+    /// Logged by the kernel itself (a process may write to the log too).
+    pub kernel: bool,
+    /// When, µs since boot.
+    pub ts_us: u64,
+    /// The message.
+    pub text: String,
 }
 
 /// One CPU during a run.

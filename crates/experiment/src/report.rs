@@ -215,6 +215,23 @@ pub enum Warning {
         /// The foreign process that used the most CPU in them.
         top: Option<String>,
     },
+    /// Measured runs of a cell during which the kernel logged a warning or worse (a
+    /// workqueue stall, RT throttling, a lockup): the machine misbehaved, whatever
+    /// the figures say.
+    KernelMessages {
+        /// The cell.
+        cell: usize,
+        /// How many of its measured runs.
+        runs: usize,
+        /// Its measured runs with a context.
+        of: usize,
+        /// The messages in those runs (as many as were kept).
+        messages: usize,
+        /// The first of them, and the run it was logged in.
+        first: String,
+        /// That run.
+        run: usize,
+    },
     /// Runs that failed, left out of the statistics.
     FailedRuns {
         /// The cell.
@@ -464,6 +481,7 @@ impl ExperimentReport {
 
         warnings.extend(step_warnings(&measured, cells.len()));
         warnings.extend(busy_warnings(&measured, cells.len()));
+        warnings.extend(kernel_warnings(&measured, cells.len()));
         // The foreign work itself drifting across the rounds.
         for c in 0..cells.len() {
             let mut rs: Vec<&&Run> = measured.iter().filter(|r| r.cell == c).collect();
@@ -680,6 +698,38 @@ fn busy_warnings(measured: &[&Run], cells: usize) -> Vec<Warning> {
     out
 }
 
+/// Per cell, the measured runs during which the kernel logged a warning.
+fn kernel_warnings(measured: &[&Run], cells: usize) -> Vec<Warning> {
+    let mut out = Vec::new();
+    for c in 0..cells {
+        let ctx: Vec<(usize, &RunContext)> = measured
+            .iter()
+            .filter(|r| r.cell == c)
+            .filter_map(|r| Some((r.seq, r.context.as_ref()?)))
+            .collect();
+        let logged: Vec<&(usize, &RunContext)> = ctx
+            .iter()
+            .filter(|(_, x)| !x.kernel_messages.is_empty())
+            .collect();
+        let Some((run, first)) = logged
+            .iter()
+            .flat_map(|(seq, x)| x.kernel_messages.iter().map(move |m| (*seq, m)))
+            .min_by_key(|(_, m)| m.ts_us)
+        else {
+            continue;
+        };
+        out.push(Warning::KernelMessages {
+            cell: c,
+            runs: logged.len(),
+            of: ctx.len(),
+            messages: logged.iter().map(|(_, x)| x.kernel_messages.len()).sum(),
+            first: first.text.clone(),
+            run,
+        });
+    }
+    out
+}
+
 /// Per cell and series name, how many measured runs have steps.
 fn step_warnings(measured: &[&Run], cells: usize) -> Vec<Warning> {
     let mut out = Vec::new();
@@ -842,5 +892,53 @@ mod tests {
         assert_eq!(soft, [("NET_RX", 1000.0), ("TIMER", 250.0)], "most first");
         // A vector that never ran is not listed.
         assert!(c.cpus[0].softirqs_per_s.is_empty());
+    }
+
+    /// The kernel's warnings are told per cell, the earliest first, and a quiet log
+    /// gives no warning.
+    #[test]
+    fn the_kernels_warnings_are_told_per_cell() {
+        let logged = |ts_us: u64, text: &str| {
+            let mut c = context(1, 0.0, 100, 0);
+            c.kernel_messages = vec![crate::context::KernelMessage {
+                level: 4,
+                kernel: true,
+                ts_us,
+                text: text.into(),
+            }];
+            c
+        };
+        let runs = vec![
+            // Warm-up runs are not measured.
+            run(0, 1, true, Some(logged(1, "warm-up"))),
+            run(1, 0, false, Some(context(1, 0.0, 100, 0))),
+            run(2, 1, false, Some(logged(30, "second"))),
+            run(3, 0, false, Some(context(1, 0.0, 100, 0))),
+            run(4, 1, false, Some(logged(20, "BUG: workqueue lockup"))),
+            run(5, 1, false, Some(context(1, 0.0, 100, 0))),
+        ];
+        let cells = Recipe::parse(
+            "t.toml",
+            "name = \"t\"\n[factors]\nload = [\"none\", \"cpu:1\"]\n[measure.latency]\n",
+        )
+        .unwrap()
+        .cells();
+        let r = ExperimentReport::new("t", vec![], cells, vec![0, 0], runs, Config::default());
+        let kernel: Vec<&Warning> = r
+            .warnings
+            .iter()
+            .filter(|w| matches!(w, Warning::KernelMessages { .. }))
+            .collect();
+        assert_eq!(
+            kernel,
+            [&Warning::KernelMessages {
+                cell: 1,
+                runs: 2,
+                of: 3,
+                messages: 2,
+                first: "BUG: workqueue lockup".into(),
+                run: 4,
+            }]
+        );
     }
 }

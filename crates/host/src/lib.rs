@@ -52,6 +52,7 @@ pub mod env;
 mod error;
 pub mod filter;
 pub mod irqs;
+pub mod kmsg;
 pub mod overview;
 pub mod partition;
 pub mod pin;

@@ -562,6 +562,94 @@ better = "lower"
     }
 }
 
+/// What the kernel logs during a run is kept with the run and told as a warning of its
+/// cell: the recipe's command writes a warning of its own to the kernel log (which
+/// needs root) in every run of the second cell.
+#[test]
+fn experiment_tells_what_the_kernel_logged_during_its_runs() {
+    let _lock = host_lock();
+    if !jitterlab_host::testing::is_root() {
+        skip(
+            "experiment_tells_what_the_kernel_logged_during_its_runs: writing /dev/kmsg needs root",
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let tag = format!("jitterlab-test-kmsg-{}", std::process::id());
+    let flag = dir.path().join("warns").display().to_string();
+    let r = write_recipe(
+        dir.path(),
+        &format!(
+            r#"
+name = "kmsg"
+rounds = 3
+duration = "100ms"
+warmup = 0
+trace = "none"
+seed = 1
+
+[[factors.setup]]
+name = "quiet"
+
+[[factors.setup]]
+name = "warns"
+setup = "touch {flag}"
+teardown = "rm -f {flag}"
+
+[[measure.command]]
+name = "value"
+command = "if [ -e {flag} ]; then echo '<4>{tag}' > /dev/kmsg; fi; echo value: 1"
+regex = "value: ([0-9]+)"
+unit = "x"
+better = "lower"
+"#
+        ),
+    );
+    let out = dir.path().join("out");
+    let json = dir.path().join("result.json");
+    let o = run(&[
+        "experiment",
+        &r,
+        "--state-dir",
+        &dir.path().join("state").display().to_string(),
+        "-o",
+        &out.display().to_string(),
+        "--json",
+        &json.display().to_string(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let envelope: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let data = &envelope["data"];
+    for run in data["runs"].as_array().unwrap() {
+        let ours: Vec<&str> = run["context"]["kernel_messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|m| m["text"].as_str())
+            .filter(|t| t.starts_with(&tag))
+            .collect();
+        if run["cell"] == 1 {
+            assert_eq!(ours, [tag.as_str()], "{run}");
+        } else {
+            assert!(ours.is_empty(), "{run}");
+        }
+    }
+    let warning = data["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["kind"] == "kernel_messages" && w["cell"] == 1)
+        .unwrap_or_else(|| panic!("no warning: {}", data["warnings"]));
+    assert_eq!((&warning["runs"], &warning["of"]), (&3.into(), &3.into()));
+    // The text report says it.
+    let text = stdout(&o);
+    assert!(
+        text.contains("kernel: ") && text.contains(&format!("\"{tag}\"")),
+        "{text}"
+    );
+}
+
 /// An earlier experiment's directory is never written over: `-o` a directory that holds
 /// anything is refused before anything runs (the recipe's setup did not run).
 #[test]

@@ -6,8 +6,11 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use jitterlab_experiment::context::{CpuContext, RunContext, TaskTime};
+use jitterlab_experiment::context::{
+    CpuContext, KernelMessage, RunContext, TaskTime, KERNEL_MESSAGES,
+};
 use jitterlab_host::irqs::CpuCounters;
+use jitterlab_host::kmsg::{self, KernelLog};
 use jitterlab_host::usage::{cpu_times, CpuTimes, ThreadTimes};
 use jitterlab_host::Root;
 
@@ -168,6 +171,20 @@ pub fn context(before: &Reading, after: &Reading, roles: &Roles) -> RunContext {
         ctx.cpus.push(c);
     }
     ctx
+}
+
+/// What the kernel logged at warning level or worse since `log` was last read (at
+/// most [`KERNEL_MESSAGES`]).
+pub fn kernel_messages(log: &mut KernelLog) -> Vec<KernelMessage> {
+    log.read_new(kmsg::WARNING, KERNEL_MESSAGES)
+        .into_iter()
+        .map(|m| KernelMessage {
+            level: m.level,
+            kernel: m.facility == 0,
+            ts_us: m.ts_us,
+            text: m.text,
+        })
+        .collect()
 }
 
 #[cfg(test)]

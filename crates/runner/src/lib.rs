@@ -440,7 +440,9 @@ fn measure_run(
     let probe_cancel = Arc::new(AtomicBool::new(false));
     let measuring = AtomicBool::new(true);
     let watching = AtomicBool::new(false);
-    // What else the machine does is read from here to the measures' end.
+    // What else the machine does is read from here to the measures' end, and what the
+    // kernel logs.
+    let mut kernel_log = jitterlab_host::kmsg::KernelLog::open(ctx.root);
     let before = context::Reading::take(ctx.root)?;
     let result = std::thread::scope(|s| -> Result<Measured> {
         let probe = &probe_cancel;
@@ -473,7 +475,11 @@ fn measure_run(
     if let Some(w) = &workload {
         measured.tasks.push((Role::Workload, w.pid()));
     }
-    measured.context = Some(context::context(&before, &after, roles));
+    let mut run_context = context::context(&before, &after, roles);
+    if let Some(log) = kernel_log.as_mut() {
+        run_context.kernel_messages = context::kernel_messages(log);
+    }
+    measured.context = Some(run_context);
     let explanation = match (trace_summary, trace_path) {
         (Some(summary), Some(path)) => {
             summary?;

@@ -18,7 +18,7 @@ use jitterlab_experiment::explain::{
 };
 use std::collections::BTreeMap;
 
-use jitterlab_experiment::context::{CpuContext, RoleTime, RunContext, TaskTime};
+use jitterlab_experiment::context::{CpuContext, KernelMessage, RoleTime, RunContext, TaskTime};
 use jitterlab_experiment::recipe::Role;
 use jitterlab_experiment::report::Answer;
 use jitterlab_experiment::stats::Config;
@@ -340,6 +340,17 @@ fn context(cell: usize, busy: bool, rng: &mut Rng) -> RunContext {
             },
         }],
         shared: Vec::new(),
+        // The foreign loop kept a kworker off its CPU.
+        kernel_messages: if busy {
+            vec![KernelMessage {
+                level: 4,
+                kernel: true,
+                ts_us: 1_234_567_890,
+                text: "workqueue: blk_mq_run_work_fn hogged CPU for >10000us 4 times, consider switching to WQ_UNBOUND".into(),
+            }]
+        } else {
+            Vec::new()
+        },
         cpus,
     }
 }

@@ -597,6 +597,25 @@ fn warnings(r: &ExperimentReport, out: &mut dyn Write, style: &Style) -> io::Res
                 }
                 ),
             )?,
+            Warning::KernelMessages {
+                cell,
+                runs,
+                of,
+                messages,
+                first,
+                run,
+            } => warning_line(
+                out,
+                style,
+                "kernel:",
+                &format!(
+                    "{}: the kernel logged {} in {runs} of {}, first in run {run}: \"{}\"",
+                    label(r, *cell),
+                    plural(*messages, "warning", "warnings"),
+                    plural(*of, "run", "runs"),
+                    escape(first)
+                ),
+            )?,
             Warning::FailedRuns { cell, runs } => {
                 let body = format!(
                     "{}: {} left out of the statistics",
