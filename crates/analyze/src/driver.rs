@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::str::FromStr;
 
-use jitterlab_trace::{EventSource, ReadStats};
+use jitterlab_trace::EventSource;
 use serde::Serialize;
 
 use crate::analysis::timeline::{Timeline, TimelineOptions};
@@ -12,8 +12,13 @@ use crate::analysis::{
     blame::BlameSection, cpus::CpuSection, functions::FunctionSection, irqs::IrqSection,
     summary::Summary, tasks::TaskSection, Analyses,
 };
+use crate::engine;
 use crate::filter::{task_selected, Filter};
+use crate::model::{
+    Anomaly, Blind, FuncCall, Gap, IrqSpan, Marker, Migration, RunSlice, SoftirqSpan, Wake,
+};
 use crate::pattern::Pattern;
+use crate::sink::Sink;
 use crate::state::{Machine, MachineOptions};
 
 /// A section of the report.
@@ -204,13 +209,89 @@ pub fn analyze(
         names: options.names.clone(),
     });
     let mut analyses = Analyses::new(options);
-    while let Some(ev) = source.next_event()? {
-        machine.feed(&ev, &mut analyses);
-    }
-    machine.finish(&mut analyses);
-    let meta = source.meta().clone();
-    let stats: ReadStats = source.stats().clone();
+    let (_, meta, stats) = engine::pass_source(
+        source,
+        Some(&mut machine),
+        &mut engine::no_raw,
+        &mut analyses,
+    )?;
     Ok(analyses.report(&machine, &meta, &stats, options))
+}
+
+/// The analyses `options` asks for, as a [`Sink`] of an [`engine::pass`] that other
+/// consumers ride too; [`Report::finish`] builds the report once the pass is over.
+pub struct Report {
+    analyses: Analyses,
+    options: Options,
+}
+
+impl Report {
+    /// The analyses of `options` over `trace`, with the thread groups and task names it
+    /// records (the machine of [`engine::pass`] gets the same).
+    pub fn new(trace: &jitterlab_trace::Trace, options: Options) -> Report {
+        let options = Options {
+            tgids: trace.tgids(),
+            names: trace.cmdlines(),
+            ..options
+        };
+        Report {
+            analyses: Analyses::new(&options),
+            options,
+        }
+    }
+
+    /// The pass's settings these analyses need.
+    pub fn pass_options(&self) -> engine::PassOptions {
+        engine::PassOptions {
+            gap_ns: self.options.gap_ns,
+            machine: true,
+        }
+    }
+
+    /// The report, from what the analyses folded and the pass.
+    pub fn finish(self, pass: &engine::Pass) -> AnalyzeReport {
+        self.analyses
+            .report(&pass.machine, &pass.meta, &pass.stats, &self.options)
+    }
+}
+
+impl Sink for Report {
+    fn begin(&mut self, ts: u64) {
+        self.analyses.begin(ts)
+    }
+    fn slice(&mut self, x: &RunSlice) {
+        self.analyses.slice(x)
+    }
+    fn wake(&mut self, x: &Wake) {
+        self.analyses.wake(x)
+    }
+    fn irq(&mut self, x: &IrqSpan) {
+        self.analyses.irq(x)
+    }
+    fn softirq(&mut self, x: &SoftirqSpan) {
+        self.analyses.softirq(x)
+    }
+    fn migration(&mut self, x: &Migration) {
+        self.analyses.migration(x)
+    }
+    fn anomaly(&mut self, x: &Anomaly) {
+        self.analyses.anomaly(x)
+    }
+    fn marker(&mut self, x: &Marker) {
+        self.analyses.marker(x)
+    }
+    fn gap(&mut self, x: &Gap) {
+        self.analyses.gap(x)
+    }
+    fn blind(&mut self, x: &Blind) {
+        self.analyses.blind(x)
+    }
+    fn func(&mut self, x: &FuncCall) {
+        self.analyses.func(x)
+    }
+    fn end(&mut self, ts: u64) {
+        self.analyses.end(ts)
+    }
 }
 
 /// `jitterlab analyze` as one call: the pass over an opened `trace` (a .dat is decoded in
@@ -222,27 +303,26 @@ pub fn analyze_trace(
     options: Options,
     compare: Option<(&jitterlab_trace::Trace, &str)>,
 ) -> jitterlab_trace::Result<AnalyzeReport> {
-    use jitterlab_trace::Trace;
-    let options = Options {
-        tgids: trace.tgids(),
-        names: trace.cmdlines(),
-        ..options
-    };
-    let mut report = match trace {
-        Trace::Dat(d) => {
-            jitterlab_trace::read_ahead(d.events(d.chosen_buffer())?, |s| analyze(s, &options))?
-        }
-        _ => analyze(&mut *trace.events()?, &options)?,
-    };
-    if let Some((other, name)) = compare {
-        let only = Options {
-            sections: vec![Section::Functions],
-            tgids: other.tgids(),
-            names: other.cmdlines(),
-            timeline: None,
-            ..options.clone()
-        };
-        let theirs = analyze(&mut *other.events()?, &only)?;
+    let mut analyses = Report::new(trace, options);
+    let pass = engine::pass(
+        trace,
+        &analyses.pass_options(),
+        &mut engine::no_raw,
+        &mut analyses,
+    )?;
+    let options = compare.is_some().then(|| analyses.options.clone());
+    let mut report = analyses.finish(&pass);
+    if let (Some((other, name)), Some(options)) = (compare, options) {
+        let mut only = Report::new(
+            other,
+            Options {
+                sections: vec![Section::Functions],
+                timeline: None,
+                ..options
+            },
+        );
+        let pass = engine::pass(other, &only.pass_options(), &mut engine::no_raw, &mut only)?;
+        let theirs = only.finish(&pass);
         let calls =
             |f: &Option<FunctionSection>| f.as_ref().is_some_and(|f| !f.functions.is_empty());
         if !calls(&report.functions) {

@@ -20,10 +20,13 @@
 //!   windows, straight from the events.
 //! - [`noise`] accounts for the noise probe's window from a trace of its CPU: what took
 //!   the CPU in each of its gaps, and the gaps nothing in the trace explains.
-//! - [`analyze`] runs the whole pass over an [`jitterlab_trace::EventSource`].
+//! - [`engine::pass`] is the one pass over an opened trace: every event once, to a raw
+//!   consumer and to the machine, whose intervals go to every sink at once. [`analyze_trace`]
+//!   and every other command that reads a trace ride it; [`analyze`] runs the analyses over
+//!   any [`jitterlab_trace::EventSource`].
 //!
-//! This crate does **not** read files, parse text or touch the host: it takes events from
-//! any [`jitterlab_trace::EventSource`] and returns models. Memory grows with the number of
+//! This crate does **not** open files, parse text or touch the host: it takes an opened
+//! trace or events from any [`jitterlab_trace::EventSource`] and returns models. Memory grows with the number of
 //! CPUs, tasks and IRQs, never with the number of events.
 //!
 //! ```
@@ -48,6 +51,7 @@
 pub mod analysis;
 mod background;
 mod driver;
+pub mod engine;
 mod filter;
 pub mod hash;
 mod intervals;
@@ -59,7 +63,7 @@ mod sink;
 mod state;
 mod stats;
 
-pub use driver::{analyze, analyze_trace, AnalyzeReport, Options, Section, Source};
+pub use driver::{analyze, analyze_trace, AnalyzeReport, Options, Report, Section, Source};
 pub use filter::{parse_seconds_ns, EventFilter, Filter, Filtered};
 pub use migrations::{migrations, MigrationEvent, MigrationFold};
 pub use model::{

@@ -75,6 +75,126 @@ impl<S: Sink + ?Sized> Sink for &mut S {
     }
 }
 
+/// Wants nothing: a pass whose consumers are all raw.
+impl Sink for () {}
+
+/// An absent sink gets nothing.
+impl<S: Sink> Sink for Option<S> {
+    fn begin(&mut self, ts: u64) {
+        if let Some(s) = self {
+            s.begin(ts)
+        }
+    }
+    fn slice(&mut self, x: &RunSlice) {
+        if let Some(s) = self {
+            s.slice(x)
+        }
+    }
+    fn wake(&mut self, x: &Wake) {
+        if let Some(s) = self {
+            s.wake(x)
+        }
+    }
+    fn irq(&mut self, x: &IrqSpan) {
+        if let Some(s) = self {
+            s.irq(x)
+        }
+    }
+    fn softirq(&mut self, x: &SoftirqSpan) {
+        if let Some(s) = self {
+            s.softirq(x)
+        }
+    }
+    fn migration(&mut self, x: &Migration) {
+        if let Some(s) = self {
+            s.migration(x)
+        }
+    }
+    fn anomaly(&mut self, x: &Anomaly) {
+        if let Some(s) = self {
+            s.anomaly(x)
+        }
+    }
+    fn marker(&mut self, x: &Marker) {
+        if let Some(s) = self {
+            s.marker(x)
+        }
+    }
+    fn gap(&mut self, x: &Gap) {
+        if let Some(s) = self {
+            s.gap(x)
+        }
+    }
+    fn blind(&mut self, x: &Blind) {
+        if let Some(s) = self {
+            s.blind(x)
+        }
+    }
+    fn func(&mut self, x: &FuncCall) {
+        if let Some(s) = self {
+            s.func(x)
+        }
+    }
+    fn end(&mut self, ts: u64) {
+        if let Some(s) = self {
+            s.end(ts)
+        }
+    }
+}
+
+/// Two sinks on one pass: each interval to the first, then to the second (nest the
+/// pairs for more).
+impl<A: Sink, B: Sink> Sink for (A, B) {
+    fn begin(&mut self, ts: u64) {
+        self.0.begin(ts);
+        self.1.begin(ts);
+    }
+    fn slice(&mut self, x: &RunSlice) {
+        self.0.slice(x);
+        self.1.slice(x);
+    }
+    fn wake(&mut self, x: &Wake) {
+        self.0.wake(x);
+        self.1.wake(x);
+    }
+    fn irq(&mut self, x: &IrqSpan) {
+        self.0.irq(x);
+        self.1.irq(x);
+    }
+    fn softirq(&mut self, x: &SoftirqSpan) {
+        self.0.softirq(x);
+        self.1.softirq(x);
+    }
+    fn migration(&mut self, x: &Migration) {
+        self.0.migration(x);
+        self.1.migration(x);
+    }
+    fn anomaly(&mut self, x: &Anomaly) {
+        self.0.anomaly(x);
+        self.1.anomaly(x);
+    }
+    fn marker(&mut self, x: &Marker) {
+        self.0.marker(x);
+        self.1.marker(x);
+    }
+    fn gap(&mut self, x: &Gap) {
+        self.0.gap(x);
+        self.1.gap(x);
+    }
+    fn blind(&mut self, x: &Blind) {
+        self.0.blind(x);
+        self.1.blind(x);
+    }
+    fn func(&mut self, x: &FuncCall) {
+        self.0.func(x);
+        self.1.func(x);
+    }
+    fn end(&mut self, ts: u64) {
+        self.0.end(ts);
+        self.1.end(ts);
+    }
+}
+
 /// Collects every interval in vectors: for tests and small traces (memory grows with the
 /// trace).
 #[derive(Clone, Debug, Default)]

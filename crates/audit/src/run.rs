@@ -14,6 +14,7 @@ use jitterlab_host::tasks::Policy;
 use jitterlab_host::Root;
 use jitterlab_latency::load::LoadSpec;
 use jitterlab_latency::{run_noise, Config, NoiseConfig, NoiseMarkers, Request, Stop};
+use jitterlab_runner::trace::{ask, Questions};
 
 use crate::findings::{add_measured, latency_halves, noise_phase_halves, TUNE_LATENCY_NS};
 use crate::model::{
@@ -341,7 +342,15 @@ fn noise_phase(
     let recorded = recording.and_then(|r| r.finish().map_err(|e| e.to_string()));
     let result = result?;
     let (traced, trace_note) = match (recorded, &path) {
-        (Ok(_), Ok(p)) => match jitterlab_runner::trace::noise_account(p, &result) {
+        (Ok(_), Ok(p)) => match ask(
+            p,
+            &Questions {
+                noise: Some(&result),
+                ..Questions::default()
+            },
+        )
+        .map(|a| a.noise)
+        {
             Ok(Some(a)) => (Some(a), None),
             Ok(None) => (
                 None,
@@ -368,13 +377,20 @@ fn noise_phase(
 /// bounded, and its window holds the probe's own run shown as idle: the probe's own
 /// figures stand for it.
 fn blame(path: &std::path::Path) -> Result<Option<BlamedSpike>, String> {
-    let Some(section) =
-        jitterlab_runner::trace::probe_blame(path, true).map_err(|e| e.to_string())?
-    else {
+    let answers = ask(
+        path,
+        &Questions {
+            probe_blame: Some(true),
+            ..Questions::default()
+        },
+    )
+    .map_err(|e| e.to_string())?;
+    let Some(section) = answers.probe_blame else {
         return Ok(None);
     };
-    let start = jitterlab_runner::trace::trace_start(path).map_err(|e| e.to_string())?;
-    Ok(jitterlab_runner::trace::probe_spikes(&section, start)
-        .into_iter()
-        .next())
+    Ok(
+        jitterlab_runner::trace::probe_spikes(&section, answers.start)
+            .into_iter()
+            .next(),
+    )
 }

@@ -2,15 +2,16 @@
 //! as rows as they end.
 
 use std::collections::HashMap;
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
+use jitterlab_analyze::engine::{self, PassOptions};
 use jitterlab_analyze::hash::FxMap;
 use jitterlab_analyze::{
-    Anomaly, Blind, IrqSpan, Machine, MachineOptions, Marker, Migration, RunSlice, Sink,
-    SoftirqSpan, Wake,
+    Anomaly, Blind, IrqSpan, Marker, Migration, RunSlice, Sink, SoftirqSpan, Wake,
 };
 use jitterlab_trace::dat::ClockPair;
-use jitterlab_trace::{Event, EventSource, ReadStats, Trace, TraceMeta};
+use jitterlab_trace::Trace;
 use serde::Serialize;
 
 use crate::table::{Table, TableDef};
@@ -157,34 +158,8 @@ impl Sink for RowSink {
     }
 }
 
-/// Counts events and reports progress every [`PROGRESS_EVERY`] of them.
-struct Counting<'a> {
-    inner: &'a mut dyn EventSource,
-    n: u64,
-    progress: Progress<'a>,
-}
-
 /// Events between two calls of the progress callback.
 const PROGRESS_EVERY: u64 = 1 << 16;
-
-impl EventSource for Counting<'_> {
-    fn next_event(&mut self) -> jitterlab_trace::Result<Option<Event>> {
-        let ev = self.inner.next_event()?;
-        if ev.is_some() {
-            self.n += 1;
-            if self.n % PROGRESS_EVERY == 0 {
-                (self.progress)(self.n, 0);
-            }
-        }
-        Ok(ev)
-    }
-    fn meta(&self) -> &TraceMeta {
-        self.inner.meta()
-    }
-    fn stats(&self) -> &ReadStats {
-        self.inner.stats()
-    }
-}
 
 /// The host name, kernel release and clocks a trace file records, for an [`Origin`]:
 /// jitterlab's clocks option (host name, clock pair) and the `uname` text (trace-cmd
@@ -249,24 +224,20 @@ pub fn export_trace(
         irq_names: HashMap::new(),
         err: None,
     };
-    let mut machine = Machine::new(MachineOptions {
-        tgids,
-        names: trace.cmdlines(),
-        ..MachineOptions::default()
-    });
-    let mut pass = |source: &mut dyn EventSource| -> jitterlab_trace::Result<(u64, ReadStats)> {
-        let mut counting = Counting {
-            inner: source,
-            n: 0,
-            progress,
-        };
-        machine.replay(&mut counting, &mut sink)?;
-        Ok((counting.n, counting.stats().clone()))
-    };
-    let (events, stats) = match trace {
-        Trace::Dat(d) => jitterlab_trace::read_ahead(d.events(d.chosen_buffer())?, pass)?,
-        _ => pass(&mut *trace.events()?)?,
-    };
+    let mut n = 0u64;
+    let pass = engine::pass(
+        trace,
+        &PassOptions::default(),
+        &mut |_| {
+            n += 1;
+            if n % PROGRESS_EVERY == 0 {
+                progress(n, 0);
+            }
+            ControlFlow::Continue(())
+        },
+        &mut sink,
+    )?;
+    let (events, stats, machine) = (pass.events, pass.stats, pass.machine);
     progress(events, events);
     if let Some(e) = sink.err {
         return Err(e);

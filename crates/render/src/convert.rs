@@ -4,9 +4,11 @@
 //! ([`Conversion`]; its text is in `export/text/convert.rs`).
 
 use std::io::{self, BufWriter};
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
-use jitterlab_analyze::{EventFilter, Filter, Filtered, Machine, MachineOptions};
+use jitterlab_analyze::engine::{self, PassOptions};
+use jitterlab_analyze::{EventFilter, Filter, Filtered};
 use jitterlab_trace::dat::{copy_to_v6, copy_to_v7, Compression, Spool};
 use jitterlab_trace::output::OutputFile;
 use jitterlab_trace::Trace;
@@ -164,11 +166,12 @@ fn write(
             let writer = PerfettoWriter::new(BufWriter::with_capacity(1 << 20, &mut *out))
                 .map_err(io_err)?;
             let mut sink = Filtered::new(filter.clone(), writer);
-            let mut machine = Machine::new(MachineOptions {
-                names: trace.cmdlines(),
-                ..MachineOptions::default()
-            });
-            machine.replay(&mut *trace.events()?, &mut sink)?;
+            engine::pass(
+                trace,
+                &PassOptions::default(),
+                &mut engine::no_raw,
+                &mut sink,
+            )?;
             let (_, counts) = sink.inner.finish().map_err(io_err)?;
             Ok(("Chrome trace-event JSON (Perfetto)".into(), Some(counts), None))
         }
@@ -188,14 +191,30 @@ fn write(
             };
             let mut writer =
                 PftraceWriter::new(BufWriter::with_capacity(1 << 20, &mut *out), tables);
-            let mut events = trace.events()?;
-            while let Some(ev) = events.next_event()? {
-                if filter.past_window(ev.ts) {
-                    break;
-                }
-                if keep.wants(&ev) {
-                    writer.event(&ev).map_err(io_err)?;
-                }
+            // The events alone: the machine's intervals are not written.
+            let mut failed = None;
+            engine::pass(
+                trace,
+                &PassOptions {
+                    machine: false,
+                    ..PassOptions::default()
+                },
+                &mut |ev| {
+                    if filter.past_window(ev.ts) {
+                        return ControlFlow::Break(());
+                    }
+                    if keep.wants(ev) {
+                        if let Err(e) = writer.event(ev) {
+                            failed = Some(e);
+                            return ControlFlow::Break(());
+                        }
+                    }
+                    ControlFlow::Continue(())
+                },
+                &mut (),
+            )?;
+            if let Some(e) = failed {
+                return Err(io_err(e));
             }
             let (_, counts) = writer.finish().map_err(io_err)?;
             Ok(("Perfetto protobuf trace".into(), None, Some(counts)))

@@ -250,12 +250,12 @@ pub fn run_experiment(
                         s.write_raw(planned.seq, name, bytes)?;
                     }
                 }
-                if let Some(mut e) = explanation {
+                if let Some(mut t) = explanation {
                     if let (Some(s), Some(p)) = (&saved, &trace_path) {
-                        e.trace = s.relative(p);
+                        t.explanation.trace = s.relative(p);
                     }
                     if let Some(p) = &trace_path {
-                        explanations.push((e, p.clone()));
+                        explanations.push(t);
                         traces.push(p.clone());
                     }
                 }
@@ -314,17 +314,12 @@ pub fn run_experiment(
     report.order = Some(recipe.order);
     report.stopped_early = stopped_early;
     // The steps are known now: the migrations around them, from each traced run's trace.
-    for (e, path) in explanations.iter_mut() {
-        if let Some(run) = report.runs.iter().find(|r| r.seq == e.seq) {
-            if let Err(err) = trace::around_steps(path, e, run) {
-                notes.push(format!(
-                    "run {}: the migrations around its steps: {err}",
-                    e.seq
-                ));
-            }
+    for t in explanations.iter_mut() {
+        if let Some(run) = report.runs.iter().find(|r| r.seq == t.explanation.seq) {
+            trace::around_steps(&t.migrations, t.start, &mut t.explanation, run);
         }
     }
-    report.explanations = explanations.into_iter().map(|(e, _)| e).collect();
+    report.explanations = explanations.into_iter().map(|t| t.explanation).collect();
     report.spike_causes = jitterlab_experiment::explain::causes(&report.explanations);
     report.answers = jitterlab_experiment::answers::answer(&report, &recipe.measures);
     if let Some(s) = &saved {
@@ -361,7 +356,7 @@ fn one_run(
     settings: &jitterlab_experiment::recipe::Settings,
     planned: &PlannedRun,
     trace_path: Option<&Path>,
-) -> (Result<(Measured, Option<Explanation>)>, Vec<String>) {
+) -> (Result<(Measured, Option<Traced>)>, Vec<String>) {
     let mut applied = match cell::apply(ctx.root, state, settings, ctx.cancel) {
         Ok(a) => a,
         Err(e) => return (Err(e), Vec::new()),
@@ -376,13 +371,23 @@ fn one_run(
     (with_loads(result, loads), failed)
 }
 
+/// A traced run's explanation, with what its trace said that is needed once the
+/// experiment is over (the steps are found then).
+struct Traced {
+    explanation: Explanation,
+    /// The migrations of the processes under test ([`trace::Answers::migrations`]).
+    migrations: Vec<jitterlab_analyze::MigrationEvent>,
+    /// The trace's first event, ns.
+    start: u64,
+}
+
 /// A run's result with what its loads did: a load command's output (kept off the
 /// terminal) is the run's raw output `load.out`; a load that ended before the run did
 /// fails the run, which was not measured under it.
 fn with_loads(
-    result: Result<(Measured, Option<Explanation>)>,
+    result: Result<(Measured, Option<Traced>)>,
     loads: Vec<jitterlab_latency::load::LoadResult>,
-) -> Result<(Measured, Option<Explanation>)> {
+) -> Result<(Measured, Option<Traced>)> {
     let (mut measured, explanation) = result?;
     if let Some(l) = loads.iter().find(|l| l.failure.is_some()) {
         return Err(Error::workload(
@@ -402,7 +407,7 @@ fn measure_run(
     planned: &PlannedRun,
     trace_path: Option<&Path>,
     roles: &watch::Roles,
-) -> Result<(Measured, Option<Explanation>)> {
+) -> Result<(Measured, Option<Traced>)> {
     let recipe = ctx.recipe;
     let m = &recipe.measures;
     let duration = recipe.duration_ns;
@@ -483,19 +488,38 @@ fn measure_run(
     let explanation = match (trace_summary, trace_path) {
         (Some(summary), Some(path)) => {
             summary?;
-            let report = trace::analyze(path)?;
-            let blame = match m.latency {
-                Some(_) => trace::probe_blame(path, false)?,
-                None => None,
-            };
-            Some(trace::explain(
-                &report,
-                blame.as_ref(),
-                &measured.tasks,
-                planned.seq,
-                planned.cell,
-                None,
-            ))
+            // Every question of the run's trace, in one pass: its analysis, the probe's
+            // blame, the migrations of the processes under test (for the steps found
+            // once the experiment is over).
+            let pids: Vec<i32> = measured
+                .tasks
+                .iter()
+                .filter_map(|&(_, p)| i32::try_from(p).ok())
+                .collect();
+            let answers = trace::ask(
+                path,
+                &trace::Questions {
+                    analysis: true,
+                    probe_blame: m.latency.as_ref().map(|_| false),
+                    migrations_of: &pids,
+                    noise: None,
+                },
+            )?;
+            let report = answers
+                .analysis
+                .ok_or_else(|| Error::workload("analyzing the trace", "no analysis"))?;
+            Some(Traced {
+                explanation: trace::explain(
+                    &report,
+                    answers.probe_blame.as_ref(),
+                    &measured.tasks,
+                    planned.seq,
+                    planned.cell,
+                    None,
+                ),
+                migrations: answers.migrations,
+                start: answers.start,
+            })
         }
         _ => None,
     };

@@ -1,6 +1,7 @@
 //! The traced runs: a recording around the run's measures, and what its analysis says
 //! about the threads under test.
 
+use std::ops::ControlFlow;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -8,9 +9,10 @@ use std::time::Duration;
 
 use jitterlab_analyze::analysis::blame::{BlameSection, Reason, Spike};
 use jitterlab_analyze::analysis::irqs::CpuCount;
+use jitterlab_analyze::engine::{self, PassOptions};
 use jitterlab_analyze::{
-    analyze_trace, migrations, AnalyzeReport, NoiseAccount, Options, Pattern, ProbeGap, Section,
-    Stats,
+    AnalyzeReport, MigrationEvent, MigrationFold, NoiseAccount, NoiseFold, Options, Pattern,
+    ProbeGap, Report, Section, Stats,
 };
 use jitterlab_cpuset::CpuSet;
 use jitterlab_experiment::explain::{
@@ -183,16 +185,37 @@ impl Recording {
     }
 }
 
-/// Analyzes a run's trace for the threads of `tasks` (thread group ids of processes
-/// and thread ids of built-in threads): where each ran, its wake-ups.
-pub fn analyze(path: &Path) -> Result<AnalyzeReport> {
-    let trace = Trace::open(path, true).map_err(|e| Error::workload("reading the trace", e))?;
-    let options = Options {
-        sections: vec![Section::Summary, Section::Tasks, Section::Irqs],
-        top: usize::MAX,
-        ..Options::default()
-    };
-    analyze_trace(&trace, options, None).map_err(|e| Error::workload("analyzing the trace", e))
+/// What a caller asks of one trace, answered by [`ask`] in one pass.
+#[derive(Default)]
+pub struct Questions<'a> {
+    /// The analysis of a run: its summary, tasks and IRQs, every row.
+    pub analysis: bool,
+    /// The blame of the latency probe's wake-ups alone: `Some(recorded)`, of those whose
+    /// switch-in the trace recorded when `recorded` (see
+    /// [`jitterlab_analyze::Options::blame_recorded`]).
+    pub probe_blame: Option<bool>,
+    /// The sched_migrate_task events of these processes' threads (thread group ids)
+    /// and of these threads (the built-in workloads').
+    pub migrations_of: &'a [i32],
+    /// The noise probe's window, accounted for from the trace of its CPU (made by
+    /// [`start_noise`] while the probe wrote its markers).
+    pub noise: Option<&'a NoiseResult>,
+}
+
+/// The answers of [`ask`].
+#[derive(Default)]
+pub struct Answers {
+    /// The analysis, when asked.
+    pub analysis: Option<AnalyzeReport>,
+    /// The blame of the probe's wake-ups, when asked and the trace has any.
+    pub probe_blame: Option<BlameSection>,
+    /// The time of the trace's first event, ns (0 for an empty trace): the origin of
+    /// the times an explanation gives.
+    pub start: u64,
+    /// The migrations asked for, in time order.
+    pub migrations: Vec<MigrationEvent>,
+    /// The noise probe's window, when asked and the trace has both its markers.
+    pub noise: Option<NoiseAccount>,
 }
 
 /// The worst probe wake-ups the blame pass keeps, of which the first at the probe's
@@ -202,22 +225,92 @@ const PROBE_SPIKES_ASKED: usize = 5;
 /// The probe's threads are `jitterlab-probe/CPU`, cut to the kernel's 15 characters.
 const PROBE: &str = "jitterlab-probe";
 
-/// The blame of the latency probe's wake-ups alone (a second pass: the worst wake-ups
-/// of the whole machine would crowd the probe's out); of those whose switch-in the
-/// trace recorded when `recorded` (see [`jitterlab_analyze::Options::blame_recorded`]).
-pub fn probe_blame(path: &Path, recorded: bool) -> Result<Option<BlameSection>> {
+/// Answers every question of `questions` about the trace at `path` in one pass of the
+/// engine: the run's analysis and the probe's blame (its own analysis of the probe's
+/// threads alone: the worst wake-ups of the whole machine would crowd the probe's out)
+/// as two sinks of one state machine, the migrations and the noise account from the
+/// raw events on the way.
+pub fn ask(path: &Path, questions: &Questions<'_>) -> Result<Answers> {
     let trace = Trace::open(path, true).map_err(|e| Error::workload("reading the trace", e))?;
-    let options = Options {
-        sections: vec![Section::Blame],
-        task: Some(Pattern::new(format!("{PROBE}*"))),
-        // A few: the worst may be a wake-up from before the probe took its priority.
-        blame: PROBE_SPIKES_ASKED,
-        blame_recorded: recorded,
-        ..Options::default()
-    };
-    let report = analyze_trace(&trace, options, None)
-        .map_err(|e| Error::workload("analyzing the trace", e))?;
-    Ok(report.blame)
+    let mut analysis = questions.analysis.then(|| {
+        Report::new(
+            &trace,
+            Options {
+                sections: vec![Section::Summary, Section::Tasks, Section::Irqs],
+                top: usize::MAX,
+                ..Options::default()
+            },
+        )
+    });
+    let mut blame = questions.probe_blame.map(|recorded| {
+        Report::new(
+            &trace,
+            Options {
+                sections: vec![Section::Blame],
+                task: Some(Pattern::new(format!("{PROBE}*"))),
+                // A few: the worst may be a wake-up from before the probe took its priority.
+                blame: PROBE_SPIKES_ASKED,
+                blame_recorded: recorded,
+                ..Options::default()
+            },
+        )
+    });
+    let wanted = &questions.migrations_of;
+    let tids: Vec<i32> = trace
+        .tgids()
+        .into_iter()
+        .filter(|(_, tgid)| wanted.contains(tgid))
+        .map(|(tid, _)| tid)
+        .chain(wanted.iter().copied())
+        .collect();
+    let mut moves = MigrationFold::new(&tids, &[(0, u64::MAX)]);
+    let mut noise = questions.noise.map(|n| {
+        let gaps: Vec<ProbeGap> = n
+            .gaps
+            .all
+            .iter()
+            .map(|g| ProbeGap {
+                at_ns: g.at_ns,
+                ns: g.ns,
+            })
+            .collect();
+        NoiseFold::new(n.cpu, &gaps)
+    });
+    let machine = analysis.is_some() || blame.is_some();
+    let mut start = None;
+    let pass = engine::pass(
+        &trace,
+        &PassOptions {
+            machine,
+            ..PassOptions::default()
+        },
+        &mut |ev| {
+            start.get_or_insert(ev.ts);
+            if !tids.is_empty() {
+                moves.feed(ev);
+            }
+            if let Some(n) = &mut noise {
+                n.feed(ev);
+                // The window is over: nothing else wants the rest.
+                if n.done() && !machine && tids.is_empty() {
+                    return ControlFlow::Break(());
+                }
+            }
+            ControlFlow::Continue(())
+        },
+        &mut (&mut analysis, &mut blame),
+    )
+    .map_err(|e| Error::workload("reading the trace", e))?;
+    Ok(Answers {
+        analysis: analysis.map(|a| a.finish(&pass)),
+        probe_blame: blame.and_then(|b| b.finish(&pass).blame),
+        start: start.unwrap_or(0),
+        migrations: moves.finish(),
+        noise: match (noise, questions.noise) {
+            (Some(f), Some(n)) => f.finish(n.gaps.window_ns),
+            _ => None,
+        },
+    })
 }
 
 /// The explanation of one traced run from its analysis: every thread of the
@@ -368,88 +461,41 @@ pub fn probe_spikes(blame: &BlameSection, start: u64) -> Vec<BlamedSpike> {
         .collect()
 }
 
-/// The time of the first event of the trace at `path`, ns (0 for an empty trace): the
-/// origin of the times a run's explanation gives.
-pub fn trace_start(path: &Path) -> Result<u64> {
-    let trace = Trace::open(path, true).map_err(|e| Error::workload("reading the trace", e))?;
-    let mut events = trace
-        .events()
-        .map_err(|e| Error::workload("reading the trace", e))?;
-    match events.next_event() {
-        Ok(Some(ev)) => Ok(ev.ts),
-        Ok(None) => Ok(0),
-        Err(e) => Err(Error::workload("reading the trace", e)),
-    }
-}
-
-/// The noise probe's window of `noise`, accounted for from the trace at `path` (made
-/// by [`start_noise`] while the probe wrote its markers); `None` when the trace has not
-/// both markers.
-pub fn noise_account(path: &Path, noise: &NoiseResult) -> Result<Option<NoiseAccount>> {
-    let trace = Trace::open(path, true).map_err(|e| Error::workload("reading the trace", e))?;
-    let mut events = trace
-        .events()
-        .map_err(|e| Error::workload("reading the trace", e))?;
-    let gaps: Vec<ProbeGap> = noise
-        .gaps
-        .all
-        .iter()
-        .map(|g| ProbeGap {
-            at_ns: g.at_ns,
-            ns: g.ns,
-        })
-        .collect();
-    jitterlab_analyze::noise_account(events.as_mut(), noise.cpu, noise.gaps.window_ns, &gaps)
-        .map_err(|e| Error::workload("reading the trace", e))
-}
-
 /// The migrations of the explained threads within a second of each step of the run's
-/// series. A series' times count from the run's start, which is the trace's start to
-/// within the few milliseconds the recording starts before the measures.
-pub fn around_steps(path: &Path, explanation: &mut Explanation, run: &Run) -> Result<()> {
-    let steps: Vec<(&str, u64)> = run
-        .series
-        .iter()
-        .flat_map(|s| s.steps.iter().map(move |st| (s.name.as_str(), st.t_ns)))
-        .collect();
-    if steps.is_empty() || explanation.threads.is_empty() {
-        return Ok(());
-    }
-    let start = trace_start(path)?;
-    let trace = Trace::open(path, true).map_err(|e| Error::workload("reading the trace", e))?;
+/// series, from the run's migrations ([`Answers::migrations`], of the trace that began
+/// at `start`). A series' times count from the run's start, which is the trace's start
+/// to within the few milliseconds the recording starts before the measures.
+pub fn around_steps(
+    migrations: &[MigrationEvent],
+    start: u64,
+    explanation: &mut Explanation,
+    run: &Run,
+) {
     const SECOND: u64 = 1_000_000_000;
-    let windows: Vec<(u64, u64)> = steps
-        .iter()
-        .map(|(_, t)| {
-            let at = start + t;
-            (at.saturating_sub(SECOND), at + SECOND)
-        })
-        .collect();
-    let tids: Vec<i32> = explanation.threads.iter().map(|t| t.tid).collect();
-    let mut events = trace
-        .events()
-        .map_err(|e| Error::workload("reading the trace", e))?;
-    let found = migrations(events.as_mut(), &tids, &windows)
-        .map_err(|e| Error::workload("reading the trace", e))?;
-    for (series, t) in steps {
-        let at = start + t;
-        explanation.around_steps.push(StepMigrations {
-            series: series.to_string(),
-            step_t_ns: t,
-            migrations: found
-                .iter()
-                .filter(|m| m.ts_ns.abs_diff(at) <= SECOND)
-                .map(|m| Migration {
-                    t_ns: m.ts_ns.saturating_sub(start),
-                    tid: m.tid,
-                    comm: m.comm.clone(),
-                    from_cpu: m.orig_cpu,
-                    to_cpu: m.dest_cpu,
-                })
-                .collect(),
-        });
+    if explanation.threads.is_empty() {
+        return;
     }
-    Ok(())
+    let tids: Vec<i32> = explanation.threads.iter().map(|t| t.tid).collect();
+    for s in &run.series {
+        for st in &s.steps {
+            let at = start + st.t_ns;
+            explanation.around_steps.push(StepMigrations {
+                series: s.name.clone(),
+                step_t_ns: st.t_ns,
+                migrations: migrations
+                    .iter()
+                    .filter(|m| tids.contains(&m.tid) && m.ts_ns.abs_diff(at) <= SECOND)
+                    .map(|m| Migration {
+                        t_ns: m.ts_ns.saturating_sub(start),
+                        tid: m.tid,
+                        comm: m.comm.clone(),
+                        from_cpu: m.orig_cpu,
+                        to_cpu: m.dest_cpu,
+                    })
+                    .collect(),
+            });
+        }
+    }
 }
 
 #[cfg(test)]
@@ -463,5 +509,64 @@ mod tests {
         assert_eq!(observer_cpus(Some(&set("1")), &online), Some(set("0,2-3")));
         assert_eq!(observer_cpus(Some(&set("0-3")), &online), None);
         assert_eq!(observer_cpus(None, &online), None);
+    }
+
+    /// The questions asked together in one pass get the answers each gets alone (and
+    /// the migrations those of a fold over the raw events): an audit's latency phase,
+    /// recorded on the reference VM.
+    #[test]
+    fn questions_asked_together_get_the_answers_asked_alone() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../web/test/fixtures/audit-traces/idle.dat");
+        let trace = Trace::open(&path, false).unwrap();
+        let every: Vec<i32> = trace.tgids().into_keys().collect();
+        assert!(!every.is_empty(), "the recording keeps its thread groups");
+        let together = ask(
+            &path,
+            &Questions {
+                analysis: true,
+                probe_blame: Some(true),
+                migrations_of: &every,
+                noise: None,
+            },
+        )
+        .unwrap();
+        let analysis = ask(
+            &path,
+            &Questions {
+                analysis: true,
+                ..Questions::default()
+            },
+        )
+        .unwrap();
+        let blame = ask(
+            &path,
+            &Questions {
+                probe_blame: Some(true),
+                ..Questions::default()
+            },
+        )
+        .unwrap();
+        let json = |r: &Option<AnalyzeReport>| serde_json::to_string(r).unwrap();
+        assert_eq!(json(&together.analysis), json(&analysis.analysis));
+        assert!(together.analysis.is_some());
+        let blamed = |b: &Option<BlameSection>| serde_json::to_string(b).unwrap();
+        assert_eq!(blamed(&together.probe_blame), blamed(&blame.probe_blame));
+        assert!(
+            together
+                .probe_blame
+                .as_ref()
+                .is_some_and(|b| !b.spikes.is_empty()),
+            "the probe's wake-ups are blamed"
+        );
+        // The trace's first event, as the events give it.
+        let first = trace.events().unwrap().next_event().unwrap().unwrap().ts;
+        assert_eq!((together.start, blame.start), (first, first));
+        let folded =
+            jitterlab_analyze::migrations(&mut *trace.events().unwrap(), &every, &[(0, u64::MAX)])
+                .unwrap();
+        assert!(!folded.is_empty(), "the recording has migrations");
+        assert_eq!(together.migrations, folded);
+        assert!(analysis.migrations.is_empty(), "none asked");
     }
 }

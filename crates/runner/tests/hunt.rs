@@ -67,7 +67,15 @@ fn hunt(cpu: u32) -> (Option<u64>, Vec<jitterlab_analyze::analysis::blame::Spike
     }
     let report = m.unwrap().report;
     let hit = report.break_hit.map(|h| h.latency_ns);
-    let blame = trace::probe_blame(&path, false).unwrap();
+    let blame = trace::ask(
+        &path,
+        &trace::Questions {
+            probe_blame: Some(false),
+            ..Default::default()
+        },
+    )
+    .unwrap()
+    .probe_blame;
     (hit, blame.map(|b| b.spikes).unwrap_or_default())
 }
 

@@ -40,9 +40,16 @@ fn traced_noise(cpu: u32, ms: u64, during: impl FnOnce()) -> (NoiseResult, Noise
     let r = probe.join().unwrap();
     rec.finish().unwrap();
     let r = r.unwrap();
-    let a = jitterlab_runner::trace::noise_account(&path, &r)
-        .unwrap()
-        .expect("both markers in the trace");
+    let a = jitterlab_runner::trace::ask(
+        &path,
+        &jitterlab_runner::trace::Questions {
+            noise: Some(&r),
+            ..Default::default()
+        },
+    )
+    .unwrap()
+    .noise
+    .expect("both markers in the trace");
     (r, a)
 }
 
