@@ -76,6 +76,7 @@ const cellLabel = (r, c) => r.cells[c]?.label ?? `cell ${c}`;
 export function expBackground(b) {
   switch (b?.kind) {
     case "quiet_runs_only": return `compared on ${b.cell_runs} and ${b.baseline_runs} quiet runs`;
+    case "same_foreign": return `beside ${b.processes.length ? b.processes.join(", ") : "foreign work"} wanting ${fixed(b.demand, 2)} CPUs in every run (got ${fixed(b.cell_cpus, 2)} and ${fixed(b.baseline_cpus, 2)})`;
     case "unequal": return `foreign CPUs ${fixed(b.cell_cpus, 2)} against ${fixed(b.baseline_cpus, 2)}`;
     default: return null;
   }

@@ -741,6 +741,19 @@ fn background(r: &ExperimentReport) -> Vec<Answer> {
         .flat_map(|s| &s.comparisons)
         .filter(|c| matches!(c.background, Background::Unequal { .. }))
         .count();
+    let mut same: Vec<&str> = r
+        .stats
+        .iter()
+        .flat_map(|s| &s.comparisons)
+        .filter_map(|c| match &c.background {
+            Background::SameForeign { processes, .. } => Some(processes),
+            _ => None,
+        })
+        .flatten()
+        .map(String::as_str)
+        .collect();
+    same.sort_unstable();
+    same.dedup();
     let text = if busy == 0 {
         format!(
             "The machine was quiet: other processes used {foreign:.2} CPUs (at most {worst_foreign:.2}) and the host stole {:.1}% in the median run.",
@@ -751,10 +764,15 @@ fn background(r: &ExperimentReport) -> Vec<Answer> {
             "{busy} of {} runs ran beside foreign work or the host's steal (median {foreign:.2} CPUs of other processes, steal {:.1}%){}.",
             all.len(),
             steal * 100.0,
-            if unequal > 0 {
-                format!(": {unequal} comparisons stood under unequal background and are not called real")
-            } else {
-                String::new()
+            match (unequal, same.is_empty()) {
+                (0, true) => String::new(),
+                (0, false) => format!(
+                    ": the same foreign processes ({}) ran beside every run compared, so the comparisons stand under that load, each cell's placement deciding its share of the CPUs",
+                    same.join(", ")
+                ),
+                (n, _) => format!(
+                    ": {n} comparisons stood under unequal background and are not called real"
+                ),
             }
         )
     };

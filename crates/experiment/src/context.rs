@@ -25,6 +25,11 @@ pub struct RunContext {
     /// is neither jitterlab nor one it started; a process that both started and ended
     /// during the run is not seen).
     pub foreign_ns: u64,
+    /// The time those processes' threads were runnable but waited for a CPU, ns: with
+    /// `foreign_ns`, what they wanted of the CPUs, whatever share they got (0 in a
+    /// result from before it was kept).
+    #[serde(default)]
+    pub foreign_wait_ns: u64,
     /// CPU time of kernel threads (kworkers, ksoftirqd, rcu...), ns: partly the
     /// experiment's own work (network softirqs, writing a trace), so it is shown but
     /// does not flag a run.
@@ -35,7 +40,8 @@ pub struct RunContext {
     /// CPU time of the processes under test (the workload, the measures' commands,
     /// the network workloads' tools), ns.
     pub tested_ns: u64,
-    /// The foreign processes that used the most CPU time, most first (at most 5).
+    /// The foreign processes that wanted the most of the CPUs (CPU time and wait), most
+    /// first (at most 5).
     pub foreign_top: Vec<TaskTime>,
     /// The unit the kernel counts `/proc/stat`'s times in (the user-space clock tick,
     /// 10 ms on most machines), ns: each CPU's steal is known to within one. 0 when
@@ -105,6 +111,9 @@ pub struct TaskTime {
     pub pid: i32,
     /// CPU time, ns.
     pub cpu_ns: u64,
+    /// Time runnable but waiting for a CPU, ns.
+    #[serde(default)]
+    pub wait_ns: u64,
 }
 
 /// A process (or a thread of jitterlab's own) under test, by role, as the scheduler
@@ -193,6 +202,29 @@ impl RunContext {
     /// allow: [`Self::steal_fraction_at_least`]).
     pub fn busy(&self) -> bool {
         self.foreign_cpus() > BUSY_CPUS || self.steal_fraction_at_least() > STEAL_FRACTION
+    }
+
+    /// What the foreign processes wanted of the CPUs: their CPU time and their time
+    /// waiting for one, over the wall time (a busy loop wants 1.0 whatever it gets).
+    /// A run's placement and loads decide the share foreign work gets
+    /// ([`Self::foreign_cpus`]); its demand is the background's own.
+    pub fn foreign_demand(&self) -> f64 {
+        ratio(
+            self.foreign_ns.saturating_add(self.foreign_wait_ns),
+            self.wall_ns,
+        )
+    }
+
+    /// The foreign processes that wanted most of the CPUs (CPU time and wait), by
+    /// name, most first: those that wanted more than [`BUSY_CPUS`].
+    pub fn foreign_demanding(&self) -> Vec<&str> {
+        let mut v: Vec<&TaskTime> = self
+            .foreign_top
+            .iter()
+            .filter(|t| ratio(t.cpu_ns.saturating_add(t.wait_ns), self.wall_ns) > BUSY_CPUS)
+            .collect();
+        v.sort_by_key(|t| std::cmp::Reverse(t.cpu_ns.saturating_add(t.wait_ns)));
+        v.into_iter().map(|t| t.comm.as_str()).collect()
     }
 
     /// A role's CPU time over the wall time (1.0 = one CPU the whole run).

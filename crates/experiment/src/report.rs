@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::context::{CpuContext, RunContext};
+use crate::context::{CpuContext, RunContext, BUSY_CPUS};
 use crate::explain::{CauseCount, Explanation, Machine};
 use crate::recipe::Cell;
 #[cfg(test)]
@@ -133,6 +133,21 @@ pub enum Background {
         /// The baseline's runs compared.
         baseline_runs: usize,
     },
+    /// Every run of both beside foreign work that wanted the same of the CPUs (its CPU
+    /// time and its wait for a CPU, [`RunContext::foreign_demand`], within
+    /// [`DEMAND_TOLERANCE_CPUS`]): one load beside the whole experiment, whose share of
+    /// the CPUs the cells decide (a busy loop gets what a cell leaves idle). Every run
+    /// compared, under that load.
+    SameForeign {
+        /// The foreign processes that wanted most, by name.
+        processes: Vec<String>,
+        /// What foreign work wanted, CPUs (the median over both cells' runs).
+        demand: f64,
+        /// The cell's median foreign CPU use (what it got), CPUs.
+        cell_cpus: f64,
+        /// The baseline's.
+        baseline_cpus: f64,
+    },
     /// Unequal, and too few quiet runs to compare those alone: the difference is never
     /// called real.
     Unequal {
@@ -146,6 +161,10 @@ pub enum Background {
 /// Two cells' foreign CPU use (medians, CPUs) differ when they are further apart than
 /// this (0.05: 5 % of a CPU), unless both are below [`crate::context::BUSY_CPUS`].
 pub const BACKGROUND_TOLERANCE_CPUS: f64 = 0.05;
+
+/// Two runs' foreign demands ([`RunContext::foreign_demand`]) are the same background
+/// when every run of both cells lies within this of their median (0.15 CPUs).
+pub const DEMAND_TOLERANCE_CPUS: f64 = 0.15;
 
 /// One metric across the cells.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -559,12 +578,14 @@ fn median_of(mut v: Vec<f64>) -> f64 {
 
 /// How cell `c` and its baseline `b` stood to foreign work.
 fn background(measured: &[&Run], c: usize, b: usize, min_runs: usize) -> Background {
-    let side = |cell: usize| -> Option<(usize, usize, f64)> {
-        let ctx: Vec<&RunContext> = measured
+    let contexts = |cell: usize| -> Vec<&RunContext> {
+        measured
             .iter()
             .filter(|r| r.cell == cell)
             .filter_map(|r| r.context.as_ref())
-            .collect();
+            .collect()
+    };
+    let side = |ctx: &[&RunContext]| -> Option<(usize, usize, f64)> {
         if ctx.is_empty() {
             return None;
         }
@@ -572,13 +593,37 @@ fn background(measured: &[&Run], c: usize, b: usize, min_runs: usize) -> Backgro
         let cpus = median_of(ctx.iter().map(|x| x.foreign_cpus()).collect());
         Some((ctx.len(), busy, cpus))
     };
-    let (Some((nc, bc, fc)), Some((nb, bb, fb))) = (side(c), side(b)) else {
+    let (cc, cb) = (contexts(c), contexts(b));
+    let (Some((nc, bc, fc)), Some((nb, bb, fb))) = (side(&cc), side(&cb)) else {
         return Background::Unknown;
     };
     let both_quiet = bc == 0 && bb == 0;
     let both_beside_the_same = bc == nc && bb == nb && (fc - fb).abs() <= BACKGROUND_TOLERANCE_CPUS;
     if both_quiet || both_beside_the_same {
         return Background::Equal;
+    }
+    // Foreign work that wanted the same of the CPUs beside every run of both: one load
+    // throughout, whatever share each cell left it.
+    let demands: Vec<f64> = cc.iter().chain(&cb).map(|x| x.foreign_demand()).collect();
+    let demand = median_of(demands.clone());
+    if demands
+        .iter()
+        .all(|&d| d > BUSY_CPUS && (d - demand).abs() <= DEMAND_TOLERANCE_CPUS)
+    {
+        let mut processes: Vec<String> = Vec::new();
+        for x in cc.iter().chain(&cb) {
+            for p in x.foreign_demanding() {
+                if !processes.iter().any(|q| q == p) {
+                    processes.push(p.to_string());
+                }
+            }
+        }
+        return Background::SameForeign {
+            processes,
+            demand,
+            cell_cpus: fc,
+            baseline_cpus: fb,
+        };
     }
     let (qc, qb) = (nc - bc, nb - bb);
     if qc >= min_runs && qb >= min_runs {
@@ -847,6 +892,7 @@ mod tests {
                 comm: "busyloop".into(),
                 pid: 1,
                 cpu_ns: 1,
+                wait_ns: 0,
             }],
             ..RunContext::default()
         }

@@ -523,6 +523,7 @@ fn context(foreign: f64) -> jitterlab_experiment::context::RunContext {
             comm: "busyloop".into(),
             pid: 4242,
             cpu_ns: (foreign * 1e9) as u64,
+            wait_ns: 0,
         }],
         ..Default::default()
     }
@@ -531,6 +532,21 @@ fn context(foreign: f64) -> jitterlab_experiment::context::RunContext {
 /// A/A under a foreign busy loop: identical cells, but the loop ran (and cut the rate
 /// by a third) during some runs. `busy(cell, round)` says which.
 fn a_a_beside(seed: u64, busy: impl Fn(usize, u32) -> bool) -> ExperimentReport {
+    experiment_beside(seed, |cell, round, warmup| {
+        let b = !warmup && busy(cell, round);
+        (
+            if b { 0.66 } else { 1.0 },
+            context(if b { 1.0 } else { 0.01 }),
+        )
+    })
+}
+
+/// The two-cell experiment where `run(cell, round, warmup)` gives each run's factor on
+/// the rate and its context.
+fn experiment_beside(
+    seed: u64,
+    run: impl Fn(usize, u32, bool) -> (f64, jitterlab_experiment::context::RunContext),
+) -> ExperimentReport {
     let recipe = Recipe::parse("ab.toml", AB).unwrap();
     let plan = recipe.plan(seed);
     let mut rng = Rng::derive(seed, &[98]);
@@ -538,8 +554,8 @@ fn a_a_beside(seed: u64, busy: impl Fn(usize, u32) -> bool) -> ExperimentReport 
         .runs
         .iter()
         .map(|p| {
-            let b = !p.warmup && busy(p.cell, p.round);
-            let v = fake_run(&mut rng, 1e9, SPREAD) * if b { 0.66 } else { 1.0 };
+            let (factor, context) = run(p.cell, p.round, p.warmup);
+            let v = fake_run(&mut rng, 1e9, SPREAD) * factor;
             Run {
                 seq: p.seq,
                 cell: p.cell,
@@ -549,7 +565,7 @@ fn a_a_beside(seed: u64, busy: impl Fn(usize, u32) -> bool) -> ExperimentReport 
                 values: [("rate".to_string(), v)].into(),
                 series: vec![],
                 error: None,
-                context: Some(context(if b { 1.0 } else { 0.01 })),
+                context: Some(context),
             }
         })
         .collect();
@@ -642,4 +658,64 @@ fn a_foreign_busy_loop_is_flagged_and_never_makes_a_difference_real() {
         .warnings
         .iter()
         .any(|w| matches!(w, Warning::BusyRuns { .. })));
+}
+
+/// One load beside the whole experiment (a busy loop wanting a whole CPU in every run of
+/// both cells) takes what each cell leaves of the CPUs: its share differs with the cell,
+/// which is the cell's doing, so the comparison stands (`same_foreign`) and a difference
+/// can be real. A load that wanted less beside one cell is unequal background.
+#[test]
+fn one_load_beside_every_run_is_the_same_background_whatever_its_share() {
+    use jitterlab_experiment::report::Background;
+    // Got `cpus` of a CPU and waited for the rest of `wanted`.
+    let with = |cpus: f64, wanted: f64| {
+        let mut c = context(cpus);
+        c.foreign_wait_ns = ((wanted - cpus).max(0.0) * 1e9) as u64;
+        c.foreign_top[0].wait_ns = c.foreign_wait_ns;
+        c
+    };
+    // The second cell leaves the loop half a CPU more, and its rate is 20 % lower.
+    let r = experiment_beside(5, |cell, _, _| match cell {
+        0 => (1.0, with(0.5, 1.0)),
+        _ => (0.8, with(0.95, 1.0)),
+    });
+    let c = &r.metric("rate").unwrap().comparisons[0];
+    match &c.background {
+        Background::SameForeign {
+            processes,
+            demand,
+            cell_cpus,
+            baseline_cpus,
+        } => {
+            assert_eq!(processes, &["busyloop"]);
+            assert!((demand - 1.0).abs() < 1e-6, "{demand}");
+            assert_eq!((*cell_cpus, *baseline_cpus), (0.95, 0.5));
+        }
+        b => panic!("{b:?}"),
+    }
+    assert!(c.verdict.is_real(), "{}", c.verdict);
+    // The loop wanted half as much beside the baseline: unequal, never real.
+    let r = experiment_beside(5, |cell, _, _| match cell {
+        0 => (1.0, with(0.5, 0.5)),
+        _ => (0.8, with(0.95, 1.0)),
+    });
+    let c = &r.metric("rate").unwrap().comparisons[0];
+    assert!(
+        matches!(c.background, Background::Unequal { .. }),
+        "{:?}",
+        c.background
+    );
+    assert!(!c.verdict.is_real(), "{}", c.verdict);
+    // The loop missing from one run of the baseline: not the same throughout.
+    let r = experiment_beside(5, |cell, round, _| match (cell, round) {
+        (0, 3) => (1.0, with(0.01, 0.01)),
+        (0, _) => (1.0, with(0.5, 1.0)),
+        _ => (0.8, with(0.95, 1.0)),
+    });
+    let c = &r.metric("rate").unwrap().comparisons[0];
+    assert!(
+        !matches!(c.background, Background::SameForeign { .. }),
+        "{:?}",
+        c.background
+    );
 }

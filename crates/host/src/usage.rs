@@ -120,6 +120,9 @@ pub struct ThreadTime {
     pub cpu_ns: u64,
     /// The CPU it last ran on.
     pub last_cpu: u32,
+    /// Its time runnable but waiting for a CPU, ns (`schedstat`'s run-queue wait; 0
+    /// where the kernel does not keep it).
+    pub wait_ns: u64,
 }
 
 /// Every thread of the machine, by (tid, start time).
@@ -152,10 +155,20 @@ impl ThreadTimes {
                 // user and system times are sampled at the tick (10 ms here), so a
                 // thread that ran 1 ms may be charged 10 or nothing, which in a run of
                 // 100 ms is the difference between quiet and busy.
-                let cpu_ns = root
-                    .read_opt(format!("/proc/{pid}/task/{tid}/schedstat"))?
-                    .and_then(|t| t.split_whitespace().next()?.parse().ok())
+                // Its second field, the time spent runnable on a run queue, is what a
+                // thread wanted of the CPUs and did not get.
+                let schedstat = root.read_opt(format!("/proc/{pid}/task/{tid}/schedstat"))?;
+                let field = |k: usize| -> Option<u64> {
+                    schedstat
+                        .as_deref()?
+                        .split_whitespace()
+                        .nth(k)?
+                        .parse()
+                        .ok()
+                };
+                let cpu_ns = field(0)
                     .unwrap_or_else(|| s.utime.saturating_add(s.stime).saturating_mul(tick));
+                let wait_ns = field(1).unwrap_or(0);
                 threads.insert(
                     (tid, s.start_ticks),
                     ThreadTime {
@@ -167,6 +180,7 @@ impl ThreadTimes {
                         start_ticks: s.start_ticks,
                         cpu_ns,
                         last_cpu: s.processor,
+                        wait_ns,
                     },
                 );
             }
@@ -182,6 +196,28 @@ impl ThreadTimes {
             .map(|(key, t)| {
                 let before = earlier.threads.get(key).map_or(0, |e| e.cpu_ns);
                 (t, t.cpu_ns.saturating_sub(before))
+            })
+            .collect()
+    }
+
+    /// The CPU time and the run-queue wait each thread alive at `self` had since
+    /// `earlier` (all of it for a thread that started since), with the thread.
+    pub fn run_and_wait_since<'a>(
+        &'a self,
+        earlier: &ThreadTimes,
+    ) -> Vec<(&'a ThreadTime, u64, u64)> {
+        self.threads
+            .iter()
+            .map(|(key, t)| {
+                let (run, wait) = earlier
+                    .threads
+                    .get(key)
+                    .map_or((0, 0), |e| (e.cpu_ns, e.wait_ns));
+                (
+                    t,
+                    t.cpu_ns.saturating_sub(run),
+                    t.wait_ns.saturating_sub(wait),
+                )
             })
             .collect()
     }

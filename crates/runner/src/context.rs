@@ -91,10 +91,10 @@ pub fn context(before: &Reading, after: &Reading, roles: &Roles) -> RunContext {
         stat_tick_ns: jitterlab_host::usage::tick_ns(),
         ..RunContext::default()
     };
-    let mut foreign: BTreeMap<u32, (String, u64)> = BTreeMap::new();
+    let mut foreign: BTreeMap<u32, (String, u64, u64)> = BTreeMap::new();
     let mut foreign_on: BTreeMap<u32, u64> = BTreeMap::new();
-    for (t, ns) in after.threads.since(&before.threads) {
-        if ns == 0 {
+    for (t, ns, wait) in after.threads.run_and_wait_since(&before.threads) {
+        if ns == 0 && wait == 0 {
             continue;
         }
         let ours = after.threads.descends_from(t.pid, me);
@@ -110,8 +110,12 @@ pub fn context(before: &Reading, after: &Reading, roles: &Roles) -> RunContext {
             }
         } else {
             ctx.foreign_ns += ns;
-            let e = foreign.entry(t.pid).or_insert_with(|| (t.comm.clone(), 0));
+            ctx.foreign_wait_ns += wait;
+            let e = foreign
+                .entry(t.pid)
+                .or_insert_with(|| (t.comm.clone(), 0, 0));
             e.1 += ns;
+            e.2 += wait;
             *foreign_on.entry(t.last_cpu).or_default() += ns;
         }
     }
@@ -129,13 +133,21 @@ pub fn context(before: &Reading, after: &Reading, roles: &Roles) -> RunContext {
     ctx.tools_ns += own.saturating_sub(tested_threads_ns);
     let mut top: Vec<TaskTime> = foreign
         .into_iter()
-        .map(|(pid, (comm, cpu_ns))| TaskTime {
+        .map(|(pid, (comm, cpu_ns, wait_ns))| TaskTime {
             comm,
             pid: i32::try_from(pid).unwrap_or(i32::MAX),
             cpu_ns,
+            wait_ns,
         })
         .collect();
-    top.sort_by(|a, b| b.cpu_ns.cmp(&a.cpu_ns).then(a.pid.cmp(&b.pid)));
+    // Most wanted first (CPU time and wait: a loop the cell's own load starves is
+    // still the background), then most used.
+    top.sort_by(|a, b| {
+        (b.cpu_ns + b.wait_ns)
+            .cmp(&(a.cpu_ns + a.wait_ns))
+            .then(b.cpu_ns.cmp(&a.cpu_ns))
+            .then(a.pid.cmp(&b.pid))
+    });
     top.truncate(5);
     ctx.foreign_top = top;
     for now in &after.cpus {

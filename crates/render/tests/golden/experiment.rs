@@ -307,17 +307,21 @@ fn context(cell: usize, busy: bool, rng: &mut Rng) -> RunContext {
             comm: "busyloop".into(),
             pid: 5151,
             cpu_ns: ns(rng, 0.94),
+            wait_ns: 0,
         });
     }
     foreign_top.push(TaskTime {
         comm: "systemd-journal".into(),
         pid: 312,
         cpu_ns: ns(rng, 0.008),
+        wait_ns: 0,
     });
     RunContext {
         wall_ns: WALL_NS,
         stat_tick_ns: 10_000_000,
         foreign_ns: ns(rng, foreign),
+        // The busy loop waited for a CPU a twentieth of the time.
+        foreign_wait_ns: if busy { WALL_NS / 20 } else { 0 },
         kernel_ns: ns(rng, 0.06),
         tools_ns: ns(rng, if loaded { 1.85 } else { 0.02 }),
         tested_ns: ns(rng, 0.61),

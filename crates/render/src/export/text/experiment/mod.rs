@@ -464,6 +464,19 @@ fn background_note(b: &Background) -> Option<String> {
         } => Some(format!(
             "compared on {cell_runs} and {baseline_runs} quiet runs"
         )),
+        Background::SameForeign {
+            processes,
+            demand,
+            cell_cpus,
+            baseline_cpus,
+        } => Some(format!(
+            "beside {} wanting {demand:.2} CPUs in every run (got {cell_cpus:.2} and {baseline_cpus:.2})",
+            if processes.is_empty() {
+                "foreign work".to_string()
+            } else {
+                escape(&processes.join(", "))
+            }
+        )),
         Background::Unequal {
             cell_cpus,
             baseline_cpus,
