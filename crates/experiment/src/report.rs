@@ -133,9 +133,10 @@ pub enum Background {
         /// The baseline's runs compared.
         baseline_runs: usize,
     },
-    /// Every run of both beside foreign work that wanted the same of the CPUs (its CPU
-    /// time and its wait for a CPU, [`RunContext::foreign_demand`], within
-    /// [`DEMAND_TOLERANCE_CPUS`]): one load beside the whole experiment, whose share of
+    /// Every run of both beside foreign work, and both cells' foreign work wanting the
+    /// same of the CPUs (its CPU time and its wait for a CPU,
+    /// [`RunContext::foreign_demand`], medians within [`DEMAND_TOLERANCE_CPUS`]): one
+    /// load beside the whole experiment, whose share of
     /// the CPUs the cells decide (a busy loop gets what a cell leaves idle). Every run
     /// compared, under that load.
     SameForeign {
@@ -162,8 +163,8 @@ pub enum Background {
 /// this (0.05: 5 % of a CPU), unless both are below [`crate::context::BUSY_CPUS`].
 pub const BACKGROUND_TOLERANCE_CPUS: f64 = 0.05;
 
-/// Two runs' foreign demands ([`RunContext::foreign_demand`]) are the same background
-/// when every run of both cells lies within this of their median (0.15 CPUs).
+/// Two cells' foreign demands ([`RunContext::foreign_demand`], the medians over their
+/// runs) are the same background when they lie within this of each other (0.15 CPUs).
 pub const DEMAND_TOLERANCE_CPUS: f64 = 0.15;
 
 /// One metric across the cells.
@@ -602,22 +603,32 @@ fn background(measured: &[&Run], c: usize, b: usize, min_runs: usize) -> Backgro
     if both_quiet || both_beside_the_same {
         return Background::Equal;
     }
-    // Foreign work that wanted the same of the CPUs beside every run of both: one load
-    // throughout, whatever share each cell left it.
-    let demands: Vec<f64> = cc.iter().chain(&cb).map(|x| x.foreign_demand()).collect();
-    let demand = median_of(demands.clone());
-    if demands
-        .iter()
-        .all(|&d| d > BUSY_CPUS && (d - demand).abs() <= DEMAND_TOLERANCE_CPUS)
-    {
-        let mut processes: Vec<String> = Vec::new();
+    // Foreign work beside every run of both that wanted the same of the CPUs (the
+    // medians: a thread that waited once for long, behind the load, is no second load):
+    // one load throughout, whatever share each cell left it.
+    let demand_of =
+        |ctx: &[&RunContext]| median_of(ctx.iter().map(|x| x.foreign_demand()).collect());
+    let (dc, db) = (demand_of(&cc), demand_of(&cb));
+    let beside_all = cc.iter().chain(&cb).all(|x| x.foreign_demand() > BUSY_CPUS);
+    if beside_all && (dc - db).abs() <= DEMAND_TOLERANCE_CPUS {
+        let demand = demand_of(&[cc.as_slice(), cb.as_slice()].concat());
+        // Those that wanted much in half the runs at least, most often first.
+        let mut seen: Vec<(&str, usize)> = Vec::new();
         for x in cc.iter().chain(&cb) {
             for p in x.foreign_demanding() {
-                if !processes.iter().any(|q| q == p) {
-                    processes.push(p.to_string());
+                match seen.iter_mut().find(|(q, _)| *q == p) {
+                    Some(e) => e.1 += 1,
+                    None => seen.push((p, 1)),
                 }
             }
         }
+        seen.sort_by_key(|&(_, n)| std::cmp::Reverse(n));
+        let runs = cc.len() + cb.len();
+        let processes: Vec<String> = seen
+            .into_iter()
+            .filter(|&(_, n)| 2 * n >= runs)
+            .map(|(p, _)| p.to_string())
+            .collect();
         return Background::SameForeign {
             processes,
             demand,

@@ -706,6 +706,18 @@ fn one_load_beside_every_run_is_the_same_background_whatever_its_share() {
         c.background
     );
     assert!(!c.verdict.is_real(), "{}", c.verdict);
+    // A thread that waited a whole run once, behind the loop, is no second load.
+    let r = experiment_beside(5, |cell, round, _| match (cell, round) {
+        (0, 3) => (1.0, with(0.5, 1.96)),
+        (0, _) => (1.0, with(0.5, 1.0)),
+        _ => (0.8, with(0.95, 1.0)),
+    });
+    let c = &r.metric("rate").unwrap().comparisons[0];
+    assert!(
+        matches!(c.background, Background::SameForeign { .. }),
+        "{:?}",
+        c.background
+    );
     // The loop missing from one run of the baseline: not the same throughout.
     let r = experiment_beside(5, |cell, round, _| match (cell, round) {
         (0, 3) => (1.0, with(0.01, 0.01)),
