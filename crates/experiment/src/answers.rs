@@ -530,6 +530,26 @@ fn probe_cpus(r: &ExperimentReport, cpus: &[u32]) -> Vec<Answer> {
             continue;
         };
         let worse = latency.and_then(|s| s.comparisons.iter().find(|c| c.cell == cell.index));
+        // Beside unequal foreign work the difference says nothing of partitioning.
+        if let Some(Background::Unequal {
+            cell_cpus,
+            baseline_cpus,
+        }) = worse.map(|c| &c.background)
+        {
+            out.push(Answer {
+                topic: "latency".into(),
+                text: format!(
+                    "{}: the average latency cannot be judged against {}'s: their runs ran beside unequal foreign work ({cell_cpus:.2} against {baseline_cpus:.2} CPUs of other processes).",
+                    cell.label,
+                    label(r, b),
+                ),
+                basis: worse
+                    .and_then(|c| c.ratio.as_ref())
+                    .map(|x| vec![format!("latency.avg ratio {:.3}, not called real", x.value)])
+                    .unwrap_or_default(),
+            });
+            continue;
+        }
         // Partitioning takes the load (and its timer interrupts) off the CPU, and leaves
         // the CPU idle between wake-ups, each of which then pays the exit from idle: the
         // verdict says which of the two weighed more.
@@ -1080,6 +1100,35 @@ mod report_tests {
         assert_eq!(
             l.basis,
             vec!["local timer 857/s against 10441/s, device IRQs 2/s against 3/s".to_string()]
+        );
+        // A busy loop beside every partitioned run and none beside the baseline's: the
+        // latency is not weighed, it cannot be judged.
+        let (r, recipe) = report(
+            PARTITION,
+            |c| if c == 0 { 40_000.0 } else { 20_000.0 },
+            |c| {
+                let mut x = ctx(vec![], 0);
+                if c == 1 {
+                    x.foreign_ns = x.wall_ns;
+                }
+                x
+            },
+        );
+        let a = answer(&r, &recipe.measures);
+        let l = a
+            .iter()
+            .find(|a| a.topic == "latency")
+            .expect("a latency answer");
+        assert_eq!(
+            l.text,
+            "partition=on:1: the average latency cannot be judged against partition=off's: \
+             their runs ran beside unequal foreign work (1.00 against 0.00 CPUs of other \
+             processes)."
+        );
+        assert!(
+            l.basis.iter().all(|b| b.ends_with("not called real")),
+            "{:?}",
+            l.basis
         );
     }
 
