@@ -136,9 +136,8 @@ pub enum Background {
     /// Every run of both beside foreign work, and both cells' foreign work wanting the
     /// same of the CPUs (its CPU time and its wait for a CPU,
     /// [`RunContext::foreign_demand`], medians within [`DEMAND_TOLERANCE_CPUS`]): one
-    /// load beside the whole experiment, whose share of
-    /// the CPUs the cells decide (a busy loop gets what a cell leaves idle). Every run
-    /// compared, under that load.
+    /// load beside the whole experiment, whose share of the CPUs the cells decide (a
+    /// busy loop gets what a cell leaves idle). Every run compared, under that load.
     SameForeign {
         /// The foreign processes that wanted most, by name.
         processes: Vec<String>,
