@@ -14,11 +14,7 @@ use crate::analysis::{
 };
 use crate::engine;
 use crate::filter::{task_selected, Filter};
-use crate::model::{
-    Anomaly, Blind, FuncCall, Gap, IrqSpan, Marker, Migration, RunSlice, SoftirqSpan, Wake,
-};
 use crate::pattern::Pattern;
-use crate::sink::Sink;
 use crate::state::{Machine, MachineOptions};
 
 /// A section of the report.
@@ -218,8 +214,8 @@ pub fn analyze(
     Ok(analyses.report(&machine, &meta, &stats, options))
 }
 
-/// The analyses `options` asks for, as a [`Sink`] of an [`engine::pass`] that other
-/// consumers ride too; [`Report::finish`] builds the report once the pass is over.
+/// The analyses `options` asks for, whose [`Report::sink`] rides an [`engine::pass`]
+/// beside other consumers; [`Report::finish`] builds the report once the pass is over.
 pub struct Report {
     analyses: Analyses,
     options: Options,
@@ -248,49 +244,15 @@ impl Report {
         }
     }
 
+    /// The analyses, as the pass's sink.
+    pub fn sink(&mut self) -> &mut Analyses {
+        &mut self.analyses
+    }
+
     /// The report, from what the analyses folded and the pass.
     pub fn finish(self, pass: &engine::Pass) -> AnalyzeReport {
         self.analyses
             .report(&pass.machine, &pass.meta, &pass.stats, &self.options)
-    }
-}
-
-impl Sink for Report {
-    fn begin(&mut self, ts: u64) {
-        self.analyses.begin(ts)
-    }
-    fn slice(&mut self, x: &RunSlice) {
-        self.analyses.slice(x)
-    }
-    fn wake(&mut self, x: &Wake) {
-        self.analyses.wake(x)
-    }
-    fn irq(&mut self, x: &IrqSpan) {
-        self.analyses.irq(x)
-    }
-    fn softirq(&mut self, x: &SoftirqSpan) {
-        self.analyses.softirq(x)
-    }
-    fn migration(&mut self, x: &Migration) {
-        self.analyses.migration(x)
-    }
-    fn anomaly(&mut self, x: &Anomaly) {
-        self.analyses.anomaly(x)
-    }
-    fn marker(&mut self, x: &Marker) {
-        self.analyses.marker(x)
-    }
-    fn gap(&mut self, x: &Gap) {
-        self.analyses.gap(x)
-    }
-    fn blind(&mut self, x: &Blind) {
-        self.analyses.blind(x)
-    }
-    fn func(&mut self, x: &FuncCall) {
-        self.analyses.func(x)
-    }
-    fn end(&mut self, ts: u64) {
-        self.analyses.end(ts)
     }
 }
 
@@ -308,7 +270,7 @@ pub fn analyze_trace(
         trace,
         &analyses.pass_options(),
         &mut engine::no_raw,
-        &mut analyses,
+        analyses.sink(),
     )?;
     let options = compare.is_some().then(|| analyses.options.clone());
     let mut report = analyses.finish(&pass);
@@ -321,7 +283,12 @@ pub fn analyze_trace(
                 ..options
             },
         );
-        let pass = engine::pass(other, &only.pass_options(), &mut engine::no_raw, &mut only)?;
+        let pass = engine::pass(
+            other,
+            &only.pass_options(),
+            &mut engine::no_raw,
+            only.sink(),
+        )?;
         let theirs = only.finish(&pass);
         let calls =
             |f: &Option<FunctionSection>| f.as_ref().is_some_and(|f| !f.functions.is_empty());

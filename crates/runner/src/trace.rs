@@ -298,7 +298,10 @@ pub fn ask(path: &Path, questions: &Questions<'_>) -> Result<Answers> {
             }
             ControlFlow::Continue(())
         },
-        &mut (&mut analysis, &mut blame),
+        &mut (
+            analysis.as_mut().map(Report::sink),
+            blame.as_mut().map(Report::sink),
+        ),
     )
     .map_err(|e| Error::workload("reading the trace", e))?;
     Ok(Answers {
