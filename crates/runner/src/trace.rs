@@ -428,7 +428,7 @@ pub fn explain(
     }
 }
 
-/// The latency probe's blamed spikes in a blame of its wake-ups ([`probe_blame`]):
+/// The latency probe's blamed spikes in a blame of its wake-ups ([`Answers::probe_blame`]):
 /// those a `break` marker names, else its worst one; `start` is the trace's first
 /// timestamp, from which each spike's `t_ns` counts.
 pub fn probe_spikes(blame: &BlameSection, start: u64) -> Vec<BlamedSpike> {
