@@ -222,12 +222,12 @@ pub struct Report {
 }
 
 impl Report {
-    /// The analyses of `options` over `trace`, with the thread groups and task names it
-    /// records (the machine of [`engine::pass`] gets the same).
-    pub fn new(trace: &jitterlab_trace::Trace, options: Options) -> Report {
+    /// The analyses of `options` over a trace that records `tables` (the thread groups
+    /// and task names the machine of [`engine::pass`] gets too).
+    pub fn new(tables: &engine::Tables, options: Options) -> Report {
         let options = Options {
-            tgids: trace.tgids(),
-            names: trace.cmdlines(),
+            tgids: tables.tgids.clone(),
+            names: tables.names.clone(),
             ..options
         };
         Report {
@@ -265,9 +265,11 @@ pub fn analyze_trace(
     options: Options,
     compare: Option<(&jitterlab_trace::Trace, &str)>,
 ) -> jitterlab_trace::Result<AnalyzeReport> {
-    let mut analyses = Report::new(trace, options);
+    let tables = engine::Tables::of(trace);
+    let mut analyses = Report::new(&tables, options);
     let pass = engine::pass(
         trace,
+        &tables,
         &analyses.pass_options(),
         &mut engine::no_raw,
         analyses.sink(),
@@ -275,8 +277,9 @@ pub fn analyze_trace(
     let options = compare.is_some().then(|| analyses.options.clone());
     let mut report = analyses.finish(&pass);
     if let (Some((other, name)), Some(options)) = (compare, options) {
+        let tables = engine::Tables::of(other);
         let mut only = Report::new(
-            other,
+            &tables,
             Options {
                 sections: vec![Section::Functions],
                 timeline: None,
@@ -285,6 +288,7 @@ pub fn analyze_trace(
         );
         let pass = engine::pass(
             other,
+            &tables,
             &only.pass_options(),
             &mut engine::no_raw,
             only.sink(),

@@ -11,7 +11,7 @@
 //!
 //! ```
 //! use std::ops::ControlFlow;
-//! use jitterlab_analyze::engine::{pass, PassOptions};
+//! use jitterlab_analyze::engine::{pass, PassOptions, Tables};
 //! use jitterlab_analyze::Collect;
 //! use jitterlab_trace::Trace;
 //!
@@ -24,7 +24,7 @@
 //! let trace = Trace::open(&path, false)?;
 //! let mut first = None;
 //! let mut out = Collect::default();
-//! let p = pass(&trace, &PassOptions::default(), &mut |ev| {
+//! let p = pass(&trace, &Tables::of(&trace), &PassOptions::default(), &mut |ev| {
 //!     first.get_or_insert(ev.ts);
 //!     ControlFlow::Continue(())
 //! }, &mut out)?;
@@ -34,12 +34,35 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+use std::collections::HashMap;
 use std::ops::ControlFlow;
 
-use jitterlab_trace::{Event, EventSource, ReadStats, Trace, TraceMeta};
+use jitterlab_trace::{Comm, Event, EventSource, ReadStats, Trace, TraceMeta};
 
 use crate::sink::Sink;
 use crate::state::{Machine, MachineOptions};
+
+/// What a trace records besides its events that the machine and the analyses use:
+/// its thread groups and saved task names. Read once per trace ([`Tables::of`]: for an
+/// ftrace text trace that is a scan of the whole file) and handed to the pass and to
+/// every [`crate::Report`] riding it.
+#[derive(Clone, Debug, Default)]
+pub struct Tables {
+    /// Thread group ids by tid ([`Trace::tgids`]).
+    pub tgids: HashMap<i32, i32>,
+    /// Saved task names by tid ([`Trace::cmdlines`]).
+    pub names: HashMap<i32, Comm>,
+}
+
+impl Tables {
+    /// The tables `trace` records.
+    pub fn of(trace: &Trace) -> Tables {
+        Tables {
+            tgids: trace.tgids(),
+            names: trace.cmdlines(),
+        }
+    }
+}
 
 /// Settings of a pass.
 #[derive(Clone, Debug)]
@@ -75,18 +98,24 @@ pub struct Pass {
 
 /// Reads `trace` once: each event of its chosen buffer, in time order, to `raw` (which
 /// may end the pass early with [`ControlFlow::Break`]; the event it stopped at goes no
-/// further), then to the state machine, whose intervals go to `sink`.
+/// further), then to the state machine, built with the trace's `tables`, whose
+/// intervals go to `sink`.
 pub fn pass(
     trace: &Trace,
+    tables: &Tables,
     options: &PassOptions,
     raw: &mut dyn FnMut(&Event) -> ControlFlow<()>,
     sink: &mut dyn Sink,
 ) -> jitterlab_trace::Result<Pass> {
-    let mut machine = Machine::new(MachineOptions {
-        gap_ns: options.gap_ns,
-        tgids: trace.tgids(),
-        names: trace.cmdlines(),
-    });
+    let mut machine = if options.machine {
+        Machine::new(MachineOptions {
+            gap_ns: options.gap_ns,
+            tgids: tables.tgids.clone(),
+            names: tables.names.clone(),
+        })
+    } else {
+        Machine::new(MachineOptions::default())
+    };
     let run = options.machine;
     let mut go =
         |source: &mut dyn EventSource| pass_source(source, run.then_some(&mut machine), raw, sink);

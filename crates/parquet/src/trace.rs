@@ -206,7 +206,8 @@ pub fn export_trace(
     progress: Progress<'_>,
 ) -> Result<ExportSummary, Error> {
     crate::dataset::check_names(Path::new(file), origin)?;
-    let tgids = trace.tgids();
+    // Read once: the rows' thread groups and the machine's.
+    let tables = engine::Tables::of(trace);
     let mk = |def: &'static TableDef| Table::create(dir, def, origin);
     let mut sink = RowSink {
         t: Tables {
@@ -220,13 +221,18 @@ pub fn export_trace(
             anomaly: mk(&anomaly::DEF)?,
             marker: mk(&marker::DEF)?,
         },
-        tgids: tgids.iter().map(|(&tid, &tgid)| (tid, tgid)).collect(),
+        tgids: tables
+            .tgids
+            .iter()
+            .map(|(&tid, &tgid)| (tid, tgid))
+            .collect(),
         irq_names: HashMap::new(),
         err: None,
     };
     let mut n = 0u64;
     let pass = engine::pass(
         trace,
+        &tables,
         &PassOptions::default(),
         &mut |_| {
             n += 1;

@@ -7,7 +7,7 @@ use std::io::{self, BufWriter};
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
-use jitterlab_analyze::engine::{self, PassOptions};
+use jitterlab_analyze::engine::{self, PassOptions, Tables};
 use jitterlab_analyze::{EventFilter, Filter, Filtered};
 use jitterlab_trace::dat::{copy_to_v6, copy_to_v7, Compression, Spool};
 use jitterlab_trace::output::OutputFile;
@@ -168,6 +168,7 @@ fn write(
             let mut sink = Filtered::new(filter.clone(), writer);
             engine::pass(
                 trace,
+                &Tables::of(trace),
                 &PassOptions::default(),
                 &mut engine::no_raw,
                 &mut sink,
@@ -191,10 +192,12 @@ fn write(
             };
             let mut writer =
                 PftraceWriter::new(BufWriter::with_capacity(1 << 20, &mut *out), tables);
-            // The events alone: the machine's intervals are not written.
+            // The events alone: the machine's intervals are not written (nor its tables
+            // read again).
             let mut failed = None;
             engine::pass(
                 trace,
+                &Tables::default(),
                 &PassOptions {
                     machine: false,
                     ..PassOptions::default()

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use jitterlab_analyze::analysis::blame::{BlameSection, Reason, Spike};
 use jitterlab_analyze::analysis::irqs::CpuCount;
-use jitterlab_analyze::engine::{self, PassOptions};
+use jitterlab_analyze::engine::{self, PassOptions, Tables};
 use jitterlab_analyze::{
     AnalyzeReport, MigrationEvent, MigrationFold, NoiseAccount, NoiseFold, Options, Pattern,
     ProbeGap, Report, Section, Stats,
@@ -232,9 +232,10 @@ const PROBE: &str = "jitterlab-probe";
 /// raw events on the way.
 pub fn ask(path: &Path, questions: &Questions<'_>) -> Result<Answers> {
     let trace = Trace::open(path, true).map_err(|e| Error::workload("reading the trace", e))?;
+    let tables = Tables::of(&trace);
     let mut analysis = questions.analysis.then(|| {
         Report::new(
-            &trace,
+            &tables,
             Options {
                 sections: vec![Section::Summary, Section::Tasks, Section::Irqs],
                 top: usize::MAX,
@@ -244,7 +245,7 @@ pub fn ask(path: &Path, questions: &Questions<'_>) -> Result<Answers> {
     });
     let mut blame = questions.probe_blame.map(|recorded| {
         Report::new(
-            &trace,
+            &tables,
             Options {
                 sections: vec![Section::Blame],
                 task: Some(Pattern::new(format!("{PROBE}*"))),
@@ -256,11 +257,11 @@ pub fn ask(path: &Path, questions: &Questions<'_>) -> Result<Answers> {
         )
     });
     let wanted = &questions.migrations_of;
-    let tids: Vec<i32> = trace
-        .tgids()
-        .into_iter()
+    let tids: Vec<i32> = tables
+        .tgids
+        .iter()
         .filter(|(_, tgid)| wanted.contains(tgid))
-        .map(|(tid, _)| tid)
+        .map(|(&tid, _)| tid)
         .chain(wanted.iter().copied())
         .collect();
     let mut moves = MigrationFold::new(&tids, &[(0, u64::MAX)]);
@@ -280,6 +281,7 @@ pub fn ask(path: &Path, questions: &Questions<'_>) -> Result<Answers> {
     let mut start = None;
     let pass = engine::pass(
         &trace,
+        &tables,
         &PassOptions {
             machine,
             ..PassOptions::default()
