@@ -908,6 +908,18 @@ mod tests {
         }
     }
 
+    /// The report of `runs` of two cells, `load=none` (the baseline of both) and
+    /// `load=cpu:1`, with no metric.
+    fn two_cells(runs: Vec<Run>) -> ExperimentReport {
+        let cells = Recipe::parse(
+            "t.toml",
+            "name = \"t\"\n[factors]\nload = [\"none\", \"cpu:1\"]\n[measure.latency]\n",
+        )
+        .unwrap()
+        .cells();
+        ExperimentReport::new("t", vec![], cells, vec![0, 0], runs, Config::default())
+    }
+
     #[test]
     fn a_cells_machine_is_the_median_of_its_measured_runs_per_second() {
         let runs = vec![
@@ -920,13 +932,7 @@ mod tests {
             run(4, 0, false, None),
             run(5, 1, false, None),
         ];
-        let cells = Recipe::parse(
-            "t.toml",
-            "name = \"t\"\n[factors]\nload = [\"none\", \"cpu:1\"]\n[measure.latency]\n",
-        )
-        .unwrap()
-        .cells();
-        let r = ExperimentReport::new("t", vec![], cells, vec![0, 0], runs, Config::default());
+        let r = two_cells(runs);
         assert_eq!(r.cell_contexts.len(), 1, "{:?}", r.cell_contexts);
         let c = &r.cell_contexts[0];
         // Steal of 5 % is not busy; the foreign busy loop is.
@@ -973,13 +979,7 @@ mod tests {
             run(4, 1, false, Some(logged(20, "BUG: workqueue lockup"))),
             run(5, 1, false, Some(context(1, 0.0, 100, 0))),
         ];
-        let cells = Recipe::parse(
-            "t.toml",
-            "name = \"t\"\n[factors]\nload = [\"none\", \"cpu:1\"]\n[measure.latency]\n",
-        )
-        .unwrap()
-        .cells();
-        let r = ExperimentReport::new("t", vec![], cells, vec![0, 0], runs, Config::default());
+        let r = two_cells(runs);
         let kernel: Vec<&Warning> = r
             .warnings
             .iter()
