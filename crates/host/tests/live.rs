@@ -185,7 +185,10 @@ fn an_irq_widened_back_is_put_back_on_its_cpu() {
         .filter(|i| i.effective().is_some_and(|e| e.len() == 1))
         .filter(|i| fired(i.irq) >= 2 || serial(i).is_some())
         .collect();
-    candidates.sort_by_key(|i| std::cmp::Reverse(fired(i.irq)));
+    // The serial console fires when written to, so it moves when asked; another IRQ
+    // moves only if it happens to fire within the wait (the balloon's page reporting
+    // fired 2 in 500 ms here, then not once in 2 s).
+    candidates.sort_by_key(|i| (serial(i).is_none(), std::cmp::Reverse(fired(i.irq))));
     let wait = std::time::Duration::from_secs(2);
     for i in candidates {
         // A serial port fires when it has sent what it was given.
@@ -234,12 +237,22 @@ fn an_irq_widened_back_is_put_back_on_its_cpu() {
         }
         let after =
             jitterlab_host::irqs::restore_effective(&root, i.irq, cpu, &mask, wait).unwrap();
-        assert_eq!(
-            after,
-            Some(CpuSet::from_iter([cpu])),
-            "IRQ {} put back",
+        eprintln!("IRQ {}: {after:?}", i.irq);
+        // Poked, the console fires within the wait; another IRQ may not, and then it
+        // stays where it was and says so. Seen on its CPU, it stays there widened.
+        assert!(
+            after.moved || serial(i).is_none(),
+            "IRQ {} did not move",
             i.irq
         );
+        if after.moved {
+            assert_eq!(
+                after.effective,
+                Some(CpuSet::from_iter([cpu])),
+                "IRQ {} put back",
+                i.irq
+            );
+        }
         assert_eq!(
             root.read_cpu_list_opt(&path).unwrap(),
             Some(mask),

@@ -16,6 +16,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use jitterlab_cpuset::CpuSet;
+use jitterlab_host::irqs::PutBack;
 use jitterlab_host::partition::{revert, Difference, LiveSystem, RevertReport, Snapshot};
 use jitterlab_host::Root;
 use serde::{Deserialize, Serialize};
@@ -178,13 +179,16 @@ pub fn effective_cpus(
             continue;
         };
         match jitterlab_host::irqs::restore_effective(root, m.irq, cpu, &m.affinity, MOVE_WAIT) {
-            Ok(Some(after)) if after == m.before => notes.push(format!(
+            Ok(PutBack {
+                effective: Some(after),
+                ..
+            }) if after == m.before => notes.push(format!(
                 "IRQ {}: put back on CPU {cpu} (its mask {} was restored, but it had stayed on CPU {})",
                 m.irq, m.affinity, m.now
             )),
-            Ok(after) => left.push(left_over(format!(
+            Ok(PutBack { effective, .. }) => left.push(left_over(format!(
                 "{} (it did not move back to CPU {cpu} within {} s: did it fire?)",
-                after.map_or_else(|| "-".to_string(), |a| a.to_string()),
+                effective.map_or_else(|| "-".to_string(), |a| a.to_string()),
                 MOVE_WAIT.as_secs()
             ))),
             Err(e) => left.push(left_over(format!("{} (putting it back: {e})", m.now))),

@@ -27,7 +27,7 @@ use parse::{header, interrupt_rows, interrupts_of, measure, softirqs_of, Kind, R
 pub use parse::{parse_interrupts, parse_softirqs, MAX_COUNTS, MAX_IRQ_ROWS};
 pub use set::{
     restore_effective, set_default_affinity, set_irq_affinity, DefaultChange, IrqChange,
-    IrqOutcome, IrqSetReport,
+    IrqOutcome, IrqSetReport, PutBack,
 };
 
 /// Every IRQ with its affinity and counts, the per-CPU system interrupt counters

@@ -116,29 +116,44 @@ pub fn set_irq_affinity(root: &Root, irq: &Irq, cpus: &CpuSet) -> IrqChange {
     }
 }
 
+/// What [`restore_effective`] did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PutBack {
+    /// The IRQ was seen on `cpu` before its mask was widened back: it fired while
+    /// pinned. Widened to a mask holding `cpu`, the kernel then keeps it there.
+    pub moved: bool,
+    /// The effective CPUs read after the mask was widened back, `None` when unreadable.
+    pub effective: Option<CpuSet>,
+}
+
 /// Puts `irq`'s effective CPU back on `cpu` under its mask `mask` (which holds `cpu`).
 /// The kernel keeps an IRQ on its CPU when a new mask still holds it, so a mask
 /// narrowed and widened back leaves the IRQ where the narrow one put it: this pins it
-/// to `cpu`, waits up to `wait` for the move (an edge IRQ moves when it next fires),
-/// then writes `mask` back. Returns the effective CPUs after, `None` when unreadable.
+/// to `cpu`, waits up to `wait` for the move (an edge IRQ moves when it next fires: one
+/// that does not fire within `wait` stays where it was), then writes `mask` back.
 pub fn restore_effective(
     root: &Root,
     irq: u32,
     cpu: u32,
     mask: &CpuSet,
     wait: std::time::Duration,
-) -> Result<Option<CpuSet>> {
+) -> Result<PutBack> {
     let dir = format!("/proc/irq/{irq}");
     let effective = || root.read_cpu_list_opt(format!("{dir}/effective_affinity_list"));
     let pin = CpuSet::from_iter([cpu]);
     root.write(format!("{dir}/smp_affinity_list"), &pin.to_string())?;
     let start = std::time::Instant::now();
-    while effective()?.as_ref() != Some(&pin) && start.elapsed() < wait {
+    let mut moved = effective()?.as_ref() == Some(&pin);
+    while !moved && start.elapsed() < wait {
         std::thread::sleep(std::time::Duration::from_millis(10));
+        moved = effective()?.as_ref() == Some(&pin);
     }
     // The mask goes back whether the IRQ moved or not: the mask is what was asked.
     root.write(format!("{dir}/smp_affinity_list"), &mask.to_string())?;
-    effective()
+    Ok(PutBack {
+        moved,
+        effective: effective()?,
+    })
 }
 
 fn describe_refusal(e: &Error) -> String {
@@ -281,7 +296,8 @@ mod tests {
         let mask = CpuSet::parse_list("0-1").unwrap();
         let wait = std::time::Duration::from_millis(30);
         let after = restore_effective(&root, 38, 1, &mask, wait).unwrap();
-        assert_eq!(after, Some(CpuSet::parse_list("0").unwrap()));
+        assert!(!after.moved);
+        assert_eq!(after.effective, Some(CpuSet::parse_list("0").unwrap()));
         let written = std::fs::read_to_string(irq.join("smp_affinity_list")).unwrap();
         assert_eq!(written.trim(), "0-1");
     }
