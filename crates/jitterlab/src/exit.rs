@@ -150,10 +150,10 @@ impl From<jitterlab_runner::Error> for Error {
     }
 }
 
-impl From<jitterlab_render::ConvertError> for Error {
-    fn from(e: jitterlab_render::ConvertError) -> Error {
+impl From<crate::app::convert::ConvertError> for Error {
+    fn from(e: crate::app::convert::ConvertError) -> Error {
         match e {
-            jitterlab_render::ConvertError::Invalid(m) => Error::Usage(m),
+            crate::app::convert::ConvertError::Invalid(m) => Error::Usage(m),
             e => Error::Failed(e.into()),
         }
     }
@@ -170,12 +170,12 @@ impl From<jitterlab_render::stream::StreamError> for Error {
     }
 }
 
-impl From<jitterlab_render::view::ViewError> for Error {
-    fn from(e: jitterlab_render::view::ViewError) -> Error {
+impl From<crate::app::view::ViewError> for Error {
+    fn from(e: crate::app::view::ViewError) -> Error {
         match e {
-            jitterlab_render::view::ViewError::Trace(e) => e.into(),
+            crate::app::view::ViewError::Trace(e) => e.into(),
             // An input that is not what view shows (as export's Input): nothing written.
-            e @ jitterlab_render::view::ViewError::Invalid(_) => Error::Usage(e.to_string()),
+            e @ crate::app::view::ViewError::Invalid(_) => Error::Usage(e.to_string()),
             e => Error::Failed(e.into()),
         }
     }

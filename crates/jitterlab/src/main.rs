@@ -1,7 +1,11 @@
 //! The `jitterlab` binary: the command line. Each command parses its arguments, calls one
 //! library entry point, hands the result model to a renderer and maps the outcome to an
 //! exit status ([`exit`]); it reads nothing itself, computes nothing and formats nothing.
+//! Where a command joins the engine to render's writers (`view`, `convert`), the [`app`]
+//! module does it: opens the input, runs the trace's one pass into the writer, and hands
+//! back the model; render itself opens nothing and runs no pass.
 
+mod app;
 mod cli;
 mod cmd;
 mod exit;

@@ -26,6 +26,9 @@ use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+mod live;
+pub use live::latency_progress;
+
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use jitterlab_trace::Trace;
 

@@ -29,22 +29,21 @@
 //! assert_eq!(String::from_utf8(out).unwrap(), "CPU  IRQS\n0      24\n");
 //! ```
 //!
-//! Three drivers sit beside the formats, each one library call of a command: [`convert`](mod@convert)
-//! (a trace to another .dat version or to Perfetto JSON, written under a temporary name
-//! and renamed), [`stream`] (the events `report` prints, as they are read) and [`live`]
-//! (the latency probe's line on a terminal). They read traces through the trace crate
-//! and write files; nothing here touches the host.
+//! [`stream`] writes the events `report` prints from a source it is handed, as they come;
+//! [`view`] writes the HTML report: the viewer under `web/` and the model inside one file
+//! (docs/html.md); [`convert`](mod@convert) holds the model of what `convert` wrote.
 //!
 //! What it does not do: renderers only lay out and convert units (ns to `12.3 us`,
 //! absent data to `-`); they compute no statistics (percentiles, histograms, plot bins
-//! and verdicts come with the models). [`view`] writes the HTML report: the viewer under
-//! `web/` and the model inside one file (docs/html.md). There is no Parquet output yet.
+//! and verdicts come with the models), open no input, run no pass over a trace and draw
+//! no progress: the binary's `app` module opens inputs and drives the engine's pass
+//! into the writers here (Perfetto JSON and protobuf, the HTML page). Nothing here
+//! touches the host.
 
 #![deny(missing_docs)]
 
 pub mod convert;
 mod export;
-pub mod live;
 pub mod stream;
 mod table;
 pub mod units;
@@ -54,13 +53,13 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-pub use convert::{convert, Conversion, ConvertError, OutputFormat};
+pub use convert::Conversion;
 pub use export::{
     html_block_text, write_cyclictest_histogram, write_event_line, write_latency_plot, Cyclictest,
     EventLine, Events, EventsJson, ExportError, ExportManager, Exporter, Html, HtmlModel, Json,
     Opened, PerfettoCounts, PerfettoWriter, SavedResult, Svg, Target, Text, HTML_FORMAT,
 };
-pub use export::{PftraceCounts, PftraceTables, PftraceWriter, BUNDLE_EVENTS};
+pub use export::{named_output, PftraceCounts, PftraceTables, PftraceWriter, BUNDLE_EVENTS};
 pub use table::{Align, Col, Table};
 
 /// Colour and layout choices for text output.

@@ -3,11 +3,11 @@
 use std::io::{self, IsTerminal};
 use std::path::{Path, PathBuf};
 
+use crate::app::view::reports_beside;
 use clap::Args;
 use jitterlab_audit::{audit, AuditRequest, KeepTraces, Mode};
 use jitterlab_host::child::cancel_on_signals;
 use jitterlab_host::Root;
-use jitterlab_render::view::reports_beside;
 use jitterlab_render::{ExportManager, Json, Target};
 
 use crate::cli::{cpu_list, Color};

@@ -3,8 +3,8 @@
 
 use std::path::PathBuf;
 
+use crate::app::convert::{convert, OutputFormat};
 use clap::{Args, ValueEnum};
-use jitterlab_render::{convert, OutputFormat};
 use jitterlab_trace::dat::Compression;
 use jitterlab_trace::Trace;
 

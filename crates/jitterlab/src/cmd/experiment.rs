@@ -4,13 +4,13 @@
 use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
 
+use crate::app::view::reports_beside;
 use clap::{Args, ValueEnum};
 use jitterlab_experiment::recipe::{builtin, builtins, Order, Trace};
 use jitterlab_experiment::Recipe;
 use jitterlab_host::child::cancel_on_signals;
 use jitterlab_host::partition::DEFAULT_STATE_DIR;
 use jitterlab_host::Root;
-use jitterlab_render::view::reports_beside;
 use jitterlab_render::{ExportManager, Json, Target};
 use jitterlab_runner::{compare, parse_recipe, run_experiment, Options, Progress};
 

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use crate::progress::latency_progress;
 use clap::Args;
 use jitterlab_host::child::cancel_on_signals;
 use jitterlab_host::sched::{default_priority, PROBE_PRIORITY};
@@ -12,7 +13,6 @@ use jitterlab_host::Root;
 use jitterlab_latency::load::LoadSpec;
 use jitterlab_latency::plot::LatencyPlot;
 use jitterlab_latency::{Config, CyclictestHistogram, Request, Stop};
-use jitterlab_render::live::latency_progress;
 use jitterlab_render::{Cyclictest, ExportManager, Html, Json, Svg, Target};
 
 use crate::cli::{cpu_list, Color, PolicyArg};

@@ -2,10 +2,10 @@
 
 use std::path::PathBuf;
 
+use crate::app::view::{view, Input};
 use clap::Args;
 use jitterlab_analyze::analysis::timeline::TimelineOptions;
 use jitterlab_analyze::Options;
-use jitterlab_render::view::{view, Input};
 
 use crate::cli::{Color, Window};
 use crate::exit::{Error, Exit, Result};
