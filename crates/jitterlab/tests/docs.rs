@@ -795,3 +795,197 @@ fn exit_statuses_in_the_help_are_the_guides() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
     assert!(found.len() >= decided_by_the_result.len(), "only {found:?}");
 }
+
+/// The floors of ARCHITECTURE.md's `## Floors` block: crate name (without the
+/// `jitterlab-` prefix) to floor.
+fn floors(text: &str) -> BTreeMap<String, u32> {
+    let section = section(text, "Floors").expect("ARCHITECTURE.md has a ## Floors section");
+    let mut out = BTreeMap::new();
+    for line in section.lines() {
+        let mut words = line.split_whitespace();
+        if words.next() != Some("floor") {
+            continue;
+        }
+        let floor: u32 = words.next().and_then(|n| n.parse().ok()).expect(line);
+        for name in words {
+            assert!(
+                out.insert(name.to_string(), floor).is_none(),
+                "{name} is on two floors"
+            );
+        }
+    }
+    out
+}
+
+/// Each workspace crate (without the `jitterlab-` prefix) and the workspace crates it
+/// depends on as a normal dependency (not for tests or builds), from `cargo metadata`.
+fn workspace_dependencies() -> BTreeMap<String, BTreeSet<String>> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = std::process::Command::new(cargo)
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
+        .current_dir(repo())
+        .output()
+        .expect("cargo metadata runs");
+    assert!(
+        out.status.success(),
+        "cargo metadata: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let short = |n: &str| n.strip_prefix("jitterlab-").unwrap_or(n).to_string();
+    let mut deps = BTreeMap::new();
+    for p in meta["packages"].as_array().unwrap() {
+        let name = p["name"].as_str().unwrap();
+        if !name.starts_with("jitterlab") || name.ends_with("-fuzz") {
+            continue;
+        }
+        let normal = p["dependencies"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|d| d["kind"].is_null())
+            .filter_map(|d| d["name"].as_str())
+            .filter(|d| d.starts_with("jitterlab-"))
+            .map(short)
+            .collect();
+        deps.insert(short(name), normal);
+    }
+    deps
+}
+
+/// The rule of ARCHITECTURE.md's floors, on a graph: every crate has a floor, and each
+/// imports only crates on lower floors. Returns the breaches, in words.
+fn floor_breaches(
+    floors: &BTreeMap<String, u32>,
+    deps: &BTreeMap<String, BTreeSet<String>>,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for (krate, uses) in deps {
+        let Some(&floor) = floors.get(krate) else {
+            out.push(format!("{krate} is on no floor of ARCHITECTURE.md"));
+            continue;
+        };
+        for dep in uses {
+            match floors.get(dep) {
+                Some(&f) if f < floor => {}
+                Some(&f) => out.push(format!(
+                    "{krate} (floor {floor}) imports {dep} (floor {f}): a crate imports only lower floors"
+                )),
+                None => out.push(format!("{dep} is on no floor of ARCHITECTURE.md")),
+            }
+        }
+    }
+    for krate in floors.keys() {
+        if !deps.contains_key(krate) {
+            out.push(format!(
+                "ARCHITECTURE.md lists {krate}, which is no workspace crate"
+            ));
+        }
+    }
+    out
+}
+
+#[test]
+fn floor_breaches_are_found() {
+    let floors: BTreeMap<String, u32> = [("trace", 1), ("analyze", 2), ("render", 6)]
+        .map(|(n, f)| (n.to_string(), f))
+        .into();
+    let deps = |pairs: &[(&str, &[&str])]| -> BTreeMap<String, BTreeSet<String>> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.iter().map(|s| s.to_string()).collect()))
+            .collect()
+    };
+    let good = deps(&[
+        ("trace", &[]),
+        ("analyze", &["trace"]),
+        ("render", &["analyze"]),
+    ]);
+    assert!(floor_breaches(&floors, &good).is_empty());
+    let up = deps(&[("trace", &["render"]), ("analyze", &[]), ("render", &[])]);
+    assert_eq!(
+        floor_breaches(&floors, &up),
+        ["trace (floor 1) imports render (floor 6): a crate imports only lower floors"]
+    );
+    let unlisted = deps(&[
+        ("trace", &[]),
+        ("analyze", &[]),
+        ("render", &[]),
+        ("new", &[]),
+    ]);
+    assert_eq!(
+        floor_breaches(&floors, &unlisted),
+        ["new is on no floor of ARCHITECTURE.md"]
+    );
+}
+
+/// ARCHITECTURE.md's floors are the crate graph's: `cargo metadata` against the block.
+#[test]
+fn the_crate_graph_keeps_the_floors_of_architecture_md() {
+    let text = std::fs::read_to_string(repo().join("ARCHITECTURE.md")).unwrap();
+    let floors = floors(&text);
+    let deps = workspace_dependencies();
+    assert!(deps.len() >= 11, "{deps:?}");
+    let breaches = floor_breaches(&floors, &deps);
+    assert!(breaches.is_empty(), "{}", breaches.join("\n"));
+}
+
+/// What render may not do: open an input, drive a pass over a trace or start a thread.
+const RENDER_NEVER: [&str; 8] = [
+    "engine::pass",
+    "pass_source",
+    "analyze_trace",
+    "Trace::open",
+    "File::open",
+    "fs::read",
+    "thread::spawn",
+    "export_trace",
+];
+
+/// The calls of `RENDER_NEVER` in a source file's text, outside its comments and its
+/// `#[cfg(test)]` module, as `line: call`.
+fn forbidden_calls(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim_start().starts_with("#[cfg(test)]") {
+            break;
+        }
+        let code = line.split("//").next().unwrap_or("");
+        for call in RENDER_NEVER {
+            if code.contains(call) {
+                out.push(format!("line {}: {call}", i + 1));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn forbidden_calls_are_found_outside_comments_and_tests() {
+    let text = "let t = Trace::open(p)?; // not File::open\n/// engine::pass\n\
+                #[cfg(test)]\nmod tests { fn f() { std::fs::read(\"x\"); } }\n";
+    assert_eq!(forbidden_calls(text), ["line 1: Trace::open"]);
+}
+
+/// render only renders: nothing under crates/render/src opens an input, runs a pass
+/// or starts a thread (ARCHITECTURE.md); the binary's `app` module does.
+#[test]
+fn render_opens_no_input_and_drives_no_pass() {
+    let mut files = Vec::new();
+    files_with(&repo().join("crates/render/src"), &["rs"], &mut files);
+    assert!(files.len() > 10, "{files:?}");
+    let mut found = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for call in forbidden_calls(&text) {
+            found.push(format!("{}: {call}", f.display()));
+        }
+    }
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
