@@ -150,15 +150,6 @@ impl From<jitterlab_runner::Error> for Error {
     }
 }
 
-impl From<crate::app::convert::ConvertError> for Error {
-    fn from(e: crate::app::convert::ConvertError) -> Error {
-        match e {
-            crate::app::convert::ConvertError::Invalid(m) => Error::Usage(m),
-            e => Error::Failed(e.into()),
-        }
-    }
-}
-
 impl From<jitterlab_render::stream::StreamError> for Error {
     fn from(e: jitterlab_render::stream::StreamError) -> Error {
         use jitterlab_render::stream::StreamError;
@@ -170,12 +161,13 @@ impl From<jitterlab_render::stream::StreamError> for Error {
     }
 }
 
-impl From<crate::app::view::ViewError> for Error {
-    fn from(e: crate::app::view::ViewError) -> Error {
+impl From<crate::app::Error> for Error {
+    fn from(e: crate::app::Error) -> Error {
         match e {
-            crate::app::view::ViewError::Trace(e) => e.into(),
-            // An input that is not what view shows (as export's Input): nothing written.
-            e @ crate::app::view::ViewError::Invalid(_) => Error::Usage(e.to_string()),
+            crate::app::Error::Trace(e) => e.into(),
+            // A request that contradicts itself, or an input that is not what the use
+            // case takes (as export's Input): nothing written.
+            crate::app::Error::Invalid(m) => Error::Usage(m),
             e => Error::Failed(e.into()),
         }
     }

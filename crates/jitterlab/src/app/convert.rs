@@ -3,9 +3,9 @@
 //! renamed: the trace's one pass into render's writers; render's [`Conversion`] says
 //! what was written.
 
-use std::io::{self, BufWriter};
+use std::io::BufWriter;
 use std::ops::ControlFlow;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use jitterlab_analyze::engine::{self, PassOptions, Tables};
 use jitterlab_analyze::{EventFilter, Filter, Filtered};
@@ -15,6 +15,8 @@ use jitterlab_render::{
 use jitterlab_trace::dat::{copy_to_v6, copy_to_v7, Compression, Spool};
 use jitterlab_trace::output::OutputFile;
 use jitterlab_trace::Trace;
+
+use super::Error;
 
 /// What `convert` writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,7 +45,7 @@ impl OutputFormat {
         out: &Path,
         trace: &Trace,
         compression: Compression,
-    ) -> Result<OutputFormat, ConvertError> {
+    ) -> Result<OutputFormat, Error> {
         let name = out.to_string_lossy();
         if name.ends_with(".json") {
             return Ok(OutputFormat::Perfetto);
@@ -57,7 +59,7 @@ impl OutputFormat {
             } else {
                 OutputFormat::V6
             }),
-            _ => Err(ConvertError::Unsupported(format!(
+            _ => Err(Error::Unsupported(format!(
                 "{}: cannot tell the output format from the name; give --format v6, v7, perfetto or pftrace",
                 out.display()
             ))),
@@ -65,31 +67,9 @@ impl OutputFormat {
     }
 }
 
-/// Why a conversion was not done.
-#[derive(Debug, thiserror::Error)]
-pub enum ConvertError {
-    /// The request contradicts itself (nothing was written).
-    #[error("{0}")]
-    Invalid(String),
-    /// This input cannot be written in that format (nothing was written).
-    #[error("{0}")]
-    Unsupported(String),
-    /// Reading the input failed.
-    #[error(transparent)]
-    Trace(#[from] jitterlab_trace::Error),
-    /// Writing the output failed.
-    #[error("{}: {cause}", path.display())]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// What failed.
-        cause: io::Error,
-    },
-}
-
 /// Converts `trace` (read from `input`) into `output` as `format`; for Perfetto output,
 /// only what `filter` keeps, from the buffer `trace` chose (a .dat copy is whole: a
-/// filter or a buffer chosen by name there is [`ConvertError::Invalid`]). The output is
+/// filter or a buffer chosen by name there is [`Error::Invalid`]). The output is
 /// written as [`OutputFile`] writes: under a temporary name and renamed over a regular
 /// file when complete (a failure leaves no partial file), copied through into a FIFO or
 /// device, never renamed over one.
@@ -99,20 +79,20 @@ pub fn convert(
     output: &Path,
     format: OutputFormat,
     filter: &Filter,
-) -> Result<Conversion, ConvertError> {
+) -> Result<Conversion, Error> {
     if !format.is_perfetto() && !filter.is_empty() {
-        return Err(ConvertError::Invalid(
+        return Err(Error::Invalid(
             "--cpu, --from and --to apply to Perfetto output only; a .dat copy is whole".into(),
         ));
     }
     if let Trace::Dat(d) = trace {
         if !format.is_perfetto() && d.buffer_choice().is_some_and(|c| c.by_name) {
-            return Err(ConvertError::Invalid(
+            return Err(Error::Invalid(
                 "--buffer applies to Perfetto output only; a .dat copy keeps every buffer".into(),
             ));
         }
     }
-    let out_err = |cause| ConvertError::Io {
+    let out_err = |cause| Error::Io {
         path: jitterlab_render::named_output(output),
         cause,
     };
@@ -154,9 +134,9 @@ fn write(
     format: OutputFormat,
     filter: &Filter,
     out: &mut OutputFile,
-) -> Result<(String, Option<PerfettoCounts>, Option<PftraceCounts>), ConvertError> {
+) -> Result<(String, Option<PerfettoCounts>, Option<PftraceCounts>), Error> {
     let tmp = out.path().to_path_buf();
-    let io_err = |cause| ConvertError::Io {
+    let io_err = |cause| Error::Io {
         path: tmp.clone(),
         cause,
     };
@@ -236,7 +216,7 @@ fn write(
                 }
             }
         }
-        (_, Trace::Text { .. }) => Err(ConvertError::Unsupported(format!(
+        (_, Trace::Text { .. }) => Err(Error::Unsupported(format!(
             "{}: a text trace has no ring-buffer pages to write a .dat from; convert it --format perfetto, or record a .dat with `jitterlab record`",
             input.display()
         ))),

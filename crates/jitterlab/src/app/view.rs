@@ -3,13 +3,15 @@
 //! (`analyze` with its timeline kept), the model handed to render's [`write_html`].
 
 use std::fs::File;
-use std::io::{self, Read};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use jitterlab_analyze::{analyze_trace, Options};
 use jitterlab_render::view::{write_html, Viewed};
 use jitterlab_render::SavedResult;
 use jitterlab_trace::Trace;
+
+use super::Error;
 
 /// A saved result is read whole; past this, it is refused.
 const SAVED_LIMIT: u64 = 512 << 20;
@@ -22,30 +24,11 @@ pub enum Input {
     Saved(SavedResult),
 }
 
-/// Why a report was not written.
-#[derive(Debug, thiserror::Error)]
-pub enum ViewError {
-    /// The input is not something the viewer shows.
-    #[error("{0}")]
-    Invalid(String),
-    /// Reading the trace failed.
-    #[error(transparent)]
-    Trace(#[from] jitterlab_trace::Error),
-    /// Reading the input or writing the report failed.
-    #[error("{}: {cause}", path.display())]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// What failed.
-        cause: io::Error,
-    },
-}
-
 impl Input {
     /// Opens `path`: a JSON object (its first non-blank byte is `{`) is a saved result,
     /// anything else a trace, of the .dat buffer `buffer` when given.
-    pub fn open(path: &Path, lenient: bool, buffer: Option<&str>) -> Result<Input, ViewError> {
-        let io = |cause| ViewError::Io {
+    pub fn open(path: &Path, lenient: bool, buffer: Option<&str>) -> Result<Input, Error> {
+        let io = |cause| Error::Io {
             path: path.to_path_buf(),
             cause,
         };
@@ -61,7 +44,7 @@ impl Input {
             .and_then(|f| f.take(SAVED_LIMIT + 1).read_to_end(&mut bytes))
             .map_err(io)?;
         if bytes.len() as u64 > SAVED_LIMIT {
-            return Err(ViewError::Invalid(format!(
+            return Err(Error::Invalid(format!(
                 "{}: more than {} MiB of JSON; expected a result saved with --json",
                 path.display(),
                 SAVED_LIMIT >> 20
@@ -69,7 +52,7 @@ impl Input {
         }
         SavedResult::from_json(&path.display().to_string(), &bytes)
             .map(Input::Saved)
-            .map_err(ViewError::Invalid)
+            .map_err(Error::Invalid)
     }
 }
 
@@ -93,13 +76,8 @@ pub fn reports_beside(traces: &[PathBuf]) -> Vec<String> {
 /// `jitterlab view`: `input` as an HTML report in `output`. A trace goes through
 /// `analyze` with `options` (its timeline kept, as `options.timeline` or the default
 /// limits say).
-pub fn view(
-    input: &Input,
-    title: &str,
-    output: &Path,
-    options: Options,
-) -> Result<Viewed, ViewError> {
-    let io = |e: jitterlab_render::ExportError| ViewError::Io {
+pub fn view(input: &Input, title: &str, output: &Path, options: Options) -> Result<Viewed, Error> {
+    let io = |e: jitterlab_render::ExportError| Error::Io {
         path: jitterlab_render::named_output(output),
         cause: e.source,
     };
