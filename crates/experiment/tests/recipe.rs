@@ -283,7 +283,10 @@ fn errors_name_line_and_column() {
     // Durations.
     let (at, msg) = error("name = \"x\"\nduration = \"10\"\n[measure.latency]\n");
     assert_eq!(at, "2:12");
-    assert!(msg.contains("expected a unit"), "{msg}");
+    assert!(
+        msg.contains("give a unit (ns, us, ms, s, m, h), e.g. 10us or 10s"),
+        "{msg}"
+    );
     // Nothing to measure.
     let (at, msg) = error("name = \"x\"\n");
     assert_eq!(at, "1:1");

@@ -58,13 +58,13 @@ pub mod partition;
 pub mod pin;
 mod root;
 pub mod sched;
-pub mod seconds;
 mod status;
 pub mod tasks;
 #[doc(hidden)]
 pub mod testing;
 pub mod tracefs;
 pub mod usage;
+pub mod window;
 pub mod workqueues;
 
 pub use cgroups::Cgroups;

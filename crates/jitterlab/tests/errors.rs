@@ -75,26 +75,33 @@ fn bad_arguments() {
         "out of range for policy other: 0-0",
     );
     usage(
-        &["show", "irqs", "--interval", "0"],
-        "--interval 0: expected seconds above 0",
+        &["show", "irqs", "--interval", "0s"],
+        "--interval 0ns: expected above 0 and at most 3600s",
     );
     usage(
-        &["show", "irqs", "--interval", "1e300"],
-        "--interval 1e300: expected seconds above 0 and at most 3600",
+        &["show", "irqs", "--interval", "2h"],
+        "--interval 7200s: expected above 0 and at most 3600s",
     );
     let o = run(&["show", "irqs", "--interval", "1e300"]);
-    assert!(stderr(&o).len() < 200, "a short message: {}", stderr(&o));
-    for (value, shown) in [
-        ("1e20", "1e20"),
-        ("1e19", "1e19"),
-        ("-1", "-1"),
-        ("NaN", "NaN"),
+    assert!(stderr(&o).len() < 300, "a short message: {}", stderr(&o));
+    // Every duration is a number and a unit, through one parser (jitterlab_units).
+    for (value, says) in [
+        (
+            "10",
+            "\"10\": give a unit (ns, us, ms, s, m, h), e.g. 10us or 10s",
+        ),
+        ("1e20", "\"1e20\": unknown unit \"e20\""),
+        ("-1s", "\"-1s\": expected a number and a unit"),
+        ("NaN", "\"NaN\": expected a number and a unit"),
+        ("99999999999h", "\"99999999999h\": too long"),
     ] {
-        usage(
-            &["verify", "1", &format!("--interval={value}")],
-            &format!("--interval {shown}: expected seconds from 0 to 3600"),
-        );
+        usage(&["verify", "1", &format!("--interval={value}")], says);
+        usage(&["latency", &format!("--break={value}")], says);
     }
+    usage(
+        &["verify", "1", "--interval", "2h"],
+        "--interval 7200s: expected from 0 to 3600s",
+    );
     usage(
         &["show", "--cpu", ""],
         "--cpu \"\": expected a CPU list such as 0-3,8 (an empty list is not a filter)",

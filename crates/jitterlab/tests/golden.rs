@@ -197,7 +197,7 @@ fn partition_without_changing_anything() {
     );
     on_vm2(
         "verify",
-        &["verify", "1", "--interval", "0", "--state-dir", state],
+        &["verify", "1", "--interval", "0s", "--state-dir", state],
         Some(tmp.path()),
     );
 }

@@ -93,14 +93,14 @@ fn json_histogram_and_cyclictest_file_agree() {
 
 #[test]
 fn fail_above_exits_3() {
-    let o = probe_cpu0(&["--loops", "50", "--fail-above", "0"]);
+    let o = probe_cpu0(&["--loops", "50", "--fail-above", "0us"]);
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     assert!(
         stdout(&o).contains("FAILED: a latency exceeded 0ns"),
         "{}",
         stdout(&o)
     );
-    let o = probe_cpu0(&["--loops", "50", "--fail-above", "10000000"]);
+    let o = probe_cpu0(&["--loops", "50", "--fail-above", "10s"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }
 
@@ -140,13 +140,13 @@ fn bad_input_is_refused_before_any_thread_starts() {
         assert!(stderr(&o).contains(message), "{args:?}: {}", stderr(&o));
     };
     usage(
-        &["latency", "--interval", "0"],
+        &["latency", "--interval", "0us"],
         "--interval must be above 0",
     );
     usage(&["latency", "--interval", "5us"], "add --force");
     usage(
         &["latency", "--interval=-3ms"],
-        "expected a number with a unit",
+        "expected a number and a unit",
     );
     usage(
         &["latency", "--priority", "100"],
@@ -299,7 +299,7 @@ fn break_marks_the_trace_and_turns_tracing_off() {
     };
     std::fs::write(dir.join("tracing_on"), "1").unwrap();
     // Any wake-up is later than 1 ns... and later than 1 us on this VM; 0 would be refused.
-    let o = probe_cpu0(&["--duration", "20s", "--break", "1", "--json", "-"]);
+    let o = probe_cpu0(&["--duration", "20s", "--break", "1us", "--json", "-"]);
     assert_eq!(
         o.status.code(),
         Some(3),
@@ -334,7 +334,7 @@ fn break_marks_the_trace_and_turns_tracing_off() {
     assert!(trace.contains(&marker), "{marker:?} not in\n{trace}");
     drop(instance);
     assert!(!dir.exists());
-    let o = probe_cpu0(&["--loops", "5", "--break", "0"]);
+    let o = probe_cpu0(&["--loops", "5", "--break", "0us"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
 

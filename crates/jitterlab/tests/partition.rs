@@ -216,7 +216,7 @@ fn isolate_verify_run_revert() {
         "--state-dir",
         &guard.arg(),
         "--interval",
-        "0.5",
+        "500ms",
         "--json",
     ]);
     let v = json_envelope(&o, "jitterlab.verify");
@@ -414,7 +414,7 @@ fn plan_and_advice_on_the_fixture_tree() {
         v["verdict"], "not_isolated",
         "the fixture machine is not partitioned"
     );
-    let o = run_vm2(&["verify", "1", "--interval", "0", "--state-dir", &dir]);
+    let o = run_vm2(&["verify", "1", "--interval", "0s", "--state-dir", &dir]);
     assert_eq!(o.status.code(), Some(3));
     assert!(stdout(&o).contains("CPU 1: NOT ISOLATED"), "{}", stdout(&o));
 }

@@ -187,7 +187,7 @@ fn a_flight_recorder_ends_at_the_latency_break() {
         "--duration",
         "10s",
         "--break",
-        "1",
+        "1us",
     ]);
     // Restore the top-level switch the break turned off, whatever happens next.
     std::fs::write(Path::new(TOP).join("tracing_on"), &top_on).unwrap();

@@ -221,7 +221,7 @@ fn live_show_json_agrees_with_sysfs() {
 #[test]
 fn live_irq_rates_over_an_interval() {
     let d = json_data(
-        &run(&["show", "irqs", "--interval", "0.3", "--json"]),
+        &run(&["show", "irqs", "--interval", "300ms", "--json"]),
         "jitterlab.show.irqs",
     );
     let ns = d["window"]["interval_ns"].as_u64().unwrap();

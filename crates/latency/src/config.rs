@@ -2,6 +2,7 @@
 
 use jitterlab_cpuset::CpuSet;
 use jitterlab_host::tasks::Policy;
+use jitterlab_units::format_ns;
 use serde::Serialize;
 
 use crate::Error;
@@ -86,43 +87,6 @@ impl Config {
     }
 }
 
-/// Parses a duration with a unit: `300us`, `1ms`, `10s`, `2m`, `500ns`; a bare
-/// number is microseconds, as cyclictest's `-i`.
-pub fn parse_duration_ns(s: &str) -> Result<u64, String> {
-    let s = s.trim();
-    let split = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(s.len());
-    let (num, unit) = s.split_at(split);
-    let value: f64 = num
-        .parse()
-        .map_err(|_| format!("{s:?}: expected a number with a unit (300us, 1ms, 10s)"))?;
-    let scale = match unit.trim() {
-        "ns" => 1.0,
-        "" | "us" | "µs" => 1e3,
-        "ms" => 1e6,
-        "s" => 1e9,
-        "m" | "min" => 60e9,
-        "h" => 3600e9,
-        u => return Err(format!("{s:?}: unknown unit {u:?} (ns, us, ms, s, m, h)")),
-    };
-    let ns = value * scale;
-    if !ns.is_finite() || ns > u64::MAX as f64 / 2.0 {
-        return Err(format!("{s:?}: too large"));
-    }
-    Ok(ns.round() as u64)
-}
-
-/// ns as the shortest exact unit: `300us`, `1ms`, `1500ns`.
-pub fn format_ns(ns: u64) -> String {
-    match ns {
-        n if n >= 1_000_000_000 && n % 1_000_000_000 == 0 => format!("{}s", n / 1_000_000_000),
-        n if n >= 1_000_000 && n % 1_000_000 == 0 => format!("{}ms", n / 1_000_000),
-        n if n >= 1_000 && n % 1_000 == 0 => format!("{}us", n / 1_000),
-        n => format!("{n}ns"),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -140,28 +104,6 @@ mod tests {
             spike_threshold_ns: None,
             break_ns: None,
         }
-    }
-
-    #[test]
-    fn durations_with_units() {
-        assert_eq!(parse_duration_ns("300us"), Ok(300_000));
-        assert_eq!(parse_duration_ns("1ms"), Ok(1_000_000));
-        assert_eq!(parse_duration_ns("1.5ms"), Ok(1_500_000));
-        assert_eq!(parse_duration_ns("10s"), Ok(10_000_000_000));
-        assert_eq!(parse_duration_ns("2m"), Ok(120_000_000_000));
-        assert_eq!(
-            parse_duration_ns("200"),
-            Ok(200_000),
-            "bare = us, as cyclictest -i"
-        );
-        assert_eq!(parse_duration_ns("750ns"), Ok(750));
-        assert!(parse_duration_ns("-1ms").is_err());
-        assert!(parse_duration_ns("1parsec")
-            .unwrap_err()
-            .contains("unknown unit"));
-        assert!(parse_duration_ns("ms").is_err());
-        assert_eq!(format_ns(300_000), "300us");
-        assert_eq!(format_ns(1_500), "1500ns");
     }
 
     #[test]

@@ -55,7 +55,7 @@ pub mod request;
 pub mod spikes;
 pub mod stats;
 
-pub use config::{parse_duration_ns, Config, Stop};
+pub use config::{Config, Stop};
 pub use noise::{run_noise, NoiseConfig, NoiseMarkers, NoiseResult};
 pub use probe::{run, BreakHit, Live, Run};
 pub use report::{CyclictestHistogram, LatencyReport};

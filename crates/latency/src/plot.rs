@@ -158,7 +158,7 @@ impl LatencyPlot {
                 env.preemption,
                 format!("{:?}", c.policy).to_lowercase(),
                 c.priority,
-                crate::config::format_ns(c.interval_ns),
+                jitterlab_units::format_ns(c.interval_ns),
             ),
             subtitle,
             y_max: series

@@ -3,6 +3,7 @@
 use std::ops::Range;
 
 use jitterlab_cpuset::CpuSet;
+use jitterlab_units::{format_ns, parse_duration_ns};
 use toml::Spanned;
 
 use super::facts::HostFacts;
@@ -75,8 +76,8 @@ impl Source<'_> {
                 format!(
                     "{what} {:?}: expected {} to {}",
                     s.get_ref(),
-                    show_ns(min),
-                    show_ns(max)
+                    format_ns(min),
+                    format_ns(max)
                 ),
             ));
         }
@@ -99,41 +100,6 @@ impl Source<'_> {
             )),
             Err(e) => Err(self.at(s, format!("{what}: {e}"))),
         }
-    }
-}
-
-/// `10s`, `500ms`, `100us`, `2m`: a number and a unit (ns, us, ms, s, m).
-fn parse_duration_ns(s: &str) -> Result<u64, String> {
-    let s = s.trim();
-    let split = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(s.len());
-    let (num, unit) = s.split_at(split);
-    let value: f64 = num
-        .parse()
-        .map_err(|_| format!("{s:?}: expected a number with a unit (100ms, 10s)"))?;
-    let scale = match unit.trim() {
-        "ns" => 1.0,
-        "us" | "µs" => 1e3,
-        "ms" => 1e6,
-        "s" => 1e9,
-        "m" | "min" => 60e9,
-        "" => return Err(format!("{s:?}: expected a unit (ns, us, ms, s, m)")),
-        u => return Err(format!("{s:?}: unknown unit {u:?} (ns, us, ms, s, m)")),
-    };
-    let ns = value * scale;
-    if !ns.is_finite() || ns > 1e18 {
-        return Err(format!("{s:?}: too large"));
-    }
-    Ok(ns.round() as u64)
-}
-
-fn show_ns(ns: u64) -> String {
-    match ns {
-        n if n >= 1_000_000_000 && n % 1_000_000_000 == 0 => format!("{}s", n / 1_000_000_000),
-        n if n >= 1_000_000 && n % 1_000_000 == 0 => format!("{}ms", n / 1_000_000),
-        n if n >= 1_000 && n % 1_000 == 0 => format!("{}us", n / 1_000),
-        n => format!("{n}ns"),
     }
 }
 

@@ -261,10 +261,10 @@ impl IrqMap {
             window: None,
         })
     }
-    /// Samples the IRQ map twice, `seconds` apart, and returns the per-CPU rates over
-    /// the window ([`IrqMap::since`]). `seconds` must be above 0 and at most 3600.
-    pub fn sample(root: &Root, seconds: f64) -> Result<IrqMap> {
-        let window = crate::seconds::interval("--interval", seconds, false)?;
+    /// Samples the IRQ map twice, `window_ns` apart, and returns the per-CPU rates over
+    /// the window ([`IrqMap::since`]). The window is above 0 and at most an hour.
+    pub fn sample(root: &Root, window_ns: u64) -> Result<IrqMap> {
+        let window = crate::window::interval("--interval", window_ns, false)?;
         let before = IrqMap::read(root)?;
         let start = std::time::Instant::now();
         std::thread::sleep(window);

@@ -214,11 +214,11 @@ impl VerifyReport {
 
 /// Samples the CPUs over the window and judges each.
 pub fn verify(root: &Root, req: &VerifyRequest) -> Result<VerifyReport> {
-    if req.interval.as_secs_f64() > crate::seconds::MAX_INTERVAL_SECS {
+    if req.interval.as_nanos() > u128::from(crate::window::MAX_WINDOW_NS) {
         return Err(Error::Invalid(format!(
-            "interval {:?}: expected at most {} s",
+            "interval {:?}: expected at most {}",
             req.interval,
-            crate::seconds::MAX_INTERVAL_SECS
+            jitterlab_units::format_ns(crate::window::MAX_WINDOW_NS)
         )));
     }
     let rec = Journal::read(&req.state_dir)?;

@@ -28,7 +28,7 @@ pub struct AuditArgs {
     #[arg(long, conflicts_with = "duration")]
     pub quick: bool,
     /// Each latency phase this long (10s, 1m); the noise probe half of it per RT CPU.
-    #[arg(long, value_name = "D", value_parser = jitterlab_latency::parse_duration_ns)]
+    #[arg(long, value_name = "D", value_parser = jitterlab_units::parse_duration_ns)]
     pub duration: Option<u64>,
     /// Only the static checks: measure nothing.
     #[arg(long = "static", conflicts_with_all = ["quick", "duration"])]

@@ -52,7 +52,7 @@ pub struct ExperimentArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..=10000))]
     pub rounds: Option<u32>,
     /// Length of each run: 10s, 2m (the recipe's `duration`).
-    #[arg(long, value_parser = jitterlab_latency::parse_duration_ns)]
+    #[arg(long, value_parser = jitterlab_units::parse_duration_ns)]
     pub duration: Option<u64>,
     /// Warm-up runs per cell, discarded (the recipe's `warmup`).
     #[arg(long, value_name = "N")]

@@ -26,7 +26,7 @@ const DEFAULT_DURATION_NS: u64 = 10_000_000_000;
 /// `jitterlab latency`.
 #[derive(Args, Debug)]
 #[command(
-    after_help = "Exit status: 0, or 3 when a latency exceeded --fail-above or --break ended the run; 2 on a bad request (nothing started).\n\nExamples:\n  jitterlab latency --cpus 1 --interval 300us --loops 100000\n  jitterlab latency --duration 1m --json run.json --histogram-cyclictest hist.txt\n  jitterlab latency --interval 1ms --duration 10s --fail-above 100"
+    after_help = "Exit status: 0, or 3 when a latency exceeded --fail-above or --break ended the run; 2 on a bad request (nothing started).\n\nExamples:\n  jitterlab latency --cpus 1 --interval 300us --loops 100000\n  jitterlab latency --duration 1m --json run.json --histogram-cyclictest hist.txt\n  jitterlab latency --interval 1ms --duration 10s --fail-above 100us"
 )]
 pub struct LatencyArgs {
     /// CPUs to measure, one thread each (default: all online).
@@ -38,17 +38,17 @@ pub struct LatencyArgs {
     /// Their priority (1-99 for fifo and rr; default 95, 0 for the others).
     #[arg(long)]
     pub priority: Option<u32>,
-    /// The period: 300us, 1ms (a bare number is microseconds).
-    #[arg(long, default_value = "1ms", value_parser = jitterlab_latency::parse_duration_ns)]
+    /// The period: 300us, 1ms.
+    #[arg(long, default_value = "1ms", value_parser = jitterlab_units::parse_duration_ns)]
     pub interval: u64,
     /// Stop after N wake-ups per CPU.
     #[arg(long, conflicts_with = "duration")]
     pub loops: Option<u64>,
     /// Stop after this long: 10s, 5m (default 10s unless --loops).
-    #[arg(long, value_parser = jitterlab_latency::parse_duration_ns)]
+    #[arg(long, value_parser = jitterlab_units::parse_duration_ns)]
     pub duration: Option<u64>,
     /// A wake-up later than this is a deadline miss (default: the interval).
-    #[arg(long, value_parser = jitterlab_latency::parse_duration_ns)]
+    #[arg(long, value_parser = jitterlab_units::parse_duration_ns)]
     pub deadline: Option<u64>,
     /// Do not hold /dev/cpu_dma_latency at 0 while running.
     #[arg(long)]
@@ -80,18 +80,18 @@ pub struct LatencyArgs {
     /// CPUs the loads run on (default: all online).
     #[arg(long, value_name = "LIST")]
     pub load_cpus: Option<String>,
-    /// Exit with status 3 when any latency exceeds US microseconds.
-    #[arg(long, value_name = "US")]
+    /// Exit with status 3 when any latency exceeds this (100us, 1ms).
+    #[arg(long, value_name = "TIME", value_parser = jitterlab_units::parse_duration_ns)]
     pub fail_above: Option<u64>,
     /// Keep every sample above this in the spike ledger, with the interrupts and softirqs
-    /// its CPU took around it (a bare number is microseconds).
-    #[arg(long, value_name = "TIME", value_parser = jitterlab_latency::parse_duration_ns)]
+    /// its CPU took around it (50us, 1ms).
+    #[arg(long, value_name = "TIME", value_parser = jitterlab_units::parse_duration_ns)]
     pub spike_threshold: Option<u64>,
-    /// End the run at the first sample above US microseconds: write "jitterlab: latency N
-    /// us > US on cpu C" to trace_marker and turn tracing off, so a trace recorded
+    /// End the run at the first sample above TIME (200us): write "jitterlab: latency N
+    /// us > LIMIT us on cpu C" to trace_marker and turn tracing off, so a trace recorded
     /// meanwhile ends at the spike.
-    #[arg(long = "break", value_name = "US")]
-    pub break_us: Option<u64>,
+    #[arg(long = "break", value_name = "TIME", value_parser = jitterlab_units::parse_duration_ns)]
+    pub break_ns: Option<u64>,
 }
 
 impl LatencyArgs {
@@ -130,7 +130,7 @@ pub fn run(root: &Root, args: LatencyArgs, color: Color) -> Result {
             dma_latency: !args.no_dma_latency,
             force: args.force,
             spike_threshold_ns: args.spike_threshold,
-            break_ns: args.break_us.map(|us| us.saturating_mul(1000)),
+            break_ns: args.break_ns,
         },
         loads: args.loads,
         load_cpus: args
@@ -138,7 +138,7 @@ pub fn run(root: &Root, args: LatencyArgs, color: Color) -> Result {
             .as_deref()
             .map(|l| cpu_list("--load-cpus", l))
             .transpose()?,
-        fail_above_ns: args.fail_above.map(|us| us.saturating_mul(1000)),
+        fail_above_ns: args.fail_above,
     };
     let cancel = cancel_on_signals();
     let done = Arc::new(AtomicBool::new(false));

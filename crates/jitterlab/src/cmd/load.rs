@@ -28,7 +28,7 @@ pub struct LoadArgs {
     #[arg(long, value_name = "LIST")]
     pub cpus: Option<String>,
     /// Stop after this long: 10s, 5m (default: when the command ends, or Ctrl-C).
-    #[arg(long, value_parser = jitterlab_latency::parse_duration_ns)]
+    #[arg(long, value_parser = jitterlab_units::parse_duration_ns)]
     pub duration: Option<u64>,
     /// Print JSON (a versioned envelope).
     #[arg(long)]

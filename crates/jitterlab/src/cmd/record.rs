@@ -17,7 +17,7 @@ use crate::progress::Progress;
 /// `jitterlab record`.
 #[derive(Args, Debug)]
 #[command(
-    after_help = "Examples:\n  jitterlab record --duration 10s -o idle.dat\n  jitterlab record --preset all -- stress-ng --switch 2 --timeout 5s\n  jitterlab record --flight-recorder --buffer-kb 8192 -o spike.dat &\n  jitterlab latency --cpus 1 --break 200"
+    after_help = "Examples:\n  jitterlab record --duration 10s -o idle.dat\n  jitterlab record --preset all -- stress-ng --switch 2 --timeout 5s\n  jitterlab record --flight-recorder --buffer-kb 8192 -o spike.dat &\n  jitterlab latency --cpus 1 --break 200us"
 )]
 pub struct RecordArgs {
     /// An event to record, `SYSTEM:EVENT`, `SYSTEM:*` or `SYSTEM` (repeatable).
@@ -35,7 +35,7 @@ pub struct RecordArgs {
     #[arg(long, value_name = "N")]
     pub buffer_kb: Option<u64>,
     /// Stop after this long (default: when the command ends, or Ctrl-C).
-    #[arg(long, value_parser = jitterlab_latency::parse_duration_ns)]
+    #[arg(long, value_parser = jitterlab_units::parse_duration_ns)]
     pub duration: Option<u64>,
     /// The output file.
     #[arg(short = 'o', long, default_value = "trace.dat")]

@@ -34,9 +34,9 @@ pub enum ShowView {
     /// Every IRQ with its configured and effective affinity and per-CPU counts;
     /// the system interrupt counters (LOC, RES, ...) and softirqs.
     Irqs {
-        /// Sample twice, SECONDS apart, and show per-CPU rates over the window.
-        #[arg(long, value_name = "SECONDS")]
-        interval: Option<f64>,
+        /// Sample twice, TIME apart (1s, 500ms), and show per-CPU rates over the window.
+        #[arg(long, value_name = "TIME", value_parser = jitterlab_units::parse_duration_ns)]
+        interval: Option<u64>,
     },
     /// Processes (or threads) with policy, priority, allowed CPUs and last CPU.
     Tasks {
@@ -73,7 +73,7 @@ pub fn run(root: &Root, args: ShowArgs, color: Color) -> Result {
         Some(ShowView::Irqs { interval }) => {
             let mut irqs = match interval {
                 None => IrqMap::read(root)?,
-                Some(seconds) => IrqMap::sample(root, seconds)?,
+                Some(ns) => IrqMap::sample(root, ns)?,
             };
             filter.irqs_view(&mut irqs);
             emit(&irqs, fmt)?;

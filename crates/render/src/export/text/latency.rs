@@ -2,10 +2,10 @@
 
 use std::io::{self, Write};
 
-use jitterlab_latency::config::format_ns;
 use jitterlab_latency::load::{LoadResult, LoadRun, LoadSpec};
 use jitterlab_latency::spikes::{Ledger, Spike};
 use jitterlab_latency::{LatencyReport, Stop};
+use jitterlab_units::format_ns;
 
 use crate::units::duration_ns;
 use crate::{Col, Render, Style, Table};
