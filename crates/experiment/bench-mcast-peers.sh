@@ -32,7 +32,7 @@ payload = 64
 interval = "100ms"
 TOML
 jl() {
-  "$J" experiment "$TMP/one.toml" --state-dir "$TMP/state" --json - 2>/dev/null |
+  "$J" experiment "$TMP/one.toml" --state-dir "$TMP/state" --json 2>/dev/null |
     python3 -c 'import json,sys
 for r in json.load(sys.stdin)["data"]["runs"]:
     print("%.0f %.0f" % (r["values"]["mcast.received"], r["values"]["mcast.sent"]))'

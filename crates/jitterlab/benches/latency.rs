@@ -84,7 +84,6 @@ fn jitterlab(exe: &str) -> Sample {
         "--loops",
         &LOOPS.to_string(),
         "--json",
-        "-",
     ]));
     let doc: serde_json::Value = serde_json::from_str(&out).expect("JSON report");
     let cpu = &doc["data"]["cpus"][0];

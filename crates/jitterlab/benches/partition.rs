@@ -118,8 +118,7 @@ impl Bench {
             "300us",
             "--duration",
             &format!("{}s", self.seconds),
-            "--json",
-            &json.display().to_string(),
+            &format!("--json={}", json.display()),
         ]
         .map(String::from)
         .to_vec()

@@ -151,6 +151,69 @@ pub fn cpu_list(option: &str, arg: &str) -> Result<CpuSet, Error> {
     CpuSet::parse_list(arg).map_err(|e| Error::usage(format!("{option}: {e}")))
 }
 
+/// `--json[=FILE]`, with one meaning on every command: `--json` prints the result as
+/// JSON instead of text, a versioned envelope `{"schema", "version", "data"}`;
+/// `--json=FILE` writes that JSON to FILE and prints the text as well (`--json=-` is
+/// `--json`). The `=` is required: `analyze --json trace.dat` reads trace.dat.
+#[derive(Args, Debug, Default, Clone)]
+pub struct JsonOut {
+    /// Print JSON instead of text (a versioned envelope: {"schema", "version", "data"});
+    /// --json=FILE writes it to FILE and prints the text too.
+    #[arg(
+        long = "json",
+        value_name = "FILE",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "-",
+        global = true
+    )]
+    pub path: Option<PathBuf>,
+}
+
+impl JsonOut {
+    /// Where the JSON goes, if anywhere.
+    pub fn target(&self) -> Option<jitterlab_render::Target> {
+        self.path.as_deref().map(jitterlab_render::Target::from_arg)
+    }
+
+    /// Whether the JSON replaces the text on stdout (`--json`, `--json=-`).
+    pub fn on_stdout(&self) -> bool {
+        self.path.as_deref().is_some_and(|p| p.as_os_str() == "-")
+    }
+
+    /// The file the JSON is written to (`--json=FILE`).
+    pub fn file(&self) -> Option<&PathBuf> {
+        self.path.as_ref().filter(|p| p.as_os_str() != "-")
+    }
+}
+
+/// How a trace is read, the same for every command that reads one (`report`, `analyze`,
+/// `convert`, `view`, `export`): which buffer of a multi-buffer .dat, and whether
+/// undecodable records stop the read.
+#[derive(Args, Debug, Default, Clone)]
+pub struct TraceInput {
+    /// The buffer of a multi-buffer .dat (`trace-cmd record -B`, instances) to read: its
+    /// instance name, or `top`. Default: the top buffer when it holds events, else the
+    /// buffer with the most, and the buffers not read are named on stderr; `report`
+    /// prints every buffer, merged in time order as `trace-cmd report` does, and a .dat
+    /// copy (`convert` to .dat) keeps every buffer.
+    #[arg(long, value_name = "NAME")]
+    pub buffer: Option<String>,
+    /// Skip undecodable records and lines, counting them, instead of stopping.
+    #[arg(long)]
+    pub lenient: bool,
+}
+
+impl TraceInput {
+    /// Opens the trace at `path` as these options say.
+    pub fn open(
+        &self,
+        path: &std::path::Path,
+    ) -> Result<jitterlab_trace::Trace, jitterlab_trace::Error> {
+        jitterlab_trace::Trace::open_buffer(path, self.lenient, self.buffer.as_deref())
+    }
+}
+
 /// The CPUs, time window and process of a trace to look at (`report`, `analyze`,
 /// `convert`): one [`Filter`], with one meaning of `--pid` for all three.
 #[derive(Args, Debug, Default)]

@@ -157,6 +157,8 @@ impl From<jitterlab_render::stream::StreamError> for Error {
             StreamError::Read(e) => Error::Failed(e.into()),
             // The events go to stdout.
             StreamError::Write(e) => Error::Failed(crate::output::stdout_error(e).into()),
+            // JSON lines on stdout (`report --json`); a file's error is named by report.
+            StreamError::WriteJson(e) => Error::Failed(crate::output::stdout_error(e).into()),
         }
     }
 }

@@ -50,6 +50,12 @@ fn clap_exit(e: &clap::Error) -> ExitCode {
     if !matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
         // Usage errors go to stderr, status 2.
         let _ = e.print();
+        if let Some(file) = json_file_without_equals(e) {
+            eprintln!(
+                "\nnote: --json takes its file after `=`: --json={file} writes the JSON there \
+                 (and the text to stdout); --json alone prints the JSON instead of the text"
+            );
+        }
         return ExitCode::from(2);
     }
     use std::io::IsTerminal;
@@ -66,4 +72,19 @@ fn clap_exit(e: &clap::Error) -> ExitCode {
         }
         _ => ExitCode::SUCCESS,
     }
+}
+
+/// The word after a `--json` that clap refused as an unexpected argument: the file of
+/// `--json FILE`, the spelling `latency` and `audit` once took.
+fn json_file_without_equals(e: &clap::Error) -> Option<String> {
+    use clap::error::ErrorKind;
+    if e.kind() != ErrorKind::UnknownArgument {
+        return None;
+    }
+    let args: Vec<String> = std::env::args().collect();
+    let i = args.iter().position(|a| a == "--json")?;
+    let next = args.get(i + 1).filter(|a| !a.starts_with('-'))?;
+    e.to_string()
+        .contains(&format!("'{next}'"))
+        .then(|| next.clone())
 }

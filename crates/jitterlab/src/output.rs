@@ -7,9 +7,9 @@ use std::sync::Arc;
 use jitterlab_host::child::cancel_on_signals;
 use jitterlab_trace::Trace;
 
-use jitterlab_render::{render, Format, Render, Style};
+use jitterlab_render::{render, ExportManager, Format, Json, Render, Style, Target};
 
-use crate::cli::Color;
+use crate::cli::{Color, JsonOut};
 
 /// Picks text or JSON, and colour for text.
 pub fn format(json: bool, color: Color) -> Format {
@@ -44,8 +44,41 @@ pub fn summary_target() -> jitterlab_render::Target {
     }
 }
 
-/// Writes a result to stdout (to stderr when the command's data goes to stdout).
-pub fn emit<T: Render>(value: &T, format: Format) -> io::Result<()> {
+/// Writes a command's result as `--json` asks, the same way on every command: the text
+/// without it; the JSON instead of the text with `--json`; the JSON to FILE and the text
+/// with `--json=FILE`. What goes to the terminal goes to stdout, or to stderr when the
+/// command's data goes there ([`data_on_stdout`]).
+pub fn emit<T: Render>(value: &T, json: &JsonOut, color: Color) -> crate::exit::Result<()> {
+    save_json(value, json)?;
+    emit_as(value, format(json.on_stdout(), color))?;
+    Ok(())
+}
+
+/// [`emit`] to stderr, for a command whose stdout belongs to the command it runs
+/// (`run`, `load -- CMD`); no colour.
+pub fn emit_stderr<T: Render>(value: &T, json: &JsonOut) -> crate::exit::Result<()> {
+    save_json(value, json)?;
+    render(
+        value,
+        format(json.on_stdout(), Color::Never),
+        &mut io::stderr(),
+    )?;
+    Ok(())
+}
+
+/// With `--json=FILE`, writes the JSON to FILE.
+fn save_json<T: Render>(value: &T, json: &JsonOut) -> crate::exit::Result<()> {
+    if let Some(path) = json.file() {
+        let mut outputs = ExportManager::new();
+        outputs.add(Json, value, Target::file(path));
+        outputs.write_all()?;
+    }
+    Ok(())
+}
+
+/// Writes a result in `format` to stdout (to stderr when the command's data goes to
+/// stdout).
+pub fn emit_as<T: Render>(value: &T, format: Format) -> io::Result<()> {
     if DATA_ON_STDOUT.load(Ordering::Relaxed) {
         let stderr = io::stderr();
         let mut out = BufWriter::new(stderr.lock());

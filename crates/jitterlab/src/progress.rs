@@ -1,6 +1,8 @@
-//! Progress of long work on stderr (`analyze`, `report --stats`, `convert`, `view`,
-//! `record --duration`, `export`): bytes done of the total, the rate and the time left,
-//! drawn with indicatif.
+//! Progress of long work on stderr, drawn with indicatif, one API for every command:
+//! bytes done of the total, the rate and the time left (`analyze`, `report --stats`,
+//! `convert`, `view`, `export`: [`Progress::bytes`]); the time of a run of known length
+//! (`record --duration`: [`Progress::time`]); steps, counted or named (`experiment`'s
+//! runs, `audit`'s probes: [`Progress::steps`]).
 //!
 //! The work never talks to indicatif: it adds what it has done to a shared counter (an
 //! `Arc<AtomicU64>`: the trace readers take one through `Trace::set_progress`), and a
@@ -97,6 +99,8 @@ enum Unit {
     Bytes,
     /// Milliseconds of a run of known length.
     Time,
+    /// Steps of the work (the runs of an experiment), each named in the message.
+    Steps,
 }
 
 /// One progress line on stderr, fed by a counter; hidden (and costing nothing but the
@@ -133,6 +137,26 @@ impl Progress {
     pub fn time(what: impl Into<String>, total: Duration) -> Progress {
         let ms = u64::try_from(total.as_millis()).unwrap_or(u64::MAX);
         Progress::start(what.into(), Some(ms), Unit::Time)
+    }
+
+    /// Progress of work in steps, labelled `what` ("experiment"): of `total` steps (a
+    /// bar with `3/12`) or of steps not counted ahead (`None`: a spinner and the time
+    /// spent); [`Progress::step`] names each as it starts.
+    pub fn steps(what: impl Into<String>, total: Option<u64>) -> Progress {
+        let p = Progress::start(what.into(), total, Unit::Steps);
+        if let Some(s) = &p.shared {
+            s.bar.set_message("starting");
+        }
+        p
+    }
+
+    /// Step `n` (counted from 0) starts, named `what` ("run 3: pinned (warm-up)").
+    pub fn step(&self, n: u64, what: impl Into<String>) {
+        self.counter.store(n, Ordering::Relaxed);
+        if let Some(s) = &self.shared {
+            s.bar.set_message(what.into());
+            s.bar.set_position(n);
+        }
     }
 
     /// No line at all, whatever [`init`] decided (the counter still counts).
@@ -243,7 +267,7 @@ fn poll(shared: &Shared, counter: &AtomicU64, unit: Unit) {
     while !shared.stop.load(Ordering::Relaxed) {
         let total = shared.total.load(Ordering::Relaxed);
         match unit {
-            Unit::Bytes => shared
+            Unit::Bytes | Unit::Steps => shared
                 .bar
                 .set_position(counter.load(Ordering::Relaxed).min(total)),
             Unit::Time => {
@@ -275,6 +299,8 @@ fn template(unit: Unit, known: bool) -> &'static str {
         }
         (Unit::Bytes, false) => "{spinner} {prefix} {binary_bytes} {binary_bytes_per_sec}",
         (Unit::Time, _) => "{prefix} [{bar:30}] {msg}",
+        (Unit::Steps, true) => "{prefix} [{bar:30}] {pos}/{len} {msg} ({elapsed})",
+        (Unit::Steps, false) => "{spinner} {prefix}: {msg} ({elapsed})",
     }
 }
 
@@ -290,6 +316,8 @@ mod tests {
         assert_eq!(p.counter().load(Ordering::Relaxed), 15);
         p.set(3);
         assert_eq!(p.counter().load(Ordering::Relaxed), 3);
+        p.step(7, "run 8");
+        assert_eq!(p.counter().load(Ordering::Relaxed), 7);
         assert!(!p.is_drawn());
         p.finish();
     }
@@ -300,6 +328,8 @@ mod tests {
             (Unit::Bytes, true),
             (Unit::Bytes, false),
             (Unit::Time, true),
+            (Unit::Steps, true),
+            (Unit::Steps, false),
         ] {
             let t = template(unit, known);
             assert!(ProgressStyle::with_template(t).is_ok(), "{t}");

@@ -81,8 +81,7 @@ fn audit_then_isolate_then_compare() {
         "--quick",
         "--cpus",
         "1",
-        "--json",
-        before.to_str().unwrap(),
+        &format!("--json={}", before.display()),
         "--html",
         dir.path().join("audit.html").to_str().unwrap(),
     ]);
@@ -204,8 +203,7 @@ fn audit_then_isolate_then_compare() {
         "1",
         "--compare",
         before.to_str().unwrap(),
-        "--json",
-        after.to_str().unwrap(),
+        &format!("--json={}", after.display()),
     ]);
     assert!(matches!(out.status.code(), Some(0 | 3)), "{}", stderr(&out));
     let a = data(&after);
@@ -296,8 +294,7 @@ fn two_quick_audits_make_the_same_findings() {
             "--quick",
             "--cpus",
             "1",
-            "--json",
-            path.to_str().unwrap(),
+            &format!("--json={}", path.display()),
         ]);
         assert!(matches!(out.status.code(), Some(0 | 3)), "{}", stderr(&out));
         data(&path)

@@ -69,7 +69,6 @@ fn run_saved(recipe: &str, guard: &Restore, out: &Path) -> serde_json::Value {
         "-o",
         &out.display().to_string(),
         "--json",
-        "-",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     json_data(&o, "jitterlab.experiment")
@@ -147,7 +146,7 @@ fn experiment_restores_the_machine() {
         assert!(out.join(f).exists(), "{f} not saved");
     }
     let s = out.display().to_string();
-    let o = run(&["experiment", "--compare", &s, &s, "--json", "-"]);
+    let o = run(&["experiment", "--compare", &s, &s, "--json"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let data = json_data(&o, "jitterlab.experiment");
     assert_eq!(data["cells"].as_array().unwrap().len(), 8, "4 cells twice");
@@ -463,7 +462,6 @@ better = "lower"
         "--state-dir",
         &state.display().to_string(),
         "--json",
-        "-",
     ]);
     if !o.status.success() && stderr(&o).contains("Permission denied") {
         skip("experiment_stops_once_precise_enough: cannot read the machine's snapshot");
@@ -529,7 +527,6 @@ better = "lower"
         "-o",
         &out.display().to_string(),
         "--json",
-        "-",
     ]);
     if !o.status.success() && stderr(&o).contains("Permission denied") {
         skip("experiment_keeps_a_load_commands_chatter_off_the_terminal: cannot read the machine's snapshot");
@@ -614,8 +611,7 @@ better = "lower"
         &dir.path().join("state").display().to_string(),
         "-o",
         &out.display().to_string(),
-        "--json",
-        &json.display().to_string(),
+        &format!("--json={}", json.display()),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let envelope: serde_json::Value =
@@ -860,7 +856,6 @@ fn experiment_a_a_is_no_real_difference_in_19_of_20() {
             "--seed",
             &seed.to_string(),
             "--json",
-            "-",
         ]);
         assert!(o.status.success(), "seed {seed}: {}", stderr(&o));
         let data = json_data(&o, "jitterlab.experiment");
@@ -957,7 +952,6 @@ better = "lower"
         "--state-dir",
         &dir.path().join("state").display().to_string(),
         "--json",
-        "-",
     ]);
     done.store(true, Ordering::Relaxed);
     watcher.join().unwrap();

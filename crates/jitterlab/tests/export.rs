@@ -329,3 +329,30 @@ fn a_result_of_another_version_or_shape_is_refused_by_export_and_view() {
         assert!(!dir.path().join("x.html").exists());
     }
 }
+
+/// A multi-buffer .dat: the buffers not exported are named on stderr, as `analyze` names
+/// them, and `--buffer` chooses the one exported (issue "Never lose what the user gave":
+/// nothing left out in silence).
+#[test]
+fn export_names_the_buffers_it_leaves_out_and_takes_buffer() {
+    let trace = data("instances.v7.dat");
+    let rows = |extra: &[&str]| {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().display().to_string();
+        let mut args = vec!["export", "--parquet", &d, "--host", "h", &trace, "--json"];
+        args.extend_from_slice(extra);
+        let o = run(&args);
+        let exp = json_data(&o, "jitterlab.export");
+        (stderr(&o), exp["exports"][0]["events"].as_u64().unwrap())
+    };
+    let (err, top) = rows(&[]);
+    assert!(
+        err.contains("not read: buffer jlab_small") && err.contains("jlab_big"),
+        "{err}"
+    );
+    let (err, big) = rows(&["--buffer", "jlab_big"]);
+    assert!(!err.contains("not read"), "the buffer chosen: {err}");
+    assert!(big > top, "jlab_big holds more events: {big} against {top}");
+    let o = run(&["export", "--parquet", "/tmp", &trace, "--buffer", "nope"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}

@@ -29,7 +29,6 @@ fn json_histogram_and_cyclictest_file_agree() {
         "--loops",
         "300",
         "--json",
-        "-",
         "--histogram-cyclictest",
         hist.to_str().unwrap(),
         "--histogram-rows",
@@ -172,7 +171,6 @@ fn with_load_on_another_cpu() {
         "--load-cpus",
         "0",
         "--json",
-        "-",
     ]);
     let d = json_data(&o, "jitterlab.latency");
     assert_eq!(d["load_cpus"], "0");
@@ -208,7 +206,6 @@ fn every_spike_is_in_the_ledger_with_its_timer_interrupt() {
         "--spike-threshold",
         "0ns",
         "--json",
-        "-",
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let d = json_data(&o, "jitterlab.latency");
@@ -255,7 +252,7 @@ fn every_spike_is_in_the_ledger_with_its_timer_interrupt() {
         "only {bracketed} of 100 spikes are bracketed by two counter reads"
     );
     // Without the option there is no ledger.
-    let o = probe_cpu0(&["--loops", "5", "--json", "-"]);
+    let o = probe_cpu0(&["--loops", "5", "--json"]);
     assert!(json_data(&o, "jitterlab.latency")["spikes"].is_null());
 }
 
@@ -299,7 +296,7 @@ fn break_marks_the_trace_and_turns_tracing_off() {
     };
     std::fs::write(dir.join("tracing_on"), "1").unwrap();
     // Any wake-up is later than 1 ns... and later than 1 us on this VM; 0 would be refused.
-    let o = probe_cpu0(&["--duration", "20s", "--break", "1us", "--json", "-"]);
+    let o = probe_cpu0(&["--duration", "20s", "--break", "1us", "--json"]);
     assert_eq!(
         o.status.code(),
         Some(3),
@@ -370,8 +367,7 @@ fn the_json_file_matches_its_schema_and_the_plot_its_histogram() {
         "cpu:2",
         "--load-cpus",
         "0",
-        "--json",
-        json.to_str().unwrap(),
+        &format!("--json={}", json.display()),
         "--plot",
         svg.to_str().unwrap(),
         "--html",

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::util::{data, stderr};
+use crate::util::{data, run, run_vm2, stderr, stdout};
 
 /// Runs jitterlab in `dir` with `args`, stdout to `stdout` (a file, or captured), killed
 /// and failed past 10 s.
@@ -79,6 +79,16 @@ fn input_bytes(name: &str) -> Vec<u8> {
 
 const CASES: &[Case] = &[
     Case {
+        args: &["analyze", "IN", "--section", "summary", "--json=OUT"],
+        input: "trace.dat",
+        stdout_ok: true,
+    },
+    Case {
+        args: &["report", "IN", "--json=OUT"],
+        input: "trace.txt",
+        stdout_ok: true,
+    },
+    Case {
         args: &["view", "IN", "-o", "OUT"],
         input: "trace.dat",
         stdout_ok: true,
@@ -139,7 +149,10 @@ fn args_of(case: &Case, input: &str, output: &str) -> Vec<String> {
         .map(|a| match *a {
             "IN" => input.to_string(),
             "OUT" => output.to_string(),
-            a => a.to_string(),
+            a => match a.strip_suffix("=OUT") {
+                Some(option) => format!("{option}={output}"),
+                None => a.to_string(),
+            },
         })
         .collect()
 }
@@ -339,4 +352,63 @@ fn an_output_that_cannot_be_written_is_refused_first() {
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
         assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
     }
+}
+
+/// `--json[=FILE]` means one thing on every command: `--json` the JSON instead of the
+/// text, `--json=FILE` the JSON in FILE and the text on stdout, `--json=-` as `--json`;
+/// `--json FILE` is refused with the spelling to use, and `analyze --json trace.dat`
+/// reads the trace.
+#[test]
+fn json_has_one_meaning_on_every_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("out.json");
+    let eq_file = format!("--json={}", file.display());
+    let trace = data("text/cyclictest-idle.ftrace.txt");
+    let cases: [(&[&str], bool); 4] = [
+        (&["show"], true),
+        (&["show", "irqs"], true),
+        (&["analyze", &trace, "--section", "summary"], false),
+        (&["report", &trace, "--event", "sched_switch"], false),
+    ];
+    for (args, fixture) in cases {
+        let go = |extra: &[&str]| {
+            let mut all = args.to_vec();
+            all.extend_from_slice(extra);
+            let o = if fixture { run_vm2(&all) } else { run(&all) };
+            assert!(o.status.success(), "{all:?}: {}", stderr(&o));
+            stdout(&o)
+        };
+        let text = go(&[]);
+        let json = go(&["--json"]);
+        assert!(json.starts_with('{'), "{args:?} --json: {json}");
+        assert_ne!(text, json, "{args:?}");
+        assert_eq!(go(&["--json=-"]), json, "{args:?} --json=-");
+        let _ = std::fs::remove_file(&file);
+        assert_eq!(
+            go(&[eq_file.as_str()]),
+            text,
+            "{args:?} --json=FILE: the text on stdout"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&file).unwrap(),
+            json,
+            "{args:?} --json=FILE: the JSON in FILE"
+        );
+    }
+    // The spelling `latency` and `audit` took before: refused, naming the one to use.
+    for args in [
+        &["latency", "--json", "run.json"][..],
+        &["audit", "--static", "--json", "before.json"],
+    ] {
+        let o = run_vm2(args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        let file = args[args.len() - 1];
+        assert!(err.contains(&format!("--json={file}")), "{args:?}: {err}");
+        assert!(!dir.path().join(file).exists());
+    }
+    // Before a positional argument, --json is the switch: the trace is read.
+    let o = run(&["analyze", "--json", &trace, "--section", "summary"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("\"jitterlab.analyze\""));
 }

@@ -18,22 +18,34 @@ pub enum StreamError {
     /// Writing failed (a closed pipe: `jitterlab report ... | head`).
     #[error(transparent)]
     Write(#[from] io::Error),
+    /// Writing the JSON lines failed, where they go beside the text (`--json=FILE`).
+    #[error(transparent)]
+    WriteJson(io::Error),
+}
+
+/// Where [`write_events`] writes: the lines of text, one JSON object per line, or both
+/// (`report --json=FILE`), in the same pass.
+pub struct EventOutputs<'a> {
+    /// The lines as `trace-cmd report` prints them.
+    pub text: Option<&'a mut dyn Write>,
+    /// One JSON object per event.
+    pub json: Option<&'a mut dyn Write>,
 }
 
 /// Writes every event of `source` that `filter` keeps, as a line (task names, record
 /// texts and buffer names from `lines`, whose names learn from every event, kept or not;
-/// a .dat's text starts with its `cpus=N` line) or, with `json`, as one JSON object per
-/// line; stops after the window's end. A loss is printed before the next line of its CPU
-/// and buffer, as trace-cmd prints it. Returns the records or lines the reader skipped
+/// a .dat's text starts with its `cpus=N` line), as one JSON object per line, or both;
+/// stops after the window's end. A loss is printed before the next line of its CPU and
+/// buffer, as trace-cmd prints it. Returns the records or lines the reader skipped
 /// (`--lenient`).
 pub fn write_events(
     source: &mut dyn EventSource,
     filter: &EventFilter,
     mut lines: Lines,
-    json: bool,
-    out: &mut dyn Write,
+    outputs: EventOutputs<'_>,
 ) -> Result<u64, StreamError> {
-    if let (false, Some(n)) = (json, lines.cpus) {
+    let EventOutputs { mut text, mut json } = outputs;
+    if let (Some(out), Some(n)) = (text.as_mut(), lines.cpus) {
         writeln!(out, "cpus={n}")?;
     }
     let width = lines.buffers.iter().map(String::len).max().unwrap_or(0);
@@ -54,8 +66,8 @@ pub fn write_events(
         };
         let buffer_name = (!lines.buffers.is_empty())
             .then(|| (lines.buffers.get(buffer).map_or("", String::as_str), width));
-        let printer = lines.printer.as_mut().filter(|_| !record.is_empty());
-        if json {
+        if let Some(out) = json.as_mut() {
+            let printer = lines.printer.as_mut().filter(|_| !record.is_empty());
             let untyped = printer
                 .map(|p| p.untyped_fields(record))
                 .unwrap_or_default();
@@ -64,9 +76,14 @@ pub fn write_events(
                 untyped: &untyped,
                 ..EventLine::new(&ev, lines.names.get(ev.pid))
             };
-            EventsJson.write(&line, out)?;
-            continue;
+            EventsJson
+                .write(&line, out)
+                .map_err(StreamError::WriteJson)?;
         }
+        let Some(out) = text.as_mut() else {
+            continue;
+        };
+        let printer = lines.printer.as_mut().filter(|_| !record.is_empty());
         if let EventKind::Lost { count } = ev.kind {
             pending.push((buffer, ev.cpu, count));
             continue;
@@ -98,6 +115,12 @@ pub fn write_events(
         };
         Events.write(&line, out)?;
     }
+    if let Some(out) = json.as_mut() {
+        out.flush().map_err(StreamError::WriteJson)?;
+    }
+    let Some(out) = text.as_mut() else {
+        return Ok(source.stats().skipped);
+    };
     // Losses no event of their CPU followed.
     for (buffer, cpu, count) in pending {
         let ev = jitterlab_trace::Event {

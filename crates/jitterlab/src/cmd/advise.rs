@@ -4,9 +4,9 @@ use clap::Args;
 use jitterlab_host::partition::advise;
 use jitterlab_host::Root;
 
-use crate::cli::Color;
+use crate::cli::{Color, JsonOut};
 use crate::exit::{Exit, Result};
-use crate::output::{emit, format};
+use crate::output::emit;
 
 /// `jitterlab advise`.
 #[derive(Args, Debug)]
@@ -14,13 +14,12 @@ pub struct AdviseArgs {
     /// The CPUs to isolate at boot.
     #[arg(value_name = "CPUS")]
     pub cpus: String,
-    /// Print JSON.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub json: JsonOut,
 }
 
 pub fn run(root: &Root, args: AdviseArgs, color: Color) -> Result {
     let cpus = super::online_cpus(root, &args.cpus)?;
-    emit(&advise(root, &cpus)?, format(args.json, color))?;
+    emit(&advise(root, &cpus)?, &args.json, color)?;
     Ok(Exit::Ok)
 }

@@ -8,10 +8,10 @@ use jitterlab_analyze::{analyze_trace, Options, Pattern, Section};
 use jitterlab_render::view::write_html;
 use jitterlab_trace::Trace;
 
-use crate::cli::{Color, Window};
+use crate::cli::{Color, JsonOut, TraceInput, Window};
 use crate::exit::{Exit, Result};
 use crate::files::Files;
-use crate::output::{emit, format, trace_notes, Interrupt};
+use crate::output::{emit, trace_notes, Interrupt};
 use crate::progress::{self, file_name};
 
 /// `jitterlab analyze`.
@@ -45,18 +45,15 @@ pub struct AnalyzeArgs {
     /// Blame the N worst wake-ups (every `jitterlab:` trace_marker is blamed too).
     #[arg(long, default_value_t = 5, value_name = "N")]
     pub worst: usize,
-    /// Print JSON (a versioned envelope: {"schema": "jitterlab.analyze", "version", "data"}).
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub json: JsonOut,
     /// Compare the function_graph statistics with this other trace (tracing on vs. off,
     /// before vs. after a fix): the functions whose self time or call count changed most.
     #[arg(long, value_name = "OTHER")]
     pub compare: Option<PathBuf>,
-    /// The buffer of a multi-buffer .dat (`trace-cmd record -B`, instances) to read:
-    /// its instance name, or `top`. Default: the top buffer when it holds events, else the
-    /// buffer with the most; the buffers not read are named on stderr.
-    #[arg(long, value_name = "NAME")]
-    pub buffer: Option<String>,
+    /// How the trace is read.
+    #[command(flatten)]
+    pub trace: TraceInput,
     /// Also write the report as one offline HTML file: a timeline of every CPU, the task
     /// view, these sections as tables (as `jitterlab view` does).
     #[arg(long, value_name = "FILE.html")]
@@ -65,9 +62,6 @@ pub struct AnalyzeArgs {
     /// out, and the page says so).
     #[arg(long, value_name = "N", default_value_t = TimelineOptions::default().max_slices)]
     pub max_slices: u64,
-    /// Skip undecodable records and lines, counting them, instead of stopping.
-    #[arg(long)]
-    pub lenient: bool,
 }
 
 impl AnalyzeArgs {
@@ -95,7 +89,7 @@ pub fn run(args: AnalyzeArgs, color: Color) -> Result {
         }),
         ..Options::default()
     };
-    let mut trace = Trace::open_buffer(&args.file, args.lenient, args.buffer.as_deref())?;
+    let mut trace = args.trace.open(&args.file)?;
     trace_notes(&trace, true);
     let interrupt = Interrupt::for_trace(&mut trace);
     // After the signals are blocked: the progress thread must not take Ctrl-C.
@@ -105,7 +99,10 @@ pub fn run(args: AnalyzeArgs, color: Color) -> Result {
         false,
     );
     let other = match &args.compare {
-        Some(path) => Some((Trace::open(path, args.lenient)?, path.display().to_string())),
+        Some(path) => Some((
+            Trace::open(path, args.trace.lenient)?,
+            path.display().to_string(),
+        )),
         None => None,
     };
     let report = analyze_trace(
@@ -119,6 +116,6 @@ pub fn run(args: AnalyzeArgs, color: Color) -> Result {
         let title = args.file.file_name().unwrap_or_default().to_string_lossy();
         write_html(&report, &title, path)?;
     }
-    emit(&report, format(args.json, color))?;
+    emit(&report, &args.json, color)?;
     Ok(Exit::Ok)
 }

@@ -1,6 +1,5 @@
 //! `jitterlab audit`.
 
-use std::io::{self, IsTerminal};
 use std::path::{Path, PathBuf};
 
 use crate::app::view::reports_beside;
@@ -10,7 +9,7 @@ use jitterlab_host::child::cancel_on_signals;
 use jitterlab_host::Root;
 use jitterlab_render::{ExportManager, Json, Target};
 
-use crate::cli::{cpu_list, Color};
+use crate::cli::{cpu_list, Color, JsonOut};
 use crate::exit::{Error, Result};
 use crate::files::Files;
 use crate::output::format;
@@ -18,7 +17,7 @@ use crate::output::format;
 /// `jitterlab audit`.
 #[derive(Args, Debug)]
 #[command(
-    after_help = "Without --quick or --duration, the latency probe runs 10 s idle and 10 s under a load on the RT CPUs, and the noise probe 5 s on each (about 30 s for one RT CPU); --quick takes 2 s, 2 s and 1 s. Without root, or with --root, only the static checks run.\n\nExit status: 0 when no RT CPU is unfit, 3 when one is (for CI gates), 1 when the audit failed, 2 on a usage error.\n\nExamples:\n  jitterlab audit --quick\n  jitterlab audit --cpus 2-3 --json before.json\n  jitterlab audit --cpus 2-3 --compare before.json"
+    after_help = "Without --quick or --duration, the latency probe runs 10 s idle and 10 s under a load on the RT CPUs, and the noise probe 5 s on each (about 30 s for one RT CPU); --quick takes 2 s, 2 s and 1 s. Without root, or with --root, only the static checks run.\n\nExit status: 0 when no RT CPU is unfit, 3 when one is (for CI gates), 1 when the audit failed, 2 on a usage error.\n\nExamples:\n  jitterlab audit --quick\n  jitterlab audit --cpus 2-3 --json=before.json\n  jitterlab audit --cpus 2-3 --compare before.json"
 )]
 pub struct AuditArgs {
     /// The CPUs meant for real-time work (default: the isolated ones, else the last CPU).
@@ -33,9 +32,8 @@ pub struct AuditArgs {
     /// Only the static checks: measure nothing.
     #[arg(long = "static", conflicts_with_all = ["quick", "duration"])]
     pub static_only: bool,
-    /// Write the result as JSON to FILE (- or nothing: stdout).
-    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
-    pub json: Option<PathBuf>,
+    #[command(flatten)]
+    pub json: JsonOut,
     /// Write the audit's page of the HTML report to FILE (web/audit.js: the verdicts,
     /// the findings by family, the recommendations, what was measured).
     #[arg(long, value_name = "FILE")]
@@ -56,7 +54,6 @@ impl AuditArgs {
     pub fn files(&self) -> Files<'_> {
         let mut f = Files::default();
         f.input_opt(self.compare.as_ref())
-            .output_opt(self.json.as_ref())
             .output_opt(self.html.as_ref())
             .output_dir_opt(self.keep_traces.as_ref());
         f
@@ -77,7 +74,9 @@ pub fn run(root: &Root, args: AuditArgs, color: Color) -> Result {
     };
     let keep_traces = keep_traces(&args);
     let cancel = cancel_on_signals();
-    let tty = io::stderr().is_terminal();
+    // Its steps (static checks, each probe) on the progress line.
+    let line = crate::progress::Progress::steps("audit", None);
+    let mut steps = 0;
     let report = audit(
         root,
         &AuditRequest {
@@ -88,15 +87,15 @@ pub fn run(root: &Root, args: AuditArgs, color: Color) -> Result {
         },
         &cancel,
         |step| {
-            if tty {
-                eprintln!("jitterlab audit: {step}...");
-            }
+            line.step(steps, step);
+            steps += 1;
         },
     )
     .map_err(|e| match e {
         jitterlab_audit::Error::Invalid(m) => Error::usage(m),
         e => Error::Failed(e.into()),
     })?;
+    line.finish();
     if let (Some(keep), Some(m)) = (&keep_traces, &report.measured) {
         // Each kept trace's report beside it, linked from the audit's page.
         let kept: Vec<PathBuf> = m
@@ -111,7 +110,7 @@ pub fn run(root: &Root, args: AuditArgs, color: Color) -> Result {
         }
     }
     let mut outputs = ExportManager::new();
-    let json = args.json.as_deref().map(Target::from_arg);
+    let json = args.json.target();
     if let Some(target) = &json {
         outputs.add(Json, &report, target.clone());
     }

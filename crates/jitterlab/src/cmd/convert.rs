@@ -6,12 +6,11 @@ use std::path::PathBuf;
 use crate::app::convert::{convert, OutputFormat};
 use clap::{Args, ValueEnum};
 use jitterlab_trace::dat::Compression;
-use jitterlab_trace::Trace;
 
-use crate::cli::{Color, Window};
+use crate::cli::{Color, JsonOut, TraceInput, Window};
 use crate::exit::{Exit, Result};
 use crate::files::Files;
-use crate::output::{emit, format, trace_notes};
+use crate::output::{emit, trace_notes};
 use crate::progress::{self, file_name};
 
 /// Output formats.
@@ -59,18 +58,11 @@ pub struct ConvertArgs {
     /// For Perfetto output: only these CPUs and this window (intervals cut to it).
     #[command(flatten)]
     pub window: Window,
-    /// Print the summary as JSON.
-    #[arg(long)]
-    pub json: bool,
-    /// For Perfetto output, the buffer of a multi-buffer .dat (`trace-cmd record -B`,
-    /// instances) to draw (a .dat copy keeps every buffer):
-    /// its instance name, or `top`. Default: the top buffer when it holds events, else the
-    /// buffer with the most; the buffers not read are named on stderr.
-    #[arg(long, value_name = "NAME")]
-    pub buffer: Option<String>,
-    /// Skip undecodable records and lines, counting them, instead of stopping.
-    #[arg(long)]
-    pub lenient: bool,
+    #[command(flatten)]
+    pub json: JsonOut,
+    /// How the trace is read.
+    #[command(flatten)]
+    pub trace: TraceInput,
 }
 
 impl ConvertArgs {
@@ -84,7 +76,7 @@ impl ConvertArgs {
 
 pub fn run(args: ConvertArgs, color: Color) -> Result {
     let filter = args.window.filter(None)?;
-    let mut trace = Trace::open_buffer(&args.input, args.lenient, args.buffer.as_deref())?;
+    let mut trace = args.trace.open(&args.input)?;
     let compression = match args.compression {
         Compress::Zstd => Compression::Zstd,
         Compress::Zlib => Compression::Zlib,
@@ -106,6 +98,6 @@ pub fn run(args: ConvertArgs, color: Color) -> Result {
     );
     let summary = convert(&trace, &args.input, &args.output, format_out, &filter)?;
     progress.finish();
-    emit(&summary, format(args.json, color))?;
+    emit(&summary, &args.json, color)?;
     Ok(Exit::Ok)
 }

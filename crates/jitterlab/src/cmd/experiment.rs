@@ -1,7 +1,7 @@
 //! `jitterlab experiment`: A/B runs of a workload under affinity, partitioning and
 //! load, with the statistics that say whether a difference is real.
 
-use std::io::{self, IsTerminal, Write};
+use std::io::{self, Write};
 use std::path::PathBuf;
 
 use crate::app::view::reports_beside;
@@ -14,10 +14,11 @@ use jitterlab_host::Root;
 use jitterlab_render::{ExportManager, Json, Target};
 use jitterlab_runner::{compare, parse_recipe, run_experiment, Options, Progress};
 
-use crate::cli::Color;
+use crate::cli::{Color, JsonOut};
 use crate::exit::{Error, Exit, Result};
 use crate::files::Files;
 use crate::output::{format, stdout_error};
+use crate::progress;
 
 /// `jitterlab experiment`.
 #[derive(Args, Debug)]
@@ -28,7 +29,7 @@ Examples:
   jitterlab experiment --list                      the built-in recipes
   jitterlab experiment --show tcp-affinity > my.toml   a built-in recipe to edit
   jitterlab experiment --recipe partition -o part  isolate off/on x idle/cpu/io, saved in part/
-  jitterlab experiment my.toml --rounds 5 --duration 3s --json result.json
+  jitterlab experiment my.toml --rounds 5 --duration 3s --json=result.json
   jitterlab experiment --compare before/ after/    two saved experiments, offline"
 )]
 pub struct ExperimentArgs {
@@ -79,9 +80,8 @@ pub struct ExperimentArgs {
     /// or empty directory: an earlier experiment's is never written over).
     #[arg(short = 'o', long = "output", value_name = "DIR")]
     pub output: Option<PathBuf>,
-    /// Also write JSON to FILE (`-` for stdout, then without the text).
-    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
-    pub json: Option<PathBuf>,
+    #[command(flatten)]
+    pub json: JsonOut,
     /// Also write the result as an offline HTML page.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
@@ -128,7 +128,6 @@ impl ExperimentArgs {
             }
         }
         f.output_dir_opt(self.output.as_ref())
-            .output_opt(self.json.as_ref())
             .output_opt(self.html.as_ref());
         f
     }
@@ -154,8 +153,8 @@ pub fn run(root: &Root, args: ExperimentArgs, color: Color) -> Result {
             .map_err(stdout_error)?;
         return Ok(Exit::Ok);
     }
-    let out = format(args.json.as_deref() == Some("-".as_ref()), color);
-    let json = args.json.as_deref().map(Target::from_arg);
+    let out = format(args.json.on_stdout(), color);
+    let json = args.json.target();
     if let Some(dirs) = &args.compare {
         let compared = compare(&dirs[0], &dirs[1])?;
         for d in &compared.machines_differ {
@@ -190,16 +189,20 @@ pub fn run(root: &Root, args: ExperimentArgs, color: Color) -> Result {
     };
     // Ctrl-C from here on ends the current run, restores its cell and reports what ran.
     let cancel = cancel_on_signals();
-    let tty = io::stderr().is_terminal();
+    let mut line: Option<progress::Progress> = None;
     let outcome = run_experiment(root, &recipe, &text, &options, &cancel, |p| {
-        if let (true, Progress::Starts { run, of, label }) = (tty, p) {
+        if let Progress::Starts { run, of, label } = p {
             let kind = if run.warmup { " (warm-up)" } else { "" };
-            eprint!("\r\x1b[2Krun {}/{of}: {label}{kind}", run.seq + 1);
+            line.get_or_insert_with(|| {
+                progress::Progress::steps(format!("experiment {}", recipe.name), Some(of as u64))
+            })
+            .step(
+                run.seq as u64,
+                format!("run {}: {label}{kind}", run.seq + 1),
+            );
         }
     })?;
-    if tty {
-        eprint!("\r\x1b[2K");
-    }
+    drop(line);
     for r in &outcome.recovered {
         eprintln!("jitterlab: {r}");
     }

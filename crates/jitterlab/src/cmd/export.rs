@@ -8,12 +8,11 @@ use jitterlab_parquet::{
     check_partitions, export_result, export_trace, is_json_result, origin_of_result,
     origin_of_trace, read_result, ExportReport, ExportSummary, OriginOptions,
 };
-use jitterlab_trace::Trace;
 
-use crate::cli::Color;
+use crate::cli::{Color, JsonOut, TraceInput};
 use crate::exit::{Error, Exit, Result};
 use crate::files::Files;
-use crate::output::{emit, format};
+use crate::output::{emit, trace_notes};
 use crate::progress::{self, file_name};
 
 /// `jitterlab export`.
@@ -43,12 +42,11 @@ pub struct ExportArgs {
     /// The kernel release (default: what the file records).
     #[arg(long, value_name = "RELEASE")]
     pub kernel: Option<String>,
-    /// Skip undecodable records and lines of traces, counting them, instead of stopping.
-    #[arg(long)]
-    pub lenient: bool,
-    /// Print what was written as JSON.
-    #[arg(long)]
-    pub json: bool,
+    /// How the trace is read.
+    #[command(flatten)]
+    pub trace: TraceInput,
+    #[command(flatten)]
+    pub json: JsonOut,
 }
 
 impl ExportArgs {
@@ -81,7 +79,7 @@ pub fn run(args: ExportArgs, color: Color) -> Result {
         origins.push(if is_json_result(input)? {
             origin_of_result(&read_result(input)?, input, &opts)?
         } else {
-            origin_of_trace(&Trace::open(input, args.lenient)?, input, &opts)?
+            origin_of_trace(&args.trace.open(input)?, input, &opts)?
         });
     }
     let planned: Vec<_> = args
@@ -96,7 +94,8 @@ pub fn run(args: ExportArgs, color: Color) -> Result {
         let summary = if is_json_result(input)? {
             export_result(input, &read_result(input)?, origin, &args.parquet)?
         } else {
-            let mut trace = Trace::open(input, args.lenient)?;
+            let mut trace = args.trace.open(input)?;
+            trace_notes(&trace, true);
             let bar =
                 progress::reading(&mut trace, format!("exporting {}", file_name(input)), false);
             let s = export_trace(
@@ -115,6 +114,6 @@ pub fn run(args: ExportArgs, color: Color) -> Result {
         dir: args.parquet.clone(),
         exports: done,
     };
-    emit(&report, format(args.json, color))?;
+    emit(&report, &args.json, color)?;
     Ok(Exit::Ok)
 }

@@ -5,9 +5,9 @@ use jitterlab_host::irqs::IrqSetReport;
 use jitterlab_host::tasks::find_irqbalance;
 use jitterlab_host::{set_default_affinity, set_irq_affinity, IrqMap, Root};
 
-use crate::cli::Color;
+use crate::cli::{Color, JsonOut};
 use crate::exit::{Exit, Result};
-use crate::output::{emit, format};
+use crate::output::emit;
 
 /// `jitterlab irq`.
 #[derive(Args, Debug)]
@@ -31,18 +31,16 @@ pub enum IrqAction {
         /// The CPUs (list form).
         #[arg(value_name = "CPUS")]
         cpus: String,
-        /// Print JSON.
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        json: JsonOut,
     },
     /// Write /proc/irq/default_smp_affinity, the affinity of IRQs set up from now on.
     Default {
         /// The CPUs (list form).
         #[arg(value_name = "CPUS")]
         cpus: String,
-        /// Print JSON.
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        json: JsonOut,
     },
 }
 
@@ -60,14 +58,14 @@ pub fn run(root: &Root, args: IrqArgs, color: Color) -> Result {
                 changes,
                 irqbalance: find_irqbalance(root)?,
             };
-            emit(&report, format(json, color))?;
+            emit(&report, &json, color)?;
             Ok(report.status().into())
         }
         IrqAction::Default { cpus, json } => {
             let cpus = super::online_cpus(root, &cpus)?;
             let mut change = set_default_affinity(root, &cpus)?;
             change.irqbalance = find_irqbalance(root)?;
-            emit(&change, format(json, color))?;
+            emit(&change, &json, color)?;
             Ok(Exit::Ok)
         }
     }

@@ -11,9 +11,9 @@ use jitterlab_host::partition::{
 };
 use jitterlab_host::Root;
 
-use crate::cli::Color;
+use crate::cli::{Color, JsonOut};
 use crate::exit::{Error, Exit, Result};
-use crate::output::{emit, format};
+use crate::output::emit;
 
 /// `jitterlab isolate`.
 #[derive(Args, Debug)]
@@ -54,9 +54,8 @@ pub struct IsolateArgs {
     /// never halt, as idle=poll on those CPUs alone, at the price of a busy CPU.
     #[arg(long, value_name = "US", value_parser = clap::value_parser!(u32).range(0..i32::MAX as i64))]
     pub idle_latency: Option<u32>,
-    /// Print JSON.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub json: JsonOut,
 }
 
 /// `--method`.
@@ -103,9 +102,8 @@ pub fn run(root: &Root, args: IsolateArgs, color: Color) -> Result {
     // Ctrl-C from here on cancels, and a cancel rolls back what was done.
     let cancel = (!args.dry_run).then(cancel_on_signals);
     let plan = build_plan(root, &req)?;
-    let out = format(args.json, color);
     if args.dry_run || !plan.ok() {
-        emit(&plan, out)?;
+        emit(&plan, &args.json, color)?;
         return Ok(plan.status().into());
     }
     if cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed)) {
@@ -114,6 +112,6 @@ pub fn run(root: &Root, args: IsolateArgs, color: Color) -> Result {
     }
     let cancel = cancel.unwrap_or_default();
     let report = apply_live(root, &plan, &args.state_dir, &cancel)?;
-    emit(&report, out)?;
+    emit(&report, &args.json, color)?;
     Ok(report.status().into())
 }

@@ -15,7 +15,7 @@ use jitterlab_latency::plot::LatencyPlot;
 use jitterlab_latency::{Config, CyclictestHistogram, Request, Stop};
 use jitterlab_render::{Cyclictest, ExportManager, Html, Json, Svg, Target};
 
-use crate::cli::{cpu_list, Color, PolicyArg};
+use crate::cli::{cpu_list, Color, JsonOut, PolicyArg};
 use crate::exit::Result;
 use crate::files::Files;
 use crate::output::format;
@@ -26,7 +26,7 @@ const DEFAULT_DURATION_NS: u64 = 10_000_000_000;
 /// `jitterlab latency`.
 #[derive(Args, Debug)]
 #[command(
-    after_help = "Exit status: 0, or 3 when a latency exceeded --fail-above or --break ended the run; 2 on a bad request (nothing started).\n\nExamples:\n  jitterlab latency --cpus 1 --interval 300us --loops 100000\n  jitterlab latency --duration 1m --json run.json --histogram-cyclictest hist.txt\n  jitterlab latency --interval 1ms --duration 10s --fail-above 100us"
+    after_help = "Exit status: 0, or 3 when a latency exceeded --fail-above or --break ended the run; 2 on a bad request (nothing started).\n\nExamples:\n  jitterlab latency --cpus 1 --interval 300us --loops 100000\n  jitterlab latency --duration 1m --json=run.json --histogram-cyclictest hist.txt\n  jitterlab latency --interval 1ms --duration 10s --fail-above 100us"
 )]
 pub struct LatencyArgs {
     /// CPUs to measure, one thread each (default: all online).
@@ -56,9 +56,8 @@ pub struct LatencyArgs {
     /// Allow an interval under 10 us.
     #[arg(long)]
     pub force: bool,
-    /// Write the full result as JSON to FILE (- for stdout).
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
+    #[command(flatten)]
+    pub json: JsonOut,
     /// Write cyclictest's -h histogram text to FILE.
     #[arg(long, value_name = "FILE")]
     pub histogram_cyclictest: Option<PathBuf>,
@@ -98,8 +97,7 @@ impl LatencyArgs {
     /// The files it reads and writes, for [`crate::files::guard`].
     pub fn files(&self) -> Files<'_> {
         let mut f = Files::default();
-        f.output_opt(self.json.as_ref())
-            .output_opt(self.histogram_cyclictest.as_ref())
+        f.output_opt(self.histogram_cyclictest.as_ref())
             .output_opt(self.html.as_ref())
             .output_opt(self.plot.as_ref());
         f
@@ -169,7 +167,7 @@ pub fn run(root: &Root, args: LatencyArgs, color: Color) -> Result {
     if let Some(path) = &args.html {
         outputs.add(Html::titled("latency"), report, Target::file(path));
     }
-    let json = args.json.as_deref().map(Target::from_arg);
+    let json = args.json.target();
     if let Some(target) = &json {
         outputs.add(Json, report, target.clone());
     }

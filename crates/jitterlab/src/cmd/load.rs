@@ -2,17 +2,15 @@
 //! around a command (stress-cpu or stress-io under cyclictest).
 
 use std::ffi::OsString;
-use std::io;
 
 use clap::Args;
 use jitterlab_host::child::cancel_on_signals;
 use jitterlab_host::Root;
 use jitterlab_latency::load::{run_load, LoadOutcome, LoadRequest, LoadSpec};
-use jitterlab_render::render;
 
-use crate::cli::{cpu_list, Color};
+use crate::cli::{cpu_list, Color, JsonOut};
 use crate::exit::Result;
-use crate::output::{emit, format};
+use crate::output::{emit, emit_stderr};
 
 /// `jitterlab load`.
 #[derive(Args, Debug)]
@@ -30,9 +28,8 @@ pub struct LoadArgs {
     /// Stop after this long: 10s, 5m (default: when the command ends, or Ctrl-C).
     #[arg(long, value_parser = jitterlab_units::parse_duration_ns)]
     pub duration: Option<u64>,
-    /// Print JSON (a versioned envelope).
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub json: JsonOut,
     /// A command to run under the load; the load ends with it, and its status
     /// is the status. The summary then goes to stderr.
     #[arg(last = true, value_name = "CMD")]
@@ -58,11 +55,11 @@ pub fn run(root: &Root, args: LoadArgs, color: Color) -> Result {
             eprintln!("jitterlab: cannot run {program}: {error}");
         }
         LoadOutcome::Ran { run, .. } if request.command.is_empty() => {
-            emit(run, format(args.json, color))?;
+            emit(run, &args.json, color)?;
         }
         LoadOutcome::Ran { run, .. } => {
             // stdout is the command's.
-            render(run, format(args.json, Color::Never), &mut io::stderr())?;
+            emit_stderr(run, &args.json)?;
         }
     }
     Ok(outcome.status().into())

@@ -26,7 +26,7 @@ pub mod view;
 use jitterlab_cpuset::CpuSet;
 use jitterlab_host::Root;
 
-use crate::cli::{Cli, Command};
+use crate::cli::{Cli, Command, JsonOut};
 use crate::exit::{Error, Exit, Result};
 use crate::files::Files;
 
@@ -64,8 +64,43 @@ pub fn run(cli: Cli) -> Result {
     }
 }
 
-/// The files a command reads and writes, as its arguments name them.
+/// The files a command reads and writes, as its arguments name them, with the file of
+/// its `--json=FILE`.
 fn files(command: &Command) -> Files<'_> {
+    let mut files = own_files(command);
+    files.output_opt(json(command).and_then(JsonOut::file));
+    files
+}
+
+/// The `--json[=FILE]` of a command that prints a result.
+fn json(command: &Command) -> Option<&JsonOut> {
+    Some(match command {
+        Command::Show(a) => &a.json,
+        Command::Pin(a) => &a.json,
+        Command::Irq(a) => match &a.action {
+            irq::IrqAction::Set { json, .. } | irq::IrqAction::Default { json, .. } => json,
+        },
+        Command::Latency(a) => &a.json,
+        Command::Load(a) => &a.json,
+        Command::Isolate(a) => &a.json,
+        Command::Revert(a) => &a.json,
+        Command::Verify(a) => &a.json,
+        Command::Run(a) => &a.json,
+        Command::Advise(a) => &a.json,
+        Command::Record(a) => &a.json,
+        Command::Report(a) => &a.json,
+        Command::Analyze(a) => &a.json,
+        Command::Convert(a) => &a.json,
+        Command::View(a) => &a.json,
+        Command::Experiment(a) => &a.json,
+        Command::Audit(a) => &a.json,
+        Command::Export(a) => &a.json,
+        Command::Completions(_) | Command::Man(_) | Command::Help(_) => return None,
+    })
+}
+
+/// The files of a command's own options and arguments.
+fn own_files(command: &Command) -> Files<'_> {
     match command {
         Command::Analyze(a) => a.files(),
         Command::Audit(a) => a.files(),

@@ -6,9 +6,9 @@ use clap::Args;
 use jitterlab_host::pin::Sched;
 use jitterlab_host::{pin_process, Root};
 
-use crate::cli::{Color, PolicyArg};
+use crate::cli::{Color, JsonOut, PolicyArg};
 use crate::exit::{Error, Result};
-use crate::output::{emit, format};
+use crate::output::emit;
 
 /// `jitterlab pin`.
 #[derive(Args, Debug)]
@@ -31,9 +31,8 @@ pub struct PinArgs {
     /// Priority for the policy: 1-99 for fifo and rr (default 50), 0 for the others.
     #[arg(long, requires = "command")]
     pub priority: Option<u32>,
-    /// Print JSON.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub json: JsonOut,
     /// The command to start pinned.
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<OsString>,
@@ -48,7 +47,7 @@ pub fn run(root: &Root, args: PinArgs, color: Color) -> Result {
     let cpus = super::online_cpus(root, &args.cpus)?;
     if let Some(pid) = args.pid {
         let report = pin_process(root, pid, args.tid, &cpus)?;
-        emit(&report, format(args.json, color))?;
+        emit(&report, &args.json, color)?;
         return Ok(report.status().into());
     }
     if args.command.is_empty() {

@@ -8,10 +8,10 @@ use jitterlab_host::child::cancel_on_signals;
 use jitterlab_host::tracefs::{events_of, record, Preset, RecordRequest};
 use jitterlab_host::Root;
 
-use crate::cli::{cpu_list, Color};
+use crate::cli::{cpu_list, Color, JsonOut};
 use crate::exit::{Exit, Result};
 use crate::files::Files;
-use crate::output::{emit, format};
+use crate::output::emit;
 use crate::progress::Progress;
 
 /// `jitterlab record`.
@@ -45,9 +45,8 @@ pub struct RecordArgs {
     /// command, or on Ctrl-C), instead of streaming everything.
     #[arg(long)]
     pub flight_recorder: bool,
-    /// Print the summary as JSON.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub json: JsonOut,
     /// The command to trace while it runs.
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<OsString>,
@@ -89,7 +88,7 @@ pub fn run(root: &Root, args: RecordArgs, color: Color) -> Result {
     };
     let summary = record(root, &request, &cancel)?;
     progress.finish();
-    emit(&summary, format(args.json, color))?;
+    emit(&summary, &args.json, color)?;
     Ok(Exit::Ok)
 }
 

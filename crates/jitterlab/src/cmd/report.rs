@@ -5,14 +5,14 @@ use std::path::PathBuf;
 
 use clap::Args;
 use jitterlab_analyze::{EventFilter, Pattern};
-use jitterlab_render::stream::write_events;
+use jitterlab_render::stream::{write_events, EventOutputs, StreamError};
+use jitterlab_render::Target;
 use jitterlab_trace::stats::TraceStats;
-use jitterlab_trace::Trace;
 
-use crate::cli::{Color, Window};
+use crate::cli::{Color, JsonOut, TraceInput, Window};
 use crate::exit::{Exit, Result};
 use crate::files::Files;
-use crate::output::{emit, format, trace_notes, Interrupt};
+use crate::output::{emit, trace_notes, Interrupt};
 use crate::progress::{self, file_name};
 
 /// `jitterlab report`.
@@ -38,18 +38,11 @@ pub struct ReportArgs {
     /// Only events whose name matches (glob: `sched_*`, `irq_handler_entry`; repeatable).
     #[arg(long, value_name = "NAME")]
     pub event: Vec<String>,
-    /// One JSON object per event (with an `event` field naming it); with --stats, the
-    /// counts as one JSON document.
-    #[arg(long)]
-    pub json: bool,
-    /// The buffer of a multi-buffer .dat (`trace-cmd record -B`, instances) to print:
-    /// its instance name, or `top`. Default: every buffer, merged in time order as
-    /// `trace-cmd report` prints them, each line after its buffer's name.
-    #[arg(long, value_name = "NAME")]
-    pub buffer: Option<String>,
-    /// Skip undecodable records and lines, counting them, instead of stopping.
-    #[arg(long)]
-    pub lenient: bool,
+    #[command(flatten)]
+    pub json: JsonOut,
+    /// How the trace is read.
+    #[command(flatten)]
+    pub trace: TraceInput,
 }
 
 impl ReportArgs {
@@ -67,7 +60,7 @@ pub fn run(args: ReportArgs, color: Color) -> Result {
         names: args.event.iter().map(Pattern::new).collect(),
         tgids: Default::default(),
     };
-    let mut trace = Trace::open_buffer(&args.file, args.lenient, args.buffer.as_deref())?;
+    let mut trace = args.trace.open(&args.file)?;
     // --stats counts every buffer; the events are every buffer's, or the one named.
     trace_notes(&trace, false);
     let interrupt = Interrupt::for_trace(&mut trace);
@@ -81,7 +74,7 @@ pub fn run(args: ReportArgs, color: Color) -> Result {
         let stats = TraceStats::of(&args.file.display().to_string(), &trace)?;
         progress.finish();
         interrupt.note();
-        emit(&stats, format(args.json, color))?;
+        emit(&stats, &args.json, color)?;
         return Ok(Exit::Ok);
     }
     let filter = EventFilter {
@@ -90,21 +83,52 @@ pub fn run(args: ReportArgs, color: Color) -> Result {
     };
     let lines = trace.lines();
     // From a stream, each line as it comes (stdout is line-buffered); else in blocks.
-    let mut out: Box<dyn Write> = if trace.is_stream() {
+    let mut stdout: Box<dyn Write> = if trace.is_stream() {
         Box::new(io::stdout().lock())
     } else {
         Box::new(BufWriter::with_capacity(1 << 16, io::stdout().lock()))
     };
-    let skipped = write_events(
-        &mut *trace.printed_events()?,
-        &filter,
-        lines,
-        args.json,
-        &mut out,
-    )?;
+    // --json=FILE: the JSON lines to FILE and the text to stdout, in one pass.
+    let mut file = args
+        .json
+        .file()
+        .map(|path| Target::file(path).create().map(|f| (path, f)))
+        .transpose()
+        .map_err(|e| cannot_write(args.json.file(), e))?;
+    let outputs = match (&mut file, args.json.on_stdout()) {
+        (Some((_, f)), _) => EventOutputs {
+            text: Some(&mut *stdout),
+            json: Some(f),
+        },
+        (None, true) => EventOutputs {
+            text: None,
+            json: Some(&mut *stdout),
+        },
+        (None, false) => EventOutputs {
+            text: Some(&mut *stdout),
+            json: None,
+        },
+    };
+    let skipped = match write_events(&mut *trace.printed_events()?, &filter, lines, outputs) {
+        Err(StreamError::WriteJson(e)) if file.is_some() => {
+            return Err(cannot_write(args.json.file(), e))
+        }
+        r => r?,
+    };
+    if let Some((path, f)) = file {
+        f.finish().map_err(|e| cannot_write(Some(path), e))?;
+    }
     interrupt.note();
     if skipped > 0 {
         eprintln!("jitterlab: {skipped} undecodable records or lines skipped (--lenient)");
     }
     Ok(Exit::Ok)
+}
+
+/// An error writing the JSON file of `--json=FILE`, named so.
+fn cannot_write(path: Option<&PathBuf>, e: io::Error) -> crate::exit::Error {
+    let path = path.map_or_else(String::new, |p| p.display().to_string());
+    anyhow::Error::new(e)
+        .context(format!("cannot write {path}"))
+        .into()
 }

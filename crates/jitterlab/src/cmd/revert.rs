@@ -6,9 +6,9 @@ use clap::Args;
 use jitterlab_host::partition::{revert, revert_status, LiveSystem, DEFAULT_STATE_DIR};
 use jitterlab_host::Root;
 
-use crate::cli::Color;
+use crate::cli::{Color, JsonOut};
 use crate::exit::{Error, Result};
-use crate::output::{emit, format};
+use crate::output::emit;
 
 /// `jitterlab revert`.
 #[derive(Args, Debug)]
@@ -19,9 +19,8 @@ pub struct RevertArgs {
     /// Where the journal is.
     #[arg(long, value_name = "DIR", default_value = DEFAULT_STATE_DIR)]
     pub state_dir: PathBuf,
-    /// Print JSON.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub json: JsonOut,
 }
 
 pub fn run(root: &Root, args: RevertArgs, color: Color) -> Result {
@@ -31,6 +30,6 @@ pub fn run(root: &Root, args: RevertArgs, color: Color) -> Result {
         ));
     }
     let report = revert(&mut LiveSystem::new(), &args.state_dir)?;
-    emit(&report, format(args.json, color))?;
+    emit(&report, &args.json, color)?;
     Ok(revert_status(report.as_ref()).into())
 }

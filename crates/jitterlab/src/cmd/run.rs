@@ -7,10 +7,10 @@ use clap::Args;
 use jitterlab_host::partition::{enter_for_run, DEFAULT_STATE_DIR};
 use jitterlab_host::pin::Sched;
 use jitterlab_host::Root;
-use jitterlab_render::{render, Format};
 
-use crate::cli::PolicyArg;
+use crate::cli::{JsonOut, PolicyArg};
 use crate::exit::{Error, Result};
+use crate::output::emit_stderr;
 
 /// `jitterlab run`.
 #[derive(Args, Debug)]
@@ -30,9 +30,8 @@ pub struct RunArgs {
     /// Where the partition's journal is.
     #[arg(long, value_name = "DIR", default_value = DEFAULT_STATE_DIR)]
     pub state_dir: PathBuf,
-    /// Print where the command is put, as JSON on stderr (stdout is the command's).
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub json: JsonOut,
     /// The command.
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<OsString>,
@@ -47,8 +46,8 @@ pub fn run(root: &Root, args: RunArgs) -> Result {
     let cpus = super::online_cpus(root, &args.cpus)?;
     let sched = Sched::for_command(args.policy.map(PolicyArg::policy), args.priority);
     let placement = enter_for_run(root, &args.state_dir, &cpus, &args.command, sched.as_ref())?;
-    if args.json {
-        render(&placement, Format::Json, &mut std::io::stderr())?;
+    if args.json.path.is_some() {
+        emit_stderr(&placement, &args.json)?;
     }
     super::exec(&args.command, &cpus, sched)
 }

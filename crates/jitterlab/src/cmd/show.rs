@@ -5,9 +5,9 @@ use jitterlab_host::overview::Overview;
 use jitterlab_host::tasks::{read_tasks, TaskQuery};
 use jitterlab_host::{Cgroups, CpuMap, Filter, IrqMap, Root, TaskList, Workqueues};
 
-use crate::cli::Color;
+use crate::cli::{Color, JsonOut};
 use crate::exit::{Exit, Result};
-use crate::output::{emit, format};
+use crate::output::emit;
 
 /// `jitterlab show [VIEW]`.
 #[derive(Args, Debug)]
@@ -15,9 +15,8 @@ pub struct ShowArgs {
     /// A sub-view; without one, the per-CPU overview.
     #[command(subcommand)]
     pub view: Option<ShowView>,
-    /// Print JSON (a versioned envelope: {"schema", "version", "data"}).
-    #[arg(long, global = true)]
-    pub json: bool,
+    #[command(flatten)]
+    pub json: JsonOut,
     /// Only what concerns these CPUs (list form: 0-3,8).
     #[arg(long = "cpu", global = true, value_name = "LIST")]
     pub cpu: Option<String>,
@@ -55,20 +54,23 @@ pub enum ShowView {
 
 pub fn run(root: &Root, args: ShowArgs, color: Color) -> Result {
     let filter = Filter::new(args.cpu.as_deref(), args.name.as_deref())?;
-    let fmt = format(args.json, color);
     match args.view {
         None => {
             let cgroups = Cgroups::read(root)?;
             let cpus = CpuMap::read(root, &cgroups.isolated_cpus())?;
             let irqs = IrqMap::read(root)?;
             let threads = read_tasks(root, TaskQuery::all_threads())?;
-            emit(&Overview::build(&cpus, &irqs, &threads, &filter), fmt)?;
+            emit(
+                &Overview::build(&cpus, &irqs, &threads, &filter),
+                &args.json,
+                color,
+            )?;
         }
         Some(ShowView::Cpus) => {
             let cgroups = Cgroups::read(root)?;
             let mut cpus = CpuMap::read(root, &cgroups.isolated_cpus())?;
             filter.cpus_view(&mut cpus);
-            emit(&cpus, fmt)?;
+            emit(&cpus, &args.json, color)?;
         }
         Some(ShowView::Irqs { interval }) => {
             let mut irqs = match interval {
@@ -76,21 +78,25 @@ pub fn run(root: &Root, args: ShowArgs, color: Color) -> Result {
                 Some(ns) => IrqMap::sample(root, ns)?,
             };
             filter.irqs_view(&mut irqs);
-            emit(&irqs, fmt)?;
+            emit(&irqs, &args.json, color)?;
         }
         Some(ShowView::Tasks { threads, pid }) => {
             let tasks = read_tasks(root, TaskQuery { threads, pid })?;
-            emit(&TaskList::new(tasks, threads, pid, &filter), fmt)?;
+            emit(
+                &TaskList::new(tasks, threads, pid, &filter),
+                &args.json,
+                color,
+            )?;
         }
         Some(ShowView::Workqueues) => {
             let mut wq = Workqueues::read(root)?;
             filter.workqueues_view(&mut wq);
-            emit(&wq, fmt)?;
+            emit(&wq, &args.json, color)?;
         }
         Some(ShowView::Cgroups) => {
             let mut cg = Cgroups::read(root)?;
             filter.cgroups_view(&mut cg);
-            emit(&cg, fmt)?;
+            emit(&cg, &args.json, color)?;
         }
     }
     Ok(Exit::Ok)

@@ -6,9 +6,9 @@ use clap::Args;
 use jitterlab_host::partition::{verify, VerifyRequest, DEFAULT_STATE_DIR};
 use jitterlab_host::Root;
 
-use crate::cli::Color;
+use crate::cli::{Color, JsonOut};
 use crate::exit::Result;
-use crate::output::{emit, format};
+use crate::output::emit;
 
 /// `jitterlab verify`.
 #[derive(Args, Debug)]
@@ -28,9 +28,8 @@ pub struct VerifyArgs {
     /// Noise (the tick, IPIs, softirqs, kernel threads, missing boot options) fails too.
     #[arg(long)]
     pub strict: bool,
-    /// Print JSON.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub json: JsonOut,
 }
 
 pub fn run(root: &Root, args: VerifyArgs, color: Color) -> Result {
@@ -48,6 +47,6 @@ pub fn run(root: &Root, args: VerifyArgs, color: Color) -> Result {
             state_dir: args.state_dir,
         },
     )?;
-    emit(&report, format(args.json, color))?;
+    emit(&report, &args.json, color)?;
     Ok(report.status(args.strict).into())
 }

@@ -7,10 +7,10 @@ use clap::Args;
 use jitterlab_analyze::analysis::timeline::TimelineOptions;
 use jitterlab_analyze::Options;
 
-use crate::cli::{Color, Window};
+use crate::cli::{Color, JsonOut, TraceInput, Window};
 use crate::exit::{Error, Exit, Result};
 use crate::files::Files;
-use crate::output::{emit, format, trace_notes, Interrupt};
+use crate::output::{emit, trace_notes, Interrupt};
 use crate::progress::{self, file_name, Progress};
 
 /// `jitterlab view`.
@@ -35,15 +35,11 @@ pub struct ViewArgs {
     /// page says so); the tables cover the whole trace.
     #[arg(long, value_name = "N", default_value_t = TimelineOptions::default().max_slices)]
     pub max_slices: u64,
-    /// Print what was written as JSON.
-    #[arg(long)]
-    pub json: bool,
-    /// The buffer of a multi-buffer .dat to read (its instance name, or `top`).
-    #[arg(long, value_name = "NAME")]
-    pub buffer: Option<String>,
-    /// Skip undecodable records and lines, counting them, instead of stopping.
-    #[arg(long)]
-    pub lenient: bool,
+    #[command(flatten)]
+    pub json: JsonOut,
+    /// How the trace is read.
+    #[command(flatten)]
+    pub trace: TraceInput,
 }
 
 impl ViewArgs {
@@ -68,7 +64,11 @@ pub fn run(args: ViewArgs, color: Color) -> Result {
     };
     // The default name too (`x.html` read as a saved result is its own INPUT.html).
     crate::files::check(&output)?;
-    let mut input = Input::open(&args.input, args.lenient, args.buffer.as_deref())?;
+    let mut input = Input::open(
+        &args.input,
+        args.trace.lenient,
+        args.trace.buffer.as_deref(),
+    )?;
     let (interrupt, progress) = match &mut input {
         Input::Trace(trace) => {
             trace_notes(trace, true);
@@ -96,6 +96,6 @@ pub fn run(args: ViewArgs, color: Color) -> Result {
     if let Some(i) = interrupt {
         i.note();
     }
-    emit(&viewed, format(args.json, color))?;
+    emit(&viewed, &args.json, color)?;
     Ok(Exit::Ok)
 }

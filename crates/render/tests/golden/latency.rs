@@ -208,7 +208,7 @@ fn load_run() {
     );
 }
 
-/// `latency --json FILE --plot FILE.svg --histogram-cyclictest FILE`: one manager, one
+/// `latency --json=FILE --plot FILE.svg --histogram-cyclictest FILE`: one manager, one
 /// call, the same bytes as each format alone.
 #[test]
 fn latency_outputs_through_the_manager() {

@@ -2,7 +2,7 @@
 //! conversion summary) on the committed traces of the trace crate.
 
 use jitterlab_analyze::{analyze, EventFilter, Machine, MachineOptions, Options, Section};
-use jitterlab_render::stream::write_events;
+use jitterlab_render::stream::{write_events, EventOutputs};
 use jitterlab_render::{Conversion, EventLine, Events, Exporter, PerfettoCounts, PerfettoWriter};
 use jitterlab_trace::stats::TraceStats;
 use jitterlab_trace::Trace;
@@ -79,12 +79,22 @@ fn report_stats() {
 fn event_lines(name: &str, n: usize, json: bool) -> String {
     let trace = open(name);
     let mut out = Vec::new();
+    let outputs = if json {
+        EventOutputs {
+            text: None,
+            json: Some(&mut out),
+        }
+    } else {
+        EventOutputs {
+            text: Some(&mut out),
+            json: None,
+        }
+    };
     write_events(
         &mut *trace.printed_events().unwrap(),
         &EventFilter::default(),
         trace.lines(),
-        json,
-        &mut out,
+        outputs,
     )
     .unwrap();
     let text = String::from_utf8(out).unwrap();
