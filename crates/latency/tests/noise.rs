@@ -9,7 +9,7 @@ use jitterlab_host::sched;
 use jitterlab_host::tasks::Policy;
 use jitterlab_host::testing::{host_lock, skip, wait_for_rt_budget};
 use jitterlab_host::{running_as_root, Root};
-use jitterlab_latency::{run_noise, NoiseConfig};
+use jitterlab_latency::{run_noise, NoiseConfig, NoiseMarkers};
 
 fn last_cpu() -> Option<u32> {
     let online =
@@ -19,13 +19,17 @@ fn last_cpu() -> Option<u32> {
 }
 
 fn config(cpu: u32, ms: u64) -> NoiseConfig {
+    config_marked(cpu, ms, None)
+}
+
+fn config_marked(cpu: u32, ms: u64, markers: Option<NoiseMarkers>) -> NoiseConfig {
     NoiseConfig {
         cpu,
         duration_ns: ms * 1_000_000,
         threshold_ns: 1_000,
         policy: Policy::Fifo,
         priority: 1,
-        markers: None,
+        markers,
     }
 }
 
@@ -71,12 +75,38 @@ fn a_fifo_hog_of_known_length_is_one_gap_of_that_length() {
     // window and hog (830 ms) on top of it would be throttled in the middle, and the
     // hog's gap lengthened by the throttling's (54-68 ms were seen for 30 ms).
     wait_for_rt_budget();
-    // Above the probe's priority, on its CPU, 300 ms into the window, for 30 ms.
+    // Above the probe's priority, on its CPU, 300 ms into the window, for 30 ms. The
+    // window's start is the probe's start marker (written to a plain file here, just
+    // before its first clock reading), not the hog's own start: a probe slow to start
+    // (a loaded machine) would otherwise meet the hog before its window. The hog waits
+    // on another CPU, so that it adds nothing to the window but its 30 ms.
+    let dir = tempfile::tempdir().unwrap();
+    let marks = dir.path().join("marker");
+    std::fs::write(&marks, "").unwrap();
+    let markers = NoiseMarkers {
+        path: marks.clone(),
+        start: "start".into(),
+        end: "end".into(),
+    };
+    let other = (0..cpu).next().unwrap_or(0);
     let hog = std::thread::spawn(move || {
-        // Real-time before it sleeps: as SCHED_OTHER it would never wake up under the probe.
-        sched::set_affinity(0, &CpuSet::from_iter([cpu])).unwrap();
-        sched::set_scheduler(0, Policy::Fifo, 50).unwrap();
+        sched::set_affinity(0, &CpuSet::from_iter([other])).unwrap();
+        let waiting = Instant::now();
+        while std::fs::read_to_string(&marks)
+            .unwrap_or_default()
+            .is_empty()
+        {
+            assert!(
+                waiting.elapsed() < Duration::from_secs(10),
+                "the probe never started"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
         std::thread::sleep(Duration::from_millis(300));
+        // Real-time first, then onto the probe's CPU: as SCHED_OTHER it would never run
+        // there under the probe.
+        sched::set_scheduler(0, Policy::Fifo, 50).unwrap();
+        sched::set_affinity(0, &CpuSet::from_iter([cpu])).unwrap();
         let end = Instant::now() + Duration::from_millis(hog_ms);
         let t0 = Instant::now();
         let on = unsafe { libc::sched_getcpu() };
@@ -85,8 +115,9 @@ fn a_fifo_hog_of_known_length_is_one_gap_of_that_length() {
         }
         eprintln!("hog on CPU {on} for {:?}", t0.elapsed());
         sched::set_scheduler(0, Policy::Other, 0).unwrap();
+        sched::set_affinity(0, &CpuSet::from_iter([other])).unwrap();
     });
-    let r = run_noise(&Root::live(), &config(cpu, 800)).unwrap();
+    let r = run_noise(&Root::live(), &config_marked(cpu, 800, Some(markers))).unwrap();
     hog.join().unwrap();
     let want = hog_ms * 1_000_000;
     // The hog's gap: among the longest kept, the one that starts where the hog ran (it
