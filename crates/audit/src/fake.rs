@@ -3,7 +3,7 @@
 
 use jitterlab_analyze::noise::{CauseTotal, GapCause, NoiseAccount, NoiseKind};
 use jitterlab_cpuset::CpuSet;
-use jitterlab_host::audit::{Family, Finding, FixKind, Severity};
+use jitterlab_host::lint::{Family, Finding, FixKind, Severity};
 use jitterlab_latency::noise::{Gap, Gaps, NoiseResult};
 use jitterlab_latency::stats::Summary;
 

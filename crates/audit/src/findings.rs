@@ -4,7 +4,7 @@
 
 use jitterlab_analyze::noise::{GapCause, NoiseAccount, NoiseKind};
 use jitterlab_cpuset::CpuSet;
-use jitterlab_host::audit::{Family, Finding, FixKind, Severity};
+use jitterlab_host::lint::{Family, Finding, FixKind, Severity};
 use jitterlab_latency::noise::NoiseResult;
 use jitterlab_latency::stats::{OverTime, Summary};
 
@@ -194,7 +194,7 @@ fn link_blame(m: &Measured, findings: &mut Vec<Finding>) {
         let mut linked = Vec::new();
         for id in related(&b.cause, &b.verdict) {
             if let Some(f) = findings.iter_mut().find(|f| f.id == *id && concerns(f)) {
-                f.evidence.push(jitterlab_host::audit::Evidence {
+                f.evidence.push(jitterlab_host::lint::Evidence {
                     path: source.clone(),
                     value: line.clone(),
                 });
@@ -209,7 +209,7 @@ fn link_blame(m: &Measured, findings: &mut Vec<Finding>) {
             .iter_mut()
             .find(|f| f.id == "measured.latency" && f.subject == subject)
         {
-            f.evidence.push(jitterlab_host::audit::Evidence {
+            f.evidence.push(jitterlab_host::lint::Evidence {
                 path: source.clone(),
                 value: line.clone(),
             });
@@ -767,7 +767,7 @@ fn link_throttle(m: &Measured, findings: &mut [Finding]) {
             let Some(f) = target.map(|i| &mut findings[i]) else {
                 continue;
             };
-            f.evidence.push(jitterlab_host::audit::Evidence {
+            f.evidence.push(jitterlab_host::lint::Evidence {
                 path: TRACE_SOURCE.into(),
                 value: format!(
                     "{line}{}",

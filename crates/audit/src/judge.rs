@@ -1,7 +1,7 @@
 //! Verdicts per RT CPU and ranked recommendations, from the findings alone.
 
 use jitterlab_cpuset::CpuSet;
-use jitterlab_host::audit::{Finding, FixKind, Severity};
+use jitterlab_host::lint::{Finding, FixKind, Severity};
 use serde::Serialize;
 
 use crate::model::{CpuVerdict, Verdict};
@@ -231,7 +231,7 @@ pub fn judge(rt: &CpuSet, findings: &[Finding]) -> (Vec<CpuVerdict>, Vec<Recomme
 
 #[cfg(test)]
 mod tests {
-    use jitterlab_host::audit::Family;
+    use jitterlab_host::lint::Family;
 
     use super::*;
 

@@ -2,7 +2,7 @@
 //! and what exactly to change.
 //!
 //! [`audit`] puts together the static checks of the host crate
-//! ([`jitterlab_host::audit::static_checks`]: the kernel, its command line, CPU and
+//! ([`jitterlab_host::lint::static_checks`]: the kernel, its command line, CPU and
 //! power, IRQs, scheduler and memory, the environment) and, unless the request is
 //! static (no root, or `--root`), the measured ones of the latency crate: the wake-up
 //! latency probe on the RT CPUs idle and under a load (with its spike ledger), the
@@ -22,7 +22,7 @@
 //!
 //! ```
 //! use jitterlab_audit::{judge, Verdict};
-//! use jitterlab_host::audit::{Family, Finding, Severity};
+//! use jitterlab_host::lint::{Family, Finding, Severity};
 //! let rt = jitterlab_cpuset::CpuSet::parse_list("1").unwrap();
 //! let f = vec![Finding::new("env.hypervisor", Family::Environment, Severity::Medium, "a VM")];
 //! let (verdicts, recs) = judge(&rt, &f);

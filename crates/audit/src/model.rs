@@ -3,7 +3,7 @@
 use jitterlab_analyze::NoiseAccount;
 use jitterlab_cpuset::CpuSet;
 pub use jitterlab_experiment::explain::BlamedSpike;
-use jitterlab_host::audit::Finding;
+use jitterlab_host::lint::Finding;
 use jitterlab_host::Status;
 use jitterlab_latency::noise::NoiseResult;
 use jitterlab_latency::spikes::Spike;

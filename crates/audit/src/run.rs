@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use jitterlab_cpuset::CpuSet;
-use jitterlab_host::audit::{default_rt_cpus, static_checks};
 use jitterlab_host::irqs::CpuCounters;
+use jitterlab_host::lint::{default_rt_cpus, static_checks};
 use jitterlab_host::tasks::Policy;
 use jitterlab_host::Root;
 use jitterlab_latency::load::LoadSpec;

@@ -43,7 +43,6 @@
 
 #![deny(missing_docs)]
 
-pub mod audit;
 pub mod cgroups;
 pub mod child;
 pub mod cmdline;
@@ -53,6 +52,7 @@ mod error;
 pub mod filter;
 pub mod irqs;
 pub mod kmsg;
+pub mod lint;
 pub mod overview;
 pub mod partition;
 pub mod pin;

@@ -2,9 +2,9 @@
 //! 2-CPU VM (fixtures/vm2, see fixtures/capture.sh), made-up trees for larger
 //! and stranger machines, malformed files, and the live host.
 
-mod audit;
 mod fake;
 mod hostile;
+mod lint;
 mod live;
 mod malformed;
 mod partition;

@@ -6,7 +6,7 @@
 use std::io::{self, Write};
 
 use jitterlab_audit::{AuditReport, Measured, Verdict};
-use jitterlab_host::audit::{Finding, FixKind, Severity};
+use jitterlab_host::lint::{Finding, FixKind, Severity};
 
 use crate::units::{duration_ns, wrap};
 use crate::{Col, Render, Style, Table};

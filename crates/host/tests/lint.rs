@@ -8,7 +8,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use jitterlab_cpuset::CpuSet;
-use jitterlab_host::audit::{
+use jitterlab_host::lint::{
     default_rt_cpus, static_checks, Finding, FixKind, Severity, StaticAudit,
 };
 use jitterlab_host::Root;

@@ -1,6 +1,7 @@
-//! `jitterlab audit`'s static checks: what stands between this machine and a
-//! real-time deadline on the CPUs meant for it, read from /proc, /sys and the
-//! kernel configuration through a [`Root`], so that every check runs on a fixture tree.
+//! The lint of a machine for real-time work (`jitterlab audit`'s static checks): what
+//! stands between this machine and a real-time deadline on the CPUs meant for it, read
+//! from /proc, /sys and the kernel configuration through a [`Root`], so that every
+//! check runs on a fixture tree.
 //!
 //! [`static_checks`] is a pure function of the files below the root and of the
 //! real-time CPUs: it returns [`Finding`]s, each with an id, a [`Severity`], the
