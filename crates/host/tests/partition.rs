@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 
 use jitterlab_cpuset::CpuSet;
 use jitterlab_host::partition::{
-    advise, apply, build_plan, revert, verify, Action, Exclude, FakeSystem, Flow, Header, Journal,
-    Level, Method, MethodChoice, Outcome, Plan, Request, Snapshot, Target, Undo, Verdict,
-    VerifyRequest,
+    advise, apply, build_plan, revert, verify, Action, Exclude, FakeSystem, Flow, Header,
+    Isolation, Journal, Level, Method, MethodChoice, Outcome, Plan, Request, Snapshot, Target,
+    Undo, VerifyRequest,
 };
 use jitterlab_host::tasks::TaskKind;
 use jitterlab_host::Status;
@@ -888,7 +888,7 @@ fn verify_judges_cpus_before_and_after() {
         state_dir: state_dir(&t),
     };
     let before = verify(&root, &req).unwrap();
-    assert_eq!(before.verdict, Verdict::NotIsolated);
+    assert_eq!(before.verdict, Isolation::NotIsolated);
     assert_eq!(before.status(false), Status::Limit);
     let fails: Vec<&str> = before.verdicts[0]
         .findings
@@ -929,7 +929,7 @@ fn verify_judges_cpus_before_and_after() {
         .map(|f| f.what.as_str())
         .collect();
     assert!(fails.is_empty(), "{fails:?}");
-    assert_eq!(cpu1.verdict, Verdict::Noisy);
+    assert_eq!(cpu1.verdict, Isolation::Noisy);
     assert_eq!(
         (after.status(false), after.status(true)),
         (Status::Ok, Status::Limit),

@@ -9,12 +9,12 @@ use crate::error::Result;
 use crate::irqs::IrqMap;
 use crate::partition::advise::advise;
 use crate::partition::journal::{Recorded, RunRecord};
-use crate::partition::verify::{Count, CpuVerdict, Finding, IrqSeen, Level, TaskSeen};
+use crate::partition::verify::{Count, CpuIsolation, IrqSeen, Level, Observation, TaskSeen};
 use crate::root::Root;
 use crate::tasks::{parse_stat, Task, TaskKind};
 
-pub(super) fn finding(level: Level, what: String, fix: Option<String>) -> Finding {
-    Finding { level, what, fix }
+pub(super) fn finding(level: Level, what: String, fix: Option<String>) -> Observation {
+    Observation { level, what, fix }
 }
 
 /// Per thread (tid, start time), per isolated CPU: times run and CPU time, ns.
@@ -172,7 +172,7 @@ impl Context {
 }
 
 pub(super) fn judge_irqs(
-    v: &mut CpuVerdict,
+    v: &mut CpuIsolation,
     window: &IrqMap,
     refused: &[u32],
     cpus: &CpuSet,
@@ -268,7 +268,7 @@ pub(super) fn judge_irqs(
     }
 }
 
-pub(super) fn judge_counters(v: &mut CpuVerdict, window: &IrqMap, nohz_full: &Option<CpuSet>) {
+pub(super) fn judge_counters(v: &mut CpuIsolation, window: &IrqMap, nohz_full: &Option<CpuSet>) {
     let secs = window.window.map_or(0.0, |w| w.interval_ns as f64 / 1e9);
     let per_s = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
     let cpu = v.cpu;
@@ -337,7 +337,7 @@ pub(super) fn judge_counters(v: &mut CpuVerdict, window: &IrqMap, nohz_full: &Op
     }
 }
 
-pub(super) fn judge_tasks(v: &mut CpuVerdict, ctx: &Context, tasks: &[Task], ran: &Ran) {
+pub(super) fn judge_tasks(v: &mut CpuIsolation, ctx: &Context, tasks: &[Task], ran: &Ran) {
     let cpu = v.cpu;
     let mut kthreads = Vec::new();
     let mut by_class: HashMap<&str, Vec<String>> = HashMap::new();
@@ -425,7 +425,7 @@ pub(super) fn machine_findings(
     root: &Root,
     rec: Option<&Recorded>,
     cpus: &CpuSet,
-) -> Result<Vec<Finding>> {
+) -> Result<Vec<Observation>> {
     let mut out = Vec::new();
     if let Some(r) = rec {
         if !r.complete {
@@ -485,7 +485,7 @@ pub(super) fn machine_findings(
 /// whose wake-up in a VM also waits for the host): each adds latency to the
 /// wake-up of whatever runs here next.
 pub(super) fn judge_idle(
-    v: &mut CpuVerdict,
+    v: &mut CpuIsolation,
     before: &[crate::cpus::IdleState],
     after: &[crate::cpus::IdleState],
     limit_us: Option<u64>,
@@ -538,8 +538,8 @@ mod tests {
         }
     }
 
-    fn verdict() -> CpuVerdict {
-        CpuVerdict::new(1)
+    fn verdict() -> CpuIsolation {
+        CpuIsolation::new(1)
     }
 
     #[test]

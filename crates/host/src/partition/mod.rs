@@ -57,7 +57,7 @@ pub use step::{Action, CpusetMove, Irqbalance, Outcome, Step, Target, TaskMove, 
 pub use system::{LiveSystem, System};
 pub use tasks::Exclude;
 pub use verify::{
-    verify, Count, CpuVerdict, Finding, IrqSeen, Level, PartitionInfo, TaskSeen, Verdict,
+    verify, Count, CpuIsolation, IrqSeen, Isolation, Level, Observation, PartitionInfo, TaskSeen,
     VerifyReport, VerifyRequest,
 };
 

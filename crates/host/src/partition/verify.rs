@@ -54,7 +54,7 @@ pub enum Level {
 /// The verdict on a CPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Verdict {
+pub enum Isolation {
     /// Nothing found.
     Isolated,
     /// Isolated, with noise that only boot options or the kernel can remove.
@@ -65,7 +65,7 @@ pub enum Verdict {
 
 /// One thing found.
 #[derive(Clone, Debug, Serialize)]
-pub struct Finding {
+pub struct Observation {
     /// How bad.
     pub level: Level,
     /// What, in a line.
@@ -126,13 +126,13 @@ pub struct IrqSeen {
 
 /// One CPU's result.
 #[derive(Clone, Debug, Serialize)]
-pub struct CpuVerdict {
+pub struct CpuIsolation {
     /// The CPU.
     pub cpu: u32,
     /// The verdict.
-    pub verdict: Verdict,
+    pub verdict: Isolation,
     /// What was found, worst first.
-    pub findings: Vec<Finding>,
+    pub findings: Vec<Observation>,
     /// Device IRQs allowed or delivered here.
     pub irqs: Vec<IrqSeen>,
     /// Interrupt rows (IRQs and LOC, RES, CAL, TLB, ...) that grew here.
@@ -145,12 +145,12 @@ pub struct CpuVerdict {
     pub ran: Vec<TaskSeen>,
 }
 
-impl CpuVerdict {
+impl CpuIsolation {
     /// A CPU with nothing found yet.
-    pub fn new(cpu: u32) -> CpuVerdict {
-        CpuVerdict {
+    pub fn new(cpu: u32) -> CpuIsolation {
+        CpuIsolation {
             cpu,
-            verdict: Verdict::Isolated,
+            verdict: Isolation::Isolated,
             findings: Vec::new(),
             irqs: Vec::new(),
             interrupts: Vec::new(),
@@ -188,20 +188,20 @@ pub struct VerifyReport {
     /// The partition, when a journal is there.
     pub partition: Option<PartitionInfo>,
     /// Findings that concern the machine (boot options, irqbalance, the journal).
-    pub machine: Vec<Finding>,
+    pub machine: Vec<Observation>,
     /// Per CPU.
-    pub verdicts: Vec<CpuVerdict>,
+    pub verdicts: Vec<CpuIsolation>,
     /// The worst of them all.
-    pub verdict: Verdict,
+    pub verdict: Isolation,
 }
 
 impl VerifyReport {
     /// Whether a CPU is not isolated (or, with `strict`, noisy).
     pub fn failed(&self, strict: bool) -> bool {
         match self.verdict {
-            Verdict::NotIsolated => true,
-            Verdict::Noisy => strict,
-            Verdict::Isolated => false,
+            Isolation::NotIsolated => true,
+            Isolation::Noisy => strict,
+            Isolation::Isolated => false,
         }
     }
 
@@ -321,7 +321,7 @@ pub fn verify(root: &Root, req: &VerifyRequest) -> Result<VerifyReport> {
 
     let mut verdicts = Vec::new();
     for (i, cpu) in cpus.iter().enumerate() {
-        let mut v = CpuVerdict::new(cpu);
+        let mut v = CpuIsolation::new(cpu);
         judge_irqs(&mut v, &window, &refused, &cpus, &housekeeping);
         judge_counters(&mut v, &window, &boot.nohz_full);
         judge_tasks(&mut v, &ctx, &tasks, &ran);
@@ -352,9 +352,9 @@ pub fn verify(root: &Root, req: &VerifyRequest) -> Result<VerifyReport> {
         }
         v.findings.sort_by_key(|f| std::cmp::Reverse(f.level));
         v.verdict = match v.findings.first().map(|f| f.level) {
-            Some(Level::Fail) => Verdict::NotIsolated,
-            Some(Level::Warn) => Verdict::Noisy,
-            _ => Verdict::Isolated,
+            Some(Level::Fail) => Isolation::NotIsolated,
+            Some(Level::Warn) => Isolation::Noisy,
+            _ => Isolation::Isolated,
         };
         verdicts.push(v);
     }
@@ -362,16 +362,16 @@ pub fn verify(root: &Root, req: &VerifyRequest) -> Result<VerifyReport> {
         .iter()
         .map(|v| v.verdict)
         .chain(machine.iter().map(|f| match f.level {
-            Level::Fail => Verdict::NotIsolated,
-            Level::Warn => Verdict::Noisy,
-            Level::Info => Verdict::Isolated,
+            Level::Fail => Isolation::NotIsolated,
+            Level::Warn => Isolation::Noisy,
+            Level::Info => Isolation::Isolated,
         }))
         .max_by_key(|v| match v {
-            Verdict::Isolated => 0,
-            Verdict::Noisy => 1,
-            Verdict::NotIsolated => 2,
+            Isolation::Isolated => 0,
+            Isolation::Noisy => 1,
+            Isolation::NotIsolated => 2,
         })
-        .unwrap_or(Verdict::Isolated);
+        .unwrap_or(Isolation::Isolated);
     Ok(VerifyReport {
         cpus,
         source,
@@ -397,7 +397,7 @@ mod tests {
     /// with `strict`.
     #[test]
     fn status_of_verify() {
-        let report = |verdict: Verdict| VerifyReport {
+        let report = |verdict: Isolation| VerifyReport {
             cpus: CpuSet::first_n(1),
             source: "argument".into(),
             interval_ns: 0,
@@ -407,10 +407,10 @@ mod tests {
             verdict,
         };
         for strict in [false, true] {
-            assert_eq!(report(Verdict::Isolated).status(strict), Status::Ok);
-            assert_eq!(report(Verdict::NotIsolated).status(strict), Status::Limit);
+            assert_eq!(report(Isolation::Isolated).status(strict), Status::Ok);
+            assert_eq!(report(Isolation::NotIsolated).status(strict), Status::Limit);
         }
-        assert_eq!(report(Verdict::Noisy).status(false), Status::Ok);
-        assert_eq!(report(Verdict::Noisy).status(true), Status::Limit);
+        assert_eq!(report(Isolation::Noisy).status(false), Status::Ok);
+        assert_eq!(report(Isolation::Noisy).status(true), Status::Limit);
     }
 }

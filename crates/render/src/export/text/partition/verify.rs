@@ -2,23 +2,23 @@
 
 use std::io::{self, Write};
 
-use jitterlab_host::partition::{Finding, Level, Verdict, VerifyReport};
+use jitterlab_host::partition::{Isolation, Level, Observation, VerifyReport};
 
 use crate::units::wrap;
 use crate::units::{duration_ns, names};
 use crate::{Render, Style};
 
-fn verdict(style: &Style, v: Verdict) -> String {
+fn verdict(style: &Style, v: Isolation) -> String {
     match v {
-        Verdict::Isolated => style.good("ISOLATED"),
-        Verdict::Noisy => {
+        Isolation::Isolated => style.good("ISOLATED"),
+        Isolation::Noisy => {
             style.warn("NOISY: isolated, with noise that only boot options or the kernel remove")
         }
-        Verdict::NotIsolated => style.bad("NOT ISOLATED"),
+        Isolation::NotIsolated => style.bad("NOT ISOLATED"),
     }
 }
 
-fn write_findings(out: &mut dyn Write, style: &Style, findings: &[Finding]) -> io::Result<()> {
+fn write_findings(out: &mut dyn Write, style: &Style, findings: &[Observation]) -> io::Result<()> {
     for f in findings {
         let tag = match f.level {
             Level::Fail => style.bad("FAIL"),
