@@ -14,7 +14,7 @@
 use crate::context::RunContext;
 use crate::recipe::{Load, Measures, Partition, Role};
 use crate::report::{Answer, Background, ExperimentReport, MetricStats, Run, Warning};
-use crate::stats::Verdict;
+use crate::stats::Significance;
 
 /// The answers for `r`, whose recipe measured `m`.
 pub fn answer(r: &ExperimentReport, m: &Measures) -> Vec<Answer> {
@@ -104,14 +104,14 @@ fn verdicts(r: &ExperimentReport) -> Vec<Answer> {
                 .as_ref()
                 .map_or_else(|| "no ratio".to_string(), |e| format!("{:.2}x", e.value));
             let how = match &c.verdict {
-                Verdict::Real { better, .. } => {
+                Significance::Real { better, .. } => {
                     if *better {
                         "real, better".to_string()
                     } else {
                         "real, worse".to_string()
                     }
                 }
-                v @ Verdict::NoRealDifference { .. } => {
+                v @ Significance::NoRealDifference { .. } => {
                     // "no real difference (a, b)" as "no real difference: a, b".
                     let t = v.to_string();
                     match t.split_once(" (") {
@@ -554,10 +554,10 @@ fn probe_cpus(r: &ExperimentReport, cpus: &[u32]) -> Vec<Answer> {
         // the CPU idle between wake-ups, each of which then pays the exit from idle: the
         // verdict says which of the two weighed more.
         let (word, weighed) = match worse.map(|c| &c.verdict) {
-            Some(Verdict::Real { better: false, .. }) => {
+            Some(Significance::Real { better: false, .. }) => {
                 ("worse", "the exits from idle cost more than the load had")
             }
-            Some(Verdict::Real { better: true, .. }) => (
+            Some(Significance::Real { better: true, .. }) => (
                 "better",
                 "what the load had cost outweighed the exits from idle",
             ),

@@ -189,7 +189,7 @@ pub struct Migration {
 /// The machine an experiment ran on, to warn when two compared experiments ran on
 /// different ones.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Machine {
+pub struct Testbed {
     /// Its host name.
     pub hostname: String,
     /// `uname -r`.

@@ -7,7 +7,7 @@
 //! warm-up runs marked). The runner runs them and hands the values back as
 //! [`Run`]s; [`ExperimentReport::new`] computes, per metric, each cell's median
 //! with a bootstrap interval, each cell against its baseline (ratio of medians
-//! with its interval, a Mann-Whitney test, Holm-corrected), the [`Verdict`]s, the
+//! with its interval, a Mann-Whitney test, Holm-corrected), the verdicts ([`Significance`]), the
 //! warnings (drift across rounds, a slow first run) and the level shifts in the
 //! runs' per-interval series ([`stats::steps`]). One run is one sample.
 //!
@@ -60,8 +60,8 @@ pub mod report;
 mod rng;
 pub mod stats;
 
-pub use explain::{Explanation, Machine};
+pub use explain::{Explanation, Testbed};
 pub use recipe::{Cell, Plan, Recipe, RecipeError};
 pub use report::{ExperimentReport, Metric, Run, Series};
 pub use rng::Rng;
-pub use stats::Verdict;
+pub use stats::Significance;

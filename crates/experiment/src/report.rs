@@ -12,14 +12,14 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::context::{CpuContext, RunContext, BUSY_CPUS};
-use crate::explain::{CauseCount, Explanation, Machine};
+use crate::explain::{CauseCount, Explanation, Testbed};
 use crate::recipe::Cell;
 #[cfg(test)]
 use crate::recipe::Recipe;
 use crate::rng::Rng;
 use crate::stats::steps::{find_steps, Step};
 use crate::stats::warnings::{drift, slow_first};
-use crate::stats::{self, rank, Config, Direction, Estimate, Verdict};
+use crate::stats::{self, rank, Config, Direction, Estimate, Significance};
 
 /// A metric the runs report.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -114,7 +114,7 @@ pub struct Comparison {
     /// compared.
     pub background: Background,
     /// Whether the difference is real.
-    pub verdict: Verdict,
+    pub verdict: Significance,
 }
 
 /// How a comparison's two cells stood to foreign work (see [`RunContext::busy`]).
@@ -339,7 +339,7 @@ pub struct ExperimentReport {
     /// Why, from the traced runs (filled by the runner after [`ExperimentReport::new`]).
     pub explanations: Vec<Explanation>,
     /// The machine it ran on, when the runner knows it.
-    pub machine: Option<Machine>,
+    pub machine: Option<Testbed>,
     /// The rounds run when the recipe's `precision` stopped the experiment before all
     /// its rounds (`None`: every planned round ran, or Ctrl-C ended it).
     pub stopped_early: Option<u32>,
@@ -449,7 +449,7 @@ impl ExperimentReport {
                         test: cmp.test,
                         p_holm: None,
                         background,
-                        verdict: Verdict::NoRealDifference { reasons: vec![] },
+                        verdict: Significance::NoRealDifference { reasons: vec![] },
                     }
                 })
                 .collect();
@@ -488,7 +488,7 @@ impl ExperimentReport {
         for r in &mut per_metric {
             for c in &mut r.comparisons {
                 c.p_holm = adjusted.next().flatten();
-                c.verdict = Verdict::decide_under(
+                c.verdict = Significance::decide_under(
                     c.ratio.as_ref(),
                     c.p_holm,
                     r.metric.direction,

@@ -4,7 +4,7 @@
 use jitterlab_experiment::report::Series;
 use jitterlab_experiment::stats::rank::{holm, mann_whitney, UMethod};
 use jitterlab_experiment::stats::steps::{find_steps, StepConfig};
-use jitterlab_experiment::stats::{median_ci, ratio_ci, Config, Verdict};
+use jitterlab_experiment::stats::{median_ci, ratio_ci, Config, Significance};
 use jitterlab_experiment::{ExperimentReport, Recipe, Rng, Run};
 
 fn close(a: f64, b: f64, rel: f64) -> bool {
@@ -193,11 +193,11 @@ const AB: &str = r#"
 /// One seeded experiment of the fake measure with the default design (15 rounds,
 /// one warm-up, interleaved): the second cell's level is `shift` times the
 /// first's. Returns its verdict.
-fn experiment(seed: u64, shift: f64, spread: f64) -> Verdict {
+fn experiment(seed: u64, shift: f64, spread: f64) -> Significance {
     experiment_of(AB, seed, shift, spread)
 }
 
-fn experiment_of(recipe: &str, seed: u64, shift: f64, spread: f64) -> Verdict {
+fn experiment_of(recipe: &str, seed: u64, shift: f64, spread: f64) -> Significance {
     let recipe = Recipe::parse("ab.toml", recipe).unwrap();
     let plan = recipe.plan(seed);
     let mut rng = Rng::derive(seed, &[99]);
@@ -270,11 +270,11 @@ fn a_ten_percent_shift_is_found() {
     let mut found = 0;
     for s in 0..200u64 {
         match experiment(s, 1.10, SPREAD) {
-            Verdict::Real { better, .. } => {
+            Significance::Real { better, .. } => {
                 assert!(better, "seed {s}: higher throughput is better");
                 found += 1;
             }
-            Verdict::NoRealDifference { .. } => {}
+            Significance::NoRealDifference { .. } => {}
         }
     }
     eprintln!("10 % shift: {found} of 200 found");
@@ -463,8 +463,8 @@ fn power_table() {
             let mut found = 0;
             for s in 0..200 {
                 match f(s, 1.1) {
-                    Verdict::Real { .. } => found += 1,
-                    Verdict::NoRealDifference { reasons } => {
+                    Significance::Real { .. } => found += 1,
+                    Significance::NoRealDifference { reasons } => {
                         *why.entry(format!("{reasons:?}")).or_insert(0) += 1
                     }
                 }
@@ -631,7 +631,7 @@ fn a_foreign_busy_loop_is_flagged_and_never_makes_a_difference_real() {
         c.background
     );
     match &c.verdict {
-        Verdict::NoRealDifference { reasons } => {
+        Significance::NoRealDifference { reasons } => {
             assert!(reasons.contains(&Reason::UnequalBackground), "{reasons:?}")
         }
         v => panic!("{v}"),

@@ -72,7 +72,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use jitterlab_experiment::explain::Machine;
+use jitterlab_experiment::explain::Testbed;
 use jitterlab_experiment::recipe::{PlannedRun, Role};
 use jitterlab_experiment::report::precise_enough;
 use jitterlab_experiment::stats::Config;
@@ -612,9 +612,9 @@ fn seed_from_clock() -> u64 {
 }
 
 /// The machine, as an experiment records it.
-fn machine(root: &Root) -> Result<Machine> {
+fn machine(root: &Root) -> Result<Testbed> {
     let env = jitterlab_host::env::Environment::read(root)?;
-    Ok(Machine {
+    Ok(Testbed {
         hostname: root
             .read_line_opt("/proc/sys/kernel/hostname")?
             .unwrap_or_default(),

@@ -12,7 +12,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use jitterlab_experiment::explain::Machine;
+use jitterlab_experiment::explain::Testbed;
 use jitterlab_experiment::stats::Config;
 use jitterlab_experiment::{ExperimentReport, Recipe, Run};
 use serde::Serialize;
@@ -130,7 +130,7 @@ struct Loaded {
     name: String,
     recipe: Recipe,
     runs: Vec<Run>,
-    machine: Option<Machine>,
+    machine: Option<Testbed>,
 }
 
 fn load(dir: &Path) -> Result<Loaded> {
@@ -247,7 +247,7 @@ pub fn compare(old: &Path, new: &Path) -> Result<Compared> {
     })
 }
 
-fn machine_differences(a: &Machine, b: &Machine) -> Vec<String> {
+fn machine_differences(a: &Testbed, b: &Testbed) -> Vec<String> {
     let mut out = Vec::new();
     let mut check = |what: &str, x: &str, y: &str| {
         if x != y {

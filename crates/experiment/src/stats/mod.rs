@@ -7,7 +7,7 @@
 //!   ([`rank::mann_whitney`]: exact without ties for up to 50 runs a cell, else the
 //!   normal approximation with tie correction), the p-values Holm-corrected across
 //!   all the comparisons of the experiment ([`rank::holm`]);
-//! - the [`Verdict`]: a difference is real only when the corrected p is below
+//! - the [`Significance`]: a difference is real only when the corrected p is below
 //!   `alpha` (0.05) **and** the whole ratio interval lies beyond the noise
 //!   threshold (default 2 %: its lower end at least 1.02, or its upper end at most
 //!   0.98);
@@ -245,7 +245,7 @@ pub enum Reason {
 /// The verdict of one comparison with the baseline.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "verdict", rename_all = "snake_case")]
-pub enum Verdict {
+pub enum Significance {
     /// A real difference: significant and wholly beyond the noise threshold.
     Real {
         /// Which way the cell's median moved.
@@ -261,10 +261,10 @@ pub enum Verdict {
     },
 }
 
-impl Verdict {
+impl Significance {
     /// Whether the difference is real.
     pub fn is_real(&self) -> bool {
-        matches!(self, Verdict::Real { .. })
+        matches!(self, Significance::Real { .. })
     }
 
     /// The verdict for a ratio interval and a corrected p-value.
@@ -276,11 +276,11 @@ impl Verdict {
         p_holm: Option<f64>,
         direction: Direction,
         config: &Config,
-    ) -> Verdict {
-        Verdict::decide_under(ratio, p_holm, direction, config, false)
+    ) -> Significance {
+        Significance::decide_under(ratio, p_holm, direction, config, false)
     }
 
-    /// [`Verdict::decide`], for two cells measured under unequal background when
+    /// [`Significance::decide`], for two cells measured under unequal background when
     /// `unequal`: then never real ([`Reason::UnequalBackground`]).
     pub fn decide_under(
         ratio: Option<&Estimate>,
@@ -288,14 +288,14 @@ impl Verdict {
         direction: Direction,
         config: &Config,
         unequal: bool,
-    ) -> Verdict {
+    ) -> Significance {
         let mut reasons = Vec::new();
         let Some(p) = p_holm else {
             let mut reasons = vec![Reason::TooFewRuns];
             if unequal {
                 reasons.push(Reason::UnequalBackground);
             }
-            return Verdict::NoRealDifference { reasons };
+            return Significance::NoRealDifference { reasons };
         };
         if p.is_nan() || p >= config.alpha {
             reasons.push(Reason::NotSignificant);
@@ -316,24 +316,24 @@ impl Verdict {
             reasons.push(Reason::UnequalBackground);
         }
         match change {
-            Some(change) if reasons.is_empty() => Verdict::Real {
+            Some(change) if reasons.is_empty() => Significance::Real {
                 change,
                 better: match change {
                     Change::Higher => direction == Direction::HigherIsBetter,
                     Change::Lower => direction == Direction::LowerIsBetter,
                 },
             },
-            _ => Verdict::NoRealDifference { reasons },
+            _ => Significance::NoRealDifference { reasons },
         }
     }
 }
 
-impl std::fmt::Display for Verdict {
+impl std::fmt::Display for Significance {
     /// `better (higher)`, `worse (lower)`, `no real difference (not significant,
     /// within noise)`.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Verdict::Real { change, better } => write!(
+            Significance::Real { change, better } => write!(
                 f,
                 "{} ({})",
                 if *better { "better" } else { "worse" },
@@ -342,7 +342,7 @@ impl std::fmt::Display for Verdict {
                     Change::Lower => "lower",
                 }
             ),
-            Verdict::NoRealDifference { reasons } => {
+            Significance::NoRealDifference { reasons } => {
                 f.write_str("no real difference")?;
                 let words: Vec<&str> = reasons
                     .iter()
@@ -422,35 +422,35 @@ mod tests {
         let r = |value, low, high| Estimate { value, low, high };
         let lat = Direction::LowerIsBetter;
         assert_eq!(
-            Verdict::decide(Some(&r(0.8, 0.7, 0.9)), Some(0.01), lat, &c),
-            Verdict::Real {
+            Significance::decide(Some(&r(0.8, 0.7, 0.9)), Some(0.01), lat, &c),
+            Significance::Real {
                 change: Change::Lower,
                 better: true
             }
         );
         assert_eq!(
-            Verdict::decide(Some(&r(1.2, 1.1, 1.3)), Some(0.01), lat, &c).to_string(),
+            Significance::decide(Some(&r(1.2, 1.1, 1.3)), Some(0.01), lat, &c).to_string(),
             "worse (higher)"
         );
         assert_eq!(
-            Verdict::decide(Some(&r(1.05, 1.01, 1.1)), Some(0.2), lat, &c).to_string(),
+            Significance::decide(Some(&r(1.05, 1.01, 1.1)), Some(0.2), lat, &c).to_string(),
             "no real difference (not significant, within noise)"
         );
         assert_eq!(
-            Verdict::decide(Some(&r(1.05, 1.01, 1.1)), Some(0.01), lat, &c),
-            Verdict::NoRealDifference {
+            Significance::decide(Some(&r(1.05, 1.01, 1.1)), Some(0.01), lat, &c),
+            Significance::NoRealDifference {
                 reasons: vec![Reason::WithinNoise]
             }
         );
         assert_eq!(
-            Verdict::decide(Some(&r(1.3, 1.1, 1.5)), Some(0.06), lat, &c),
-            Verdict::NoRealDifference {
+            Significance::decide(Some(&r(1.3, 1.1, 1.5)), Some(0.06), lat, &c),
+            Significance::NoRealDifference {
                 reasons: vec![Reason::NotSignificant]
             }
         );
         assert_eq!(
-            Verdict::decide(None, None, lat, &c),
-            Verdict::NoRealDifference {
+            Significance::decide(None, None, lat, &c),
+            Significance::NoRealDifference {
                 reasons: vec![Reason::TooFewRuns]
             }
         );

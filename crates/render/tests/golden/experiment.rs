@@ -13,7 +13,7 @@
 //! `UPDATE_FIXTURES=1` rewrites the fixture.
 
 use jitterlab_experiment::explain::{
-    causes, BlamedSpike, ChainSummary, CpuRun, Explanation, Machine, Migration, StepMigrations,
+    causes, BlamedSpike, ChainSummary, CpuRun, Explanation, Migration, StepMigrations, Testbed,
     ThreadPlacement,
 };
 use std::collections::BTreeMap;
@@ -178,7 +178,7 @@ pub fn synthetic() -> ExperimentReport {
         .push(explanation(stepped.seq, stepped.cell, step));
     report.spike_causes = causes(&report.explanations);
     report.order = Some(jitterlab_experiment::recipe::Order::Interleaved);
-    report.machine = Some(Machine {
+    report.machine = Some(Testbed {
         hostname: "vm2".into(),
         kernel: "6.1.0-28-amd64".into(),
         cpus: "0-1".into(),

@@ -11,7 +11,7 @@ mod machine;
 
 use std::io::{self, Write};
 
-use jitterlab_experiment::explain::Machine;
+use jitterlab_experiment::explain::Testbed;
 use jitterlab_experiment::recipe::{Level, Order};
 use jitterlab_experiment::report::{Background, Comparison, MetricStats, Warning};
 use jitterlab_experiment::stats::{Direction, Estimate};
@@ -113,7 +113,7 @@ fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-fn machine_line(m: Option<&Machine>) -> String {
+fn machine_line(m: Option<&Testbed>) -> String {
     match m {
         None => "machine: -".to_string(),
         Some(m) => format!(
@@ -487,10 +487,10 @@ fn background_note(b: &Background) -> Option<String> {
 }
 
 /// A verdict's text in its colour: green better, red worse.
-fn paint_verdict(style: &Style, v: &jitterlab_experiment::Verdict, text: &str) -> String {
+fn paint_verdict(style: &Style, v: &jitterlab_experiment::Significance, text: &str) -> String {
     match v {
-        jitterlab_experiment::Verdict::Real { better: true, .. } => style.good(text),
-        jitterlab_experiment::Verdict::Real { better: false, .. } => style.bad(text),
+        jitterlab_experiment::Significance::Real { better: true, .. } => style.good(text),
+        jitterlab_experiment::Significance::Real { better: false, .. } => style.bad(text),
         _ => text.to_string(),
     }
 }
