@@ -20,6 +20,13 @@
 //! its memory bounded (no growth with the number of events: the full trace against
 //! the quarter one); `analyze` at least 10x faster than `trace-cmd report`, at least
 //! 2x faster than `perf sched latency`, under 200 MB peak.
+//!
+//! One engine (issue 29): the consumers of the one pass cost little more than
+//! `analyze --json` on the same trace: `view` at most 1.15x its time, `export
+//! --parquet` 1.25x, `convert --format perfetto` 1.3x, wall and CPU time, each with a
+//! peak RSS at most 1.5x; `analyze` at least half the events per second of the counting
+//! pass (`report --stats`) and at least 15x faster than `trace-cmd report`. The CPU
+//! time is the child's user + system time (wait4).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -40,12 +47,22 @@ fn jitterlab_rounds() -> usize {
         .max(3)
 }
 
-/// Runs `argv` with stdout to `out` (or /dev/null); returns its wall time and peak RSS
-/// (KiB, from wait4). Panics with its stderr when it fails.
+/// What one run of a command took.
+#[derive(Clone, Copy)]
+struct Took {
+    wall: Duration,
+    /// User + system time.
+    cpu: Duration,
+    /// Peak RSS, KiB.
+    rss_kb: u64,
+}
+
+/// Runs `argv` with stdout to `out` (or /dev/null); returns its wall time, CPU time and
+/// peak RSS (from wait4). Panics with its stderr when it fails.
 // The child is reaped by wait4 below, which also returns its rusage (which
 // Child::wait cannot); clippy cannot see that.
 #[allow(clippy::zombie_processes)]
-fn run(argv: &[String], out: Option<&Path>) -> (Duration, u64) {
+fn run(argv: &[String], out: Option<&Path>) -> Took {
     let stdout = match out {
         Some(p) => Stdio::from(std::fs::File::create(p).expect("output file")),
         None => Stdio::null(),
@@ -73,7 +90,12 @@ fn run(argv: &[String], out: Option<&Path>) -> (Duration, u64) {
         let _ = err.rewind().and_then(|()| err.read_to_string(&mut text));
         panic!("{argv:?} failed ({status:#x}): {text}");
     }
-    (elapsed, usage.ru_maxrss as u64)
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    Took {
+        wall: elapsed,
+        cpu: tv(usage.ru_utime) + tv(usage.ru_stime),
+        rss_kb: usage.ru_maxrss as u64,
+    }
 }
 
 /// Runs `argv` to completion and returns its stdout and stderr; panics when it fails.
@@ -208,6 +230,8 @@ struct Data {
     text: PathBuf,
     quarter_text: PathBuf,
     perf: PathBuf,
+    /// Where the measured commands write (`view`'s page, the Parquet, the Perfetto JSON).
+    out: PathBuf,
     full_events: u64,
     quarter_events: u64,
     perf_samples: u64,
@@ -272,7 +296,10 @@ fn prepare(exe: &str, dir: &Path) -> Data {
             std::fs::rename(&tmp, text).expect("rename");
         }
     }
+    let out = dir.join("out");
+    std::fs::create_dir_all(&out).expect("bench-data/trace/out");
     Data {
+        out,
         full,
         quarter,
         v7: v7.exists().then_some(v7),
@@ -326,6 +353,47 @@ fn commands(exe: &str, d: &Data) -> Vec<(&'static str, Vec<String>)> {
         ("analyze-1", jl(true, &["analyze", &full])),
         ("analyze-n", jl(false, &["analyze", &full])),
         ("analyze-q", jl(false, &["analyze", &quarter])),
+        // The consumers of the one pass, against analyze --json.
+        ("analyze-json", jl(false, &["analyze", "--json", &full])),
+        (
+            "view",
+            jl(
+                false,
+                &["view", "-q", &full, "-o", &s(&d.out.join("full.html"))],
+            ),
+        ),
+        (
+            "export",
+            jl(
+                false,
+                &[
+                    "export",
+                    "-q",
+                    "--replace",
+                    "--host",
+                    "bench",
+                    "--run",
+                    "full",
+                    "--parquet",
+                    &s(&d.out.join("parquet")),
+                    &full,
+                ],
+            ),
+        ),
+        (
+            "perfetto",
+            jl(
+                false,
+                &[
+                    "convert",
+                    "-q",
+                    &full,
+                    &s(&d.out.join("full.json")),
+                    "--format",
+                    "perfetto",
+                ],
+            ),
+        ),
     ];
     if let Some(v7) = &d.v7 {
         c.push(("stats-v7", jl(false, &["report", "--stats", &s(v7)])));
@@ -338,7 +406,9 @@ fn commands(exe: &str, d: &Data) -> Vec<(&'static str, Vec<String>)> {
 struct Figures {
     keys: Vec<&'static str>,
     rounds: Vec<Vec<Duration>>,
+    cpu_rounds: Vec<Vec<Duration>>,
     time: Vec<Duration>,
+    cpu: Vec<Duration>,
     rss_kb: Vec<u64>,
 }
 
@@ -351,8 +421,31 @@ impl Figures {
     /// The median over rounds of `peer`'s time / `ours`' time in the same round: the
     /// host's slow and fast spells (a shared VM) weigh on both sides alike.
     fn ratio(&self, peer: &str, ours: &str) -> Option<f64> {
-        let at = |k: &str| self.keys.iter().position(|x| *x == k);
-        let (p, o) = (&self.rounds[at(peer)?], &self.rounds[at(ours)?]);
+        ratio_of(&self.keys, &self.rounds, peer, ours)
+    }
+
+    /// [`Figures::ratio`] of the CPU times.
+    fn cpu_ratio(&self, peer: &str, ours: &str) -> Option<f64> {
+        ratio_of(&self.keys, &self.cpu_rounds, peer, ours)
+    }
+
+    /// The median CPU time of `key`.
+    fn cpu(&self, key: &str) -> Option<Duration> {
+        let i = self.keys.iter().position(|k| *k == key)?;
+        Some(self.cpu[i])
+    }
+}
+
+/// The median over rounds of `peer`'s / `ours`' figure in the same round.
+fn ratio_of(
+    keys: &[&'static str],
+    rounds: &[Vec<Duration>],
+    peer: &str,
+    ours: &str,
+) -> Option<f64> {
+    {
+        let at = |k: &str| keys.iter().position(|x| *x == k);
+        let (p, o) = (&rounds[at(peer)?], &rounds[at(ours)?]);
         let mut r: Vec<f64> = p
             .iter()
             .zip(o)
@@ -366,15 +459,17 @@ impl Figures {
 fn measure(cmds: &[(&'static str, Vec<String>)], rounds: usize) -> Figures {
     let n = cmds.len();
     let mut time = vec![Vec::new(); n];
+    let mut cpu = vec![Vec::new(); n];
     let mut rss = vec![Vec::new(); n];
     let at = |key: &str| cmds.iter().position(|c| c.0 == key).expect("key");
     for round in 0..rounds {
         let started = Instant::now();
         for k in 0..n {
             let i = (round + k) % n;
-            let (t, m) = run(&cmds[i].1, None);
-            time[i].push(t);
-            rss[i].push(m);
+            let took = run(&cmds[i].1, None);
+            time[i].push(took.wall);
+            cpu[i].push(took.cpu);
+            rss[i].push(took.rss_kb);
         }
         println!(
             "  round {}/{rounds}: {:.1} s (trace-cmd {:.2} s, analyze {:.3} s)",
@@ -391,7 +486,9 @@ fn measure(cmds: &[(&'static str, Vec<String>)], rounds: usize) -> Figures {
     Figures {
         keys: cmds.iter().map(|c| c.0).collect(),
         rounds: time.clone(),
+        cpu_rounds: cpu.clone(),
         time: time.into_iter().map(median).collect(),
+        cpu: cpu.into_iter().map(median).collect(),
         rss_kb: rss.into_iter().map(median).collect(),
     }
 }
@@ -546,6 +643,60 @@ fn main() {
             mb(prss),
             min.map_or("-".into(), |m| format!(">= {m}x")),
             min.map_or("reference", |m| verdict(ratio >= m)),
+        );
+    }
+
+    // One engine: each consumer of the one pass against analyze --json.
+    println!(
+        "\none engine: each consumer of the one pass against `analyze --json` (ratio = median over rounds of its time / analyze's)"
+    );
+    println!(
+        "{:<34} {:>9} {:>9} {:>8}  {:>7} {:>7} {:>6}  {:<8} verdict",
+        "case", "wall", "CPU", "RSS", "wall x", "CPU x", "RSS x", "target"
+    );
+    let (_, base_rss) = f.get("analyze-json").unwrap_or_default();
+    for (title, key, max) in [
+        ("analyze --json", "analyze-json", None),
+        ("view -o FILE.html", "view", Some(1.15)),
+        ("export --parquet", "export", Some(1.25)),
+        ("convert --format perfetto", "perfetto", Some(1.3)),
+    ] {
+        let (Some((t, rss)), Some(cpu), Some(wall_x), Some(cpu_x)) = (
+            f.get(key),
+            f.cpu(key),
+            f.ratio(key, "analyze-json"),
+            f.cpu_ratio(key, "analyze-json"),
+        ) else {
+            continue;
+        };
+        let rss_x = rss as f64 / base_rss.max(1) as f64;
+        println!(
+            "{title:<34} {:>9} {:>9} {:>8}  {wall_x:>6.2}x {cpu_x:>6.2}x {rss_x:>5.2}x  {:<8} {}",
+            secs(t),
+            secs(cpu),
+            mb(rss),
+            max.map_or("-".into(), |m| format!("<= {m}x")),
+            max.map_or("reference", |m| verdict(
+                wall_x <= m && cpu_x <= m && rss_x <= 1.5
+            )),
+        );
+    }
+    // analyze's events per second against the counting pass's: the time ratio.
+    if let (Some(w), Some(c)) = (
+        f.ratio("stats-n", "analyze-n"),
+        f.cpu_ratio("stats-n", "analyze-n"),
+    ) {
+        println!(
+            "analyze's events/s as a share of report --stats's: {:.0} % wall, {:.0} % CPU  (target >= 50 %: {})",
+            w * 100.0,
+            c * 100.0,
+            verdict(w >= 0.5 && c >= 0.5)
+        );
+    }
+    if let Some(r) = f.ratio("trace-cmd", "analyze-n") {
+        println!(
+            "analyze against trace-cmd report: {r:.1}x  (target >= 15x: {})",
+            verdict(r >= 15.0)
         );
     }
 
