@@ -18,8 +18,9 @@
 //!   machine: the state is always computed from every event.
 //! - [`migrations`] lists the sched_migrate_task events of given threads in given time
 //!   windows, straight from the events.
-//! - [`noise`] accounts for the noise probe's window from a trace of its CPU: what took
-//!   the CPU in each of its gaps, and the gaps nothing in the trace explains.
+//! - [`noise_account`](mod@noise_account) accounts for the noise probe's window from a
+//!   trace of its CPU: what took the CPU in each of its gaps, and the gaps nothing in the
+//!   trace explains.
 //! - [`engine::pass`] is the one pass over an opened trace: every event once, to a raw
 //!   consumer and to the machine, whose intervals go to every sink at once. [`analyze_trace`]
 //!   and every other command that reads a trace ride it; [`analyze`] runs the analyses over
@@ -57,7 +58,7 @@ pub mod hash;
 mod intervals;
 mod migrations;
 mod model;
-pub mod noise;
+pub mod noise_account;
 mod pattern;
 mod sink;
 mod state;
@@ -70,7 +71,7 @@ pub use model::{
     Anomaly, AnomalyKind, Blind, ChainSource, FuncCall, Gap, IrqSpan, Marker, Migration, RunSlice,
     SliceEnd, SliceStart, SoftirqSpan, TaskId, Wake, Waker,
 };
-pub use noise::{noise_account, NoiseAccount, NoiseFold, NoiseKind, ProbeGap};
+pub use noise_account::{noise_account, NoiseAccount, NoiseFold, NoiseKind, ProbeGap};
 pub use pattern::Pattern;
 pub use sink::{Collect, Sink};
 pub use state::{AnomalyCount, Counts, CpuInfo, Machine, MachineOptions, TaskInfo};

@@ -1,10 +1,10 @@
 //! Fake measurements for the pure part's tests: latency phases, noise windows and
 //! their trace accounts, built from a few figures.
 
-use jitterlab_analyze::noise::{CauseTotal, GapCause, NoiseAccount, NoiseKind};
+use jitterlab_analyze::noise_account::{CauseTotal, GapCause, NoiseAccount, NoiseKind};
 use jitterlab_cpuset::CpuSet;
 use jitterlab_host::lint::{Family, Finding, FixKind, Severity};
-use jitterlab_latency::noise::{Gap, Gaps, NoiseResult};
+use jitterlab_latency::noise_probe::{Gap, Gaps, NoiseResult};
 use jitterlab_latency::stats::Summary;
 
 use crate::model::{BlamedSpike, CpuInterrupts, LatencyHalves, LatencyPhase, Measured, NoisePhase};
@@ -142,7 +142,7 @@ pub fn traced(mut n: NoisePhase, causes: &[(NoiseKind, &[&str])]) -> NoisePhase 
     let traced_ns = gaps.iter().map(|g| g.traced_ns).sum();
     let mut described = gaps;
     described.sort_by(|a, b| b.ns.cmp(&a.ns).then(a.at_ns.cmp(&b.at_ns)));
-    described.truncate(jitterlab_analyze::noise::DETAILED_GAPS);
+    described.truncate(jitterlab_analyze::noise_account::DETAILED_GAPS);
     n.traced = Some(NoiseAccount {
         cpu: r.cpu,
         start_ns: 1_000_000_000,

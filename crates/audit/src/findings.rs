@@ -2,10 +2,10 @@
 //! static findings, so that every finding is tested on fake measurements without a
 //! host (the host-side run is [`crate::run`]).
 
-use jitterlab_analyze::noise::{GapCause, NoiseAccount, NoiseKind};
+use jitterlab_analyze::noise_account::{GapCause, NoiseAccount, NoiseKind};
 use jitterlab_cpuset::CpuSet;
 use jitterlab_host::lint::{Family, Finding, FixKind, Severity};
-use jitterlab_latency::noise::NoiseResult;
+use jitterlab_latency::noise_probe::NoiseResult;
 use jitterlab_latency::stats::{OverTime, Summary};
 
 use crate::model::{LatencyPhase, Measured, NoiseHalf, NoisePhase};
@@ -939,7 +939,7 @@ fn stall_finding(phase: &NoisePhase, one: &CpuSet, vm: bool) -> Finding {
 
 #[cfg(test)]
 mod tests {
-    use jitterlab_analyze::noise::NoiseKind;
+    use jitterlab_analyze::noise_account::NoiseKind;
 
     use super::*;
     use crate::fake::{blamed, halves, measured, noise, phase, statics, traced};

@@ -5,7 +5,7 @@ use jitterlab_cpuset::CpuSet;
 pub use jitterlab_experiment::explain::BlamedSpike;
 use jitterlab_host::lint::Finding;
 use jitterlab_host::Status;
-use jitterlab_latency::noise::NoiseResult;
+use jitterlab_latency::noise_probe::NoiseResult;
 use jitterlab_latency::spikes::Spike;
 use jitterlab_latency::stats::Summary;
 use serde::Serialize;

@@ -324,8 +324,11 @@ fn noise_phase(
     };
     let markers = recording.as_ref().ok().map(|r| NoiseMarkers {
         path: r.marker_path(),
-        start: format!("{} cpu {cpu}", jitterlab_analyze::noise::START_MARKER),
-        end: format!("{} cpu {cpu}", jitterlab_analyze::noise::END_MARKER),
+        start: format!(
+            "{} cpu {cpu}",
+            jitterlab_analyze::noise_account::START_MARKER
+        ),
+        end: format!("{} cpu {cpu}", jitterlab_analyze::noise_account::END_MARKER),
     });
     let result = run_noise(
         root,

@@ -47,7 +47,7 @@ pub mod clock;
 pub mod config;
 mod dma;
 pub mod load;
-pub mod noise;
+pub mod noise_probe;
 pub mod plot;
 pub mod probe;
 pub mod report;
@@ -56,7 +56,7 @@ pub mod spikes;
 pub mod stats;
 
 pub use config::{Config, Stop};
-pub use noise::{run_noise, NoiseConfig, NoiseMarkers, NoiseResult};
+pub use noise_probe::{run_noise, NoiseConfig, NoiseMarkers, NoiseResult};
 pub use probe::{run, BreakHit, Live, Run};
 pub use report::{CyclictestHistogram, LatencyReport};
 pub use request::{measure, Measured, Request};

@@ -22,7 +22,7 @@ use jitterlab_experiment::recipe::Role;
 use jitterlab_experiment::Run;
 use jitterlab_host::tracefs::{events_of, record, Preset, RecordRequest, RecordSummary};
 use jitterlab_host::Root;
-use jitterlab_latency::noise::NoiseResult;
+use jitterlab_latency::noise_probe::NoiseResult;
 use jitterlab_trace::Trace;
 
 use crate::error::{Error, Result};

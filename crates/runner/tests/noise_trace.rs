@@ -6,11 +6,11 @@
 
 use std::time::Duration;
 
-use jitterlab_analyze::noise::{NoiseAccount, NoiseKind, END_MARKER, START_MARKER};
+use jitterlab_analyze::noise_account::{NoiseAccount, NoiseKind, END_MARKER, START_MARKER};
 use jitterlab_host::tasks::Policy;
 use jitterlab_host::testing::{host_lock, skip, wait_for_rt_budget};
 use jitterlab_host::{running_as_root, Root};
-use jitterlab_latency::noise::NoiseResult;
+use jitterlab_latency::noise_probe::NoiseResult;
 use jitterlab_latency::{run_noise, NoiseConfig, NoiseMarkers};
 
 mod common;

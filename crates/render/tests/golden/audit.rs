@@ -6,13 +6,13 @@
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-use jitterlab_analyze::noise::{CauseTotal, GapCause, NoiseAccount, NoiseKind, Taker};
+use jitterlab_analyze::noise_account::{CauseTotal, GapCause, NoiseAccount, NoiseKind, Taker};
 use jitterlab_audit::{
     add_measured, audit, judge, AuditReport, AuditRequest, BlamedSpike, CpuInterrupts,
     LatencyHalves, LatencyPhase, Measured, Mode, NoiseHalf, NoisePhase,
 };
 use jitterlab_host::Root;
-use jitterlab_latency::noise::{Gap, Gaps, NoiseResult};
+use jitterlab_latency::noise_probe::{Gap, Gaps, NoiseResult};
 use jitterlab_latency::spikes::{CountDelta, Spike};
 use jitterlab_latency::stats::Summary;
 

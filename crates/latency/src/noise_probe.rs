@@ -33,7 +33,7 @@ pub struct NoiseConfig {
     pub priority: u32,
     /// Trace markers the probe thread writes just before its first clock reading and
     /// just after its last, so that a trace of the CPU can put the window on its own
-    /// clock (`jitterlab_analyze::noise`).
+    /// clock (`jitterlab_analyze::noise_account`).
     pub markers: Option<NoiseMarkers>,
 }
 
