@@ -171,11 +171,6 @@ pub struct JsonOut {
 }
 
 impl JsonOut {
-    /// Where the JSON goes, if anywhere.
-    pub fn target(&self) -> Option<jitterlab_render::Target> {
-        self.path.as_deref().map(jitterlab_render::Target::from_arg)
-    }
-
     /// Whether the JSON replaces the text on stdout (`--json`, `--json=-`).
     pub fn on_stdout(&self) -> bool {
         self.path.as_deref().is_some_and(|p| p.as_os_str() == "-")

@@ -1,13 +1,13 @@
 //! Where and how results are written: stdout or a file, text or JSON.
 
-use std::io::{self, BufWriter, IsTerminal, Write};
+use std::io::{self, IsTerminal};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use jitterlab_host::child::cancel_on_signals;
 use jitterlab_trace::Trace;
 
-use jitterlab_render::{render, ExportManager, Format, Json, Render, Style, Target};
+use jitterlab_render::{ExportManager, Format, Json, Render, Style, Target};
 
 use crate::cli::{Color, JsonOut};
 
@@ -49,47 +49,44 @@ pub fn summary_target() -> jitterlab_render::Target {
 /// with `--json=FILE`. What goes to the terminal goes to stdout, or to stderr when the
 /// command's data goes there ([`data_on_stdout`]).
 pub fn emit<T: Render>(value: &T, json: &JsonOut, color: Color) -> crate::exit::Result<()> {
-    save_json(value, json)?;
-    emit_as(value, format(json.on_stdout(), color))?;
+    let mut outputs = ExportManager::new();
+    add_result(&mut outputs, value, json, color);
+    outputs.write_all()?;
     Ok(())
 }
 
 /// [`emit`] to stderr, for a command whose stdout belongs to the command it runs
 /// (`run`, `load -- CMD`); no colour.
 pub fn emit_stderr<T: Render>(value: &T, json: &JsonOut) -> crate::exit::Result<()> {
-    save_json(value, json)?;
-    render(
-        value,
-        format(json.on_stdout(), Color::Never),
-        &mut io::stderr(),
-    )?;
+    let mut outputs = ExportManager::new();
+    add_result_to(&mut outputs, value, json, Color::Never, Target::Stderr);
+    outputs.write_all()?;
     Ok(())
 }
 
-/// With `--json=FILE`, writes the JSON to FILE.
-fn save_json<T: Render>(value: &T, json: &JsonOut) -> crate::exit::Result<()> {
+/// Adds a command's result to `outputs` as [`emit`] writes it, for a command with more
+/// outputs than its result (`latency --plot`, `audit --html`): the JSON to FILE with
+/// `--json=FILE`, then the text, or the JSON with `--json`, where the summary goes.
+pub fn add_result<'a, T: Render>(
+    outputs: &mut ExportManager<'a>,
+    value: &'a T,
+    json: &JsonOut,
+    color: Color,
+) {
+    add_result_to(outputs, value, json, color, summary_target());
+}
+
+fn add_result_to<'a, T: Render>(
+    outputs: &mut ExportManager<'a>,
+    value: &'a T,
+    json: &JsonOut,
+    color: Color,
+    terminal: Target,
+) {
     if let Some(path) = json.file() {
-        let mut outputs = ExportManager::new();
         outputs.add(Json, value, Target::file(path));
-        outputs.write_all()?;
     }
-    Ok(())
-}
-
-/// Writes a result in `format` to stdout (to stderr when the command's data goes to
-/// stdout).
-pub fn emit_as<T: Render>(value: &T, format: Format) -> io::Result<()> {
-    if DATA_ON_STDOUT.load(Ordering::Relaxed) {
-        let stderr = io::stderr();
-        let mut out = BufWriter::new(stderr.lock());
-        render(value, format, &mut out)?;
-        return out.flush();
-    }
-    let stdout = io::stdout();
-    let mut out = BufWriter::new(stdout.lock());
-    render(value, format, &mut out)
-        .and_then(|()| out.flush())
-        .map_err(stdout_error)
+    outputs.add(format(json.on_stdout(), color), value, terminal);
 }
 
 /// An error writing standard output, named so (its kind kept: a closed pipe is a quiet

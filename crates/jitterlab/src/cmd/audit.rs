@@ -7,12 +7,12 @@ use clap::Args;
 use jitterlab_audit::{audit, AuditRequest, KeepTraces, Mode};
 use jitterlab_host::child::cancel_on_signals;
 use jitterlab_host::Root;
-use jitterlab_render::{ExportManager, Json, Target};
+use jitterlab_render::{ExportManager, Target};
 
 use crate::cli::{cpu_list, Color, JsonOut};
 use crate::exit::{Error, Result};
 use crate::files::Files;
-use crate::output::format;
+use crate::output::add_result;
 
 /// `jitterlab audit`.
 #[derive(Args, Debug)]
@@ -110,17 +110,7 @@ pub fn run(root: &Root, args: AuditArgs, color: Color) -> Result {
         }
     }
     let mut outputs = ExportManager::new();
-    let json = args.json.target();
-    if let Some(target) = &json {
-        outputs.add(Json, &report, target.clone());
-    }
-    if json != Some(Target::Stdout) {
-        outputs.add(
-            format(false, color),
-            &report,
-            crate::output::summary_target(),
-        );
-    }
+    add_result(&mut outputs, &report, &args.json, color);
     if let Some(path) = &args.html {
         outputs.add(
             jitterlab_render::Html::titled("jitterlab audit"),

@@ -11,13 +11,13 @@ use jitterlab_experiment::Recipe;
 use jitterlab_host::child::cancel_on_signals;
 use jitterlab_host::partition::DEFAULT_STATE_DIR;
 use jitterlab_host::Root;
-use jitterlab_render::{ExportManager, Json, Target};
+use jitterlab_render::{ExportManager, Target};
 use jitterlab_runner::{compare, parse_recipe, run_experiment, Options, Progress};
 
 use crate::cli::{Color, JsonOut};
 use crate::exit::{Error, Exit, Result};
 use crate::files::Files;
-use crate::output::{format, stdout_error};
+use crate::output::{add_result, stdout_error};
 use crate::progress;
 
 /// `jitterlab experiment`.
@@ -153,14 +153,12 @@ pub fn run(root: &Root, args: ExperimentArgs, color: Color) -> Result {
             .map_err(stdout_error)?;
         return Ok(Exit::Ok);
     }
-    let out = format(args.json.on_stdout(), color);
-    let json = args.json.target();
     if let Some(dirs) = &args.compare {
         let compared = compare(&dirs[0], &dirs[1])?;
         for d in &compared.machines_differ {
             eprintln!("jitterlab: warning: the machines differ: {d}");
         }
-        write(&compared.report, json, args.html.as_ref(), out)?;
+        write(&compared.report, &args.json, args.html.as_ref(), color)?;
         return Ok(Exit::Ok);
     }
     let (name, text) = match (&args.file, &args.recipe) {
@@ -213,7 +211,7 @@ pub fn run(root: &Root, args: ExperimentArgs, color: Color) -> Result {
     for failed in reports_beside(&outcome.traces) {
         eprintln!("jitterlab: warning: {failed}");
     }
-    write(&outcome.report, json, args.html.as_ref(), out)?;
+    write(&outcome.report, &args.json, args.html.as_ref(), color)?;
     if outcome.cancelled {
         eprintln!("jitterlab: interrupted: the results are those of the runs that ended");
     }
@@ -286,20 +284,15 @@ fn override_recipe(recipe: &mut Recipe, args: &ExperimentArgs) -> Result<()> {
     Ok(())
 }
 
-/// The text on stdout (unless JSON goes there), JSON and HTML where asked.
+/// The result as `--json` asks ([`add_result`]), and the HTML where asked.
 fn write(
     report: &jitterlab_experiment::ExperimentReport,
-    json: Option<Target>,
+    json: &JsonOut,
     html: Option<&PathBuf>,
-    out: jitterlab_render::Format,
+    color: Color,
 ) -> Result<()> {
     let mut outputs = ExportManager::new();
-    if let Some(target) = &json {
-        outputs.add(Json, report, target.clone());
-    }
-    if json != Some(Target::Stdout) {
-        outputs.add(out, report, crate::output::summary_target());
-    }
+    add_result(&mut outputs, report, json, color);
     if let Some(path) = html {
         outputs.add(
             jitterlab_render::Html::titled(&report.name),

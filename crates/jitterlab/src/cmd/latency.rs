@@ -13,12 +13,12 @@ use jitterlab_host::Root;
 use jitterlab_latency::load::LoadSpec;
 use jitterlab_latency::plot::LatencyPlot;
 use jitterlab_latency::{Config, CyclictestHistogram, Request, Stop};
-use jitterlab_render::{Cyclictest, ExportManager, Html, Json, Svg, Target};
+use jitterlab_render::{Cyclictest, ExportManager, Html, Svg, Target};
 
 use crate::cli::{cpu_list, Color, JsonOut, PolicyArg};
 use crate::exit::Result;
 use crate::files::Files;
-use crate::output::format;
+use crate::output::add_result;
 
 /// Ten seconds, when neither --loops nor --duration is given.
 const DEFAULT_DURATION_NS: u64 = 10_000_000_000;
@@ -167,17 +167,7 @@ pub fn run(root: &Root, args: LatencyArgs, color: Color) -> Result {
     if let Some(path) = &args.html {
         outputs.add(Html::titled("latency"), report, Target::file(path));
     }
-    let json = args.json.target();
-    if let Some(target) = &json {
-        outputs.add(Json, report, target.clone());
-    }
-    if json != Some(Target::Stdout) {
-        outputs.add(
-            format(false, color),
-            report,
-            crate::output::summary_target(),
-        );
-    }
+    add_result(&mut outputs, report, &args.json, color);
     outputs.write_all()?;
     Ok(report.status().into())
 }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 use jitterlab_analyze::{EventFilter, Pattern};
 use jitterlab_render::stream::{write_events, EventOutputs, StreamError};
-use jitterlab_render::Target;
+use jitterlab_render::{ExportError, Target};
 use jitterlab_trace::stats::TraceStats;
 
 use crate::cli::{Color, JsonOut, TraceInput, Window};
@@ -89,14 +89,18 @@ pub fn run(args: ReportArgs, color: Color) -> Result {
         Box::new(BufWriter::with_capacity(1 << 16, io::stdout().lock()))
     };
     // --json=FILE: the JSON lines to FILE and the text to stdout, in one pass.
-    let mut file = args
-        .json
-        .file()
-        .map(|path| Target::file(path).create().map(|f| (path, f)))
+    let target = args.json.file().map(Target::file);
+    let cannot_write = |source| ExportError {
+        target: target.clone().unwrap_or(Target::Stdout),
+        source,
+    };
+    let mut file = target
+        .as_ref()
+        .map(Target::create)
         .transpose()
-        .map_err(|e| cannot_write(args.json.file(), e))?;
+        .map_err(cannot_write)?;
     let outputs = match (&mut file, args.json.on_stdout()) {
-        (Some((_, f)), _) => EventOutputs {
+        (Some(f), _) => EventOutputs {
             text: Some(&mut *stdout),
             json: Some(f),
         },
@@ -110,25 +114,15 @@ pub fn run(args: ReportArgs, color: Color) -> Result {
         },
     };
     let skipped = match write_events(&mut *trace.printed_events()?, &filter, lines, outputs) {
-        Err(StreamError::WriteJson(e)) if file.is_some() => {
-            return Err(cannot_write(args.json.file(), e))
-        }
+        Err(StreamError::WriteJson(e)) if file.is_some() => return Err(cannot_write(e).into()),
         r => r?,
     };
-    if let Some((path, f)) = file {
-        f.finish().map_err(|e| cannot_write(Some(path), e))?;
+    if let Some(f) = file {
+        f.finish().map_err(cannot_write)?;
     }
     interrupt.note();
     if skipped > 0 {
         eprintln!("jitterlab: {skipped} undecodable records or lines skipped (--lenient)");
     }
     Ok(Exit::Ok)
-}
-
-/// An error writing the JSON file of `--json=FILE`, named so.
-fn cannot_write(path: Option<&PathBuf>, e: io::Error) -> crate::exit::Error {
-    let path = path.map_or_else(String::new, |p| p.display().to_string());
-    anyhow::Error::new(e)
-        .context(format!("cannot write {path}"))
-        .into()
 }
