@@ -247,6 +247,7 @@ mod tests {
                 end: start + 9,
                 start_kind: SliceStart::Switch,
                 end_kind: SliceEnd::Preempted,
+                last_seen: start + 9,
             });
         }
         sink.irq(&IrqSpan {

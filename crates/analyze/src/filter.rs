@@ -29,8 +29,8 @@ use serde::Serialize;
 use jitterlab_trace::{Event, EventKind};
 
 use crate::model::{
-    Anomaly, Blind, FuncCall, Gap, IrqSpan, Marker, Migration, RunSlice, SliceEnd, SliceStart,
-    SoftirqSpan, Wake,
+    Anomaly, Blind, FuncCall, Gap, HandlerSpan, IrqSpan, Marker, Migration, RunSlice, SliceEnd,
+    SliceStart, SoftirqSpan, Wake,
 };
 use crate::pattern::Pattern;
 use crate::sink::Sink;
@@ -108,6 +108,7 @@ impl Filter {
             c.end = end;
             c.end_kind = SliceEnd::TraceEnd;
         }
+        c.last_seen = c.last_seen.clamp(c.start, c.end);
         Some(Cow::Owned(c))
     }
 
@@ -221,6 +222,18 @@ impl<S: Sink> Sink for Filtered<S> {
                 end,
                 raise_ts,
                 ..s.clone()
+            })
+        }
+    }
+    fn handler(&mut self, h: &HandlerSpan) {
+        if !self.filter.wants_cpu(h.cpu) {
+            return;
+        }
+        if let Some((start, end)) = self.filter.clip(h.start, h.end) {
+            self.inner.handler(&HandlerSpan {
+                start,
+                end,
+                ..h.clone()
             })
         }
     }
@@ -340,6 +353,7 @@ mod tests {
             end,
             start_kind: SliceStart::Switch,
             end_kind: SliceEnd::Preempted,
+            last_seen: end,
         }
     }
 

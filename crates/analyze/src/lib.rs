@@ -68,8 +68,8 @@ pub use driver::{analyze, analyze_trace, AnalyzeReport, Options, Report, Section
 pub use filter::{parse_seconds_ns, EventFilter, Filter, Filtered};
 pub use migrations::{migrations, MigrationEvent, MigrationFold};
 pub use model::{
-    Anomaly, AnomalyKind, Blind, ChainSource, FuncCall, Gap, IrqSpan, Marker, Migration, RunSlice,
-    SliceEnd, SliceStart, SoftirqSpan, TaskId, Wake, Waker,
+    Anomaly, AnomalyKind, Blind, ChainSource, FuncCall, Gap, HandlerKind, HandlerSpan, IrqSpan,
+    Marker, Migration, RunSlice, SliceEnd, SliceStart, SoftirqSpan, TaskId, Wake, Waker,
 };
 pub use noise_account::{noise_account, NoiseAccount, NoiseFold, NoiseKind, ProbeGap};
 pub use pattern::Pattern;

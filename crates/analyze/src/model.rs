@@ -72,6 +72,10 @@ pub struct RunSlice {
     pub start_kind: SliceStart,
     /// How it ended.
     pub end_kind: SliceEnd,
+    /// The last event its CPU logged while it ran, ns: its end, but for a
+    /// [`SliceEnd::Displaced`] slice, whose switch-out the trace lost somewhere between
+    /// this and its end.
+    pub last_seen: u64,
 }
 
 impl RunSlice {
@@ -245,6 +249,36 @@ pub struct SoftirqSpan {
     pub raise_ts: Option<u64>,
     /// The IRQ whose handler raised it, when a handler did.
     pub raised_by: Option<u32>,
+}
+
+/// What kind of handler a [`HandlerSpan`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HandlerKind {
+    /// An hrtimer callback, hrtimer_expire_entry to hrtimer_expire_exit (the tick
+    /// among them).
+    Hrtimer,
+    /// An irq_vectors handler, `irq_vectors:X_entry` to `irq_vectors:X_exit`: the
+    /// local timer, an IPI, irq_work (x86).
+    Vector,
+}
+
+/// A handler's run that is neither a device IRQ's nor a softirq's: an hrtimer callback
+/// or an irq_vectors handler.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HandlerSpan {
+    /// The CPU.
+    pub cpu: u32,
+    /// Which kind.
+    pub kind: HandlerKind,
+    /// The callback as the source resolved it (`tick_nohz_handler+0x0/0x10`, or
+    /// `hrtimer 0xffff...` when only its address is known), or the vector
+    /// (`local_timer`, `call_function_single`).
+    pub name: Text,
+    /// Entry, ns.
+    pub start: u64,
+    /// Exit, ns.
+    pub end: u64,
 }
 
 /// A sched_migrate_task.

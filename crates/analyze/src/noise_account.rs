@@ -14,14 +14,21 @@
 //! with nothing in the kernel to show for it: on a VM the host stopping the vCPU, on
 //! hardware an SMI.
 //!
-//! A fold over raw events, without the state machine; its memory grows with the events
-//! of the one CPU inside the window, never with the rest of the trace.
+//! A [`Sink`] on the one pass's machine, beside any other consumer of the trace; its
+//! memory grows with the intervals of the one CPU inside the window, never with the
+//! rest of the trace.
 
 use std::collections::HashMap;
 
-use jitterlab_trace::{Event, EventKind, EventSource, Result};
+use jitterlab_trace::{EventSource, Result};
 
 use crate::intervals::merge;
+use crate::model::{
+    Anomaly, AnomalyKind, HandlerKind, HandlerSpan, IrqSpan, Marker, RunSlice, SliceEnd,
+    SoftirqSpan,
+};
+use crate::sink::Sink;
+use crate::state::{Machine, MachineOptions};
 use serde::Serialize;
 
 /// The marker the probe writes just before its window (then ` cpu N`).
@@ -189,7 +196,7 @@ struct Span {
     name: u32,
 }
 
-/// Folds the events of one CPU into the intervals of the probe's window; see the module.
+/// Folds the machine's intervals of one CPU into the probe's window; see the module.
 #[derive(Debug)]
 pub struct NoiseFold {
     cpu: u32,
@@ -197,18 +204,13 @@ pub struct NoiseFold {
     end_text: String,
     gaps: Vec<ProbeGap>,
     first: Option<u64>,
+    /// The start marker's time and the probe's tid (the marker's writer).
     window: Option<(u64, i32)>,
     end: Option<u64>,
     lost: bool,
     names: HashMap<(NoiseKind, String), u32>,
     name_list: Vec<(NoiseKind, String)>,
     spans: Vec<Span>,
-    /// Open handlers: kind, name index, start.
-    stack: Vec<(NoiseKind, u32, u64)>,
-    /// The current thread, its name index and since when.
-    current: Option<(i32, u32, u64)>,
-    /// The last event of the CPU, ns.
-    last: u64,
 }
 
 impl NoiseFold {
@@ -227,9 +229,6 @@ impl NoiseFold {
             names: HashMap::new(),
             name_list: Vec::new(),
             spans: Vec::new(),
-            stack: Vec::new(),
-            current: None,
-            last: 0,
         }
     }
 
@@ -243,139 +242,29 @@ impl NoiseFold {
         i
     }
 
-    /// Closes an interval that started at `start`: kept when the window has started.
-    fn close(&mut self, kind: NoiseKind, name: u32, start: u64, end: u64) {
-        if let Some((t0, _)) = self.window {
-            let start = start.max(t0);
-            let end = self.end.map_or(end, |e| end.min(e));
-            if end > start {
-                self.spans.push(Span {
-                    start,
-                    end,
-                    kind,
-                    name,
-                });
-            }
+    /// Whether an interval of `cpu` from `start` to `end` may overlap the window.
+    fn wants(&self, cpu: u32, start: u64, end: u64) -> bool {
+        match self.window {
+            Some((t0, _)) => cpu == self.cpu && end > t0 && self.end.is_none_or(|e| start < e),
+            None => false,
         }
     }
 
-    fn pop(&mut self, kind: NoiseKind, ts: u64) {
-        // The innermost open handler of that kind; an exit without its entry (the
-        // trace began inside it) closes nothing.
-        if let Some(i) = self.stack.iter().rposition(|s| s.0 == kind) {
-            let (k, name, start) = self.stack.remove(i);
-            self.close(k, name, start, ts);
-        }
-    }
-
-    /// Whether the window has ended: nothing more to fold.
-    pub fn done(&self) -> bool {
-        self.end.is_some()
-    }
-
-    /// Looks at one event.
-    pub fn feed(&mut self, ev: &Event) {
-        self.first.get_or_insert(ev.ts);
-        if ev.cpu != self.cpu || self.end.is_some() {
+    /// Keeps the part of an interval inside the window.
+    fn close(&mut self, kind: NoiseKind, name: &str, start: u64, end: u64) {
+        let Some((t0, _)) = self.window else {
             return;
-        }
-        let ts = ev.ts;
-        // Every event names the task current on its CPU (common_pid): one that is not
-        // the task the fold holds current means a sched_switch the trace does not have.
-        // The old task is taken to have run until the CPU's last event, the new one
-        // from this one, so that no time is counted that the trace does not show.
-        if let Some((tid, name, since)) = self.current {
-            if ev.pid != tid && !matches!(ev.kind, EventKind::SchedSwitch { .. }) {
-                self.close_thread(tid, name, since, self.last.max(since));
-                let name = self.task_name(ev.pid, &format!("tid {}", ev.pid));
-                self.current = Some((ev.pid, name, ts));
-            }
-        }
-        self.last = ts;
-        match &ev.kind {
-            EventKind::Print { text, .. } => {
-                let t = text.trim_end();
-                if self.window.is_none() && t == self.start_text {
-                    self.window = Some((ts, ev.pid));
-                    // The probe wrote it: whatever else was open ends here.
-                    self.stack.clear();
-                    self.current = Some((ev.pid, u32::MAX, ts));
-                } else if self.window.is_some() && t == self.end_text {
-                    self.end = Some(ts);
-                    let open = std::mem::take(&mut self.stack);
-                    for (k, name, start) in open {
-                        self.close(k, name, start, ts);
-                    }
-                    if let Some((tid, name, since)) = self.current.take() {
-                        self.close_thread(tid, name, since, ts);
-                    }
-                }
-            }
-            EventKind::SchedSwitch {
-                next_comm,
-                next_pid,
-                ..
-            } => {
-                if let Some((tid, name, since)) = self.current.take() {
-                    self.close_thread(tid, name, since, ts);
-                }
-                let name = self.task_name(*next_pid, &format!("{next_comm}-{next_pid}"));
-                self.current = Some((*next_pid, name, ts));
-            }
-            EventKind::IrqHandlerEntry { name, .. } => {
-                let n = self.name(NoiseKind::Irq, name);
-                self.stack.push((NoiseKind::Irq, n, ts));
-            }
-            EventKind::IrqHandlerExit { .. } => self.pop(NoiseKind::Irq, ts),
-            EventKind::SoftirqEntry { vec } => {
-                let n = self.name(NoiseKind::Softirq, &crate::softirq_name(*vec));
-                self.stack.push((NoiseKind::Softirq, n, ts));
-            }
-            EventKind::SoftirqExit { .. } => self.pop(NoiseKind::Softirq, ts),
-            EventKind::HrtimerExpireEntry { function, .. } => {
-                let label = match &function.name {
-                    Some(n) => n.split('+').next().unwrap_or("").to_string(),
-                    None => format!("hrtimer {:#x}", function.addr),
-                };
-                let n = self.name(NoiseKind::Timer, &label);
-                self.stack.push((NoiseKind::Timer, n, ts));
-            }
-            EventKind::HrtimerExpireExit { .. } => self.pop(NoiseKind::Timer, ts),
-            EventKind::Lost { .. } if self.window.is_some() => self.lost = true,
-            EventKind::Other { name, .. } => {
-                let full: &str = name;
-                let Some(vector) = full.strip_prefix("irq_vectors:") else {
-                    return;
-                };
-                if let Some(v) = vector.strip_suffix("_entry") {
-                    let n = self.name(NoiseKind::Vector, v);
-                    self.stack.push((NoiseKind::Vector, n, ts));
-                } else if vector.ends_with("_exit") {
-                    self.pop(NoiseKind::Vector, ts);
-                }
-            }
-            _ => {}
-        }
-    }
-
-    /// The name index of task `tid` (`idle` for tid 0, else `name`).
-    fn task_name(&mut self, tid: i32, name: &str) -> u32 {
-        if tid == 0 {
-            self.name(NoiseKind::Idle, "idle")
-        } else {
-            self.name(NoiseKind::Thread, name)
-        }
-    }
-
-    fn close_thread(&mut self, tid: i32, name: u32, since: u64, ts: u64) {
-        let probe = self.window.map(|w| w.1);
-        if Some(tid) != probe && name != u32::MAX {
-            let kind = if tid == 0 {
-                NoiseKind::Idle
-            } else {
-                NoiseKind::Thread
-            };
-            self.close(kind, name, since, ts);
+        };
+        let start = start.max(t0);
+        let end = self.end.map_or(end, |e| end.min(e));
+        if end > start {
+            let name = self.name(kind, name);
+            self.spans.push(Span {
+                start,
+                end,
+                kind,
+                name,
+            });
         }
     }
 
@@ -527,6 +416,76 @@ impl NoiseFold {
     }
 }
 
+impl Sink for NoiseFold {
+    fn begin(&mut self, ts: u64) {
+        self.first.get_or_insert(ts);
+    }
+
+    fn marker(&mut self, m: &Marker) {
+        if m.cpu != self.cpu {
+            return;
+        }
+        let t = m.text.trim_end();
+        if self.window.is_none() && t == self.start_text {
+            self.window = Some((m.ts, m.tid));
+        } else if self.window.is_some() && self.end.is_none() && t == self.end_text {
+            self.end = Some(m.ts);
+        }
+    }
+
+    fn slice(&mut self, s: &RunSlice) {
+        // A slice whose switch-out the trace lost ran, as far as the trace shows, until
+        // its CPU's last event before another task was seen there: no time is counted
+        // that the trace does not show.
+        let end = match s.end_kind {
+            SliceEnd::Displaced => s.last_seen,
+            _ => s.end,
+        };
+        if !self.wants(s.cpu, s.start, end) || self.window.is_some_and(|w| w.1 == s.tid) {
+            return;
+        }
+        if s.tid == 0 {
+            self.close(NoiseKind::Idle, "idle", s.start, end);
+        } else {
+            let name = format!("{}-{}", s.comm, s.tid);
+            self.close(NoiseKind::Thread, &name, s.start, end);
+        }
+    }
+
+    fn irq(&mut self, s: &IrqSpan) {
+        if self.wants(s.cpu, s.start, s.end) {
+            self.close(NoiseKind::Irq, &s.name, s.start, s.end);
+        }
+    }
+
+    fn softirq(&mut self, s: &SoftirqSpan) {
+        if self.wants(s.cpu, s.start, s.end) {
+            self.close(
+                NoiseKind::Softirq,
+                &crate::softirq_name(s.vec),
+                s.start,
+                s.end,
+            );
+        }
+    }
+
+    fn handler(&mut self, h: &HandlerSpan) {
+        if self.wants(h.cpu, h.start, h.end) {
+            let kind = match h.kind {
+                HandlerKind::Hrtimer => NoiseKind::Timer,
+                HandlerKind::Vector => NoiseKind::Vector,
+            };
+            self.close(kind, &h.name, h.start, h.end);
+        }
+    }
+
+    fn anomaly(&mut self, a: &Anomaly) {
+        if a.kind == AnomalyKind::LostEvents && self.wants(a.cpu, a.ts, a.ts.saturating_add(1)) {
+            self.lost = true;
+        }
+    }
+}
+
 /// The gaps are moved at most this far from where the markers put them, ns.
 pub const ALIGN_NS: i64 = 50_000;
 
@@ -586,19 +545,20 @@ pub fn noise_account(
     gaps: &[ProbeGap],
 ) -> Result<Option<NoiseAccount>> {
     let mut fold = NoiseFold::new(cpu, gaps);
-    while let Some(ev) = source.next_event()? {
-        fold.feed(&ev);
-        if fold.done() {
-            break;
-        }
-    }
+    let mut machine = Machine::new(MachineOptions::default());
+    crate::engine::pass_source(
+        source,
+        Some(&mut machine),
+        &mut crate::engine::no_raw,
+        &mut fold,
+    )?;
     Ok(fold.finish(window_ns))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use jitterlab_trace::{Comm, Flags, Sym, TaskState, Text};
+    use jitterlab_trace::{Comm, Event, EventKind, Flags, Sym, TaskState, Text};
 
     fn ev(ts: u64, pid: i32, kind: EventKind) -> Event {
         Event {
@@ -620,12 +580,20 @@ mod tests {
             },
         )
     }
+    /// The tests' tasks by tid.
+    fn comm_of(tid: i32) -> Comm {
+        Comm::new(match tid {
+            0 => "swapper/1",
+            55 => "kworker/1:1",
+            _ => "jl-noise/1",
+        })
+    }
     fn switch(ts: u64, prev: i32, next: i32, comm: &str) -> Event {
         ev(
             ts,
             prev,
             EventKind::SchedSwitch {
-                prev_comm: Comm::new("x"),
+                prev_comm: comm_of(prev),
                 prev_pid: prev,
                 prev_prio: 98,
                 prev_state: TaskState(0),
@@ -636,12 +604,21 @@ mod tests {
         )
     }
 
-    fn fold(events: &[Event], window_ns: u64, gaps: &[ProbeGap]) -> NoiseAccount {
-        let mut f = NoiseFold::new(1, gaps);
+    /// The fold on `cpu` fed through the machine.
+    fn feed(cpu: u32, events: &[Event], gaps: &[ProbeGap]) -> NoiseFold {
+        let mut f = NoiseFold::new(cpu, gaps);
+        let mut m = Machine::new(MachineOptions::default());
         for e in events {
-            f.feed(e);
+            m.feed(e, &mut f);
         }
-        f.finish(window_ns).expect("both markers")
+        m.finish(&mut f);
+        f
+    }
+
+    fn fold(events: &[Event], window_ns: u64, gaps: &[ProbeGap]) -> NoiseAccount {
+        feed(1, events, gaps)
+            .finish(window_ns)
+            .expect("both markers")
     }
 
     #[test]
@@ -874,13 +851,13 @@ mod tests {
 
     #[test]
     fn without_both_markers_there_is_no_account() {
-        let mut f = NoiseFold::new(1, &[]);
-        f.feed(&print(0, "jitterlab-noise: start cpu 1"));
+        let f = feed(1, &[print(0, "jitterlab-noise: start cpu 1")], &[]);
         assert!(f.finish(1).is_none());
         // Another CPU's markers are not this one's.
-        let mut f = NoiseFold::new(0, &[]);
-        f.feed(&print(0, "jitterlab-noise: start cpu 1"));
-        f.feed(&print(9, "jitterlab-noise: end cpu 1"));
-        assert!(f.finish(9).is_none());
+        let both = [
+            print(0, "jitterlab-noise: start cpu 1"),
+            print(9, "jitterlab-noise: end cpu 1"),
+        ];
+        assert!(feed(0, &both, &[]).finish(9).is_none());
     }
 }

@@ -1,7 +1,8 @@
 //! The consumer of derived intervals.
 
 use crate::model::{
-    Anomaly, Blind, FuncCall, Gap, IrqSpan, Marker, Migration, RunSlice, SoftirqSpan, Wake,
+    Anomaly, Blind, FuncCall, Gap, HandlerSpan, IrqSpan, Marker, Migration, RunSlice, SoftirqSpan,
+    Wake,
 };
 
 /// Receives the derived intervals of the [`crate::Machine`], as ripgrep's searcher pushes
@@ -20,6 +21,8 @@ pub trait Sink {
     fn irq(&mut self, _s: &IrqSpan) {}
     /// A softirq's run.
     fn softirq(&mut self, _s: &SoftirqSpan) {}
+    /// An hrtimer callback's or an irq_vectors handler's run.
+    fn handler(&mut self, _h: &HandlerSpan) {}
     /// A task moved between CPUs.
     fn migration(&mut self, _m: &Migration) {}
     /// A correction or an unexplained event.
@@ -51,6 +54,9 @@ impl<S: Sink + ?Sized> Sink for &mut S {
     }
     fn softirq(&mut self, s: &SoftirqSpan) {
         (**self).softirq(s)
+    }
+    fn handler(&mut self, h: &HandlerSpan) {
+        (**self).handler(h)
     }
     fn migration(&mut self, m: &Migration) {
         (**self).migration(m)
@@ -103,6 +109,11 @@ impl<S: Sink> Sink for Option<S> {
     fn softirq(&mut self, x: &SoftirqSpan) {
         if let Some(s) = self {
             s.softirq(x)
+        }
+    }
+    fn handler(&mut self, x: &HandlerSpan) {
+        if let Some(s) = self {
+            s.handler(x)
         }
     }
     fn migration(&mut self, x: &Migration) {
@@ -165,6 +176,10 @@ impl<A: Sink, B: Sink> Sink for (A, B) {
         self.0.softirq(x);
         self.1.softirq(x);
     }
+    fn handler(&mut self, x: &HandlerSpan) {
+        self.0.handler(x);
+        self.1.handler(x);
+    }
     fn migration(&mut self, x: &Migration) {
         self.0.migration(x);
         self.1.migration(x);
@@ -207,6 +222,8 @@ pub struct Collect {
     pub irqs: Vec<IrqSpan>,
     /// Softirq spans.
     pub softirqs: Vec<SoftirqSpan>,
+    /// hrtimer callback and irq_vectors handler spans.
+    pub handlers: Vec<HandlerSpan>,
     /// Migrations.
     pub migrations: Vec<Migration>,
     /// Anomalies.
@@ -233,6 +250,9 @@ impl Sink for Collect {
     }
     fn softirq(&mut self, s: &SoftirqSpan) {
         self.softirqs.push(s.clone())
+    }
+    fn handler(&mut self, h: &HandlerSpan) {
+        self.handlers.push(h.clone())
     }
     fn migration(&mut self, m: &Migration) {
         self.migrations.push(m.clone())

@@ -228,8 +228,8 @@ const PROBE: &str = "jitterlab-probe";
 /// Answers every question of `questions` about the trace at `path` in one pass of the
 /// engine: the run's analysis and the probe's blame (its own analysis of the probe's
 /// threads alone: the worst wake-ups of the whole machine would crowd the probe's out)
-/// as two sinks of one state machine, the migrations and the noise account from the
-/// raw events on the way.
+/// and the noise account as sinks of one state machine, the migrations from the raw
+/// events on the way.
 pub fn ask(path: &Path, questions: &Questions<'_>) -> Result<Answers> {
     let trace = Trace::open(path, true).map_err(|e| Error::workload("reading the trace", e))?;
     let tables = Tables::of(&trace);
@@ -277,13 +277,12 @@ pub fn ask(path: &Path, questions: &Questions<'_>) -> Result<Answers> {
             .collect();
         NoiseFold::new(n.cpu, &gaps)
     });
-    let machine = analysis.is_some() || blame.is_some();
     let mut start = None;
     let pass = engine::pass(
         &trace,
         &tables,
         &PassOptions {
-            machine,
+            machine: analysis.is_some() || blame.is_some() || noise.is_some(),
             ..PassOptions::default()
         },
         &mut |ev| {
@@ -291,18 +290,11 @@ pub fn ask(path: &Path, questions: &Questions<'_>) -> Result<Answers> {
             if !tids.is_empty() {
                 moves.feed(ev);
             }
-            if let Some(n) = &mut noise {
-                n.feed(ev);
-                // The window is over: nothing else wants the rest.
-                if n.done() && !machine && tids.is_empty() {
-                    return ControlFlow::Break(());
-                }
-            }
             ControlFlow::Continue(())
         },
         &mut (
             analysis.as_mut().map(Report::sink),
-            blame.as_mut().map(Report::sink),
+            (blame.as_mut().map(Report::sink), noise.as_mut()),
         ),
     )
     .map_err(|e| Error::workload("reading the trace", e))?;

@@ -919,6 +919,7 @@ mod tests {
             end,
             start_kind: SliceStart::Switch,
             end_kind: SliceEnd::Preempted,
+            last_seen: end,
         }
     }
 

@@ -3,7 +3,7 @@
 
 use jitterlab_trace::Text;
 
-use crate::model::{SliceStart, TaskId};
+use crate::model::{HandlerKind, SliceStart, TaskId};
 
 /// Softirq vectors tracked (the kernel has 10: HI ... RCU).
 pub(crate) const VECS: usize = 16;
@@ -62,6 +62,14 @@ pub(crate) struct Raise {
     pub irq_exit_ts: Option<u64>,
 }
 
+/// An hrtimer callback or an irq_vectors handler in progress.
+#[derive(Clone, Debug)]
+pub(crate) struct HandlerFrame {
+    pub kind: HandlerKind,
+    pub name: Text,
+    pub start: u64,
+}
+
 /// A function_graph call in progress.
 #[derive(Clone, Debug)]
 pub(crate) struct FuncFrame {
@@ -91,7 +99,8 @@ pub(crate) struct CpuState {
     pub raised: [Option<Raise>; VECS],
     /// Some event had a non-zero flags byte: flags are recorded (not trace-cmd report text).
     pub flags_valid: bool,
-    pub hrtimer_depth: u32,
+    /// hrtimer callbacks and irq_vectors handlers in progress, innermost last.
+    pub handlers: Vec<HandlerFrame>,
     pub funcs: Vec<FuncFrame>,
 }
 
@@ -110,7 +119,7 @@ impl Default for CpuState {
             softirq_seen: false,
             raised: [None; VECS],
             flags_valid: false,
-            hrtimer_depth: 0,
+            handlers: Vec::new(),
             funcs: Vec::new(),
         }
     }
@@ -125,6 +134,11 @@ impl CpuState {
         }
     }
 
+    /// In an hrtimer callback.
+    pub fn in_hrtimer(&self) -> bool {
+        self.handlers.iter().any(|h| h.kind == HandlerKind::Hrtimer)
+    }
+
     /// Forgets the IRQ, softirq, timer and call nesting (after lost events).
     pub fn reset_nesting(&mut self) {
         self.irqs.clear();
@@ -134,7 +148,7 @@ impl CpuState {
         self.soft_woken.clear();
         self.softirq_seen = false;
         self.raised = [None; VECS];
-        self.hrtimer_depth = 0;
+        self.handlers.clear();
         self.funcs.clear();
     }
 }

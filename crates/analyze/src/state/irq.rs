@@ -2,9 +2,9 @@
 
 use jitterlab_trace::{Event, Sym, Text};
 
-use super::cpu::{FuncFrame, IrqFrame, Raise, SoftFrame, VECS};
+use super::cpu::{FuncFrame, HandlerFrame, IrqFrame, Raise, SoftFrame, VECS};
 use super::Machine;
-use crate::model::{AnomalyKind, FuncCall, IrqSpan, SoftirqSpan, Waker};
+use crate::model::{AnomalyKind, FuncCall, HandlerKind, HandlerSpan, IrqSpan, SoftirqSpan, Waker};
 use crate::sink::Sink;
 
 /// Deeper IRQ nesting than this means exits were lost; the oldest frame is dropped.
@@ -292,8 +292,46 @@ impl Machine {
     }
 }
 
+impl Machine {
+    /// An hrtimer callback or an irq_vectors handler begins on `cpu`.
+    pub(super) fn handler_entry(&mut self, cpu: u32, ts: u64, kind: HandlerKind, name: Text) {
+        let handlers = &mut self.cpus[cpu as usize].handlers;
+        if handlers.len() >= MAX_IRQ_DEPTH {
+            // Their exits were lost.
+            handlers.remove(0);
+        }
+        handlers.push(HandlerFrame {
+            kind,
+            name,
+            start: ts,
+        });
+    }
+
+    /// The innermost handler of `kind` on `cpu` ends; an exit without its entry (the
+    /// trace began inside it) ends nothing.
+    pub(super) fn handler_exit<S: Sink + ?Sized>(
+        &mut self,
+        cpu: u32,
+        ts: u64,
+        kind: HandlerKind,
+        sink: &mut S,
+    ) {
+        let c = &mut self.cpus[cpu as usize];
+        if let Some(i) = c.handlers.iter().rposition(|h| h.kind == kind) {
+            let h = c.handlers.remove(i);
+            sink.handler(&HandlerSpan {
+                cpu,
+                kind,
+                name: h.name,
+                start: h.start,
+                end: ts,
+            });
+        }
+    }
+}
+
 /// A symbol's name without the `+0xoff` suffix, or its address in hex.
-fn sym_name(s: &Sym) -> Text {
+pub(super) fn sym_name(s: &Sym) -> Text {
     match &s.name {
         Some(n) => match n.split_once('+') {
             Some((base, _)) => Text::from(base),

@@ -22,7 +22,9 @@ use std::collections::{BTreeMap, HashMap};
 use jitterlab_trace::{Comm, Event, EventKind, EventSource, Text};
 
 use crate::hash::FxMap;
-use crate::model::{Anomaly, AnomalyKind, Blind, Gap, Marker, Migration, SliceEnd, TaskId};
+use crate::model::{
+    Anomaly, AnomalyKind, Blind, Gap, HandlerKind, Marker, Migration, SliceEnd, TaskId,
+};
 use crate::sink::Sink;
 use cpu::{CpuState, Cur};
 use tasks::Tasks;
@@ -300,10 +302,20 @@ impl Machine {
             EventKind::SoftirqRaise { vec } => self.softirq_raise(cpu, ts, *vec),
             EventKind::SoftirqEntry { vec } => self.softirq_entry(cpu, ts, *vec, sink),
             EventKind::SoftirqExit { vec } => self.softirq_exit(cpu, ts, *vec, sink),
-            EventKind::HrtimerExpireEntry { .. } => self.cpus[cpu as usize].hrtimer_depth += 1,
+            EventKind::HrtimerExpireEntry { function, .. } => {
+                self.handler_entry(cpu, ts, HandlerKind::Hrtimer, irq::sym_name(function))
+            }
             EventKind::HrtimerExpireExit { .. } => {
-                let c = &mut self.cpus[cpu as usize];
-                c.hrtimer_depth = c.hrtimer_depth.saturating_sub(1);
+                self.handler_exit(cpu, ts, HandlerKind::Hrtimer, sink)
+            }
+            EventKind::Other { name, .. } => {
+                if let Some(vector) = name.strip_prefix("irq_vectors:") {
+                    if let Some(v) = vector.strip_suffix("_entry") {
+                        self.handler_entry(cpu, ts, HandlerKind::Vector, Text::from(v));
+                    } else if vector.ends_with("_exit") {
+                        self.handler_exit(cpu, ts, HandlerKind::Vector, sink);
+                    }
+                }
             }
             EventKind::Print { text, .. } => sink.marker(&Marker {
                 ts,
@@ -345,7 +357,7 @@ impl Machine {
         let end = self.last_ts;
         for cpu in 0..self.cpus.len() as u32 {
             match self.cpus[cpu as usize].cur {
-                Cur::Task(_) => self.end_slice(cpu, end, SliceEnd::TraceEnd, sink),
+                Cur::Task(_) => self.end_slice(cpu, end, end, SliceEnd::TraceEnd, sink),
                 Cur::Unknown { since } | Cur::Vacated { since } => sink.blind(&Blind {
                     cpu,
                     start: since,
@@ -420,7 +432,7 @@ impl Machine {
             (Some(_), Cur::Untraced) => c.last_ts,
         };
         match c.cur {
-            Cur::Task(_) => self.end_slice(cpu, since, SliceEnd::Lost, sink),
+            Cur::Task(_) => self.end_slice(cpu, since, since, SliceEnd::Lost, sink),
             Cur::Unknown { since: s } | Cur::Vacated { since: s } => sink.blind(&Blind {
                 cpu,
                 start: s,

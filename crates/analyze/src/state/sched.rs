@@ -96,7 +96,7 @@ impl Machine {
                 }
             }
             Cur::Task(_) => {
-                self.end_slice(cpu, ts, SliceEnd::Displaced, sink);
+                self.end_slice(cpu, ts, prev_last, SliceEnd::Displaced, sink);
                 self.anomaly(sink, AnomalyKind::ImplicitSwitchIn, cpu, ts, Some(tid), 1);
                 self.switch_in(
                     cpu,
@@ -144,7 +144,7 @@ impl Machine {
             _ => None,
         };
         if matches!(self.cpus[cpu as usize].cur, Cur::Task(_)) {
-            self.end_slice(cpu, ts, end, sink);
+            self.end_slice(cpu, ts, ts, end, sink);
         }
         let (next_comm, next_pid, next_prio) = next;
         if next_pid >= 0 {
@@ -170,6 +170,7 @@ impl Machine {
         &mut self,
         cpu: u32,
         ts: u64,
+        last_seen: u64,
         end_kind: SliceEnd,
         sink: &mut S,
     ) {
@@ -210,6 +211,7 @@ impl Machine {
             end: ts.max(cur.since),
             start_kind: cur.start_kind,
             end_kind,
+            last_seen: last_seen.clamp(cur.since, ts.max(cur.since)),
         });
     }
 
@@ -233,7 +235,8 @@ impl Machine {
             if let Run::Running(other) = self.tasks.rt[id as usize].run {
                 if other != cpu && (other as usize) < self.cpus.len() {
                     self.anomaly(sink, AnomalyKind::RunningElsewhere, other, ts, Some(tid), 1);
-                    self.end_slice(other, ts, SliceEnd::Displaced, sink);
+                    let seen = self.cpus[other as usize].last_ts;
+                    self.end_slice(other, ts, seen, SliceEnd::Displaced, sink);
                     self.cpus[other as usize].cur = Cur::Vacated { since: ts };
                 }
             }
@@ -327,7 +330,7 @@ impl Machine {
             waking_ts: ts,
             waker,
             waker_cpu: cpu,
-            by_hrtimer: c.hrtimer_depth > 0,
+            by_hrtimer: c.in_hrtimer(),
             wakeup_ts: wakeup.then_some(ts),
             target_cpu: w.target_cpu,
             irq_exit_ts,

@@ -1,7 +1,7 @@
 //! The state machine on synthetic event sequences, one edge case each.
 
-use jitterlab_analyze::{AnomalyKind, ChainSource, SliceEnd, SliceStart, Waker};
-use jitterlab_trace::{EventKind, Flags, TaskState};
+use jitterlab_analyze::{AnomalyKind, ChainSource, HandlerKind, SliceEnd, SliceStart, Waker};
+use jitterlab_trace::{EventKind, Flags, Sym, TaskState};
 
 use crate::util::*;
 
@@ -74,6 +74,54 @@ fn implicit_switch_in_from_common_pid() {
     assert_eq!(
         (idle.start, idle.end, idle.end_kind),
         (0, 5_000, SliceEnd::Displaced)
+    );
+    // The trace shows idle current until its CPU's event at 1.5 us, no further.
+    assert_eq!(idle.last_seen, 1_500);
+    assert!(out
+        .slices
+        .iter()
+        .filter(|s| s.end_kind != SliceEnd::Displaced)
+        .all(|s| s.last_seen == s.end));
+}
+
+#[test]
+fn hrtimer_callbacks_and_irq_vectors_are_handler_spans() {
+    let vector = |name: &str| EventKind::Other {
+        name: name.into(),
+        fields: Vec::new(),
+    };
+    let hrtimer = EventKind::HrtimerExpireEntry {
+        hrtimer: 1,
+        now: 0,
+        function: Sym {
+            addr: 0xff,
+            name: Some("tick_nohz_handler+0x0/0x10".into()),
+        },
+    };
+    let (_, out) = run(&[
+        // The trace begins inside a vector: its exit ends nothing.
+        ev(0, 0, 0, vector("irq_vectors:call_function_single_exit")),
+        ev(100, 0, 0, vector("irq_vectors:local_timer_entry")),
+        ev(110, 0, 0, hrtimer),
+        ev(150, 0, 0, EventKind::HrtimerExpireExit { hrtimer: 1 }),
+        ev(200, 0, 0, vector("irq_vectors:local_timer_exit")),
+        ev(300, 1, 0, vector("irq_vectors:irq_work_entry")),
+        ev(320, 1, 0, vector("irq_vectors:irq_work_exit")),
+        // Not a vector.
+        ev(400, 1, 0, vector("timer:timer_start")),
+    ]);
+    let spans: Vec<_> = out
+        .handlers
+        .iter()
+        .map(|h| (h.cpu, h.kind, &*h.name, h.start, h.end))
+        .collect();
+    assert_eq!(
+        spans,
+        [
+            (0, HandlerKind::Hrtimer, "tick_nohz_handler", 110, 150),
+            (0, HandlerKind::Vector, "local_timer", 100, 200),
+            (1, HandlerKind::Vector, "irq_work", 300, 320),
+        ]
     );
 }
 

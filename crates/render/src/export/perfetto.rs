@@ -318,6 +318,7 @@ mod tests {
             end,
             start_kind: jitterlab_analyze::SliceStart::Switch,
             end_kind: SliceEnd::Preempted,
+            last_seen: end,
         }
     }
 
