@@ -125,15 +125,7 @@ pub struct Buckets {
     counts: [u64; BUCKET_BOUNDS.len() + 1],
 }
 
-/// One bucket of a [`Buckets`] histogram.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub struct Bucket {
-    /// Values above the previous bucket's bound and at most this, ns; `None` for the last
-    /// bucket (above every bound).
-    pub le_ns: Option<u64>,
-    /// How many.
-    pub count: u64,
-}
+pub use jitterlab_units::Bucket;
 
 impl Buckets {
     /// Counts `v` ns.

@@ -84,7 +84,7 @@ impl LatencyPlot {
                 let mut bins: Vec<Bin> = Vec::new();
                 let mut current: Option<(i64, u64)> = None;
                 for b in &c.buckets {
-                    let idx = bin_of(b.le_ns);
+                    let idx = bin_of(b.le_ns.unwrap_or(u64::MAX));
                     match current.as_mut() {
                         Some((i, n)) if *i == idx => *n += b.count,
                         _ => {

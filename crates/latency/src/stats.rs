@@ -102,15 +102,7 @@ pub struct Summary {
     pub deadline_misses: u64,
 }
 
-/// One histogram bucket: `count` samples with latency up to `le_ns` (and above
-/// the previous bucket's bound).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub struct Bucket {
-    /// Upper bound of the bucket, ns (values equivalent at 3 significant digits).
-    pub le_ns: u64,
-    /// Samples in it.
-    pub count: u64,
-}
+pub use jitterlab_units::Bucket;
 
 impl CpuStats {
     /// Empty statistics for `cpu`, counting deadline misses above `deadline_ns`.
@@ -232,7 +224,7 @@ impl CpuStats {
         self.hist
             .iter_recorded()
             .map(|v| Bucket {
-                le_ns: self.hist.highest_equivalent(v.value_iterated_to()),
+                le_ns: Some(self.hist.highest_equivalent(v.value_iterated_to())),
                 count: v.count_at_value(),
             })
             .collect()

@@ -15,6 +15,8 @@
 //! assert!(parse_duration_ns("200").unwrap_err().contains("200us"));
 //! ```
 //!
+//! A histogram of durations is written as [`Bucket`]s, the same way everywhere.
+//!
 //! What it does not do: read the clock, or parse trace timestamps (`--from 976.30` is a
 //! point on a trace's own clock, read by the analyze crate).
 
@@ -100,6 +102,18 @@ pub fn format_ns(ns: u64) -> String {
         n if n >= 1_000 && n % 1_000 == 0 => format!("{}us", n / 1_000),
         n => format!("{n}ns"),
     }
+}
+
+/// One bucket of a histogram of durations: `count` values above the previous bucket's
+/// bound and at most `le_ns`. The same type for the analysis's fixed 1-2-5 buckets
+/// (whose last bucket is open: `le_ns` is `None`) and the latency probe's HDR buckets
+/// (each bound the highest value equivalent at 3 significant digits).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Bucket {
+    /// The bucket's upper bound, ns; `None` for a last bucket above every bound.
+    pub le_ns: Option<u64>,
+    /// How many values.
+    pub count: u64,
 }
 
 #[cfg(test)]
