@@ -96,11 +96,19 @@ pub struct PerfettoCounts {
 /// [`PerfettoWriter::finish`] after the machine's `finish` to close the document.
 pub struct PerfettoWriter<W: Write> {
     out: W,
+    /// Events written and not yet handed to `out`: handed over in large chunks, which a
+    /// `BufWriter` passes through without copying them again.
+    line: Vec<u8>,
     first: bool,
     error: Option<io::Error>,
     cpus: BTreeSet<u32>,
+    /// `cpus` of the first CPU numbers, looked up per event without the set.
+    seen: [bool; 256],
     counts: PerfettoCounts,
 }
+
+/// What [`PerfettoWriter`] hands `out` at once, bytes.
+const CHUNK: usize = 1 << 16;
 
 impl<W: Write> PerfettoWriter<W> {
     /// Starts the document.
@@ -108,15 +116,18 @@ impl<W: Write> PerfettoWriter<W> {
         out.write_all(b"{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n")?;
         Ok(PerfettoWriter {
             out,
+            line: Vec::with_capacity(CHUNK + 4096),
             first: true,
             error: None,
             cpus: BTreeSet::new(),
+            seen: [false; 256],
             counts: PerfettoCounts::default(),
         })
     }
 
     /// Closes the document; the first write error, if any happened.
     pub fn finish(mut self) -> io::Result<(W, PerfettoCounts)> {
+        self.hand_over();
         if let Some(e) = self.error.take() {
             return Err(e);
         }
@@ -126,27 +137,34 @@ impl<W: Write> PerfettoWriter<W> {
         Ok((self.out, self.counts))
     }
 
-    /// Writes one event object (given without braces), keeping the first error.
+    /// Writes one event object (given without braces).
     fn event(&mut self, body: std::fmt::Arguments<'_>) {
         if self.error.is_some() {
             return;
         }
-        let sep: &[u8] = if self.first { b"{" } else { b",\n{" };
-        self.first = false;
-        let r = self
-            .out
-            .write_all(sep)
-            .and_then(|_| self.out.write_fmt(body))
-            .and_then(|_| self.out.write_all(b"}"));
-        if let Err(e) = r {
-            self.error = Some(e);
+        let b = self.open();
+        // Writing into a Vec cannot fail.
+        let _ = b.write_fmt(body);
+        self.close();
+    }
+
+    /// Hands the events written so far to `out`, keeping the first error.
+    fn hand_over(&mut self) {
+        if self.error.is_none() && !self.line.is_empty() {
+            if let Err(e) = self.out.write_all(&self.line) {
+                self.error = Some(e);
+            }
         }
+        self.line.clear();
     }
 
     /// Names a CPU's process and tracks the first time the CPU shows up.
     fn cpu(&mut self, cpu: u32) {
-        if !self.cpus.insert(cpu) {
+        if self.seen.get(cpu as usize).copied().unwrap_or(false) || !self.cpus.insert(cpu) {
             return;
+        }
+        if let Some(seen) = self.seen.get_mut(cpu as usize) {
+            *seen = true;
         }
         let p = pid(cpu);
         self.event(format_args!(
@@ -170,25 +188,118 @@ impl<W: Write> PerfettoWriter<W> {
         }
     }
 
-    /// A complete slice.
+    /// Starts an event object in [`Self::line`]: the separator and the brace.
+    fn open(&mut self) -> &mut Vec<u8> {
+        self.line
+            .extend_from_slice(if self.first { b"{" } else { b",\n{" });
+        self.first = false;
+        &mut self.line
+    }
+
+    /// Ends the event object in [`Self::line`]; hands a full chunk over.
+    fn close(&mut self) {
+        self.line.push(b'}');
+        if self.line.len() >= CHUNK {
+            self.hand_over();
+        }
+    }
+
+    /// A complete slice: `args` writes its arguments (without braces) after `"args":{`.
     fn complete(
         &mut self,
         cpu: u32,
         track: Track,
         cat: &str,
-        name: &str,
+        name: Name<'_>,
         (start, end): (u64, u64),
-        args: &str,
+        args: impl FnOnce(&mut Vec<u8>),
     ) {
         self.cpu(cpu);
-        let name = json_string(name);
-        self.event(format_args!(
-            "\"ph\":\"X\",\"cat\":\"{cat}\",\"name\":{name},\"pid\":{},\"tid\":{},\"ts\":{},\"dur\":{},\"args\":{{{args}}}",
-            pid(cpu),
-            tid(cpu, track),
-            Micros(start),
-            Micros(end.saturating_sub(start)),
-        ));
+        if self.error.is_some() {
+            return;
+        }
+        let b = self.open();
+        b.extend_from_slice(b"\"ph\":\"X\",\"cat\":\"");
+        b.extend_from_slice(cat.as_bytes());
+        b.extend_from_slice(b"\",\"name\":");
+        name.write(b);
+        b.extend_from_slice(b",\"pid\":");
+        num(b, pid(cpu));
+        b.extend_from_slice(b",\"tid\":");
+        num(b, tid(cpu, track));
+        b.extend_from_slice(b",\"ts\":");
+        micros(b, start);
+        b.extend_from_slice(b",\"dur\":");
+        micros(b, end.saturating_sub(start));
+        b.extend_from_slice(b",\"args\":{");
+        args(b);
+        b.push(b'}');
+        self.close();
+    }
+
+    /// A wake-up's flow end (`s` at the waking, `f` at the switch-in).
+    fn flow(&mut self, head: &[u8], id: u64, cpu: u32, track: Track, ts: u64) {
+        if self.error.is_some() {
+            return;
+        }
+        let b = self.open();
+        b.extend_from_slice(head);
+        num(b, id);
+        b.extend_from_slice(b",\"pid\":");
+        num(b, pid(cpu));
+        b.extend_from_slice(b",\"tid\":");
+        num(b, tid(cpu, track));
+        b.extend_from_slice(b",\"ts\":");
+        micros(b, ts);
+        self.close();
+    }
+}
+
+/// A slice's name as written.
+enum Name<'a> {
+    /// Known not to need escaping.
+    Plain(&'a str),
+    /// Escaped as a JSON string.
+    Escaped(&'a str),
+    /// `irq N name`, escaped.
+    Irq(u32, &'a str),
+}
+
+impl Name<'_> {
+    fn write(&self, b: &mut Vec<u8>) {
+        match self {
+            Name::Plain(s) => {
+                b.push(b'"');
+                b.extend_from_slice(s.as_bytes());
+                b.push(b'"');
+            }
+            Name::Escaped(s) => json_string_into(b, s),
+            Name::Irq(irq, name) => json_string_into(b, &format!("irq {irq} {name}")),
+        }
+    }
+}
+
+/// `v` in decimal.
+fn num(b: &mut Vec<u8>, v: impl itoa::Integer) {
+    b.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
+}
+
+/// `ns` as microseconds with three decimals, as [`Micros`] writes them.
+fn micros(b: &mut Vec<u8>, ns: u64) {
+    num(b, ns / 1000);
+    let frac = ns % 1000;
+    b.extend_from_slice(&[
+        b'.',
+        b'0' + (frac / 100) as u8,
+        b'0' + (frac / 10 % 10) as u8,
+        b'0' + (frac % 10) as u8,
+    ]);
+}
+
+/// `s` as a JSON string literal, appended.
+fn json_string_into(b: &mut Vec<u8>, s: &str) {
+    if serde_json::to_writer(&mut *b, s).is_err() {
+        b.extend_from_slice(b"\"?\"");
     }
 }
 
@@ -197,14 +308,15 @@ fn json_string(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| "\"?\"".to_string())
 }
 
-fn end_name(e: SliceEnd) -> String {
+/// How a slice ended, as its `end` argument says (with the JSON string's quotes).
+fn end_name(b: &mut Vec<u8>, e: SliceEnd) {
     match e {
-        SliceEnd::Preempted => "preempted".into(),
-        SliceEnd::Slept(st) => format!("slept {st}"),
-        SliceEnd::Exited => "exited".into(),
-        SliceEnd::TraceEnd => "trace end".into(),
-        SliceEnd::Displaced => "displaced".into(),
-        SliceEnd::Lost => "lost".into(),
+        SliceEnd::Preempted => b.extend_from_slice(b"\"preempted\""),
+        SliceEnd::Slept(st) => json_string_into(b, &format!("slept {st}")),
+        SliceEnd::Exited => b.extend_from_slice(b"\"exited\""),
+        SliceEnd::TraceEnd => b.extend_from_slice(b"\"trace end\""),
+        SliceEnd::Displaced => b.extend_from_slice(b"\"displaced\""),
+        SliceEnd::Lost => b.extend_from_slice(b"\"lost\""),
     }
 }
 
@@ -212,40 +324,61 @@ impl<W: Write> Sink for PerfettoWriter<W> {
     fn slice(&mut self, s: &RunSlice) {
         self.counts.task_slices += 1;
         let (cat, name) = if s.is_idle() {
-            ("idle", "idle".to_string())
+            ("idle", Name::Plain("idle"))
         } else {
-            ("task", s.comm.to_string())
+            ("task", Name::Escaped(s.comm.as_str()))
         };
-        let prio = s.prio.map_or_else(|| "null".to_string(), |p| p.to_string());
-        let args = format!(
-            "\"tid\":{},\"prio\":{prio},\"end\":\"{}\"",
-            s.tid,
-            end_name(s.end_kind)
-        );
-        self.complete(s.cpu, Track::Tasks, cat, &name, (s.start, s.end), &args);
+        let (tid, prio, end) = (s.tid, s.prio, s.end_kind);
+        self.complete(s.cpu, Track::Tasks, cat, name, (s.start, s.end), |b| {
+            b.extend_from_slice(b"\"tid\":");
+            num(b, tid);
+            b.extend_from_slice(b",\"prio\":");
+            match prio {
+                Some(p) => num(b, p),
+                None => b.extend_from_slice(b"null"),
+            }
+            b.extend_from_slice(b",\"end\":");
+            end_name(b, end);
+        });
     }
 
     fn irq(&mut self, s: &IrqSpan) {
         self.counts.irq_slices += 1;
-        let name = format!("irq {} {}", s.irq, s.name);
-        let args = format!("\"irq\":{},\"ret\":{}", s.irq, s.ret);
-        self.complete(s.cpu, Track::Hardirq, "irq", &name, (s.start, s.end), &args);
+        let (irq, ret) = (s.irq, s.ret);
+        self.complete(
+            s.cpu,
+            Track::Hardirq,
+            "irq",
+            Name::Irq(s.irq, &s.name),
+            (s.start, s.end),
+            |b| {
+                b.extend_from_slice(b"\"irq\":");
+                num(b, irq);
+                b.extend_from_slice(b",\"ret\":");
+                num(b, ret);
+            },
+        );
     }
 
     fn softirq(&mut self, s: &SoftirqSpan) {
         self.counts.softirq_slices += 1;
-        let raised = s
-            .raised_by
-            .map_or_else(|| "null".to_string(), |n| n.to_string());
-        let args = format!("\"vec\":{},\"raised_by_irq\":{raised}", s.vec);
+        let (vec, raised) = (s.vec, s.raised_by);
         let name = softirq_name(s.vec);
         self.complete(
             s.cpu,
             Track::Softirq,
             "softirq",
-            &name,
+            Name::Escaped(&name),
             (s.start, s.end),
-            &args,
+            |b| {
+                b.extend_from_slice(b"\"vec\":");
+                num(b, vec);
+                b.extend_from_slice(b",\"raised_by_irq\":");
+                match raised {
+                    Some(n) => num(b, n),
+                    None => b.extend_from_slice(b"null"),
+                }
+            },
         );
     }
 
@@ -259,18 +392,20 @@ impl<W: Write> Sink for PerfettoWriter<W> {
         };
         self.cpu(w.waker_cpu);
         self.cpu(w.cpu);
-        self.event(format_args!(
-            "\"ph\":\"s\",\"cat\":\"wakeup\",\"name\":\"wakeup\",\"id\":{id},\"pid\":{},\"tid\":{},\"ts\":{}",
-            pid(w.waker_cpu),
-            tid(w.waker_cpu, from),
-            Micros(w.waking_ts),
-        ));
-        self.event(format_args!(
-            "\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"wakeup\",\"name\":\"wakeup\",\"id\":{id},\"pid\":{},\"tid\":{},\"ts\":{}",
-            pid(w.cpu),
-            tid(w.cpu, Track::Tasks),
-            Micros(w.switch_in_ts),
-        ));
+        self.flow(
+            b"\"ph\":\"s\",\"cat\":\"wakeup\",\"name\":\"wakeup\",\"id\":",
+            id,
+            w.waker_cpu,
+            from,
+            w.waking_ts,
+        );
+        self.flow(
+            b"\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"wakeup\",\"name\":\"wakeup\",\"id\":",
+            id,
+            w.cpu,
+            Track::Tasks,
+            w.switch_in_ts,
+        );
     }
 
     fn marker(&mut self, m: &Marker) {
@@ -397,9 +532,11 @@ mod tests {
         assert!(PerfettoWriter::new(Full).is_err());
         let mut w = PerfettoWriter {
             out: Full,
+            line: Vec::new(),
             first: true,
             error: None,
             cpus: BTreeSet::new(),
+            seen: [false; 256],
             counts: PerfettoCounts::default(),
         };
         w.slice(&run_slice(0, 1, 0, 1));
