@@ -131,7 +131,8 @@ impl From<jitterlab_parquet::Error> for Error {
             // An input that is not what export takes, or lacks what it needs (a host
             // name): found before anything is written.
             e @ (jitterlab_parquet::Error::Input { .. }
-            | jitterlab_parquet::Error::Exists { .. }) => Error::Usage(e.to_string()),
+            | jitterlab_parquet::Error::Exists { .. }
+            | jitterlab_parquet::Error::OlderSchema { .. }) => Error::Usage(e.to_string()),
             jitterlab_parquet::Error::Trace(t) => t.into(),
             e => Error::Failed(e.into()),
         }

@@ -68,12 +68,12 @@ fn export_writes_hive_tables_and_says_what() {
     }
     let written = parquet_files(dir.path());
     for t in &tables {
-        let want = format!("{t}/host=board7/run=r1/part.parquet");
+        let want = format!("{t}/host=board7/run_id=r1/part.parquet");
         assert!(written.contains(&want), "{want} not in {written:?}");
     }
     assert_eq!(written.len(), tables.len(), "{written:?}");
     assert_eq!(exp["exports"][0]["host"], "board7");
-    assert_eq!(exp["exports"][0]["trace_id"], "r1");
+    assert_eq!(exp["exports"][0]["run_id"], "r1");
 
     // A latency result needs a host (it records none), and goes beside the trace.
     let lat = latency_json();
@@ -85,7 +85,7 @@ fn export_writes_hive_tables_and_says_what() {
     assert!(stdout(&o).contains("board8"), "{}", stdout(&o));
     assert!(parquet_files(dir.path())
         .iter()
-        .any(|f| f.starts_with("latency_histogram/host=board8/run=latency-2cpu/")));
+        .any(|f| f.starts_with("latency_histogram/host=board8/run_id=latency-2cpu/")));
 
     // --run names one input's run.
     let o = run(&["export", "--parquet", &d, "--run", "x", &trace, &lat]);
@@ -124,7 +124,7 @@ fn export_takes_an_audit_under_the_host_it_names() {
     assert_eq!(exp["exports"][0]["kernel"], "6.18.0-rt");
     let written = parquet_files(dir.path());
     for t in ["audit_cpu", "audit_finding", "audit_latency", "audit_noise"] {
-        let want = format!("{t}/host=rt16-board/run=audit-rt16/part.parquet");
+        let want = format!("{t}/host=rt16-board/run_id=audit-rt16/part.parquet");
         assert!(written.contains(&want), "{want} not in {written:?}");
     }
     let findings = &exp["exports"][0]["files"]
@@ -144,7 +144,7 @@ fn export_takes_an_audit_under_the_host_it_names() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(parquet_files(dir.path())
         .iter()
-        .any(|f| f.starts_with("audit_finding/host=vm2/run=audit-vm2/")));
+        .any(|f| f.starts_with("audit_finding/host=vm2/run_id=audit-vm2/")));
 }
 
 /// Rows written before are never replaced unless asked: two inputs of one partition are
@@ -168,7 +168,7 @@ fn an_export_never_replaces_earlier_rows_unless_asked() {
     let o = run(&["export", "--parquet", &d, "--host", "b1", &t1, &t2]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(
-        stderr(&o).contains("host=b1 run=trace") && stderr(&o).contains(&t1),
+        stderr(&o).contains("host=b1 run_id=trace") && stderr(&o).contains(&t1),
         "{}",
         stderr(&o)
     );
@@ -205,7 +205,7 @@ fn an_export_never_replaces_earlier_rows_unless_asked() {
     ]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(
-        stderr(&o).contains("already holds host=b1 run=trace"),
+        stderr(&o).contains("already holds host=b1 run_id=trace"),
         "{}",
         stderr(&o)
     );
@@ -355,4 +355,45 @@ fn export_names_the_buffers_it_leaves_out_and_takes_buffer() {
     assert!(big > top, "jlab_big holds more events: {big} against {top}");
     let o = run(&["export", "--parquet", "/tmp", &trace, "--buffer", "nope"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
+#[test]
+fn export_refuses_names_an_engine_would_type_and_an_older_layout() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("fleet");
+    let ds = d.display().to_string();
+    let trace = data("disk-irq-stress.v7.dat");
+    // A date as the run id would be a DATE column in DuckDB, Spark and Polars.
+    for (flag, value) in [("--run", "2025-11-28"), ("--host", "42"), ("--run", "NaN")] {
+        let o = run(&["export", "--parquet", &ds, flag, value, &trace]);
+        assert_eq!(o.status.code(), Some(2), "{flag} {value}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains(value) && stderr(&o).contains(flag),
+            "{flag} {value}: {}",
+            stderr(&o)
+        );
+        assert!(!d.exists(), "{flag} {value}: something was written");
+    }
+    let o = run(&[
+        "export",
+        "--parquet",
+        &ds,
+        "--run",
+        "trace-2025-11-28",
+        &trace,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // A dataset of schema 2 (`run=`) beside it would read as two layouts: refused,
+    // nothing written.
+    let old = d.join("wakeup/host=old/run=trace");
+    std::fs::create_dir_all(&old).unwrap();
+    let before = parquet_files(&d);
+    let o = run(&["export", "--parquet", &ds, "--run", "trace-2", &trace]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("schema 2") && stderr(&o).contains("run=trace"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(parquet_files(&d), before);
 }

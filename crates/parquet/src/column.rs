@@ -191,7 +191,7 @@ impl Const {
 /// A row group to write: the rows' columns and what their strings are.
 pub(crate) struct Group {
     pub(crate) rows: usize,
-    pub(crate) origin: std::sync::Arc<[Const; 4]>,
+    pub(crate) origin: std::sync::Arc<[Const; 3]>,
     /// Per column, the strings its indices name (string columns only).
     pub(crate) dicts: Vec<Option<Vec<ByteArray>>>,
     pub(crate) bufs: Vec<Buf>,
@@ -239,7 +239,7 @@ fn write_group(writer: &mut Writer, g: &Group) -> Result<(), ParquetError> {
                     .typed::<ByteArrayType>()
                     .write_batch(&v[..n], present, None),
                 Const::I64(v) => col.typed::<Int64Type>().write_batch(&v[..n], present, None),
-                // Only the optional `kernel` (a string) and `start_wall` are ever null.
+                // Every provenance column may be null: `kernel` (a string) and the start times.
                 Const::Null if p.ty == Ty::Str => {
                     col.typed::<ByteArrayType>()
                         .write_batch(&[], Some(&NULL[..n]), None)

@@ -31,7 +31,7 @@ pub enum Error {
     Trace(#[from] jitterlab_trace::Error),
     /// The dataset already holds an input's partition (an earlier export of the same host
     /// and run).
-    #[error("{}: {} already holds host={host} run={run} (tables {tables}), from an earlier export; give another --run, or --replace to write it again", input.display(), dir.display())]
+    #[error("{}: {} already holds host={host} run_id={run} (tables {tables}), from an earlier export; give another --run, or --replace to write it again", input.display(), dir.display())]
     Exists {
         /// The input.
         input: PathBuf,
@@ -43,6 +43,14 @@ pub enum Error {
         run: String,
         /// The tables that hold it.
         tables: String,
+    },
+    /// The dataset holds partitions of an older schema, whose layout differs.
+    #[error("{}: the dataset holds a partition of schema 2 or older ({}, where schema 3 writes run_id=); export into a new directory, or export the old inputs again into it", dir.display(), found.display())]
+    OlderSchema {
+        /// The dataset.
+        dir: PathBuf,
+        /// One of its old partitions.
+        found: PathBuf,
     },
     /// An input is not what was expected (a result file of another kind, a missing field).
     #[error("{}: {what}", path.display())]

@@ -11,9 +11,11 @@
 //!   or `jitterlab audit --json` file as tables (`latency_run`, `latency_histogram`,
 //!   `latency_spike`; `experiment_cell`, `experiment_run`, `experiment_verdict`;
 //!   `audit_cpu`, `audit_finding`, `audit_latency`, `audit_noise`).
-//! - Every row starts with the [`PROVENANCE`] columns, `host`, `trace_id`, `kernel` and
-//!   `start_wall` (the recording's start, wall-clock), from an [`Origin`]; every file is
-//!   `DIR/TABLE/host=HOST/run=TRACE_ID/part.parquet`.
+//! - Every file is `DIR/TABLE/host=HOST/run_id=RUN/part.parquet`: the host and the run
+//!   id are columns of the dataset by its path (and in each file's key-value metadata,
+//!   `jitterlab.host` and `jitterlab.run_id`), not of the file; every row starts with the
+//!   [`PROVENANCE`] columns, `kernel`, `start_wall_us` and `start_wall_ns` (the
+//!   recording's start, wall-clock), from an [`Origin`].
 //! - The columns are listed by [`TRACE_TABLES`] and [`RESULT_TABLES`] and documented in
 //!   `docs/parquet.md`; [`SCHEMA_VERSION`] is written in every file's key-value metadata
 //!   and in the `trace` table.
@@ -25,8 +27,8 @@
 //! ```
 //! use jitterlab_parquet::{TRACE_TABLES, PROVENANCE};
 //! let slice = TRACE_TABLES.iter().find(|t| t.name == "sched_slice").unwrap();
-//! assert_eq!(PROVENANCE[0].name, "host");
-//! assert!(slice.cols.iter().any(|c| c.name == "dur"));
+//! assert_eq!(PROVENANCE[0].name, "kernel");
+//! assert!(slice.cols.iter().any(|c| c.name == "dur_ns"));
 //! ```
 #![deny(missing_docs)]
 
@@ -60,7 +62,7 @@ pub struct ExportReport {
 
 /// The version of the tables' schema: raised when a column is renamed, removed or changes
 /// meaning (adding one is noted in docs/parquet.md's changelog without a raise).
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// Called with (done, total) as an export goes: events read and 0 while a trace is read
 /// (its total is not known ahead), then (events, events) when it is read.
@@ -73,7 +75,7 @@ pub struct Origin {
     /// The machine.
     pub host: String,
     /// The recording or result: unique per host in a dataset.
-    pub trace_id: String,
+    pub run_id: String,
     /// The kernel release, when known.
     pub kernel: Option<String>,
     /// The recording's start as wall-clock time, ns since 1970-01-01 UTC, when known.
@@ -81,8 +83,8 @@ pub struct Origin {
 }
 
 /// The name of `path` without its directory and its trace or JSON extensions
-/// (`.zst`, `.dat`, `.json`, `.txt`): the default trace id.
-pub fn default_trace_id(path: &std::path::Path) -> String {
+/// (`.zst`, `.dat`, `.json`, `.txt`): the default run id.
+pub fn default_run_id(path: &std::path::Path) -> String {
     let mut name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())

@@ -6,7 +6,7 @@ use std::path::Path;
 use jitterlab_trace::Trace;
 use serde_json::Value;
 
-use crate::{default_trace_id, result_origin, trace_origin, Error, Origin};
+use crate::{default_run_id, result_origin, trace_origin, Error, Origin};
 
 /// What the command line says of the inputs' origin (each overrides the file's own).
 #[derive(Clone, Debug, Default)]
@@ -32,7 +32,7 @@ pub fn origin_of_trace(trace: &Trace, path: &Path, o: &OriginOptions) -> Result<
     let (host, kernel, clocks) = trace_origin(trace);
     Ok(Origin {
         host: o.host.clone().or(host).ok_or_else(|| host_missing(path))?,
-        trace_id: o.run.clone().unwrap_or_else(|| default_trace_id(path)),
+        run_id: o.run.clone().unwrap_or_else(|| default_run_id(path)),
         kernel: o.kernel.clone().or(kernel),
         start_wall_ns: clocks.map(|c| i64::try_from(c.realtime_ns).unwrap_or(i64::MAX)),
     })
@@ -47,7 +47,7 @@ pub fn origin_of_result(json: &Value, path: &Path, o: &OriginOptions) -> Result<
             .clone()
             .or(r.host)
             .ok_or_else(|| host_missing(path))?,
-        trace_id: o.run.clone().unwrap_or_else(|| default_trace_id(path)),
+        run_id: o.run.clone().unwrap_or_else(|| default_run_id(path)),
         kernel: o.kernel.clone().or(r.kernel),
         start_wall_ns: r.start_wall_ns,
     })

@@ -141,7 +141,7 @@ pub fn export_result(
     Ok(ExportSummary {
         input: path.display().to_string(),
         host: origin.host.clone(),
-        trace_id: origin.trace_id.clone(),
+        run_id: origin.run_id.clone(),
         kernel: origin.kernel.clone(),
         events: 0,
         files,

@@ -43,7 +43,10 @@ pub enum Ty {
     Str,
     /// A 64-bit float.
     F64,
-    /// A wall-clock time: INT64 nanoseconds since 1970-01-01 UTC (`TIMESTAMP(NANOS, true)`).
+    /// A wall-clock time: INT64 microseconds since 1970-01-01 UTC (`TIMESTAMP(MICROS,
+    /// true)`), the one timestamp unit Spark, DuckDB, pyarrow and Polars all read
+    /// without settings (Spark refuses NANOS). The nanoseconds go in an `_ns` column
+    /// beside it.
     Wall,
 }
 
@@ -61,7 +64,7 @@ impl Ty {
     fn logical(self) -> &'static str {
         match self {
             Ty::Str => " (STRING)",
-            Ty::Wall => " (TIMESTAMP(NANOS,true))",
+            Ty::Wall => " (TIMESTAMP(MICROS,true))",
             _ => "",
         }
     }
@@ -73,7 +76,7 @@ impl Ty {
             Ty::Bool => "boolean",
             Ty::Str => "string",
             Ty::F64 => "double",
-            Ty::Wall => "timestamp[ns, UTC]",
+            Ty::Wall => "timestamp[us, UTC]",
         }
     }
 }
@@ -111,19 +114,22 @@ pub(crate) const fn opt(name: &'static str, ty: Ty, doc: &'static str) -> Col {
     }
 }
 
-/// The columns every table starts with: where its rows came from.
-pub const PROVENANCE: [Col; 4] = [
-    req("host", Ty::Str, "the machine the data was recorded on"),
-    req(
-        "trace_id",
-        Ty::Str,
-        "the recording (trace) or result file: its name unless `--run` gave one; with `host`, unique in a dataset",
-    ),
+/// The columns every table starts with: where its rows came from, besides the host and
+/// the run, which are the partition's path (`host=HOST/run_id=RUN`) and the file's
+/// key-value metadata (`jitterlab.host`, `jitterlab.run_id`), not columns of the file:
+/// a column in both the file and the path is read as two types by pyarrow (a string and
+/// a dictionary) and refused.
+pub const PROVENANCE: [Col; 3] = [
     opt("kernel", Ty::Str, "the kernel release (`uname -r`) of the machine, when known"),
     opt(
-        "start_wall",
+        "start_wall_us",
         Ty::Wall,
-        "the recording's start as wall-clock time (UTC), when the file records a clock pair (an audit: when it started)",
+        "the recording's start as wall-clock time (UTC, microseconds), when the file records a clock pair (an audit: when it started)",
+    ),
+    opt(
+        "start_wall_ns",
+        Ty::I64,
+        "`start_wall_us` in nanoseconds since 1970-01-01 UTC, exact",
     ),
 ];
 
@@ -138,7 +144,7 @@ pub struct TableDef {
     pub cols: &'static [Col],
 }
 
-/// A table being written to `DIR/NAME/host=HOST/run=RUN/part.parquet`.
+/// A table being written to `DIR/NAME/host=HOST/run_id=RUN/part.parquet`.
 pub(crate) struct Table {
     def: &'static TableDef,
     /// The rows being filled, column by column (the provenance columns excluded).
@@ -147,7 +153,7 @@ pub(crate) struct Table {
     pub(crate) dicts: Vec<Option<Dict>>,
     rows: usize,
     written: u64,
-    origin: Arc<[Const; 4]>,
+    origin: Arc<[Const; 3]>,
     /// The file being written, while no row group is being written in the background.
     writer: Option<Writer>,
     /// The row group being written in the background; it gives back the writer and the
@@ -226,6 +232,8 @@ impl Table {
             .set_key_value_metadata(Some(vec![
                 KeyValue::new("jitterlab.table".into(), def.name.to_string()),
                 KeyValue::new("jitterlab.schema".into(), SCHEMA_VERSION.to_string()),
+                KeyValue::new("jitterlab.host".into(), origin.host.clone()),
+                KeyValue::new("jitterlab.run_id".into(), origin.run_id.clone()),
             ]))
             .build();
         let file = File::create(&tmp).map_err(|e| Error::io(&tmp, "cannot create", e))?;
@@ -244,9 +252,10 @@ impl Table {
             rows: 0,
             written: 0,
             origin: Arc::new([
-                text(&origin.host),
-                text(&origin.trace_id),
                 origin.kernel.as_deref().map_or(Const::Null, text),
+                origin
+                    .start_wall_ns
+                    .map_or(Const::Null, |ns| Const::int(ns.div_euclid(1000))),
                 origin.start_wall_ns.map_or(Const::Null, Const::int),
             ]),
             writer: Some(writer),

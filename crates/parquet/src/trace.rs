@@ -83,7 +83,7 @@ pub struct ExportSummary {
     /// The host, run and kernel its rows carry.
     pub host: String,
     /// The trace or run id.
-    pub trace_id: String,
+    pub run_id: String,
     /// The kernel release, when known.
     pub kernel: Option<String>,
     /// Events read (traces; 0 for result files).
@@ -192,7 +192,7 @@ pub fn trace_origin(trace: &Trace) -> (Option<String>, Option<String>, Option<Cl
 }
 
 /// Exports the derived tables of `trace` (opened from `file`) under `dir`, hive-style
-/// (`DIR/TABLE/host=HOST/run=TRACE_ID/part.parquet`), in one pass of the state machine:
+/// (`DIR/TABLE/host=HOST/run_id=RUN/part.parquet`), in one pass of the state machine:
 /// each interval is a row when it ends, and every [`crate::ROW_GROUP_ROWS`] rows of a
 /// table are written as a row group, so memory grows with tasks and IRQs as `analyze`'s
 /// does, never with events. `progress` is called with (events read, 0) every 65,536
@@ -308,7 +308,7 @@ pub fn export_trace(
     Ok(ExportSummary {
         input: file.to_string(),
         host: origin.host.clone(),
-        trace_id: origin.trace_id.clone(),
+        run_id: origin.run_id.clone(),
         kernel: origin.kernel.clone(),
         events,
         files,

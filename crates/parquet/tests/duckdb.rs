@@ -37,7 +37,7 @@ fn trace_file(dir: &Path, name: &str) -> PathBuf {
 fn origin(host: &str, run: &str) -> Origin {
     Origin {
         host: host.into(),
-        trace_id: run.into(),
+        run_id: run.into(),
         kernel: Some("6.18.44".into()),
         start_wall_ns: Some(1_790_000_000_000_000_000),
     }
@@ -228,7 +228,7 @@ fn duckdb_reproduces_analyze_and_merges_histograms() {
     ] {
         let path = trace_file(tmp.path(), name);
         let trace = Trace::open(&path, false).unwrap();
-        let run = jitterlab_parquet::default_trace_id(&path);
+        let run = jitterlab_parquet::default_run_id(&path);
         for host in hosts {
             export_trace(
                 &trace,

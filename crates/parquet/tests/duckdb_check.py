@@ -30,13 +30,13 @@ for t in exp["traces"]:
             (tid, first): (run_ns, wakes, mx)
             for tid, first, run_ns, wakes, mx in rows(
                 f"""
-                WITH s AS (SELECT utid, sum(dur) AS run_ns FROM {table('sched_slice')}
-                           WHERE host = ? AND trace_id = ? AND utid IS NOT NULL GROUP BY utid),
-                     w AS (SELECT utid, count(*) AS n, max(latency) AS mx FROM {table('wakeup')}
-                           WHERE host = ? AND trace_id = ? GROUP BY utid)
-                SELECT t.tid, t.start_ts, coalesce(s.run_ns, 0), coalesce(w.n, 0), w.mx
+                WITH s AS (SELECT utid, sum(dur_ns) AS run_ns FROM {table('sched_slice')}
+                           WHERE host = ? AND run_id = ? AND utid IS NOT NULL GROUP BY utid),
+                     w AS (SELECT utid, count(*) AS n, max(latency_ns) AS mx FROM {table('wakeup')}
+                           WHERE host = ? AND run_id = ? GROUP BY utid)
+                SELECT t.tid, t.first_ts_ns, coalesce(s.run_ns, 0), coalesce(w.n, 0), w.mx
                 FROM {table('thread')} t LEFT JOIN s USING (utid) LEFT JOIN w USING (utid)
-                WHERE t.host = ? AND t.trace_id = ? AND (s.utid IS NOT NULL OR w.utid IS NOT NULL)
+                WHERE t.host = ? AND t.run_id = ? AND (s.utid IS NOT NULL OR w.utid IS NOT NULL)
                 """,
                 host, run, host, run, host, run,
             )
@@ -48,28 +48,28 @@ for t in exp["traces"]:
         assert not extra, f"{host}/{run}: tasks analyze does not list: {extra}"
         checked += len(want)
         # IRQ and softirq counts.
-        got = dict(rows(f"SELECT irq, count(*) FROM {table('irq')} WHERE host = ? AND trace_id = ? GROUP BY irq", host, run))
+        got = dict(rows(f"SELECT irq, count(*) FROM {table('irq')} WHERE host = ? AND run_id = ? GROUP BY irq", host, run))
         assert got == {x["irq"]: x["count"] for x in e["irqs"]}, f"{host}/{run} irqs: {got} vs {e['irqs']}"
-        got = dict(rows(f"SELECT vec, count(*) FROM {table('softirq')} WHERE host = ? AND trace_id = ? GROUP BY vec", host, run))
+        got = dict(rows(f"SELECT softirq_vec, count(*) FROM {table('softirq')} WHERE host = ? AND run_id = ? GROUP BY softirq_vec", host, run))
         assert got == {x["vec"]: x["count"] for x in e["softirqs"]}, f"{host}/{run} softirqs"
         # IRQ -> task and softirq -> task chains (a tid may have several incarnations:
         # compare the multisets of counts per (source, tid)).
         got = sorted(rows(
-            f"""SELECT irq, tid, count(*), count(*) FILTER (WHERE latency IS NULL) FROM {table('irq_chain')}
-                WHERE host = ? AND trace_id = ? AND source = 'irq' GROUP BY irq, utid, tid""", host, run))
+            f"""SELECT irq, tid, count(*), count(*) FILTER (WHERE chain_latency_ns IS NULL) FROM {table('irq_chain')}
+                WHERE host = ? AND run_id = ? AND source = 'irq' GROUP BY irq, utid, tid""", host, run))
         want_c = sorted((x["irq"], x["tid"], x["count"], x["exit_unknown"]) for x in e["chains"])
         assert [tuple(g) for g in got] == want_c, f"{host}/{run} chains: {got} vs {want_c}"
         got = sorted(rows(
-            f"""SELECT softirq, tid, count(*) FROM {table('irq_chain')}
-                WHERE host = ? AND trace_id = ? AND source = 'softirq' GROUP BY softirq, utid, tid""", host, run))
+            f"""SELECT softirq_vec, tid, count(*) FROM {table('irq_chain')}
+                WHERE host = ? AND run_id = ? AND source = 'softirq' GROUP BY softirq_vec, utid, tid""", host, run))
         want_c = sorted((x["vec"], x["tid"], x["count"]) for x in e["softirq_chains"])
         assert [tuple(g) for g in got] == want_c, f"{host}/{run} softirq chains: {got} vs {want_c}"
         print(f"ok {host}/{run}: {len(e['tasks'])} tasks, {len(e['irqs'])} irqs, "
               f"{len(e['chains'])} irq chains, {len(e['softirq_chains'])} softirq chains")
 
 # Three hosts as one dataset: the trace they share has the same rows on each.
-per_host = rows(f"""SELECT host, count(*), sum(dur) FROM {table('sched_slice')}
-                    WHERE trace_id = 'disk-irq-stress.v7' GROUP BY host ORDER BY host""")
+per_host = rows(f"""SELECT host, count(*), sum(dur_ns) FROM {table('sched_slice')}
+                    WHERE run_id = 'disk-irq-stress.v7' GROUP BY host ORDER BY host""")
 assert [h for h, _, _ in per_host] == ["h1", "h2", "h3"], per_host
 assert len({(n, d) for _, n, d in per_host}) == 1, per_host
 hosts = rows(f"SELECT DISTINCT host FROM {table('trace')} ORDER BY host")
@@ -82,10 +82,10 @@ def sql_percentiles(runs, cpu):
     for q in exp["quantiles"]:
         (v,) = rows(f"""
             WITH b AS (SELECT le_ns, sum(count) AS n FROM {table('latency_histogram')}
-                       WHERE trace_id IN ({','.join('?' * len(runs))}) AND cpu = ? GROUP BY le_ns),
+                       WHERE run_id IN ({','.join('?' * len(runs))}) AND cpu = ? GROUP BY le_ns),
                  c AS (SELECT le_ns, sum(n) OVER (ORDER BY le_ns) AS cum, sum(n) OVER () AS total FROM b),
                  r AS (SELECT min(min_ns) AS lo, max(max_ns) AS hi FROM {table('latency_run')}
-                       WHERE trace_id IN ({','.join('?' * len(runs))}) AND cpu = ?)
+                       WHERE run_id IN ({','.join('?' * len(runs))}) AND cpu = ?)
             SELECT least(greatest(min(le_ns), (SELECT lo FROM r)), (SELECT hi FROM r))
             FROM c WHERE cum >= greatest(ceil(? * total), 1)""", *runs, cpu, *runs, cpu, q)[0]
         out_.append(v)
@@ -119,10 +119,10 @@ got = {host: (verdict, high, medium, low, list(ids or []))
        for host, verdict, high, medium, low, ids in rows(fleet_query("Audit findings by host"))}
 want = {host: (x["verdict"], x["high"], x["medium"], x["low"], x["high_ids"]) for host, x in a["latest"].items()}
 assert got == want, f"audit findings by host: duckdb {got} vs the audits {want}"
-(runs,) = rows(f"SELECT count(DISTINCT trace_id) FROM {table('audit_finding')} WHERE host = 'board1'")[0]
+(runs,) = rows(f"SELECT count(DISTINCT run_id) FROM {table('audit_finding')} WHERE host = 'board1'")[0]
 assert runs == 2, runs
 for host, x in a["latest"].items():
-    (n,) = rows(f"SELECT count(*) FROM {table('audit_finding')} WHERE host = ? AND trace_id = ?", host, x["run"])[0]
+    (n,) = rows(f"SELECT count(*) FROM {table('audit_finding')} WHERE host = ? AND run_id = ?", host, x["run"])[0]
     assert n == x["findings"], (host, n, x["findings"])
 measured = rows(fleet_query("What measured audits saw"))
 assert [h for h, *_ in measured] == ["vm"] * len(measured), measured

@@ -22,7 +22,7 @@ fn a_trace_without_sched_events_names_its_threads_from_the_saved_cmdlines() {
     let trace = Trace::open(&dat, false).unwrap();
     let origin = Origin {
         host: "board".into(),
-        trace_id: "ext4".into(),
+        run_id: "ext4".into(),
         kernel: None,
         start_wall_ns: None,
     };
@@ -39,7 +39,7 @@ fn a_trace_without_sched_events_names_its_threads_from_the_saved_cmdlines() {
             for (col, value) in row.get_column_iter() {
                 match (col.as_str(), value) {
                     ("tid", Field::Int(t)) => tid = *t,
-                    ("name", Field::Str(n)) => name = n.clone(),
+                    ("comm", Field::Str(n)) => name = n.clone(),
                     _ => {}
                 }
             }

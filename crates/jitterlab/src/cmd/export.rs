@@ -18,7 +18,7 @@ use crate::progress::{self, file_name};
 /// `jitterlab export`.
 #[derive(Args, Debug)]
 #[command(
-    after_help = "Each input is a trace (.dat, or text jitterlab reads) or a saved `latency --json` or `experiment --json` result. Every table is written to DIR/TABLE/host=HOST/run=RUN/part.parquet, so the exports of many machines under one DIR are one dataset; the tables and columns are in docs/parquet.md.\n\nExamples:\n  jitterlab export --parquet fleet/ trace.dat\n  jitterlab export --parquet fleet/ --host board7 latency.json\n  duckdb -c \"SELECT host, count(*) FROM 'fleet/sched_slice/**/*.parquet' GROUP BY host\""
+    after_help = "Each input is a trace (.dat, or text jitterlab reads) or a saved `latency --json`, `experiment --json` or `audit --json` result. Every table is written to DIR/TABLE/host=HOST/run_id=RUN/part.parquet, so the exports of many machines under one DIR are one dataset; the tables and columns are in docs/parquet.md.\n\nExamples:\n  jitterlab export --parquet fleet/ trace.dat\n  jitterlab export --parquet fleet/ --host board7 latency.json\n  duckdb -c \"SELECT host, count(*) FROM 'fleet/sched_slice/**/*.parquet' GROUP BY host\""
 )]
 pub struct ExportArgs {
     /// The directory to write the tables under (created if missing). A host and run it

@@ -10,7 +10,7 @@ pub const DEF: TableDef = TableDef {
     name: "anomaly",
     doc: "a correction the state machine made or an event it could not explain (the kinds of `analyze`'s summary: `implicit_switch_in`, `lost_events`, ...)",
     cols: &[
-        req("ts", Ty::I64, "when, ns on the trace clock"),
+        req("ts_ns", Ty::I64, "when, ns on the trace clock"),
         req("cpu", Ty::I32, "the CPU"),
         req("kind", Ty::Str, "what, in `analyze --json`'s names"),
         opt("tid", Ty::I32, "the task concerned, when one is"),

@@ -8,21 +8,21 @@ use crate::Error;
 /// The table.
 pub const DEF: TableDef = TableDef {
     name: "irq_chain",
-    doc: "a wake-up that an IRQ or a softirq caused, one row per wake-up: `analyze`'s IRQ -> task chains are its rows with `source = 'irq'` grouped by (irq, utid), the softirq -> task chains those with `source = 'softirq'` grouped by (softirq, utid)",
+    doc: "a wake-up that an IRQ or a softirq caused, one row per wake-up: `analyze`'s IRQ -> task chains are its rows with `source = 'irq'` grouped by (irq, utid), the softirq -> task chains those with `source = 'softirq'` grouped by (softirq_vec, utid)",
     cols: &[
-        req("ts", Ty::I64, "the woken task's switch-in, ns on the trace clock"),
+        req("ts_ns", Ty::I64, "the woken task's switch-in, ns on the trace clock"),
         req("source", Ty::Str, "`irq`: done in a hard IRQ's handler or in a softirq it raised; `softirq`: done in a softirq run no traced IRQ raised"),
         opt("irq", Ty::I32, "the IRQ, for `irq`"),
         opt("irq_name", Ty::Str, "its handler's name, when seen"),
-        opt("softirq", Ty::I32, "the vector: for `softirq` the chain's source, for `irq` the softirq the IRQ raised (null when done in the handler)"),
+        opt("softirq_vec", Ty::I32, "the vector: for `softirq` the chain's source, for `irq` the softirq the IRQ raised (null when done in the handler)"),
         opt("softirq_name", Ty::Str, "the vector's name (`NET_RX`, `BLOCK`, ...)"),
         req("via", Ty::Str, "where the wake-up was done: `hardirq` or `softirq`"),
         req("utid", Ty::I64, "the woken task incarnation"),
         req("tid", Ty::I32, "its tid"),
         req("comm", Ty::Str, "its name"),
-        opt("exit_ts", Ty::I64, "the chain's start: the IRQ handler's exit (`irq`) or the softirq run's exit (`softirq`), ns, when seen"),
-        opt("latency", Ty::I64, "`ts - exit_ts`, ns; null when the exit was not seen before the switch-in (`analyze`'s `exit_unknown`)"),
-        req("wake_latency", Ty::I64, "sched_waking -> switch-in of the same wake-up, ns"),
+        opt("exit_ts_ns", Ty::I64, "the chain's start: the IRQ handler's exit (`irq`) or the softirq run's exit (`softirq`), ns, when seen"),
+        opt("chain_latency_ns", Ty::I64, "`ts_ns - exit_ts_ns`: the chain latency; null when the exit was not seen before the switch-in (`analyze`'s `exit_unknown`)"),
+        req("latency_ns", Ty::I64, "the wake-up latency, sched_waking -> switch-in (`wakeup.latency_ns` of the same wake-up), ns"),
     ],
 };
 

@@ -12,11 +12,11 @@ pub const DEF: TableDef = TableDef {
     cols: &[
         req("cpu", Ty::I32, "the CPU"),
         opt(
-            "first_ts",
+            "first_ts_ns",
             Ty::I64,
             "its first event, ns on the trace clock",
         ),
-        req("last_ts", Ty::I64, "its last event, ns"),
+        req("last_ts_ns", Ty::I64, "its last event, ns"),
         req("events", Ty::I64, "its events, lost markers included"),
         opt(
             "lost_events",

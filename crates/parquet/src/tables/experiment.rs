@@ -63,7 +63,7 @@ pub const STAT: TableDef = TableDef {
             "`lower_is_better` or `higher_is_better`",
         ),
         req("cell", Ty::I32, "the cell"),
-        req("runs", Ty::I64, "runs counted"),
+        req("run_count", Ty::I64, "runs counted"),
         opt("median", Ty::F64, "the median"),
         opt("median_low", Ty::F64, "its interval's low end"),
         opt("median_high", Ty::F64, "its interval's high end"),

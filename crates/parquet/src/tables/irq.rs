@@ -10,11 +10,11 @@ pub const DEF: TableDef = TableDef {
     name: "irq",
     doc: "a hard IRQ handler's run, irq_handler_entry to irq_handler_exit",
     cols: &[
-        req("ts", Ty::I64, "entry, ns on the trace clock"),
-        req("dur", Ty::I64, "entry to exit, ns"),
+        req("ts_ns", Ty::I64, "entry, ns on the trace clock"),
+        req("dur_ns", Ty::I64, "entry to exit, ns"),
         req("cpu", Ty::I32, "the CPU"),
         req("irq", Ty::I32, "the IRQ number"),
-        req("name", Ty::Str, "the handler's name (`virtio1-req.0`)"),
+        req("irq_name", Ty::Str, "the handler's name (`virtio1-req.0`)"),
         req(
             "depth",
             Ty::I32,

@@ -26,8 +26,8 @@ pub const RUN: TableDef = TableDef {
         req("deadline_misses", Ty::I64, "wake-ups later than the deadline"),
         opt("interval_ns", Ty::I64, "the probe's period, ns"),
         opt("policy", Ty::Str, "its scheduling policy (`fifo`, `other`, ...)"),
-        opt("priority", Ty::I32, "its priority"),
-        opt("wall_ns", Ty::I64, "the run's length, ns"),
+        opt("rt_priority", Ty::I32, "the probe's real-time priority (sched_priority, 1-99; not the kernel `prio` of the trace tables)"),
+        opt("dur_ns", Ty::I64, "the run's length, ns"),
         opt("preemption", Ty::Str, "the kernel's preemption model"),
         opt("preempt_rt", Ty::Bool, "the kernel is PREEMPT_RT"),
         opt("virtualization", Ty::Str, "the hypervisor, when virtual"),
@@ -39,7 +39,7 @@ pub const RUN: TableDef = TableDef {
 /// One row per non-empty histogram bucket.
 pub const HISTOGRAM: TableDef = TableDef {
     name: "latency_histogram",
-    doc: "one non-empty bucket of a CPU's HDR histogram, exact: the histograms of several runs (or hosts) merge by summing `count` per (`le_ns`), and a percentile of the sum is the smallest `le_ns` whose running count reaches `ceil(q * total)` (kept within the exact min and max, as `latency` does)",
+    doc: "one non-empty bucket of a CPU's HDR histogram, exact: the histograms of several runs (or hosts) merge by summing `count` per (`le_ns`), and a percentile of the sum is the smallest `le_ns` whose running count reaches `ceil(q * total)` (kept within the exact min and max, as `jitterlab latency` does)",
     cols: &[
         req("cpu", Ty::I32, "the CPU"),
         req("le_ns", Ty::I64, "the bucket's upper bound (its highest value equivalent at 3 significant digits), ns"),
@@ -89,7 +89,7 @@ pub const SPIKE_INTERRUPT: TableDef = TableDef {
             "the spike's sample number (joins `latency_spike`)",
         ),
         req(
-            "name",
+            "interrupt",
             Ty::Str,
             "`IRQ 36 virtio1-req.0`, `LOC`, `softirq TIMER`, ...",
         ),

@@ -10,8 +10,8 @@ pub const DEF: TableDef = TableDef {
     name: "lost",
     doc: "a stretch where a CPU's state is unknown: from its last event before lost events (a ring-buffer overrun) to its next known state; the counts are the `lost_events` rows of `anomaly`",
     cols: &[
-        req("ts", Ty::I64, "from, ns on the trace clock"),
-        req("dur", Ty::I64, "how long, ns"),
+        req("ts_ns", Ty::I64, "from, ns on the trace clock"),
+        req("dur_ns", Ty::I64, "how long, ns"),
         req("cpu", Ty::I32, "the CPU"),
     ],
 };

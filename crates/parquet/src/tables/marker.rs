@@ -10,7 +10,7 @@ pub const DEF: TableDef = TableDef {
     name: "marker",
     doc: "a write to trace_marker (ftrace's print event)",
     cols: &[
-        req("ts", Ty::I64, "when, ns on the trace clock"),
+        req("ts_ns", Ty::I64, "when, ns on the trace clock"),
         req("cpu", Ty::I32, "the CPU"),
         req("tid", Ty::I32, "the writer's tid"),
         req("text", Ty::Str, "the text"),

@@ -10,7 +10,7 @@ pub const DEF: TableDef = TableDef {
     name: "migration",
     doc: "a task moved between CPUs (sched_migrate_task)",
     cols: &[
-        req("ts", Ty::I64, "when, ns on the trace clock"),
+        req("ts_ns", Ty::I64, "when, ns on the trace clock"),
         req("utid", Ty::I64, "the task incarnation"),
         req("tid", Ty::I32, "its tid"),
         req("from_cpu", Ty::I32, "from this CPU"),

@@ -13,8 +13,8 @@ pub const DEF: TableDef = TableDef {
     name: "sched_slice",
     doc: "a task's (or the idle task's) time on a CPU, from switch-in to switch-out (Perfetto's `sched_slice`)",
     cols: &[
-        req("ts", Ty::I64, "switch-in, ns on the trace clock"),
-        req("dur", Ty::I64, "time on the CPU, ns"),
+        req("ts_ns", Ty::I64, "switch-in, ns on the trace clock"),
+        req("dur_ns", Ty::I64, "time on the CPU, ns"),
         req("cpu", Ty::I32, "the CPU"),
         opt("utid", Ty::I64, "the task incarnation (joins `thread.utid`); null for the idle task"),
         req("tid", Ty::I32, "its thread id (0: idle)"),

@@ -10,17 +10,17 @@ pub const DEF: TableDef = TableDef {
     name: "softirq",
     doc: "a softirq's run, softirq_entry to softirq_exit",
     cols: &[
-        req("ts", Ty::I64, "entry, ns on the trace clock"),
-        req("dur", Ty::I64, "entry to exit, ns"),
+        req("ts_ns", Ty::I64, "entry, ns on the trace clock"),
+        req("dur_ns", Ty::I64, "entry to exit, ns"),
         req("cpu", Ty::I32, "the CPU"),
-        req("vec", Ty::I32, "the vector"),
+        req("softirq_vec", Ty::I32, "the vector"),
         req(
-            "name",
+            "softirq_name",
             Ty::Str,
             "its name (`TIMER`, `NET_RX`, `BLOCK`, ...)",
         ),
         opt(
-            "raise_ts",
+            "raise_ts_ns",
             Ty::I64,
             "the softirq_raise that made it pending on this CPU, ns, when seen",
         ),

@@ -22,7 +22,7 @@ pub const DEF: TableDef = TableDef {
             "the process id, when the trace records thread groups",
         ),
         req(
-            "name",
+            "comm",
             Ty::Str,
             "its latest name (from the trace's saved cmdlines when no event names it)",
         ),
@@ -36,7 +36,7 @@ pub const DEF: TableDef = TableDef {
             Ty::I32,
             "the tid that forked it, when the fork was traced",
         ),
-        req("start_ts", Ty::I64, "first seen, ns on the trace clock"),
+        req("first_ts_ns", Ty::I64, "first seen, ns on the trace clock"),
         req("forked", Ty::Bool, "its fork was traced"),
         req("exited", Ty::Bool, "its sched_process_exit was traced"),
     ],

@@ -7,7 +7,7 @@ use crate::both;
 fn file(table: &str, host: &str, run: &str, rows: u64, bytes: u64) -> FileWritten {
     FileWritten {
         table: table.into(),
-        path: format!("fleet/{table}/host={host}/run={run}/part.parquet").into(),
+        path: format!("fleet/{table}/host={host}/run_id={run}/part.parquet").into(),
         rows,
         bytes,
     }
@@ -21,7 +21,7 @@ fn export_summary() {
             ExportSummary {
                 input: "disk-irq-stress.v7.dat".into(),
                 host: "vm".into(),
-                trace_id: "disk-irq-stress.v7".into(),
+                run_id: "disk-irq-stress.v7".into(),
                 kernel: Some("6.18.44".into()),
                 events: 41636,
                 files: vec![
@@ -32,7 +32,7 @@ fn export_summary() {
             ExportSummary {
                 input: "latency-2cpu.json".into(),
                 host: "board7".into(),
-                trace_id: "latency-2cpu".into(),
+                run_id: "latency-2cpu".into(),
                 kernel: None,
                 events: 0,
                 files: vec![file("latency_run", "board7", "latency-2cpu", 2, 6091)],

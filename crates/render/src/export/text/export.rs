@@ -14,7 +14,7 @@ impl Render for ExportReport {
         let mut t = Table::new([
             Col::left("INPUT"),
             Col::left("HOST"),
-            Col::left("RUN"),
+            Col::left("RUN ID"),
             Col::left("KERNEL"),
             Col::right("TABLES"),
             Col::right("ROWS"),
@@ -29,7 +29,7 @@ impl Render for ExportReport {
             t.row([
                 s.input.clone(),
                 s.host.clone(),
-                s.trace_id.clone(),
+                s.run_id.clone(),
                 s.kernel.clone().unwrap_or_else(|| "-".into()),
                 s.files.len().to_string(),
                 r.to_string(),
@@ -39,7 +39,7 @@ impl Render for ExportReport {
         t.write(out, style)?;
         writeln!(
             out,
-            "{} inputs, {rows} rows, {bytes} bytes under {}/TABLE/host=HOST/run=RUN/part.parquet",
+            "{} inputs, {rows} rows, {bytes} bytes under {}/TABLE/host=HOST/run_id=RUN/part.parquet",
             self.exports.len(),
             self.dir.display()
         )

@@ -1,0 +1,106 @@
+//! What the files say of themselves (schema 3): every column the definitions list and no
+//! other, the wall-clock start as a `TIMESTAMP(MICROS)` Spark reads beside its exact
+//! nanoseconds, and the host and run id in the path and the key-value metadata, not in
+//! the rows (a column in both the file and the path is two types to pyarrow).
+
+use std::path::Path;
+
+use jitterlab_parquet::{export_trace, Origin, PROVENANCE, SCHEMA_VERSION, TRACE_TABLES};
+use jitterlab_trace::Trace;
+use parquet::basic::{LogicalType, TimeUnit};
+use parquet::file::reader::{FileReader, SerializedFileReader};
+use parquet::record::Field;
+
+#[test]
+fn files_carry_the_definitions_columns_a_micros_start_and_the_partition_in_metadata() {
+    let tmp = tempfile::tempdir().unwrap();
+    let zst = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../trace/tests/data/external/ext4-events.dat.zst");
+    let dat = tmp.path().join("ext4-events.dat");
+    std::fs::write(
+        &dat,
+        zstd::decode_all(std::fs::File::open(zst).unwrap()).unwrap(),
+    )
+    .unwrap();
+    let trace = Trace::open(&dat, false).unwrap();
+    // 2025-11-28 10:15:03.123456789 UTC.
+    let wall_ns: i64 = 1_764_324_903_123_456_789;
+    let origin = Origin {
+        host: "board7".into(),
+        run_id: "ext4-day1".into(),
+        kernel: Some("6.18.0".into()),
+        start_wall_ns: Some(wall_ns),
+    };
+    let out = tmp.path().join("tables");
+    let summary = export_trace(&trace, "ext4-events.dat", &origin, &out, &|_, _| {}).unwrap();
+    assert!(!summary.files.is_empty());
+    for file in &summary.files {
+        let def = TRACE_TABLES.iter().find(|t| t.name == file.table).unwrap();
+        let want_path = out
+            .join(def.name)
+            .join("host=board7")
+            .join("run_id=ext4-day1")
+            .join("part.parquet");
+        assert_eq!(file.path, want_path);
+        let reader = SerializedFileReader::new(std::fs::File::open(&file.path).unwrap()).unwrap();
+        let meta = reader.metadata().file_metadata();
+        let names: Vec<String> = meta
+            .schema_descr()
+            .columns()
+            .iter()
+            .map(|c| c.name().to_string())
+            .collect();
+        let want: Vec<&str> = PROVENANCE.iter().chain(def.cols).map(|c| c.name).collect();
+        assert_eq!(names, want, "{}", def.name);
+        assert!(
+            !names.iter().any(|n| n == "host" || n == "run_id"),
+            "{}: the partition's keys are columns of the file",
+            def.name
+        );
+        let kv: Vec<(String, String)> = meta
+            .key_value_metadata()
+            .unwrap()
+            .iter()
+            .map(|k| (k.key.clone(), k.value.clone().unwrap_or_default()))
+            .collect();
+        for (key, value) in [
+            ("jitterlab.table", def.name.to_string()),
+            ("jitterlab.schema", SCHEMA_VERSION.to_string()),
+            ("jitterlab.host", "board7".to_string()),
+            ("jitterlab.run_id", "ext4-day1".to_string()),
+        ] {
+            assert!(
+                kv.contains(&(key.to_string(), value.clone())),
+                "{}: {key}={value} not in {kv:?}",
+                def.name
+            );
+        }
+        let start = meta
+            .schema_descr()
+            .columns()
+            .iter()
+            .find(|c| c.name() == "start_wall_us")
+            .unwrap()
+            .logical_type_ref()
+            .cloned();
+        assert_eq!(
+            start,
+            Some(LogicalType::timestamp(true, TimeUnit::MICROS)),
+            "{}",
+            def.name
+        );
+        // Every row: the microseconds of the start and its exact nanoseconds.
+        for row in reader.get_row_iter(None).unwrap() {
+            let row = row.unwrap();
+            let mut seen = (None, None);
+            for (col, value) in row.get_column_iter() {
+                match (col.as_str(), value) {
+                    ("start_wall_us", Field::TimestampMicros(us)) => seen.0 = Some(*us),
+                    ("start_wall_ns", Field::Long(ns)) => seen.1 = Some(*ns),
+                    _ => {}
+                }
+            }
+            assert_eq!(seen, (Some(wall_ns / 1000), Some(wall_ns)), "{}", def.name);
+        }
+    }
+}
