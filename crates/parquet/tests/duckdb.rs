@@ -4,8 +4,11 @@
 //! of the merged HDR histogram; three "hosts" are one dataset; the audits of four hosts
 //! (static audits of the host crate's fixture trees and a measured one of this VM,
 //! committed) give docs/fleet.md's audit findings by host. The SQL is in
-//! `duckdb_check.py`, run with python3 and the `duckdb` package (`pip install duckdb`;
-//! without them the test skips, and fails under JITTERLAB_REQUIRE_LIVE=1).
+//! `duckdb_check.py`, run with python3 and the `duckdb` package (`pip install duckdb`).
+//! Then `engines_check.py` reads the same dataset with pyarrow (`read_table` and
+//! `dataset`) and Apache Spark (pyspark, `local[2]`, a JRE 17), without settings, and
+//! checks they see every table's rows, host and run as DuckDB does. Without the
+//! packages the test skips, and fails under JITTERLAB_REQUIRE_LIVE=1.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -308,6 +311,33 @@ fn duckdb_reproduces_analyze_and_merges_histograms() {
     assert!(
         o.status.success(),
         "duckdb_check.py failed:\n{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+
+    // The same dataset through pyarrow (read_table and dataset) and Spark, as they come.
+    let have = Command::new("python3")
+        .args(["-c", "import pyarrow, pyspark"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+        && Command::new("java")
+            .arg("-version")
+            .output()
+            .is_ok_and(|o| o.status.success());
+    if !have {
+        skip("python3 with pyarrow and pyspark, or java, is not installed (pip install pyarrow pyspark; a JRE 17)");
+        return;
+    }
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/engines_check.py");
+    let o = Command::new("python3")
+        .arg(&script)
+        .arg(&out)
+        .output()
+        .unwrap();
+    print!("{}", String::from_utf8_lossy(&o.stdout));
+    assert!(
+        o.status.success(),
+        "engines_check.py failed:\n{}{}",
         String::from_utf8_lossy(&o.stdout),
         String::from_utf8_lossy(&o.stderr)
     );
