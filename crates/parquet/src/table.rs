@@ -68,6 +68,17 @@ impl Ty {
             _ => "",
         }
     }
+    /// The Arrow type an engine reads it as, as pyarrow writes it (docs/schema/parquet).
+    pub fn arrow_name(self) -> &'static str {
+        match self {
+            Ty::I64 => "int64",
+            Ty::I32 => "int32",
+            Ty::Bool => "bool",
+            Ty::Str => "string",
+            Ty::F64 => "double",
+            Ty::Wall => "timestamp[us, tz=UTC]",
+        }
+    }
     /// The name in the documentation.
     pub fn doc_name(self) -> &'static str {
         match self {

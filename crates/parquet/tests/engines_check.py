@@ -32,6 +32,19 @@ for t in tables:
     assert kinds == [("host", "VARCHAR"), ("run_id", "VARCHAR"),
                      ("start_wall_us", "TIMESTAMP WITH TIME ZONE")], (t, kinds)
 
+# Each file against its table's schema file (docs/schema/parquet), as pyarrow reads it.
+import glob as globs  # noqa: E402
+import json  # noqa: E402
+
+schemas = os.path.join(os.path.dirname(__file__), "../../../docs/schema/parquet")
+for t in tables:
+    spec = json.load(open(os.path.join(schemas, f"{t}.json")))
+    want_fields = [(f["name"], f["type"], f["nullable"]) for f in spec["fields"]]
+    for path in globs.glob(f"{out}/{t}/host=*/run_id=*/part.parquet"):
+        got = [(f.name, str(f.type), f.nullable) for f in pq.read_schema(path)]
+        assert got == want_fields, f"{path}: {got} vs {t}.json {want_fields}"
+print(f"ok every file matches docs/schema/parquet/TABLE.json: {len(tables)} tables")
+
 # pyarrow, both ways a user reaches for.
 for t in tables:
     a = pq.read_table(os.path.join(out, t))
