@@ -60,6 +60,11 @@ pub struct TraceFacts {
     pub lost_events: u64,
     /// The clock pair of the recording's start.
     pub clocks: Option<ClockPair>,
+    /// The .dat buffer exported (`top`, or an instance's name); `None` for a text trace.
+    pub buffer: Option<String>,
+    /// The .dat's other buffers, not exported, with their counts (`buffer tracing-a
+    /// (2460 events)`); empty when there are none.
+    pub buffers_not_exported: Vec<String>,
 }
 
 /// One file written.
@@ -283,6 +288,23 @@ pub fn export_trace(
         events,
         lost_events: stats.lost.iter().flatten().sum(),
         clocks,
+        buffer: match trace {
+            Trace::Dat(d) => d.buffers().get(d.chosen_buffer()).map(|b| {
+                if b.name.is_empty() {
+                    "top".to_string()
+                } else {
+                    b.name.clone()
+                }
+            }),
+            _ => None,
+        },
+        buffers_not_exported: match trace {
+            Trace::Dat(d) => d
+                .buffer_choice()
+                .map(|c| c.others.iter().map(|o| o.to_string()).collect())
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        },
     };
     let mut info = mk(&trace_info::DEF)?;
     trace_info::push(&mut info, &facts)?;

@@ -104,3 +104,48 @@ fn files_carry_the_definitions_columns_a_micros_start_and_the_partition_in_metad
         }
     }
 }
+
+/// The `trace` row of an export of `buffer` (the default rule without one) of the
+/// committed multi-buffer trace: (buffer, buffers_not_exported).
+fn buffers_of(buffer: Option<&str>) -> (Option<String>, Option<String>) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dat = Path::new(env!("CARGO_MANIFEST_DIR")).join("../trace/tests/data/instances.v7.dat");
+    let trace = Trace::open_buffer(&dat, false, buffer).unwrap();
+    let origin = Origin {
+        host: "h".into(),
+        run_id: "instances".into(),
+        kernel: None,
+        start_wall_ns: None,
+    };
+    let out = tmp.path().join("tables");
+    let summary = export_trace(&trace, "instances.v7.dat", &origin, &out, &|_, _| {}).unwrap();
+    let file = summary.files.iter().find(|f| f.table == "trace").unwrap();
+    let reader = SerializedFileReader::new(std::fs::File::open(&file.path).unwrap()).unwrap();
+    let row = reader.get_row_iter(None).unwrap().next().unwrap().unwrap();
+    let mut got = (None, None);
+    for (col, value) in row.get_column_iter() {
+        match (col.as_str(), value) {
+            ("buffer", Field::Str(s)) => got.0 = Some(s.clone()),
+            ("buffers_not_exported", Field::Str(s)) => got.1 = Some(s.clone()),
+            _ => {}
+        }
+    }
+    got
+}
+
+#[test]
+fn the_trace_row_names_the_buffer_exported_and_those_left_out() {
+    let (read, left) = buffers_of(None);
+    let left = left.expect("the buffers left out");
+    assert!(
+        left.contains("buffer jlab_small") && left.contains("buffer jlab_big"),
+        "{read:?} {left}"
+    );
+    let (read, left) = buffers_of(Some("jlab_big"));
+    assert_eq!(read.as_deref(), Some("jlab_big"));
+    let left = left.expect("the buffers left out");
+    assert!(
+        !left.contains("jlab_big") && left.contains("jlab_small"),
+        "{left}"
+    );
+}

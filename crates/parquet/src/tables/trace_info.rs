@@ -20,12 +20,15 @@ pub const DEF: TableDef = TableDef {
         opt("monotonic_ns", Ty::I64, "CLOCK_MONOTONIC when the recording started (the clock pair `jitterlab record` saves)"),
         opt("realtime_ns", Ty::I64, "CLOCK_REALTIME at the same moment, ns since 1970 (= `start_wall_ns`)"),
         opt("wall_offset_ns", Ty::I64, "`realtime_ns - monotonic_ns`: added to a trace time it gives wall-clock time; only with the `mono` trace clock (`jitterlab record`'s), null with another (the default `local`, sched_clock, is tens of ms from CLOCK_MONOTONIC: see docs/parquet.md)"),
+        opt("buffer", Ty::Str, "the .dat buffer exported: `top`, or an instance's name (`export --buffer` chooses; by default the top buffer when it holds events, else the fullest); null for a text trace"),
+        opt("buffers_not_exported", Ty::Str, "the .dat's other buffers, not exported, with their counts (`buffer tracing-a (2460 events)`, comma-separated); null when it has none"),
         req("schema_version", Ty::I32, "the version of these tables' schema (docs/parquet.md)"),
         req("jitterlab_version", Ty::Str, "the jitterlab that exported it"),
     ],
 };
 
 pub(crate) fn push(t: &mut Table, f: &TraceFacts) -> Result<(), Error> {
+    let left_out = f.buffers_not_exported.join(", ");
     t.row()
         .str(&f.file)
         .str(&f.format)
@@ -43,6 +46,8 @@ pub(crate) fn push(t: &mut Table, f: &TraceFacts) -> Result<(), Error> {
                 .filter(|_| f.clock.as_deref() == Some("mono"))
                 .map(|c| c.wall_offset_ns()),
         )
+        .opt_str(f.buffer.as_deref())
+        .opt_str(Some(left_out.as_str()).filter(|s| !s.is_empty()))
         .u32(crate::SCHEMA_VERSION)
         .str(env!("CARGO_PKG_VERSION"))
         .end()
