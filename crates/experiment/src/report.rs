@@ -340,6 +340,9 @@ pub struct ExperimentReport {
     pub explanations: Vec<Explanation>,
     /// The machine it ran on, when the runner knows it.
     pub machine: Option<Testbed>,
+    /// When its first run started, wall-clock ns since 1970-01-01 UTC, when the runner
+    /// knows it (what an export names the run and its rows' start by).
+    pub start_wall_ns: Option<u64>,
     /// The rounds run when the recipe's `precision` stopped the experiment before all
     /// its rounds (`None`: every planned round ran, or Ctrl-C ended it).
     pub stopped_early: Option<u32>,
@@ -546,6 +549,7 @@ impl ExperimentReport {
             cell_contexts,
             explanations: Vec::new(),
             machine: None,
+            start_wall_ns: None,
             spike_causes: Vec::new(),
             answers: Vec::new(),
             order: None,

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use crate::util::{data, json_data, run, stderr, stdout};
+use crate::util::{data, json_data, run, stderr};
 
 fn parquet_files(dir: &Path) -> Vec<String> {
     fn walk(d: &Path, root: &Path, out: &mut Vec<String>) {
@@ -80,12 +80,26 @@ fn export_writes_hive_tables_and_says_what() {
     let o = run(&["export", "--parquet", &d, &lat]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("host"), "{}", stderr(&o));
-    let o = run(&["export", "--parquet", &d, "--host", "board8", &lat]);
+    let o = run(&[
+        "export",
+        "--parquet",
+        &d,
+        "--host",
+        "board8",
+        &lat,
+        "--json",
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stdout(&o).contains("board8"), "{}", stdout(&o));
+    // Its run id is minted: the kind and the file's content hash.
+    let exp = json_data(&o, "jitterlab.export");
+    let id = exp["exports"][0]["run_id"].as_str().unwrap().to_string();
+    assert!(
+        id.starts_with("latency-") && id.len() == "latency-".len() + 8,
+        "{id}"
+    );
     assert!(parquet_files(dir.path())
         .iter()
-        .any(|f| f.starts_with("latency_histogram/host=board8/run_id=latency-2cpu/")));
+        .any(|f| f.starts_with(&format!("latency_histogram/host=board8/run_id={id}/"))));
 
     // --run names one input's run.
     let o = run(&["export", "--parquet", &d, "--run", "x", &trace, &lat]);
@@ -122,9 +136,16 @@ fn export_takes_an_audit_under_the_host_it_names() {
     let exp = json_data(&o, "jitterlab.export");
     assert_eq!(exp["exports"][0]["host"], "rt16-board");
     assert_eq!(exp["exports"][0]["kernel"], "6.18.0-rt");
+    // The run id says when the audit started (UTC) and ends in the content hash.
+    let id = exp["exports"][0]["run_id"].as_str().unwrap().to_string();
+    let start: Vec<&str> = id.split('-').collect();
+    assert!(
+        start.len() == 3 && start[0] == "audit" && start[1].len() == 16 && start[1].ends_with('Z'),
+        "{id}"
+    );
     let written = parquet_files(dir.path());
     for t in ["audit_cpu", "audit_finding", "audit_latency", "audit_noise"] {
-        let want = format!("{t}/host=rt16-board/run_id=audit-rt16/part.parquet");
+        let want = format!("{t}/host=rt16-board/run_id={id}/part.parquet");
         assert!(written.contains(&want), "{want} not in {written:?}");
     }
     let findings = &exp["exports"][0]["files"]
@@ -144,18 +165,20 @@ fn export_takes_an_audit_under_the_host_it_names() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(parquet_files(dir.path())
         .iter()
-        .any(|f| f.starts_with("audit_finding/host=vm2/run_id=audit-vm2/")));
+        .any(|f| f.starts_with("audit_finding/host=vm2/run_id=audit-")));
 }
 
 /// Rows written before are never replaced unless asked: two inputs of one partition are
 /// refused before anything is written, a host and run the dataset holds are refused, and
-/// `--replace` writes them again without leaving a table of the earlier export.
+/// `--replace` writes them again without leaving a table of the earlier export. Two
+/// recordings of one file name (day 1 and day 2 of `runs/$h.dat`) get run ids of their
+/// own and are both kept.
 #[test]
 fn an_export_never_replaces_earlier_rows_unless_asked() {
     let dir = tempfile::tempdir().unwrap();
     let ds = dir.path().join("fleet");
     let d = ds.display().to_string();
-    // Two traces of the same file name (and host): the same default run.
+    // Two traces of the same file name (and host).
     for (sub, trace) in [
         ("d1", "cyclictest-idle.v7.dat"),
         ("d2", "disk-irq-stress.v7.dat"),
@@ -165,16 +188,71 @@ fn an_export_never_replaces_earlier_rows_unless_asked() {
     }
     let t1 = dir.path().join("d1/trace.dat").display().to_string();
     let t2 = dir.path().join("d2/trace.dat").display().to_string();
-    let o = run(&["export", "--parquet", &d, "--host", "b1", &t1, &t2]);
+    {
+        let o = run(&[
+            "export",
+            "--parquet",
+            &d,
+            "--host",
+            "b1",
+            &t1,
+            &t2,
+            "--json",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let both = json_data(&o, "jitterlab.export");
+        let ids: Vec<&str> = both["exports"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["run_id"].as_str().unwrap())
+            .collect();
+        assert!(
+            ids[0] != ids[1] && ids.iter().all(|i| i.starts_with("trace-")),
+            "{ids:?}"
+        );
+        // The same file again: the same run id, refused.
+        let o = run(&["export", "--parquet", &d, "--host", "b1", &t1]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains(&format!("already holds host=b1 run_id={}", ids[0])),
+            "{}",
+            stderr(&o)
+        );
+    }
+    std::fs::remove_dir_all(&ds).unwrap();
+    // Two inputs of one partition (a file and its copy): refused before anything is
+    // written.
+    let copy = dir.path().join("d1/again.dat");
+    std::fs::copy(&t1, &copy).unwrap();
+    let o = run(&[
+        "export",
+        "--parquet",
+        &d,
+        "--host",
+        "b1",
+        &t1,
+        &copy.display().to_string(),
+    ]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(
-        stderr(&o).contains("host=b1 run_id=trace") && stderr(&o).contains(&t1),
+        stderr(&o).contains("host=b1 run_id=trace-") && stderr(&o).contains(&t1),
         "{}",
         stderr(&o)
     );
     assert!(!ds.exists(), "nothing written");
 
-    let o = run(&["export", "--parquet", &d, "--host", "b1", &t1, "--json"]);
+    let o = run(&[
+        "export",
+        "--parquet",
+        &d,
+        "--host",
+        "b1",
+        "--run",
+        "trace",
+        &t1,
+        "--json",
+    ]);
     let first = json_data(&o, "jitterlab.export");
     let rows = |e: &serde_json::Value| -> u64 {
         e["exports"][0]["files"]

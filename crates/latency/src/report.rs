@@ -17,6 +17,9 @@ pub struct LatencyReport {
     pub config: Config,
     /// Per CPU: the summary and the histogram buckets.
     pub cpus: Vec<CpuResult>,
+    /// When the measurement started, wall-clock ns since 1970-01-01 UTC (what an export
+    /// of it names its run and its rows' start by); `None` for a report not measured here.
+    pub start_wall_ns: Option<u64>,
     /// Wall time of the measurement, ns.
     pub wall_ns: u64,
     /// Whether memory was locked.
@@ -133,6 +136,7 @@ impl LatencyReport {
             break_ns: config.break_ns,
             config,
             cpus,
+            start_wall_ns: None,
             wall_ns: run.wall_ns,
             mlocked: run.mlocked,
             dma_latency_held: run.dma_latency_held,

@@ -71,6 +71,10 @@ pub fn measure(
     };
     let live = live_for(&req.config);
     on_start(&live);
+    let start_wall_ns = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()
+        .and_then(|d| u64::try_from(d.as_nanos()).ok());
     let result = crate::run(&req.config, cancel, &live);
     let load_results = loads.map(|l| l.stop()).unwrap_or_default();
     let run = result?;
@@ -83,6 +87,7 @@ pub fn measure(
         &steal_before,
         &steal_after,
     );
+    report.start_wall_ns = start_wall_ns;
     if !load_results.is_empty() {
         report.load_cpus = Some(load_cpus);
         report.loads = load_results;

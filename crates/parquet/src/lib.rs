@@ -82,19 +82,97 @@ pub struct Origin {
     pub start_wall_ns: Option<i64>,
 }
 
-/// The name of `path` without its directory and its trace or JSON extensions
-/// (`.zst`, `.dat`, `.json`, `.txt`): the default run id.
-pub fn default_run_id(path: &std::path::Path) -> String {
-    let mut name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "trace".to_string());
-    for ext in [".zst", ".dat", ".json", ".txt"] {
-        if let Some(s) = name.strip_suffix(ext) {
-            if !s.is_empty() {
-                name = s.to_string();
-            }
-        }
+/// The run id an export gets when `--run` gives none: `PREFIX` (`trace`, `latency`,
+/// `experiment`, `audit`), the run's start in UTC when the input records it
+/// (`20261129T062548Z`), and 8 hex digits of the input's content hash (see
+/// [`content_hash`]): `trace-20261129T062548Z-3fa9c2d1`. It starts with a letter, is
+/// neither a date nor a number to any engine, and two exports get the same one only for
+/// the same input.
+///
+/// ```
+/// use jitterlab_parquet::minted_run_id;
+/// assert_eq!(
+///     minted_run_id("trace", Some(1_764_324_903_123_456_789), 0x3fa9c2d1),
+///     "trace-20251128T101503Z-3fa9c2d1"
+/// );
+/// assert_eq!(minted_run_id("latency", None, 0xab), "latency-000000ab");
+/// ```
+pub fn minted_run_id(prefix: &str, start_wall_ns: Option<i64>, hash: u64) -> String {
+    match start_wall_ns {
+        Some(ns) => format!("{prefix}-{}-{:08x}", utc_compact(ns), hash & 0xffff_ffff),
+        None => format!("{prefix}-{:08x}", hash & 0xffff_ffff),
     }
-    name
+}
+
+/// `ns` since 1970-01-01 UTC as `YYYYMMDDTHHMMSSZ`.
+fn utc_compact(ns: i64) -> String {
+    let secs = ns.div_euclid(1_000_000_000);
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}{m:02}{d:02}T{:02}{:02}{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// The content hash of a default run id: xxHash64 of the file's size and of its first
+/// and last MiB (a trace's header, first and last events; a result file whole), read
+/// from `path`. Two recordings differ there (their times do); the same file hashes the
+/// same on every machine.
+pub fn content_hash(path: &std::path::Path) -> std::io::Result<u64> {
+    use std::io::{Read, Seek, SeekFrom};
+    const PART: u64 = 1 << 20;
+    let mut f = std::fs::File::open(path)?;
+    let size = f.metadata()?.len();
+    let mut bytes = size.to_le_bytes().to_vec();
+    f.by_ref().take(PART).read_to_end(&mut bytes)?;
+    if size > PART {
+        f.seek(SeekFrom::Start(size.saturating_sub(PART).max(PART)))?;
+        f.take(PART).read_to_end(&mut bytes)?;
+    }
+    Ok(twox_hash::XxHash64::oneshot(0, &bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_start_in_a_run_id_is_utc() {
+        assert_eq!(utc_compact(0), "19700101T000000Z");
+        // A leap day, the last second of a year, and a time before 1970.
+        assert_eq!(utc_compact(1_709_164_800_000_000_000), "20240229T000000Z");
+        assert_eq!(utc_compact(1_735_689_599_999_999_999), "20241231T235959Z");
+        assert_eq!(utc_compact(-1), "19691231T235959Z");
+    }
+
+    #[test]
+    fn the_same_content_hashes_the_same_and_another_differs() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b, c) = (
+            dir.path().join("a"),
+            dir.path().join("b"),
+            dir.path().join("c"),
+        );
+        // Over 2 MiB: the middle is not read, the ends are.
+        let mut bytes = vec![7u8; 3 << 20];
+        std::fs::write(&a, &bytes).unwrap();
+        std::fs::write(&b, &bytes).unwrap();
+        *bytes.last_mut().unwrap() = 8;
+        std::fs::write(&c, &bytes).unwrap();
+        let h = |p: &std::path::Path| content_hash(p).unwrap();
+        assert_eq!(h(&a), h(&b));
+        assert_ne!(h(&a), h(&c));
+    }
 }

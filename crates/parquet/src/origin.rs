@@ -6,7 +6,7 @@ use std::path::Path;
 use jitterlab_trace::Trace;
 use serde_json::Value;
 
-use crate::{default_run_id, result_origin, trace_origin, Error, Origin};
+use crate::{content_hash, minted_run_id, result_origin, trace_origin, Error, Origin};
 
 /// What the command line says of the inputs' origin (each overrides the file's own).
 #[derive(Clone, Debug, Default)]
@@ -26,28 +26,59 @@ fn host_missing(path: &Path) -> Error {
     )
 }
 
+/// The run id of an input when the command line gives none: [`minted_run_id`] with the
+/// input's content hash, or, for a stream (which cannot be read twice), a hash of its
+/// name and of the time now.
+fn default_run(
+    prefix: &str,
+    path: &Path,
+    stream: bool,
+    start: Option<i64>,
+) -> Result<String, Error> {
+    let hash = if stream {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let seed = format!("{}\0{now}\0{}", path.display(), std::process::id());
+        twox_hash::XxHash64::oneshot(0, seed.as_bytes())
+    } else {
+        content_hash(path).map_err(|e| Error::io(path, "cannot read", e))?
+    };
+    Ok(minted_run_id(prefix, start, hash))
+}
+
 /// The origin of a trace: the command line's values, else the host name, kernel
-/// release and clock pair the file records ([`trace_origin`]).
+/// release and clock pair the file records ([`trace_origin`]); the run id a minted one
+/// ([`minted_run_id`], prefix `trace`).
 pub fn origin_of_trace(trace: &Trace, path: &Path, o: &OriginOptions) -> Result<Origin, Error> {
     let (host, kernel, clocks) = trace_origin(trace);
+    let start_wall_ns = clocks.map(|c| i64::try_from(c.realtime_ns).unwrap_or(i64::MAX));
     Ok(Origin {
         host: o.host.clone().or(host).ok_or_else(|| host_missing(path))?,
-        run_id: o.run.clone().unwrap_or_else(|| default_run_id(path)),
+        run_id: match &o.run {
+            Some(r) => r.clone(),
+            None => default_run("trace", path, trace.is_stream(), start_wall_ns)?,
+        },
         kernel: o.kernel.clone().or(kernel),
-        start_wall_ns: clocks.map(|c| i64::try_from(c.realtime_ns).unwrap_or(i64::MAX)),
+        start_wall_ns,
     })
 }
 
-/// The origin of a result file.
+/// The origin of a result file; the run id a minted one ([`minted_run_id`], prefix
+/// `latency`, `experiment` or `audit`).
 pub fn origin_of_result(json: &Value, path: &Path, o: &OriginOptions) -> Result<Origin, Error> {
     let r = result_origin(path, json)?;
+    let prefix = r.schema.strip_prefix("jitterlab.").unwrap_or("result");
     Ok(Origin {
         host: o
             .host
             .clone()
             .or(r.host)
             .ok_or_else(|| host_missing(path))?,
-        run_id: o.run.clone().unwrap_or_else(|| default_run_id(path)),
+        run_id: match &o.run {
+            Some(r) => r.clone(),
+            None => default_run(prefix, path, false, r.start_wall_ns)?,
+        },
         kernel: o.kernel.clone().or(r.kernel),
         start_wall_ns: r.start_wall_ns,
     })

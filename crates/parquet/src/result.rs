@@ -36,7 +36,7 @@ pub struct ResultOrigin {
     pub host: Option<String>,
     /// The kernel release, when it names it.
     pub kernel: Option<String>,
-    /// When the run started, wall-clock ns since 1970-01-01 UTC, when it says (an audit).
+    /// When the run started, wall-clock ns since 1970-01-01 UTC, when it says.
     pub start_wall_ns: Option<i64>,
 }
 
@@ -50,26 +50,21 @@ pub fn result_origin(path: &Path, json: &Value) -> Result<ResultOrigin, Error> {
     })?;
     let data = json.get("data").unwrap_or(&Value::Null);
     let text = |v: Option<&Value>| v.and_then(Value::as_str).map(String::from);
-    let (host, kernel, start) = match schema {
+    let (host, kernel) = match schema {
         "jitterlab.latency" => (
             None,
             text(
                 data.get("environment")
                     .and_then(|e| e.get("kernel_release")),
             ),
-            None,
         ),
         "jitterlab.experiment" => (
             text(data.get("machine").and_then(|m| m.get("hostname"))),
             text(data.get("machine").and_then(|m| m.get("kernel"))),
-            None,
         ),
         "jitterlab.audit" => (
             text(data.get("hostname")),
             text(data.get("kernel")).filter(|k| !k.is_empty()),
-            data.get("start_wall_ns")
-                .and_then(Value::as_u64)
-                .map(crate::table::i64_of),
         ),
         other => {
             return Err(Error::input(
@@ -80,6 +75,11 @@ pub fn result_origin(path: &Path, json: &Value) -> Result<ResultOrigin, Error> {
             ))
         }
     };
+    // Every kind says when it started (results written before it did say nothing).
+    let start = data
+        .get("start_wall_ns")
+        .and_then(Value::as_u64)
+        .map(crate::table::i64_of);
     Ok(ResultOrigin {
         schema: schema.to_string(),
         host,

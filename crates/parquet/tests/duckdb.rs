@@ -157,7 +157,8 @@ fn export_audits(tmp: &Path, out: &Path) -> Value {
         serde_json::from_slice(&std::fs::read(web.join("audit-quick.json")).unwrap()).unwrap();
     let day = 86_400_000_000_000u64;
     let t0 = 1_790_000_000_000_000_000u64;
-    // (host, run, audit); rt16-board's host name is the one its tree records.
+    // (host, file, audit); rt16-board's host name is the one its tree records. The run
+    // ids are minted: `audit-` and the audit's start.
     let audits = [
         (Some("board1"), "audit-old", static_audit("audit-rt16", t0)),
         (
@@ -196,7 +197,7 @@ fn export_audits(tmp: &Path, out: &Path) -> Value {
         // The later audit of a host replaces the earlier in the query.
         latest.insert(
             origin.host.clone(),
-            json!({"run": run, "verdict": d["verdict"], "high": count("high"),
+            json!({"run": origin.run_id, "verdict": d["verdict"], "high": count("high"),
                    "medium": count("medium"), "low": count("low"), "high_ids": high,
                    "findings": findings.len()}),
         );
@@ -231,7 +232,18 @@ fn duckdb_reproduces_analyze_and_merges_histograms() {
     ] {
         let path = trace_file(tmp.path(), name);
         let trace = Trace::open(&path, false).unwrap();
-        let run = jitterlab_parquet::default_run_id(&path);
+        // The run id an export mints for the file: the same for every host.
+        let run = jitterlab_parquet::origin_of_trace(
+            &trace,
+            &path,
+            &jitterlab_parquet::OriginOptions {
+                host: Some("h1".into()),
+                ..Default::default()
+            },
+        )
+        .unwrap()
+        .run_id;
+        assert!(run.starts_with("trace-"), "{run}");
         for host in hosts {
             export_trace(
                 &trace,

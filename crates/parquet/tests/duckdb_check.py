@@ -68,8 +68,9 @@ for t in exp["traces"]:
               f"{len(e['chains'])} irq chains, {len(e['softirq_chains'])} softirq chains")
 
 # Three hosts as one dataset: the trace they share has the same rows on each.
+shared = exp["traces"][0]["run"]
 per_host = rows(f"""SELECT host, count(*), sum(dur_ns) FROM {table('sched_slice')}
-                    WHERE run_id = 'disk-irq-stress.v7' GROUP BY host ORDER BY host""")
+                    WHERE run_id = ? GROUP BY host ORDER BY host""", shared)
 assert [h for h, _, _ in per_host] == ["h1", "h2", "h3"], per_host
 assert len({(n, d) for _, n, d in per_host}) == 1, per_host
 hosts = rows(f"SELECT DISTINCT host FROM {table('trace')} ORDER BY host")

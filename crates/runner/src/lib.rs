@@ -172,6 +172,10 @@ pub fn run_experiment(
         }
     }
     let before = Snapshot::read(root)?;
+    let start_wall_ns = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()
+        .and_then(|d| u64::try_from(d.as_nanos()).ok());
     let online = jitterlab_host::cpus::online(root)?;
     let seed = recipe.seed.or(options.seed).unwrap_or_else(seed_from_clock);
     let plan = recipe.plan(seed);
@@ -311,6 +315,7 @@ pub fn run_experiment(
         config,
     );
     report.machine = Some(machine);
+    report.start_wall_ns = start_wall_ns;
     report.order = Some(recipe.order);
     report.stopped_early = stopped_early;
     // The steps are known now: the migrations around them, from each traced run's trace.

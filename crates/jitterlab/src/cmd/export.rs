@@ -36,7 +36,9 @@ pub struct ExportArgs {
     /// `jitterlab record` trace or of an experiment, trace-cmd's uname).
     #[arg(long, value_name = "NAME")]
     pub host: Option<String>,
-    /// The run id (default: the input's file name without extensions); one input only.
+    /// The run id (default: minted from the input: its kind, its start in UTC when it
+    /// records one, and a hash of its content, e.g. trace-20261129T062548Z-3fa9c2d1); one
+    /// input only.
     #[arg(long, value_name = "ID")]
     pub run: Option<String>,
     /// The kernel release (default: what the file records).
