@@ -47,6 +47,16 @@ fn default_run(
     Ok(minted_run_id(prefix, start, hash))
 }
 
+/// The run id an export of the trace at `path` gets by default (what `export` mints for
+/// it), or `None` when it cannot be read as a trace: how a result's rows name the trace
+/// recorded with them, so that the two join once both are exported.
+pub fn default_trace_run_id(path: &Path) -> Option<String> {
+    let trace = Trace::open(path, false).ok()?;
+    let (_, _, clocks) = trace_origin(&trace);
+    let start = clocks.map(|c| i64::try_from(c.realtime_ns).unwrap_or(i64::MAX));
+    default_run("trace", path, trace.is_stream(), start).ok()
+}
+
 /// The origin of a trace: the command line's values, else the host name, kernel
 /// release and clock pair the file records ([`trace_origin`]); the run id a minted one
 /// ([`minted_run_id`], prefix `trace`).

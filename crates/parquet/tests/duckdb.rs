@@ -174,6 +174,22 @@ fn export_audits(tmp: &Path, out: &Path) -> Value {
         ),
         (Some("vm"), "audit-quick", quick),
     ];
+    // The measured audit's idle phase kept its trace beside the JSON: a committed trace
+    // stands in for it, exported too, so that the audit's rows join its tables.
+    std::fs::create_dir_all(tmp.join("audit-traces")).unwrap();
+    let kept = tmp.join("audit-traces/idle.dat");
+    std::fs::copy(data("cyclictest-idle.v7.dat"), &kept).unwrap();
+    let trace = Trace::open(&kept, false).unwrap();
+    let kept_origin = jitterlab_parquet::origin_of_trace(
+        &trace,
+        &kept,
+        &jitterlab_parquet::OriginOptions {
+            host: Some("vm".into()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    export_trace(&trace, "audit-traces/idle.dat", &kept_origin, out, &|_, _| {}).unwrap();
     let mut latest = serde_json::Map::new();
     for (host, run, a) in &audits {
         let p = tmp.join(format!("{run}.json"));
@@ -208,6 +224,7 @@ fn export_audits(tmp: &Path, out: &Path) -> Value {
     );
     let m = &audits[4].2["data"]["measured"];
     json!({
+        "kept_trace_run": kept_origin.run_id,
         "latest": latest,
         "latency_rows": m["latency"].as_array().unwrap().iter()
             .map(|p| p["cpus"].as_array().unwrap().len()).sum::<usize>(),

@@ -73,7 +73,7 @@ per_host = rows(f"""SELECT host, count(*), sum(dur_ns) FROM {table('sched_slice'
                     WHERE run_id = ? GROUP BY host ORDER BY host""", shared)
 assert [h for h, _, _ in per_host] == ["h1", "h2", "h3"], per_host
 assert len({(n, d) for _, n, d in per_host}) == 1, per_host
-hosts = rows(f"SELECT DISTINCT host FROM {table('trace')} ORDER BY host")
+hosts = rows(f"SELECT DISTINCT host FROM {table('trace')} WHERE host LIKE 'h%' ORDER BY host")
 assert [h for (h,) in hosts] == ["h1", "h2", "h3"], hosts
 print(f"ok three hosts, one dataset: {per_host}")
 
@@ -131,3 +131,12 @@ assert max(w for _, _, w, _ in measured) == a["max_ns"], (measured, a["max_ns"])
 (n, noise) = rows(f"SELECT count(*), (SELECT sum(noise_ns) FROM {table('audit_noise')}) FROM {table('audit_latency')}")[0]
 assert (n, noise) == (a["latency_rows"], a["noise_ns"]), (n, noise, a)
 print(f"ok audits: {len(got)} hosts {sorted(got)}, {n} measured latency rows")
+
+# The measured audit's idle phase names the trace it kept: its rows join that trace's.
+joined = rows(f"""SELECT l.load, count(DISTINCT t.run_id), any_value(t.events)
+                  FROM {table('audit_latency')} l JOIN {table('trace')} t
+                  ON t.host = l.host AND t.run_id = l.trace_run_id GROUP BY l.load""")
+assert [(load, n) for load, n, _ in joined] == [("idle", 1)], joined
+(kept,) = rows(f"SELECT DISTINCT trace_run_id FROM {table('audit_latency')} WHERE load = 'idle'")[0]
+assert kept == a["kept_trace_run"], (kept, a["kept_trace_run"])
+print(f"ok the audit's idle phase joins its kept trace {kept}: {joined[0][2]} events")

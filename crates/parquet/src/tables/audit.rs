@@ -71,6 +71,7 @@ pub const LATENCY: TableDef = TableDef {
         opt("blamed_cause", Ty::Str, "when the phase's blamed spike is on this CPU: its cause (`task`, `interrupts`, `no_events`, `idle`, `spread`)"),
         opt("blamed_latency_ns", Ty::I64, "that wake-up's latency in the trace, ns"),
         opt("blamed_verdict", Ty::Str, "blame's line on it"),
+        opt("trace_run_id", Ty::Str, "the run id an export of the trace kept with it gets by default (`trace` of the JSON, read beside the JSON file): joins that trace's tables; null when none was kept or it is not there"),
     ],
 };
 
@@ -88,6 +89,7 @@ pub const NOISE: TableDef = TableDef {
         opt("longest_ns", Ty::I64, "the longest gap, ns"),
         opt("preemptions", Ty::I64, "times the probe was preempted"),
         opt("top_interrupt", Ty::Str, "the interrupt or softirq that fired most on the CPU in the window"),
+        opt("trace_run_id", Ty::Str, "the run id an export of the trace kept with it gets by default (`trace` of the JSON, read beside the JSON file): joins that trace's tables; null when none was kept or it is not there"),
     ],
 };
 
@@ -173,6 +175,7 @@ pub(crate) fn push(j: &J<'_>, data: &Value, t: [&mut Table; 4]) -> Result<(), Er
         let load = text(ph, &at, "load")?;
         let wall = j.i64(ph, &at, "wall_ns")?;
         let blamed = ph.get("blamed").filter(|b| !b.is_null());
+        let trace_run = j.trace_run_id(ph, "trace");
         for (k, c) in j.arr(ph, &at, "cpus")?.iter().enumerate() {
             let at = format!("{at}.cpus[{k}]");
             let cpu = j.i32(c, &at, "cpu")?;
@@ -207,6 +210,7 @@ pub(crate) fn push(j: &J<'_>, data: &Value, t: [&mut Table; 4]) -> Result<(), Er
                         .and_then(Value::as_u64),
                 )
                 .opt_str(blamed.and_then(|b| s(b, &["verdict"])))
+                .opt_str(trace_run.as_deref())
                 .end()?;
         }
     }
@@ -239,6 +243,7 @@ pub(crate) fn push(j: &J<'_>, data: &Value, t: [&mut Table; 4]) -> Result<(), Er
             .opt_u64(longest)
             .opt_u64(n.get("preemptions").and_then(Value::as_u64))
             .opt_str(top)
+            .opt_str(j.trace_run_id(n, "trace").as_deref())
             .end()?;
     }
     Ok(())

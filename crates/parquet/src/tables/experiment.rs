@@ -46,6 +46,7 @@ pub const RUN: TableDef = TableDef {
         ),
         opt("value", Ty::F64, "its value, in the metric's unit"),
         opt("error", Ty::Str, "why the run failed, when it did"),
+        opt("trace_run_id", Ty::Str, "for a traced run whose trace was kept (`explanations[].trace`, read relative to the JSON file's directory): the run id an export of that trace gets by default, which joins its tables; else null"),
     ],
 };
 
@@ -133,6 +134,18 @@ pub(crate) fn push(j: &J<'_>, data: &Value, t: [&mut Table; 4]) -> Result<(), Er
             .str(&c.get("settings").map(Value::to_string).unwrap_or_default())
             .end()?;
     }
+    // The kept trace of each explained run, by its seq.
+    let mut traces = std::collections::HashMap::new();
+    if let Some(Value::Array(ex)) = data.get("explanations") {
+        for e in ex {
+            if let (Some(seq), Some(id)) = (
+                e.get("seq").and_then(Value::as_i64),
+                j.trace_run_id(e, "trace"),
+            ) {
+                traces.insert(seq, id);
+            }
+        }
+    }
     for (i, r) in j.arr(data, "data", "runs")?.iter().enumerate() {
         let at = format!("data.runs[{i}]");
         let (seq, cell, round) = (
@@ -159,6 +172,7 @@ pub(crate) fn push(j: &J<'_>, data: &Value, t: [&mut Table; 4]) -> Result<(), Er
                 .opt_str(None)
                 .opt_f64(None)
                 .opt_str(error)
+                .opt_str(traces.get(&i64::from(seq)).map(String::as_str))
                 .end()?;
         }
         for (metric, v) in values {
@@ -173,6 +187,7 @@ pub(crate) fn push(j: &J<'_>, data: &Value, t: [&mut Table; 4]) -> Result<(), Er
                 .str(metric)
                 .opt_f64(v.as_f64())
                 .opt_str(error)
+                .opt_str(traces.get(&i64::from(seq)).map(String::as_str))
                 .end()?;
         }
     }

@@ -103,6 +103,15 @@ pub(crate) struct J<'a> {
 }
 
 impl J<'_> {
+    /// The default run id of the trace that `v[key]` names relative to the result
+    /// file's directory (see [`crate::origin::default_trace_run_id`]); `None` when it
+    /// names none or the file is not there.
+    pub(crate) fn trace_run_id(&self, v: &Value, key: &str) -> Option<String> {
+        let rel = v.get(key).and_then(Value::as_str)?;
+        let dir = self.path.parent().unwrap_or(std::path::Path::new("."));
+        crate::origin::default_trace_run_id(&dir.join(rel))
+    }
+
     pub(crate) fn u64(&self, v: &Value, at: &str, key: &str) -> Result<u64, Error> {
         v.get(key).and_then(Value::as_u64).ok_or_else(|| {
             Error::input(
