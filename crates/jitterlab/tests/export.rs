@@ -144,10 +144,17 @@ fn export_takes_an_audit_under_the_host_it_names() {
         "{id}"
     );
     let written = parquet_files(dir.path());
-    for t in ["audit_cpu", "audit_finding", "audit_latency", "audit_noise"] {
+    for t in ["audit_cpu", "audit_finding"] {
         let want = format!("{t}/host=rt16-board/run_id={id}/part.parquet");
         assert!(written.contains(&want), "{want} not in {written:?}");
     }
+    // A static audit measured nothing: no file of the measured tables.
+    assert!(
+        !written
+            .iter()
+            .any(|f| f.starts_with("audit_latency/") || f.starts_with("audit_noise/")),
+        "{written:?}"
+    );
     let findings = &exp["exports"][0]["files"]
         .as_array()
         .unwrap()

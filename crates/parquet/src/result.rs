@@ -110,7 +110,7 @@ pub fn export_result(
         push([ta, tb, tc, td])?;
         defs.into_iter()
             .zip(t)
-            .map(|(def, table)| finish(def, table))
+            .filter_map(|(def, table)| finish(def, table).transpose())
             .collect()
     };
     let files = match schema.as_str() {

@@ -342,9 +342,26 @@ impl Table {
 
     /// Writes what is buffered and the footer, and gives the file its name. Returns the
     /// path and the rows written.
-    pub(crate) fn finish(mut self) -> Result<(PathBuf, u64), Error> {
+    pub(crate) fn finish(mut self) -> Result<Option<(PathBuf, u64)>, Error> {
         self.flush()?;
         self.settle()?;
+        if self.written == 0 {
+            // No row: no file (an engine reads a table's files; an empty one is 230 B
+            // of footer to open for nothing). The partition's directories go too when
+            // nothing else is in them.
+            let part = self.tmp.parent().map(Path::to_path_buf);
+            drop(self);
+            let mut dir = part;
+            for _ in 0..3 {
+                match dir {
+                    Some(d) if fs::remove_dir(&d).is_ok() => {
+                        dir = d.parent().map(Path::to_path_buf)
+                    }
+                    _ => break,
+                }
+            }
+            return Ok(None);
+        }
         if let Some(w) = self.writer.take() {
             w.close()
                 .map_err(|e| Error::parquet(&self.path, "the footer", e))?;
@@ -359,7 +376,7 @@ impl Table {
         })?;
         fs::rename(&self.tmp, &self.path)
             .map_err(|e| Error::io(&self.path, "cannot rename the finished file to", e))?;
-        Ok((self.path.clone(), self.written))
+        Ok(Some((self.path.clone(), self.written)))
     }
 }
 

@@ -324,7 +324,7 @@ pub fn export_trace(
         (&anomaly::DEF, t.anomaly),
         (&marker::DEF, t.marker),
     ] {
-        files.push(finish(def, table)?);
+        files.extend(finish(def, table)?);
     }
     crate::dataset::remove_stale(dir, origin, &written(&files))?;
     Ok(ExportSummary {
@@ -342,16 +342,18 @@ pub(crate) fn written(files: &[FileWritten]) -> Vec<&str> {
     files.iter().map(|f| f.table.as_str()).collect()
 }
 
-/// Finishes a table's file.
-pub(crate) fn finish(def: &TableDef, table: Table) -> Result<FileWritten, Error> {
-    let (path, rows) = table.finish()?;
+/// Finishes a table's file; `None` for a table without rows, which writes no file.
+pub(crate) fn finish(def: &TableDef, table: Table) -> Result<Option<FileWritten>, Error> {
+    let Some((path, rows)) = table.finish()? else {
+        return Ok(None);
+    };
     let bytes = std::fs::metadata(&path)
         .map_err(|e| Error::io(&path, "cannot read the size of", e))?
         .len();
-    Ok(FileWritten {
+    Ok(Some(FileWritten {
         table: def.name.to_string(),
         path,
         rows,
         bytes,
-    })
+    }))
 }

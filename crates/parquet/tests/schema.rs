@@ -34,6 +34,19 @@ fn files_carry_the_definitions_columns_a_micros_start_and_the_partition_in_metad
     let out = tmp.path().join("tables");
     let summary = export_trace(&trace, "ext4-events.dat", &origin, &out, &|_, _| {}).unwrap();
     assert!(!summary.files.is_empty());
+    // A table without rows writes no file, and leaves no directory behind.
+    assert!(
+        summary.files.len() < TRACE_TABLES.len(),
+        "this trace has no wake-ups"
+    );
+    assert!(summary.files.iter().all(|f| f.rows > 0));
+    for table in std::fs::read_dir(&out).unwrap() {
+        let name = table.unwrap().file_name().to_string_lossy().into_owned();
+        assert!(
+            summary.files.iter().any(|f| f.table == name),
+            "{name}: a directory without a file"
+        );
+    }
     for file in &summary.files {
         let def = TRACE_TABLES.iter().find(|t| t.name == file.table).unwrap();
         let want_path = out
