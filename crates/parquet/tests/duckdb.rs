@@ -7,7 +7,8 @@
 //! `duckdb_check.py`, run with python3 and the `duckdb` package (`pip install duckdb`).
 //! Then `engines_check.py` reads the same dataset with pyarrow (`read_table` and
 //! `dataset`) and Apache Spark (pyspark, `local[2]`, a JRE 17), without settings, and
-//! checks they see every table's rows, host and run as DuckDB does. Without the
+//! checks they see every table's rows, host and run as DuckDB does, and runs every
+//! DuckDB query and Python block of docs/fleet.md as written on it. Without the
 //! packages the test skips, and fails under JITTERLAB_REQUIRE_LIVE=1.
 
 use std::path::{Path, PathBuf};

@@ -77,5 +77,26 @@ if "wakeup" in tables:
     s = sorted(tuple(r) for r in spark.sql(q).collect())
     d = sorted(duck(q.replace("FROM wakeup", f"FROM {glob('wakeup')}")))
     assert s == d, (s[:5], d[:5])
-spark.stop()
 print(f"ok spark: {len(tables)} tables, host and run_id strings, start_wall_us a timestamp")
+
+# docs/fleet.md as written: every DuckDB query, then its Python blocks (Spark, pyarrow),
+# on this dataset instead of `fleet/`.
+import re  # noqa: E402
+
+doc = open(os.path.join(os.path.dirname(__file__), "../../../docs/fleet.md")).read()
+blocks = re.findall(r"```(\w+)\n(.*?)```", doc, re.S)
+sql = [b for lang, b in blocks if lang == "sql"]
+assert sql, "docs/fleet.md has no sql block"
+ran = 0
+for block in sql:
+    for stmt in block.split(";"):
+        body = "\n".join(l for l in stmt.splitlines() if not l.strip().startswith("--")).strip()
+        if body:
+            db.execute(body.replace("'fleet/", f"'{out}/")).fetchall()
+            ran += 1
+py = [b for lang, b in blocks if lang == "python"]
+assert len(py) >= 2, "docs/fleet.md has a Spark and a pyarrow block"
+for block in py:
+    exec(block.replace('"fleet/', f'"{out}/'), {})
+spark.stop()
+print(f"ok docs/fleet.md: {ran} DuckDB queries and {len(py)} Python blocks ran as written")
