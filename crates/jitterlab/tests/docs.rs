@@ -989,3 +989,60 @@ fn render_opens_no_input_and_drives_no_pass() {
     }
     assert!(found.is_empty(), "{}", found.join("\n"));
 }
+
+/// The `jitterlab` command lines of the shell and YAML blocks of a page, as argument
+/// lists (`$h` read as a host name; cut at a shell operator, a quote or a comment).
+fn command_lines(page: &str) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    let mut lang = None;
+    for line in page.lines() {
+        if let Some(rest) = line.trim_start().strip_prefix("```") {
+            lang = match lang {
+                None => Some(rest.to_string()),
+                Some(_) => None,
+            };
+            continue;
+        }
+        if !matches!(lang.as_deref(), Some("sh" | "yaml")) {
+            continue;
+        }
+        let Some(at) = line.find("jitterlab ") else {
+            continue;
+        };
+        let mut cmd = &line[at + "jitterlab ".len()..];
+        for stop in [" #", "&&", "'", " &", "|", " >"] {
+            if let Some(i) = cmd.find(stop) {
+                cmd = &cmd[..i];
+            }
+        }
+        out.push(
+            cmd.split_whitespace()
+                .map(|w| w.replace("$h", "board1"))
+                .collect(),
+        );
+    }
+    out
+}
+
+/// Every `jitterlab` command line of docs/fleet.md is one the command line takes as
+/// written (each is parsed, up to its `--help`; the boards it runs on are not here).
+#[test]
+fn fleet_commands_parse_as_written() {
+    let page = std::fs::read_to_string(repo().join("docs/fleet.md")).unwrap();
+    let lines = command_lines(&page);
+    assert!(lines.len() >= 6, "{lines:?}");
+    for args in &lines {
+        let mut args: Vec<&str> = args.iter().map(String::as_str).collect();
+        args.push("--help");
+        jitterlab(&args);
+    }
+    // A command line the CLI refuses is caught (the page once had `record -d 10s`).
+    let bad = command_lines("```sh\njitterlab record -d 10s -o x.dat\n```\n");
+    let mut args: Vec<&str> = bad[0].iter().map(String::as_str).collect();
+    args.push("--help");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_jitterlab"))
+        .args(&args)
+        .output()
+        .unwrap();
+    assert!(!o.status.success(), "{args:?}");
+}
