@@ -137,7 +137,7 @@ impl Buf {
                 Ty::I64 | Ty::Wall => Vals::I64(Vec::new()),
                 Ty::I32 => Vals::I32(Vec::new()),
                 Ty::Bool => Vals::Bool(Vec::new()),
-                Ty::Str => Vals::Str(Vec::new()),
+                Ty::Str | Ty::Kind => Vals::Str(Vec::new()),
                 Ty::F64 => Vals::F64(Vec::new()),
             },
             defs: c.nullable.then(Vec::new),

@@ -41,6 +41,11 @@ pub enum Ty {
     Bool,
     /// A UTF-8 string.
     Str,
+    /// A UTF-8 string of few distinct values (a kind, a state, a severity): the ones
+    /// queries filter and group on. Dictionary-encoded, with min/max statistics, so that
+    /// an engine reads a row group's few values once and skips the row groups a filter
+    /// excludes.
+    Kind,
     /// A 64-bit float.
     F64,
     /// A wall-clock time: INT64 microseconds since 1970-01-01 UTC (`TIMESTAMP(MICROS,
@@ -56,14 +61,14 @@ impl Ty {
             Ty::I64 => "INT64",
             Ty::I32 => "INT32",
             Ty::Bool => "BOOLEAN",
-            Ty::Str => "BYTE_ARRAY",
+            Ty::Str | Ty::Kind => "BYTE_ARRAY",
             Ty::F64 => "DOUBLE",
             Ty::Wall => "INT64",
         }
     }
     fn logical(self) -> &'static str {
         match self {
-            Ty::Str => " (STRING)",
+            Ty::Str | Ty::Kind => " (STRING)",
             Ty::Wall => " (TIMESTAMP(MICROS,true))",
             _ => "",
         }
@@ -74,7 +79,7 @@ impl Ty {
             Ty::I64 => "int64",
             Ty::I32 => "int32",
             Ty::Bool => "bool",
-            Ty::Str => "string",
+            Ty::Str | Ty::Kind => "string",
             Ty::F64 => "double",
             Ty::Wall => "timestamp[us, tz=UTC]",
         }
@@ -86,6 +91,7 @@ impl Ty {
             Ty::I32 => "int32",
             Ty::Bool => "boolean",
             Ty::Str => "string",
+            Ty::Kind => "string (dictionary)",
             Ty::F64 => "double",
             Ty::Wall => "timestamp[us, UTC]",
         }
@@ -235,6 +241,11 @@ impl Table {
                 Ty::I32 => props
                     .set_column_dictionary_enabled(col.clone(), false)
                     .set_column_encoding(col, Encoding::PLAIN),
+                // Kinds: a few values, hashed cheaply; a dictionary page per column
+                // chunk and min/max for the filters of docs/fleet.md and parquet.md.
+                Ty::Kind => props
+                    .set_column_dictionary_enabled(col.clone(), true)
+                    .set_column_statistics_enabled(col, EnabledStatistics::Chunk),
                 _ => props,
             };
         }
@@ -258,7 +269,7 @@ impl Table {
             dicts: def
                 .cols
                 .iter()
-                .map(|c| (c.ty == Ty::Str).then(Dict::default))
+                .map(|c| matches!(c.ty, Ty::Str | Ty::Kind).then(Dict::default))
                 .collect(),
             rows: 0,
             written: 0,

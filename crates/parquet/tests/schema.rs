@@ -162,3 +162,44 @@ fn the_trace_row_names_the_buffer_exported_and_those_left_out() {
         "{left}"
     );
 }
+
+/// The kind columns (`Ty::Kind`, what queries filter and group on) are dictionary-encoded
+/// with min/max statistics; names are not.
+#[test]
+fn kind_columns_carry_a_dictionary_and_statistics() {
+    use jitterlab_parquet::Ty;
+    use parquet::basic::Encoding;
+    let tmp = tempfile::tempdir().unwrap();
+    let dat =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../trace/tests/data/disk-irq-stress.v7.dat");
+    let trace = Trace::open(&dat, false).unwrap();
+    let origin = Origin {
+        host: "h".into(),
+        run_id: "disk".into(),
+        kernel: None,
+        start_wall_ns: None,
+    };
+    let out = tmp.path().join("tables");
+    let summary = export_trace(&trace, "disk.dat", &origin, &out, &|_, _| {}).unwrap();
+    let mut kinds = 0;
+    for file in &summary.files {
+        let def = TRACE_TABLES.iter().find(|t| t.name == file.table).unwrap();
+        let reader = SerializedFileReader::new(std::fs::File::open(&file.path).unwrap()).unwrap();
+        let rg = reader.metadata().row_group(0);
+        for (c, col) in PROVENANCE.iter().chain(def.cols).zip(rg.columns()) {
+            let dict = col.encodings().any(|e| e == Encoding::RLE_DICTIONARY);
+            let minmax = col.statistics().is_some_and(|s| {
+                s.min_bytes_opt().is_some() || s.null_count_opt() == Some(col.num_values() as u64)
+            });
+            match c.ty {
+                Ty::Kind => {
+                    kinds += 1;
+                    assert!(dict && minmax, "{}.{}: {dict} {minmax}", def.name, c.name);
+                }
+                Ty::Str => assert!(!dict, "{}.{}", def.name, c.name),
+                _ => {}
+            }
+        }
+    }
+    assert!(kinds >= 5, "{kinds}");
+}

@@ -12,7 +12,7 @@ pub const DEF: TableDef = TableDef {
     cols: &[
         req("ts_ns", Ty::I64, "when, ns on the trace clock"),
         req("cpu", Ty::I32, "the CPU"),
-        req("kind", Ty::Str, "what, in `analyze --json`'s names"),
+        req("kind", Ty::Kind, "what, in `analyze --json`'s names"),
         opt("tid", Ty::I32, "the task concerned, when one is"),
         req("count", Ty::I64, "how many (lost events: the count when known; otherwise 1)"),
     ],

@@ -60,7 +60,7 @@ pub const STAT: TableDef = TableDef {
         req("unit", Ty::Str, "its unit"),
         req(
             "direction",
-            Ty::Str,
+            Ty::Kind,
             "`lower_is_better` or `higher_is_better`",
         ),
         req("cell", Ty::I32, "the cell"),
@@ -87,9 +87,9 @@ pub const VERDICT: TableDef = TableDef {
         opt("ratio_high", Ty::F64, "its interval's high end"),
         opt("p", Ty::F64, "the Mann-Whitney p-value"),
         opt("p_holm", Ty::F64, "Holm-adjusted"),
-        opt("method", Ty::Str, "`exact` or `normal`"),
-        req("verdict", Ty::Str, "the verdict (`real`, `noise`, ...)"),
-        opt("change", Ty::Str, "`lower` or `higher`"),
+        opt("method", Ty::Kind, "`exact` or `normal`"),
+        req("verdict", Ty::Kind, "the verdict (`real`, `noise`, ...)"),
+        opt("change", Ty::Kind, "`lower` or `higher`"),
         opt("better", Ty::Bool, "the change is for the better"),
     ],
 };

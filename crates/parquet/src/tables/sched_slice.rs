@@ -21,9 +21,9 @@ pub const DEF: TableDef = TableDef {
         opt("tgid", Ty::I32, "its process id, when the trace records thread groups"),
         req("comm", Ty::Str, "its name at the switch-out"),
         opt("prio", Ty::I32, "its kernel priority, when an event gave it"),
-        req("start_kind", Ty::Str, "how it began: `switch`, `trace_start`, `inferred` (no switch; an event showed it current)"),
-        req("end_kind", Ty::Str, "how it ended: `preempted`, `slept`, `exited`, `trace_end`, `displaced`, `lost`"),
-        opt("end_state", Ty::Str, "the state it was switched out in (`R`, `S`, `D`, ... as Perfetto's `end_state`); null for ends without a switch-out"),
+        req("start_kind", Ty::Kind, "how it began: `switch`, `trace_start`, `inferred` (no switch; an event showed it current)"),
+        req("end_kind", Ty::Kind, "how it ended: `preempted`, `slept`, `exited`, `trace_end`, `displaced`, `lost`"),
+        opt("end_state", Ty::Kind, "the state it was switched out in (`R`, `S`, `D`, ... as Perfetto's `end_state`); null for ends without a switch-out"),
     ],
 };
 

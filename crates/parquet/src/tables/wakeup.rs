@@ -20,7 +20,7 @@ pub const DEF: TableDef = TableDef {
         opt("tgid", Ty::I32, "its process id, when known"),
         req("comm", Ty::Str, "its name"),
         req("prio", Ty::I32, "its kernel priority at the waking (0-139; 120 is nice 0; lower runs first)"),
-        req("waker_kind", Ty::Str, "who woke it: `task`, `hardirq` or `softirq`"),
+        req("waker_kind", Ty::Kind, "who woke it: `task`, `hardirq` or `softirq`"),
         opt("waker_tid", Ty::I32, "the waking task's tid (0: idle), for `task`"),
         opt("waker_irq", Ty::I32, "the IRQ whose handler did it (`hardirq`), or raised the softirq that did (`softirq`); null for the local timer and IPIs"),
         opt("waker_softirq_vec", Ty::I32, "the softirq vector that did it, for `softirq`"),
