@@ -24,7 +24,6 @@
 //! with [`Target::create`](super::Target::create) (or any `Write`), feed the writer to
 //! the machine as its sink, then [`PerfettoWriter::finish`] it.
 
-use std::collections::BTreeSet;
 use std::io::{self, Write};
 
 use jitterlab_analyze::{
@@ -101,9 +100,9 @@ pub struct PerfettoWriter<W: Write> {
     line: Vec<u8>,
     first: bool,
     error: Option<io::Error>,
-    cpus: BTreeSet<u32>,
-    /// `cpus` of the first CPU numbers, looked up per event without the set.
-    seen: [bool; 256],
+    /// The CPUs whose tracks are named, by number (the machine's intervals name CPUs
+    /// below its bound of 8192).
+    named: Vec<bool>,
     counts: PerfettoCounts,
 }
 
@@ -119,8 +118,7 @@ impl<W: Write> PerfettoWriter<W> {
             line: Vec::with_capacity(CHUNK + 4096),
             first: true,
             error: None,
-            cpus: BTreeSet::new(),
-            seen: [false; 256],
+            named: Vec::new(),
             counts: PerfettoCounts::default(),
         })
     }
@@ -133,7 +131,7 @@ impl<W: Write> PerfettoWriter<W> {
         }
         self.out.write_all(b"\n]}\n")?;
         self.out.flush()?;
-        self.counts.cpus = self.cpus.len() as u32;
+        self.counts.cpus = self.named.iter().filter(|&&n| n).count() as u32;
         Ok((self.out, self.counts))
     }
 
@@ -160,12 +158,14 @@ impl<W: Write> PerfettoWriter<W> {
 
     /// Names a CPU's process and tracks the first time the CPU shows up.
     fn cpu(&mut self, cpu: u32) {
-        if self.seen.get(cpu as usize).copied().unwrap_or(false) || !self.cpus.insert(cpu) {
+        let i = cpu as usize;
+        if self.named.get(i).copied().unwrap_or(false) {
             return;
         }
-        if let Some(seen) = self.seen.get_mut(cpu as usize) {
-            *seen = true;
+        if self.named.len() <= i {
+            self.named.resize(i + 1, false);
         }
+        self.named[i] = true;
         let p = pid(cpu);
         self.event(format_args!(
             "\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{p},\"tid\":{},\"args\":{{\"name\":\"CPU {cpu}\"}}",
@@ -535,8 +535,7 @@ mod tests {
             line: Vec::new(),
             first: true,
             error: None,
-            cpus: BTreeSet::new(),
-            seen: [false; 256],
+            named: Vec::new(),
             counts: PerfettoCounts::default(),
         };
         w.slice(&run_slice(0, 1, 0, 1));
