@@ -11,32 +11,17 @@
 //! DuckDB query and Python block of docs/fleet.md as written on it. Without the
 //! packages the test skips, and fails under JITTERLAB_REQUIRE_LIVE=1.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
+mod common;
+
+use common::{data, trace_file};
 use jitterlab_analyze::{analyze_trace, Options};
 use jitterlab_host::testing::skip;
 use jitterlab_parquet::{export_result, export_trace, Origin};
 use jitterlab_trace::Trace;
 use serde_json::{json, Value};
-
-fn data(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../trace/tests/data")
-        .join(name)
-}
-
-/// The committed trace `name` as a plain file in `dir` (a `.zst` decompressed).
-fn trace_file(dir: &Path, name: &str) -> PathBuf {
-    let bytes = std::fs::read(data(name)).unwrap();
-    let out = dir.join(name.trim_end_matches(".zst"));
-    if name.ends_with(".zst") {
-        std::fs::write(&out, zstd::decode_all(&bytes[..]).unwrap()).unwrap();
-    } else {
-        std::fs::write(&out, bytes).unwrap();
-    }
-    out
-}
 
 fn origin(host: &str, run: &str) -> Origin {
     Origin {
@@ -329,52 +314,42 @@ fn duckdb_reproduces_analyze_and_merges_histograms() {
     let exp_file = tmp.path().join("expected.json");
     std::fs::write(&exp_file, serde_json::to_vec_pretty(&expected).unwrap()).unwrap();
 
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/duckdb_check.py");
-    let have = Command::new("python3")
-        .args(["-c", "import duckdb"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !have {
+    if !have(&["python3", "-c", "import duckdb"]) {
         skip("python3 with the duckdb package is not installed (pip install duckdb)");
         return;
     }
-    let o = Command::new("python3")
-        .arg(&script)
-        .arg(&out)
-        .arg(&exp_file)
-        .output()
-        .unwrap();
-    print!("{}", String::from_utf8_lossy(&o.stdout));
-    assert!(
-        o.status.success(),
-        "duckdb_check.py failed:\n{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
+    check("duckdb_check.py", &[&out, &exp_file]);
 
     // The same dataset through pyarrow (read_table and dataset) and Spark, as they come.
-    let have = Command::new("python3")
-        .args(["-c", "import pyarrow, pyspark"])
-        .output()
-        .is_ok_and(|o| o.status.success())
-        && Command::new("java")
-            .arg("-version")
-            .output()
-            .is_ok_and(|o| o.status.success());
-    if !have {
+    if !have(&["python3", "-c", "import pyarrow, pyspark"]) || !have(&["java", "-version"]) {
         skip("python3 with pyarrow and pyspark, or java, is not installed (pip install pyarrow pyspark; a JRE 17)");
         return;
     }
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/engines_check.py");
+    check("engines_check.py", &[&out]);
+}
+
+/// Whether `argv` runs and succeeds (a package or a program is there).
+fn have(argv: &[&str]) -> bool {
+    Command::new(argv[0])
+        .args(&argv[1..])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// Runs the Python check `script` of this directory with `args`; it must succeed.
+fn check(script: &str, args: &[&Path]) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join(script);
     let o = Command::new("python3")
-        .arg(&script)
-        .arg(&out)
+        .arg(&path)
+        .args(args)
         .output()
         .unwrap();
     print!("{}", String::from_utf8_lossy(&o.stdout));
     assert!(
         o.status.success(),
-        "engines_check.py failed:\n{}{}",
+        "{script} failed:\n{}{}",
         String::from_utf8_lossy(&o.stdout),
         String::from_utf8_lossy(&o.stderr)
     );

@@ -3,36 +3,48 @@
 //! nanoseconds, and the host and run id in the path and the key-value metadata, not in
 //! the rows (a column in both the file and the path is two types to pyarrow).
 
+mod common;
+
 use std::path::Path;
 
-use jitterlab_parquet::{export_trace, Origin, PROVENANCE, SCHEMA_VERSION, TRACE_TABLES};
+use jitterlab_parquet::{
+    export_trace, ExportSummary, Origin, PROVENANCE, SCHEMA_VERSION, TRACE_TABLES,
+};
 use jitterlab_trace::Trace;
 use parquet::basic::{LogicalType, TimeUnit};
 use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::record::Field;
 
+/// Exports the committed trace `name` (its `buffer`, or the one the default rule
+/// chooses) with `origin` under `dir/tables`.
+fn export(dir: &Path, name: &str, buffer: Option<&str>, origin: &Origin) -> ExportSummary {
+    let dat = common::trace_file(dir, name);
+    let trace = Trace::open_buffer(&dat, false, buffer).unwrap();
+    export_trace(&trace, name, origin, &dir.join("tables"), &|_, _| {}).unwrap()
+}
+
+/// An origin without a kernel or a start.
+fn origin(host: &str, run_id: &str) -> Origin {
+    Origin {
+        host: host.into(),
+        run_id: run_id.into(),
+        kernel: None,
+        start_wall_ns: None,
+    }
+}
+
 #[test]
 fn files_carry_the_definitions_columns_a_micros_start_and_the_partition_in_metadata() {
     let tmp = tempfile::tempdir().unwrap();
-    let zst = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../trace/tests/data/external/ext4-events.dat.zst");
-    let dat = tmp.path().join("ext4-events.dat");
-    std::fs::write(
-        &dat,
-        zstd::decode_all(std::fs::File::open(zst).unwrap()).unwrap(),
-    )
-    .unwrap();
-    let trace = Trace::open(&dat, false).unwrap();
     // 2025-11-28 10:15:03.123456789 UTC.
     let wall_ns: i64 = 1_764_324_903_123_456_789;
     let origin = Origin {
-        host: "board7".into(),
-        run_id: "ext4-day1".into(),
         kernel: Some("6.18.0".into()),
         start_wall_ns: Some(wall_ns),
+        ..origin("board7", "ext4-day1")
     };
     let out = tmp.path().join("tables");
-    let summary = export_trace(&trace, "ext4-events.dat", &origin, &out, &|_, _| {}).unwrap();
+    let summary = export(tmp.path(), "external/ext4-events.dat.zst", None, &origin);
     assert!(!summary.files.is_empty());
     // A table without rows writes no file, and leaves no directory behind.
     assert!(
@@ -122,16 +134,12 @@ fn files_carry_the_definitions_columns_a_micros_start_and_the_partition_in_metad
 /// committed multi-buffer trace: (buffer, buffers_not_exported).
 fn buffers_of(buffer: Option<&str>) -> (Option<String>, Option<String>) {
     let tmp = tempfile::tempdir().unwrap();
-    let dat = Path::new(env!("CARGO_MANIFEST_DIR")).join("../trace/tests/data/instances.v7.dat");
-    let trace = Trace::open_buffer(&dat, false, buffer).unwrap();
-    let origin = Origin {
-        host: "h".into(),
-        run_id: "instances".into(),
-        kernel: None,
-        start_wall_ns: None,
-    };
-    let out = tmp.path().join("tables");
-    let summary = export_trace(&trace, "instances.v7.dat", &origin, &out, &|_, _| {}).unwrap();
+    let summary = export(
+        tmp.path(),
+        "instances.v7.dat",
+        buffer,
+        &origin("h", "instances"),
+    );
     let file = summary.files.iter().find(|f| f.table == "trace").unwrap();
     let reader = SerializedFileReader::new(std::fs::File::open(&file.path).unwrap()).unwrap();
     let row = reader.get_row_iter(None).unwrap().next().unwrap().unwrap();
@@ -170,17 +178,12 @@ fn kind_columns_carry_a_dictionary_and_statistics() {
     use jitterlab_parquet::Ty;
     use parquet::basic::Encoding;
     let tmp = tempfile::tempdir().unwrap();
-    let dat =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../trace/tests/data/disk-irq-stress.v7.dat");
-    let trace = Trace::open(&dat, false).unwrap();
-    let origin = Origin {
-        host: "h".into(),
-        run_id: "disk".into(),
-        kernel: None,
-        start_wall_ns: None,
-    };
-    let out = tmp.path().join("tables");
-    let summary = export_trace(&trace, "disk.dat", &origin, &out, &|_, _| {}).unwrap();
+    let summary = export(
+        tmp.path(),
+        "disk-irq-stress.v7.dat",
+        None,
+        &origin("h", "disk"),
+    );
     let mut kinds = 0;
     for file in &summary.files {
         let def = TRACE_TABLES.iter().find(|t| t.name == file.table).unwrap();

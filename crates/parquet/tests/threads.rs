@@ -1,7 +1,7 @@
 //! The `thread` table of a trace whose events name no task (ext4 events only, no sched
 //! events) names its tasks from the trace's saved cmdlines, as `report` and `analyze` do.
 
-use std::path::Path;
+mod common;
 
 use jitterlab_parquet::{export_trace, Origin};
 use jitterlab_trace::Trace;
@@ -11,14 +11,7 @@ use parquet::record::Field;
 #[test]
 fn a_trace_without_sched_events_names_its_threads_from_the_saved_cmdlines() {
     let tmp = tempfile::tempdir().unwrap();
-    let zst = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../trace/tests/data/external/ext4-events.dat.zst");
-    let dat = tmp.path().join("ext4-events.dat");
-    std::fs::write(
-        &dat,
-        zstd::decode_all(std::fs::File::open(zst).unwrap()).unwrap(),
-    )
-    .unwrap();
+    let dat = common::trace_file(tmp.path(), "external/ext4-events.dat.zst");
     let trace = Trace::open(&dat, false).unwrap();
     let origin = Origin {
         host: "board".into(),
