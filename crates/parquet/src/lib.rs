@@ -4,9 +4,9 @@
 //! - [`export_trace`] runs the scheduler/IRQ state machine of `jitterlab-analyze` once over
 //!   a trace and writes its derived intervals as rows, as they end: `sched_slice`, `wakeup`,
 //!   `irq_chain`, `irq`, `softirq`, `migration`, `lost`, `anomaly`, `marker`, then `thread`,
-//!   `cpu` and `trace` (names after Perfetto's tables where one exists). Every
-//!   [`ROW_GROUP_ROWS`] rows of a table are written as a row group, so memory is bounded as
-//!   `analyze`'s is.
+//!   `cpu` and `trace` (names after Perfetto's tables where one exists). A table's rows
+//!   are encoded a batch of [`BATCH_ROWS`] at a time into row groups of [`ROW_GROUP_ROWS`]
+//!   rows or [`ROW_GROUP_BYTES`] at most, so memory is bounded as `analyze`'s is.
 //! - [`export_result`] writes a `jitterlab latency --json`, `jitterlab experiment --json`
 //!   or `jitterlab audit --json` file as tables (`latency_run`, `latency_histogram`,
 //!   `latency_spike`; `experiment_cell`, `experiment_run`, `experiment_verdict`;
@@ -48,7 +48,7 @@ pub use origin::{
     EXPORTABLE, RESULT_LIMIT, RESULT_VERSION,
 };
 pub use result::{export_result, result_origin, ResultOrigin, RESULT_TABLES};
-pub use table::{Col, TableDef, Ty, PROVENANCE, ROW_GROUP_ROWS};
+pub use table::{Col, TableDef, Ty, BATCH_ROWS, PROVENANCE, ROW_GROUP_BYTES, ROW_GROUP_ROWS};
 pub use trace::{export_trace, trace_origin, ExportSummary, FileWritten, TraceFacts, TRACE_TABLES};
 
 /// What `jitterlab export` wrote: one summary per input, in the order given.

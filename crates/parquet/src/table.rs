@@ -4,9 +4,11 @@
 //! A table is declared once, as a list of [`Col`]s (name, type, nullable, meaning); the
 //! provenance columns ([`PROVENANCE`]) come first in every table and are filled from the
 //! [`Origin`] of the export. Rows are pushed column by column in declared order through a
-//! [`Row`] into the column buffers of `column.rs`; every [`ROW_GROUP_ROWS`] rows the
-//! buffers are handed to a thread that writes them as one row group while the next ones
-//! fill, so memory stays bounded (two row groups a table) whatever the trace's length.
+//! [`Row`] into the column buffers of `column.rs`; every [`BATCH_ROWS`] rows the
+//! buffers are handed to a thread that encodes them into the open row group while the
+//! next ones fill; a row group is appended to the file at [`ROW_GROUP_ROWS`] rows or
+//! [`ROW_GROUP_BYTES`], so memory stays bounded (two batches raw and one row group
+//! compressed, a table) whatever the trace's length.
 
 use std::fs::{self, File};
 use std::io::BufWriter;
@@ -21,14 +23,20 @@ use parquet::schema::parser::parse_message_type;
 use parquet::schema::types::ColumnPath;
 
 use crate::column::{Buf, Const, Dict, Group, Pending, Row, Writer};
+pub use crate::column::{ROW_GROUP_BYTES, ROW_GROUP_ROWS};
 use crate::{Error, Origin, SCHEMA_VERSION};
 
-/// Rows per row group.
-pub const ROW_GROUP_ROWS: usize = 32 * 1024;
+/// Rows pushed before they are handed to the encoding thread.
+///
+/// Two batches of a table are held raw (one filling, one being encoded): 16,384 rows
+/// of the `wakeup` table are 2.5 MB. With batches of 32,768 a 9 M-event export peaked at
+/// 52 MB, with 16,384 at 46 MB, at the same speed.
+pub const BATCH_ROWS: usize = 16 * 1024;
 
-/// Bytes of a data page of a string column (plain: the default 1 MiB held 4 MB more at
-/// the peak).
-const STRING_PAGE_BYTES: usize = 64 * 1024;
+/// Bytes of a data page, uncompressed: every column of an open row group holds a page in
+/// the making; with the default 1 MiB, the export of a 9 M-event trace peaked at 77 MB
+/// against 61 MB.
+const PAGE_BYTES: usize = 64 * 1024;
 
 /// A column's physical and logical type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -171,12 +179,12 @@ pub(crate) struct Table {
     rows: usize,
     written: u64,
     origin: Arc<[Const; 3]>,
-    /// The file being written, while no row group is being written in the background.
+    /// The file being written, while no batch is being encoded in the background.
     writer: Option<Writer>,
-    /// The row group being written in the background; it gives back the writer and the
+    /// The batch being encoded in the background; it gives back the writer and the
     /// emptied buffers.
     pending: Option<Pending>,
-    /// Emptied buffers, for the next row group.
+    /// Emptied buffers, for the next batch.
     spare: Option<Vec<Buf>>,
     tmp: PathBuf,
     path: PathBuf,
@@ -216,7 +224,7 @@ impl Table {
         let level = ZstdLevel::try_new(1).map_err(|e| Error::parquet(&path, "zstd level", e))?;
         let mut props = WriterProperties::builder()
             .set_compression(Compression::ZSTD(level))
-            .set_max_row_group_row_count(Some(ROW_GROUP_ROWS));
+            .set_data_page_size_limit(PAGE_BYTES);
         for c in PROVENANCE.iter().chain(def.cols) {
             let col = ColumnPath::from(c.name);
             props = match c.ty {
@@ -234,8 +242,7 @@ impl Table {
                 Ty::Str => props
                     .set_column_statistics_enabled(col.clone(), EnabledStatistics::None)
                     .set_column_dictionary_enabled(col.clone(), false)
-                    .set_column_encoding(col.clone(), Encoding::PLAIN)
-                    .set_column_data_page_size_limit(col, STRING_PAGE_BYTES),
+                    .set_column_encoding(col, Encoding::PLAIN),
                 // CPUs, tids, priorities: a dictionary would hash every value (6 % of an
                 // export's CPU time); plain, zstd packs them as well (1.7 % more bytes).
                 Ty::I32 => props
@@ -259,9 +266,11 @@ impl Table {
             ]))
             .build();
         let file = File::create(&tmp).map_err(|e| Error::io(&tmp, "cannot create", e))?;
-        let writer: Writer =
+        let writer = Writer::new(
             SerializedFileWriter::new(BufWriter::new(file), schema, Arc::new(props))
-                .map_err(|e| Error::parquet(&path, "the header", e))?;
+                .map_err(|e| Error::parquet(&path, "the header", e))?,
+            &part,
+        );
         let text = |s: &str| Const::text(s);
         Ok(Table {
             def,
@@ -300,27 +309,27 @@ impl Table {
 
     pub(crate) fn end_row(&mut self) -> Result<(), Error> {
         self.rows += 1;
-        if self.rows >= ROW_GROUP_ROWS {
+        if self.rows >= BATCH_ROWS {
             self.flush()?;
         }
         Ok(())
     }
 
-    /// Waits for the row group being written in the background, if any: its writer and
+    /// Waits for the batch being encoded in the background, if any: its writer and
     /// buffers come back.
     fn settle(&mut self) -> Result<(), Error> {
         if let Some(p) = self.pending.take() {
             let (writer, spare) = p
                 .join()
-                .map_err(|e| Error::parquet(&self.path, "a row group", e))?;
+                .map_err(|e| Error::parquet(&self.path, "a batch of rows", e))?;
             self.writer = Some(writer);
             self.spare = Some(spare);
         }
         Ok(())
     }
 
-    /// Hands the buffered rows to a thread that writes them as one row group (encoding
-    /// and compressing while the trace is read on), after the previous one is written.
+    /// Hands the buffered rows to a thread that encodes them into the open row group
+    /// (encoding and compressing while the trace is read on), after the previous batch.
     fn flush(&mut self) -> Result<(), Error> {
         if self.rows == 0 {
             return Ok(());

@@ -198,8 +198,9 @@ pub fn trace_origin(trace: &Trace) -> (Option<String>, Option<String>, Option<Cl
 
 /// Exports the derived tables of `trace` (opened from `file`) under `dir`, hive-style
 /// (`DIR/TABLE/host=HOST/run_id=RUN/part.parquet`), in one pass of the state machine:
-/// each interval is a row when it ends, and every [`crate::ROW_GROUP_ROWS`] rows of a
-/// table are written as a row group, so memory grows with tasks and IRQs as `analyze`'s
+/// each interval is a row when it ends, and a table's rows are encoded a batch of
+/// [`crate::BATCH_ROWS`] at a time into row groups of at most [`crate::ROW_GROUP_ROWS`],
+/// so memory grows with tasks and IRQs as `analyze`'s
 /// does, never with events. `progress` is called with (events read, 0) every 65,536
 /// events (the total is not known ahead). A table's file gets its name only once
 /// complete; on an error, the files of this trace are left unfinished and removed.
