@@ -218,6 +218,7 @@ mod tests {
             break_buffers: vec![],
         };
         let environment = Environment {
+            hostname: None,
             kernel_release: "6.1".into(),
             kernel_version: "#1".into(),
             preemption: "PREEMPT_RT".into(),

@@ -32,7 +32,8 @@ pub const RESULT_TABLES: [&TableDef; 12] = [
 pub struct ResultOrigin {
     /// Its envelope's schema (`jitterlab.latency`, ...).
     pub schema: String,
-    /// The host name, when the result names it (an experiment, an audit).
+    /// The host name, when the result names it (an experiment, an audit, a latency run
+    /// of jitterlab since 2026-11-29).
     pub host: Option<String>,
     /// The kernel release, when it names it.
     pub kernel: Option<String>,
@@ -52,7 +53,7 @@ pub fn result_origin(path: &Path, json: &Value) -> Result<ResultOrigin, Error> {
     let text = |v: Option<&Value>| v.and_then(Value::as_str).map(String::from);
     let (host, kernel) = match schema {
         "jitterlab.latency" => (
-            None,
+            text(data.get("environment").and_then(|e| e.get("hostname"))),
             text(
                 data.get("environment")
                     .and_then(|e| e.get("kernel_release")),

@@ -18,6 +18,9 @@ use crate::root::Root;
 /// The environment of a measurement.
 #[derive(Clone, Debug, Serialize)]
 pub struct Environment {
+    /// The host name (`/proc/sys/kernel/hostname`), when it can be read: which machine
+    /// of a fleet measured (`export --parquet` partitions by it).
+    pub hostname: Option<String>,
     /// `uname -r`.
     pub kernel_release: String,
     /// `/proc/version`.
@@ -80,6 +83,7 @@ impl Environment {
         }
         let (cpuidle_driver, cpuidle_governor) = crate::cpus::cpuidle(root)?;
         Ok(Environment {
+            hostname: line("/proc/sys/kernel/hostname")?,
             kernel_release: line("/proc/sys/kernel/osrelease")?.unwrap_or_default(),
             kernel_version: version,
             preemption: preemption.to_string(),

@@ -96,6 +96,7 @@ fn run() -> Run {
 
 fn environment() -> Environment {
     Environment {
+        hostname: Some("rt-board".into()),
         kernel_release: "6.18.0-test".into(),
         kernel_version: "#1 SMP PREEMPT_DYNAMIC".into(),
         preemption: "PREEMPT_DYNAMIC".into(),
