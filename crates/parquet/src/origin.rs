@@ -22,18 +22,21 @@ pub struct OriginOptions {
 fn host_missing(path: &Path) -> Error {
     Error::input(
         path,
-        "records no host name (only traces of `jitterlab record` and trace-cmd's uname, experiment and audit results, do); give --host",
+        "records no host name (traces of `jitterlab record` and trace-cmd's uname do, experiment and audit results do, latency results written since 2026-11-29 do); give --host",
     )
 }
 
 /// The run id of an input when the command line gives none: [`minted_run_id`] with the
 /// input's content hash, or, for a stream (which cannot be read twice), a hash of its
-/// name and of the time now.
+/// name and of the time now. `part` names the part of the file read when it is not the
+/// whole (an instance buffer of a .dat): it goes into the hash, so that each buffer of
+/// a file exported is a run of its own.
 fn default_run(
     prefix: &str,
     path: &Path,
     stream: bool,
     start: Option<i64>,
+    part: Option<&str>,
 ) -> Result<String, Error> {
     let hash = if stream {
         let now = std::time::SystemTime::now()
@@ -44,7 +47,19 @@ fn default_run(
     } else {
         content_hash(path).map_err(|e| Error::io(path, "cannot read", e))?
     };
+    let hash = match part {
+        Some(p) => twox_hash::XxHash64::oneshot(hash, p.as_bytes()),
+        None => hash,
+    };
     Ok(minted_run_id(prefix, start, hash))
+}
+
+/// The instance buffer of a .dat that `trace` reads, if not the top one.
+fn instance(trace: &Trace) -> Option<&str> {
+    match crate::trace::buffer_name(trace) {
+        Some("top") | None => None,
+        Some(b) => Some(b),
+    }
 }
 
 /// The run id an export of the trace at `path` gets by default (what `export` mints for
@@ -54,7 +69,7 @@ pub fn default_trace_run_id(path: &Path) -> Option<String> {
     let trace = Trace::open(path, false).ok()?;
     let (_, _, clocks) = trace_origin(&trace);
     let start = clocks.map(|c| i64::try_from(c.realtime_ns).unwrap_or(i64::MAX));
-    default_run("trace", path, trace.is_stream(), start).ok()
+    default_run("trace", path, trace.is_stream(), start, instance(&trace)).ok()
 }
 
 /// The origin of a trace: the command line's values, else the host name, kernel
@@ -67,7 +82,13 @@ pub fn origin_of_trace(trace: &Trace, path: &Path, o: &OriginOptions) -> Result<
         host: o.host.clone().or(host).ok_or_else(|| host_missing(path))?,
         run_id: match &o.run {
             Some(r) => r.clone(),
-            None => default_run("trace", path, trace.is_stream(), start_wall_ns)?,
+            None => default_run(
+                "trace",
+                path,
+                trace.is_stream(),
+                start_wall_ns,
+                instance(trace),
+            )?,
         },
         kernel: o.kernel.clone().or(kernel),
         start_wall_ns,
@@ -87,7 +108,7 @@ pub fn origin_of_result(json: &Value, path: &Path, o: &OriginOptions) -> Result<
             .ok_or_else(|| host_missing(path))?,
         run_id: match &o.run {
             Some(r) => r.clone(),
-            None => default_run(prefix, path, false, r.start_wall_ns)?,
+            None => default_run(prefix, path, false, r.start_wall_ns, None)?,
         },
         kernel: o.kernel.clone().or(r.kernel),
         start_wall_ns: r.start_wall_ns,

@@ -196,6 +196,21 @@ pub fn trace_origin(trace: &Trace) -> (Option<String>, Option<String>, Option<Cl
     (info.hostname.clone().or(node), kernel, info.clocks)
 }
 
+/// The buffer of a .dat that `trace` reads: `top` or an instance's name; `None` for a
+/// text trace.
+pub(crate) fn buffer_name(trace: &Trace) -> Option<&str> {
+    match trace {
+        Trace::Dat(d) => d.buffers().get(d.chosen_buffer()).map(|b| {
+            if b.name.is_empty() {
+                "top"
+            } else {
+                b.name.as_str()
+            }
+        }),
+        _ => None,
+    }
+}
+
 /// Exports the derived tables of `trace` (opened from `file`) under `dir`, hive-style
 /// (`DIR/TABLE/host=HOST/run_id=RUN/part.parquet`), in one pass of the state machine:
 /// each interval is a row when it ends, and a table's rows are encoded a batch of
@@ -289,16 +304,7 @@ pub fn export_trace(
         events,
         lost_events: stats.lost.iter().flatten().sum(),
         clocks,
-        buffer: match trace {
-            Trace::Dat(d) => d.buffers().get(d.chosen_buffer()).map(|b| {
-                if b.name.is_empty() {
-                    "top".to_string()
-                } else {
-                    b.name.clone()
-                }
-            }),
-            _ => None,
-        },
+        buffer: buffer_name(trace).map(String::from),
         buffers_not_exported: match trace {
             Trace::Dat(d) => d
                 .buffer_choice()

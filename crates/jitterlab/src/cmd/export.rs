@@ -33,7 +33,8 @@ pub struct ExportArgs {
     #[arg(value_name = "INPUT", required = true)]
     pub inputs: Vec<PathBuf>,
     /// The host the inputs came from (default: what the file records: the host name of a
-    /// `jitterlab record` trace or of an experiment, trace-cmd's uname).
+    /// `jitterlab record` trace, of a latency run, an experiment or an audit; trace-cmd's
+    /// uname).
     #[arg(long, value_name = "NAME")]
     pub host: Option<String>,
     /// The run id (default: minted from the input: its kind, its start in UTC when it
