@@ -1,7 +1,10 @@
 //! DuckDB reads the export of the committed traces and, in SQL, reproduces `analyze
 //! --json`'s per-task run time, wake-up count and max latency, IRQ counts and chain
 //! counts; summing the histogram buckets of two latency runs in SQL gives the percentiles
-//! of the merged HDR histogram; three "hosts" are one dataset; the audits of four hosts
+//! of the merged HDR histogram, and per host the p99.9 of all its runs; three "hosts"
+//! are one dataset; each buffer of a multi-buffer trace is a run of its own; the same
+//! file name exported on two days is two runs; a latency run joins the trace recorded
+//! around it (committed together) by host and wall-clock time; the audits of four hosts
 //! (static audits of the host crate's fixture trees and a measured one of this VM,
 //! committed) give docs/fleet.md's audit findings by host. The SQL is in
 //! `duckdb_check.py`, run with python3 and the `duckdb` package (`pip install duckdb`).
@@ -84,12 +87,14 @@ fn second_run(a: &Value) -> Value {
     b
 }
 
-fn hist(cpus: &[&Value], cpu: u64) -> (hdrhistogram::Histogram<u64>, u64, u64) {
+/// The histogram of CPU `cpu` (of every CPU when `None`) of `runs` merged, and the
+/// least and greatest sample.
+fn hist_of(runs: &[&Value], cpu: Option<u64>) -> (hdrhistogram::Histogram<u64>, u64, u64) {
     let mut h = hdrhistogram::Histogram::<u64>::new(3).unwrap();
     let (mut lo, mut hi) = (u64::MAX, 0);
-    for run in cpus {
+    for run in runs {
         for c in run["data"]["cpus"].as_array().unwrap() {
-            if c["cpu"] != cpu {
+            if cpu.is_some_and(|cpu| c["cpu"] != cpu) {
                 continue;
             }
             lo = lo.min(c["min_ns"].as_u64().unwrap());
@@ -109,11 +114,53 @@ fn hist(cpus: &[&Value], cpu: u64) -> (hdrhistogram::Histogram<u64>, u64, u64) {
 const QUANTILES: [f64; 5] = [0.5, 0.9, 0.99, 0.999, 0.9999];
 
 fn percentiles(runs: &[&Value], cpu: u64) -> Vec<u64> {
-    let (h, lo, hi) = hist(runs, cpu);
+    let (h, lo, hi) = hist_of(runs, Some(cpu));
     QUANTILES
         .iter()
         .map(|&q| h.value_at_quantile(q).clamp(lo, hi))
         .collect()
+}
+
+/// The p99.9 of every CPU of `runs` merged: what docs/fleet.md's per-host query gives.
+fn p99_9_of_all(runs: &[&Value]) -> u64 {
+    let (h, _, _) = hist_of(runs, None);
+    h.value_at_quantile(0.999)
+}
+
+/// Exports the trace at `path` (its buffer `buffer`, else the default) for each of
+/// `hosts` with the run id an export mints for it, as `file`; what the DuckDB check
+/// compares (the run, the hosts, the buffer, what `analyze` says of it).
+fn export_minted(
+    out: &Path,
+    path: &Path,
+    file: &str,
+    buffer: Option<&str>,
+    hosts: &[&str],
+    start_wall_ns: Option<i64>,
+) -> Value {
+    let trace = Trace::open_buffer(path, false, buffer).unwrap();
+    let mut run = None;
+    for host in hosts {
+        let mut o = jitterlab_parquet::origin_of_trace(
+            &trace,
+            path,
+            &jitterlab_parquet::OriginOptions {
+                host: Some((*host).into()),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        if start_wall_ns.is_some() {
+            o.start_wall_ns = start_wall_ns;
+        }
+        assert!(o.run_id.starts_with("trace-"), "{}", o.run_id);
+        export_trace(&trace, file, &o, out, &|_, _| {}).unwrap();
+        run = Some(o.run_id);
+    }
+    let report = analyze_trace(&trace, Options::default(), None).unwrap();
+    let report = serde_json::to_value(&report).unwrap();
+    json!({"run": run, "hosts": hosts, "buffer": buffer.unwrap_or("top"),
+           "file": file, "expected": expected(&report)})
 }
 
 /// A static audit of a fixture tree of the host crate, as `audit --json` writes it, with
@@ -234,40 +281,67 @@ fn duckdb_reproduces_analyze_and_merges_histograms() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("fleet");
     let mut traces = Vec::new();
-    for (name, hosts) in [
-        ("disk-irq-stress.v7.dat", &["h1", "h2", "h3"][..]),
-        ("veth-iperf3.v6.dat.zst", &["h1"][..]),
-        ("exits.v6.dat.zst", &["h2"][..]),
-        ("cyclictest-idle.v7.dat", &["h3"][..]),
+    for (name, buffer, hosts) in [
+        ("disk-irq-stress.v7.dat", None, &["h1", "h2", "h3"][..]),
+        ("veth-iperf3.v6.dat.zst", None, &["h1"][..]),
+        ("exits.v6.dat.zst", None, &["h2"][..]),
+        // A multi-buffer trace: each buffer exported is a run of its own.
+        ("instances.v7.dat", None, &["h2"][..]),
+        ("instances.v7.dat", Some("jlab_small"), &["h2"][..]),
+        ("instances.v7.dat", Some("jlab_big"), &["h2"][..]),
     ] {
         let path = trace_file(tmp.path(), name);
-        let trace = Trace::open(&path, false).unwrap();
-        // The run id an export mints for the file: the same for every host.
-        let run = jitterlab_parquet::origin_of_trace(
-            &trace,
-            &path,
-            &jitterlab_parquet::OriginOptions {
-                host: Some("h1".into()),
-                ..Default::default()
-            },
-        )
-        .unwrap()
-        .run_id;
-        assert!(run.starts_with("trace-"), "{run}");
-        for host in hosts {
-            export_trace(
-                &trace,
-                &path.display().to_string(),
-                &origin(host, &run),
-                &out,
-                &|_, _| {},
-            )
-            .unwrap();
-        }
-        let report = analyze_trace(&trace, Options::default(), None).unwrap();
-        let report = serde_json::to_value(&report).unwrap();
-        traces.push(json!({"run": run, "hosts": hosts, "expected": expected(&report)}));
+        let file = path.display().to_string();
+        traces.push(export_minted(&out, &path, &file, buffer, hosts, None));
     }
+    // Two days of docs/fleet.md's loop on host h3: `runs/h3.dat` recorded again over
+    // the first day's and exported again; each day is a run of its own.
+    std::fs::create_dir_all(tmp.path().join("runs")).unwrap();
+    let runs_h3 = tmp.path().join("runs/h3.dat");
+    let day = 86_400_000_000_000i64;
+    let mut days = Vec::new();
+    for (i, name) in ["cyclictest-idle.v7.dat", "veth-iperf3.v6.dat.zst"]
+        .iter()
+        .enumerate()
+    {
+        std::fs::copy(trace_file(tmp.path(), name), &runs_h3).unwrap();
+        // These traces record no clock pair: the day is the origin's.
+        let start = 1_790_000_000_000_000_000 + i as i64 * day;
+        let t = export_minted(&out, &runs_h3, "runs/h3.dat", None, &["h3"], Some(start));
+        days.push(t["run"].clone());
+        traces.push(t);
+    }
+    assert_ne!(days[0], days[1]);
+    // A latency run and the trace recorded around it (host `vm`, which both name), and
+    // the same trace as host h1's: the run joins the trace of its host whose wall-clock
+    // window overlaps its own.
+    let recorded = trace_file(tmp.path(), "latency-recorded.dat.zst");
+    let t = export_minted(&out, &recorded, "latency-recorded.dat", None, &["vm"], None);
+    let trace_run = t["run"].clone();
+    traces.push(t);
+    traces.push(export_minted(
+        &out,
+        &recorded,
+        "latency-recorded.dat",
+        None,
+        &["h1"],
+        None,
+    ));
+    let lat_path = tmp.path().join("latency-recorded.json");
+    let lat_bytes =
+        zstd::decode_all(&std::fs::read(data("latency-recorded.json.zst")).unwrap()[..]).unwrap();
+    std::fs::write(&lat_path, &lat_bytes).unwrap();
+    let lat: Value = serde_json::from_slice(&lat_bytes).unwrap();
+    let lat_origin =
+        jitterlab_parquet::origin_of_result(&lat, &lat_path, &Default::default()).unwrap();
+    assert_eq!(lat_origin.host, "vm", "the latency result names its host");
+    export_result(&lat_path, &lat, &lat_origin, &out).unwrap();
+    let cpus = lat["data"]["cpus"].as_array().unwrap();
+    let recorded_join = json!({
+        "host": "vm", "latency_run": lat_origin.run_id, "trace_run": trace_run,
+        "worst_ns": cpus.iter().map(|c| c["max_ns"].as_u64().unwrap()).max(),
+        "p99_9_ns": cpus.iter().map(|c| c["p99_9_ns"].as_u64().unwrap()).max(),
+    });
     // Two latency runs, and what merging their histograms gives.
     let web = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../web/test/fixtures");
     let a: Value =
@@ -303,8 +377,15 @@ fn duckdb_reproduces_analyze_and_merges_histograms() {
     let exp: Value = serde_json::from_slice(&std::fs::read(&exp_path).unwrap()).unwrap();
     export_result(&exp_path, &exp, &origin("vm2", "synthetic"), &out).unwrap();
     let audits = export_audits(tmp.path(), &out);
+    let p99_9_by_host = json!({
+        "h1": p99_9_of_all(&[&a, &b]),
+        "vm": p99_9_of_all(&[&lat]),
+    });
     let expected = json!({
         "traces": traces,
+        "days": days,
+        "recorded_join": recorded_join,
+        "p99_9_by_host": p99_9_by_host,
         "audits": audits,
         "latency": latency,
         "quantiles": QUANTILES,

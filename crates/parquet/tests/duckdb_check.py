@@ -67,6 +67,23 @@ for t in exp["traces"]:
         print(f"ok {host}/{run}: {len(e['tasks'])} tasks, {len(e['irqs'])} irqs, "
               f"{len(e['chains'])} irq chains, {len(e['softirq_chains'])} softirq chains")
 
+# Each export's trace row names the file and the buffer it read; the buffers a
+# multi-buffer trace left out are named.
+for t in exp["traces"]:
+    for host in t["hosts"]:
+        got = rows(f"SELECT file, buffer, buffers_not_exported IS NOT NULL FROM {table('trace')} WHERE host = ? AND run_id = ?",
+                   host, t["run"])
+        multi = t["file"].endswith("instances.v7.dat")
+        assert got == [(t["file"], t["buffer"], multi)], f"{host}/{t['run']}: {got}"
+buffers = rows(f"SELECT buffer, run_id FROM {table('trace')} WHERE host = 'h2' AND file LIKE '%instances.v7.dat' ORDER BY buffer")
+assert [b for b, _ in buffers] == ["jlab_big", "jlab_small", "top"] and len({r for _, r in buffers}) == 3, buffers
+print(f"ok a multi-buffer trace: each buffer a run of its own {buffers}")
+
+# Two days of the same file name on one host: both runs kept, ordered by their start.
+got = [r for (r,) in rows(f"SELECT run_id FROM {table('trace')} WHERE host = 'h3' AND file = 'runs/h3.dat' ORDER BY start_wall_us")]
+assert got == exp["days"], (got, exp["days"])
+print(f"ok two days of runs/h3.dat: {got}")
+
 # Three hosts as one dataset: the trace they share has the same rows on each.
 shared = exp["traces"][0]["run"]
 per_host = rows(f"""SELECT host, count(*), sum(dur_ns) FROM {table('sched_slice')}
@@ -140,3 +157,15 @@ assert [(load, n) for load, n, _ in joined] == [("idle", 1)], joined
 (kept,) = rows(f"SELECT DISTINCT trace_run_id FROM {table('audit_latency')} WHERE load = 'idle'")[0]
 assert kept == a["kept_trace_run"], (kept, a["kept_trace_run"])
 print(f"ok the audit's idle phase joins its kept trace {kept}: {joined[0][2]} events")
+
+# The latency p99.9 per host, by fleet.md's query (buckets of every run and CPU of a host).
+got = {host: p for host, _kernel, p in rows(fleet_query("Worst p99.9 wake-up latency"))}
+assert got == exp["p99_9_by_host"], f"p99.9 per host: duckdb {got} vs the merged histograms {exp['p99_9_by_host']}"
+print(f"ok the latency p99.9 per host: {got}")
+
+# A latency run joins the trace its host recorded around it (overlapping wall-clock
+# windows), by fleet.md's query; the same trace under another host does not join.
+j = exp["recorded_join"]
+got = rows(fleet_query("The trace recorded while each latency run measured"))
+assert got == [(j["host"], j["latency_run"], j["trace_run"], j["worst_ns"], j["p99_9_ns"])], (got, j)
+print(f"ok latency run {j['latency_run']} joins trace {j['trace_run']} on host {j['host']}")
