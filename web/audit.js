@@ -4,7 +4,7 @@
 // reboot; the recommendations in rank order with the command to apply and the way to
 // check; what was measured (the latency probe idle and loaded with its blamed spike, the
 // noise probe). Every figure is the model's: verdicts, ranks and causes come with it.
-import { el, facts, fmtBool, fmtCount, fmtDur, section, table, timelineLink } from "./tables.js";
+import { el, facts, fmtBool, fmtCount, fmtDur, put, section, table, timelineLink } from "./tables.js";
 
 /** The severities, worst first, as the model names them. */
 const AUDIT_SEVERITIES = ["high", "medium", "low", "info"];
@@ -38,7 +38,7 @@ function badge(sev) {
 /** The verdict per RT CPU, the comparison with an earlier audit, and the machine. */
 export function mountAuditVerdict(root, ctx) {
   const r = ctx.report;
-  root.append(section("Verdict per RT CPU", "ready: nothing of medium or high severity; tune: medium findings; unfit: a high one (exit status 3)", table({
+  put(root, section("Verdict per RT CPU", "ready: nothing of medium or high severity; tune: medium findings; unfit: a high one (exit status 3)", table({
     id: "jl-audit-verdicts",
     columns: [
       { label: "CPU", num: true, value: (v) => v.cpu },
@@ -51,7 +51,7 @@ export function mountAuditVerdict(root, ctx) {
     rows: r.verdicts,
     rowAttrs: (v) => ({ dataset: { cpu: v.cpu, verdict: v.verdict } }),
   })));
-  root.append(section("The machine", null, facts([
+  put(root, section("The machine", null, facts([
     ["RT CPUs", `${r.rt_cpus} (${r.rt_cpus_from})`, "rt_cpus"],
     ["housekeeping", String(r.housekeeping || "-"), "housekeeping"],
     ["kernel", r.kernel || "-", "kernel"],
@@ -62,7 +62,7 @@ export function mountAuditVerdict(root, ctx) {
   const c = r.compare;
   if (c) {
     const list = (title, keys, cls) => (keys.length ? [el("h3", null, title), el("ul", { class: cls }, keys.map((k) => el("li", null, badge(k.severity), " ", el("code", null, findingKey(k)), " ", k.what)))] : []);
-    root.append(section(`Since ${c.old}`, null,
+    put(root, section(`Since ${c.old}`, null,
       list(`Gone (${c.gone.length})`, c.gone, "jl-audit-gone"),
       list(`New (${c.new.length})`, c.new, "jl-audit-new"),
       el("p", { class: "jl-note" }, `${c.kept} finding${c.kept === 1 ? "" : "s"} kept`),
@@ -129,14 +129,14 @@ export function mountAuditFindings(root, ctx) {
     }
     empty.hidden = count(sev) > 0;
   }
-  root.append(el("div", { class: "jl-choice jl-severity-filter", role: "group", "aria-label": "severity" }, el("span", { class: "jl-note" }, "severity: "), buttons), empty, ...groups);
+  put(root, el("div", { class: "jl-choice jl-severity-filter", role: "group", "aria-label": "severity" }, el("span", { class: "jl-note" }, "severity: "), buttons), empty, ...groups);
   return { filter };
 }
 
 /** The recommendations, most effective first. */
 export function mountAuditRecommendations(root, ctx) {
   const r = ctx.report;
-  root.append(section("Recommendations", "ranked by their expected effect: changes on this machine first, then by the most severe finding each removes, its effect and how many findings", r.recommendations.length ? table({
+  put(root, section("Recommendations", "ranked by their expected effect: changes on this machine first, then by the most severe finding each removes, its effect and how many findings", r.recommendations.length ? table({
     id: "jl-audit-recs",
     columns: [
       { label: "rank", num: true, value: (x) => x.rank },
@@ -157,7 +157,7 @@ export function mountAuditRecommendations(root, ctx) {
 export function mountAuditMeasured(root, ctx) {
   const m = ctx.report.measured;
   const rows = m.latency.flatMap((p) => p.cpus.map((s) => ({ p, s })));
-  root.append(section("Wake-up latency", "the latency probe (SCHED_FIFO, 1 ms period) on the RT CPUs, idle then under a load", table({
+  put(root, section("Wake-up latency", "the latency probe (SCHED_FIFO, 1 ms period) on the RT CPUs, idle then under a load", table({
     id: "jl-audit-latency",
     columns: [
       { label: "phase", value: (x) => x.p.load },
@@ -173,7 +173,7 @@ export function mountAuditMeasured(root, ctx) {
     ],
     rows,
   })));
-  root.append(section("The worst wake-up of each phase, blamed", "the flight recorder traced sched and irq events during each phase; analyze's blame names what held the CPU between the probe's waking and its switch-in", table({
+  put(root, section("The worst wake-up of each phase, blamed", "the flight recorder traced sched and irq events during each phase; analyze's blame names what held the CPU between the probe's waking and its switch-in", table({
     id: "jl-audit-blamed",
     columns: [
       { label: "phase", value: (p) => p.load },
@@ -187,7 +187,7 @@ export function mountAuditMeasured(root, ctx) {
     rows: m.latency,
     rowAttrs: (p) => ({ dataset: { cause: p.blamed?.cause ?? "" } }),
   })));
-  root.append(section("User-space noise", "a thread spinning on the clock on each RT CPU: every gap above the threshold is time taken from it; a recording of the CPU around it says what took each gap", table({
+  put(root, section("User-space noise", "a thread spinning on the clock on each RT CPU: every gap above the threshold is time taken from it; a recording of the CPU around it says what took each gap", table({
     id: "jl-audit-noise",
     columns: [
       { label: "CPU", num: true, value: (n) => n.cpu },
@@ -211,7 +211,7 @@ export function mountAuditMeasured(root, ctx) {
     ...m.noise.map((n) => ({ window: "noise", cpu: n.cpu, ns: n.window_ns, counts: n.interrupts })),
   ];
   const perS = (n, ns) => (n * 1e9) / Math.max(1, ns);
-  root.append(section("Interrupts on the RT CPUs", "interrupts and softirqs per second of each measured window (/proc/interrupts and /proc/softirqs before and after)", table({
+  put(root, section("Interrupts on the RT CPUs", "interrupts and softirqs per second of each measured window (/proc/interrupts and /proc/softirqs before and after)", table({
     id: "jl-audit-interrupts",
     columns: [
       { label: "window", value: (w) => w.window },
@@ -225,10 +225,10 @@ export function mountAuditMeasured(root, ctx) {
   const accounted = m.noise.filter((n) => n.traced);
   if (!accounted.length) {
     const notes = m.noise.filter((n) => n.trace_note).map((n) => `CPU ${n.cpu}: ${n.trace_note}`);
-    if (notes.length) root.append(el("p", { class: "jl-not-recorded" }, `no trace of the noise windows: ${notes.join("; ")}`));
+    if (notes.length) put(root, el("p", { class: "jl-not-recorded" }, `no trace of the noise windows: ${notes.join("; ")}`));
     return;
   }
-  root.append(section("What took the noise probe's gaps", "each gap by what the trace of its CPU shows in it (the kind that took most of it); no events: nothing ran in the kernel, not even an interrupt", table({
+  put(root, section("What took the noise probe's gaps", "each gap by what the trace of its CPU shows in it (the kind that took most of it); no events: nothing ran in the kernel, not even an interrupt", table({
     id: "jl-audit-noise-causes",
     columns: [
       { label: "CPU", num: true, value: (x) => x.cpu },
@@ -241,7 +241,7 @@ export function mountAuditMeasured(root, ctx) {
     rows: accounted.flatMap((n) => n.traced.by_cause.map((c) => ({ cpu: n.cpu, noise: n.noise_ns, c }))),
     rowAttrs: (x) => ({ dataset: { cause: x.c.cause } }),
   })));
-  root.append(section("The longest gaps", "what ran in each, most time first; a link opens the trace of the window at the gap, the cursors on its ends", table({
+  put(root, section("The longest gaps", "what ran in each, most time first; a link opens the trace of the window at the gap, the cursors on its ends", table({
     id: "jl-audit-noise-gaps",
     columns: [
       { label: "CPU", num: true, value: (x) => x.cpu },

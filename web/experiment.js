@@ -5,7 +5,7 @@
 // runs; the per-interval series of a cell's runs with their steps marked; the trace
 // explanations with a link to each trace's own report; the runs. Every figure is the
 // model's: medians, intervals, ratios, p-values, verdicts and steps come with it.
-import { el, facts, fixed, fmtBool, fmtCount, fmtDur, fmtOpt, section, table, timelineLink, traceLink } from "./tables.js";
+import { el, facts, fixed, fmtBool, fmtCount, fmtDur, fmtOpt, put, section, table, timelineLink, traceLink } from "./tables.js";
 import { frame, legend, linear, niceTicks, seriesColor, svgEl } from "./svg.js";
 
 /** The width of a series plot, px (scaled down to the page's). */
@@ -312,17 +312,17 @@ function spikeCauses(r) {
  * plot and table. */
 export function mountResults(root, ctx) {
   const r = ctx.report;
-  root.append(answersSection(r) ?? "", spikeCauses(r) ?? "");
+  put(root, answersSection(r) ?? "", spikeCauses(r) ?? "");
   r.stats.forEach((ms, k) => {
     const medians = ms.cells.map((c) => c.median).filter(Boolean);
     const largest = Math.max(0, ...medians.flatMap((m) => [m.value, m.low, m.high]).filter((v) => v !== null && Number.isFinite(v)).map(Math.abs));
     const nonzero = medians.map((m) => Math.abs(m.value)).filter((v) => v > 0);
     const scale = expScale(ms.metric.unit, largest, nonzero.length ? Math.min(...nonzero) : largest);
-    root.append(section(`${ms.metric.name} (${ms.metric.unit}, ${ms.metric.direction === "lower_is_better" ? "lower" : "higher"} is better)`,
+    put(root, section(`${ms.metric.name} (${ms.metric.unit}, ${ms.metric.direction === "lower_is_better" ? "lower" : "higher"} is better)`,
       "each dot a run; the bar the median and its interval; each cell against its baseline (↳ under it): the ratio of medians and the verdict (real only when Holm's p is under alpha and the whole interval is beyond the noise)",
       stripPlot(r, ms, scale), metricTable(r, ms, scale, k)));
   });
-  root.append(machineDuring(r) ?? "");
+  put(root, machineDuring(r) ?? "");
 }
 
 /** A count a second as the text output prints it: `3953`, `3.0`, `12.1k`; 0 as `0`. */
@@ -454,7 +454,7 @@ export function mountSeries(root, ctx) {
   const r = ctx.report;
   const names = [...new Set(r.runs.flatMap((x) => x.series.map((s) => s.name)))];
   if (!names.length) {
-    root.append(section("Series", null, el("p", { class: "jl-not-recorded" }, "no run recorded a per-interval series")));
+    put(root, section("Series", null, el("p", { class: "jl-not-recorded" }, "no run recorded a per-interval series")));
     return;
   }
   for (const name of names) {
@@ -464,7 +464,7 @@ export function mountSeries(root, ctx) {
     const holder = el("div", { class: "jl-series-holder", dataset: { series: name } });
     const draw = (c) => holder.replaceChildren(seriesPlot(r, name, c));
     draw(first);
-    root.append(section(`${name} per interval`, "a line per run of the chosen cell (warm-up runs dashed); a marked line is a step: a level shift found in that run's series",
+    put(root, section(`${name} per interval`, "a line per run of the chosen cell (warm-up runs dashed); a marked line is a step: a level shift found in that run's series",
       expCellChoice(r, cells, first, draw), holder));
   }
 }
@@ -541,7 +541,7 @@ export function mountTraces(root, ctx) {
         rows: e.spikes,
       }));
     }
-    root.append(el("div", { class: "jl-explanation", dataset: { seq: e.seq } },
+    put(root, el("div", { class: "jl-explanation", dataset: { seq: e.seq } },
       section(`Run ${e.seq}${run ? `, ${run.warmup ? "warm-up" : `round ${run.round}`}` : ""}: ${cellLabel(r, e.cell)}`, null, parts)));
   });
 }
@@ -550,7 +550,7 @@ export function mountTraces(root, ctx) {
 export function mountRuns(root, ctx) {
   const r = ctx.report;
   const c = r.config, m = r.machine;
-  root.append(
+  put(root,
     section("The statistics", null, facts([
       ["seed", String(r.seed), "seed"],
       ["intervals", `${Math.round(c.confidence * 100)}% percentile bootstrap, ${fmtCount(c.resamples)} resamples`],

@@ -2,7 +2,7 @@
 // histograms (log count against linear latency, OSADL style, the maximum marked), a
 // percentile plot on a "nines" axis from the exact buckets' cumulative counts, latency
 // over time (the worst per pixel), the spike ledger, and the run's settings.
-import { el, facts, fmtBool, fmtCount, fmtDur, fmtOpt, section, table } from "./tables.js";
+import { el, facts, fmtBool, fmtCount, fmtDur, fmtOpt, put, section, table } from "./tables.js";
 import { decadeTicks, fmtCountTick, fmtUsTick, frame, legend, linear, log10, niceTicks, seriesColor, svgEl } from "./svg.js";
 
 const PLOT_W = 1300;
@@ -111,14 +111,14 @@ function histogramPlot(cpus, xMaxNs) {
 export function mountHistograms(root, ctx) {
   const cpus = ctx.report.cpus.filter((c) => c.samples > 0);
   if (!cpus.length) {
-    root.append(section("Latency histograms", null, el("p", null, "no samples")));
+    put(root, section("Latency histograms", null, el("p", null, "no samples")));
     return;
   }
   const pick = (key) => Math.max(...cpus.map((c) => c[key]));
   const holder = el("div", { class: "jl-chart" });
   const draw = (key) => holder.replaceChildren(histogramPlot(cpus, Math.max(pick(key), 2000)), cpuLegend(cpus));
   draw("max_ns");
-  root.append(section("Latency histograms",
+  put(root, section("Latency histograms",
     "samples per latency bin, one curve per CPU (log count, linear latency); the line marks each CPU's maximum",
     choice("latency axis up to", [["max_ns", "the maximum"], ["p99_99_ns", "p99.99"], ["p99_9_ns", "p99.9"], ["p99_ns", "p99"]], "max_ns", draw),
     holder, statsTable(ctx.report.cpus)));
@@ -148,7 +148,7 @@ function statsTable(cpus) {
 export function mountPercentiles(root, ctx) {
   const cpus = ctx.report.cpus.filter((c) => c.samples > 0);
   if (!cpus.length) {
-    root.append(section("Percentiles", null, el("p", null, "no samples")));
+    put(root, section("Percentiles", null, el("p", null, "no samples")));
     return;
   }
   const nines = Math.max(1, Math.ceil(Math.log10(Math.max(...cpus.map((c) => c.samples)))));
@@ -181,7 +181,7 @@ export function mountPercentiles(root, ctx) {
     f.plot.append(svgEl("circle", { class: "jl-max-dot", cx: mx, cy: my, r: 4, style: `fill: ${seriesColor(k)}`, "data-cpu": c.cpu },
       svgEl("title", { text: `CPU ${c.cpu} max ${fmtDur(c.max_ns)} (1 of ${fmtCount(total)} samples)` })));
   });
-  root.append(section("Percentiles",
+  put(root, section("Percentiles",
     "the latency under which each fraction of the samples fell, from the exact histogram; the dot is the maximum",
     el("div", { class: "jl-chart" }, f.svg, cpuLegend(cpus)), statsTable(ctx.report.cpus)));
 }
@@ -192,7 +192,7 @@ export function mountPercentiles(root, ctx) {
 export function mountOverTime(root, ctx) {
   const cpus = ctx.report.cpus.filter((c) => c.over_time);
   if (!cpus.length) {
-    root.append(section("Latency over time", null, el("p", { class: "jl-not-recorded", id: "jl-overtime-missing" },
+    put(root, section("Latency over time", null, el("p", { class: "jl-not-recorded", id: "jl-overtime-missing" },
       "not recorded: this result has no latency over time (report.cpus[].over_time; a newer jitterlab latency records it)")));
     return;
   }
@@ -230,7 +230,7 @@ export function mountOverTime(root, ctx) {
     }
     f.plot.append(svgEl("path", { class: "jl-series jl-overtime-curve", d, style: `stroke: ${seriesColor(k)}`, "data-cpu": c.cpu }));
   });
-  root.append(section("Latency over time", `the worst sample per pixel, per CPU (buckets of ${fmtDur(cpus[0].over_time.bucket_ns)} from the start of the run)`,
+  put(root, section("Latency over time", `the worst sample per pixel, per CPU (buckets of ${fmtDur(cpus[0].over_time.bucket_ns)} from the start of the run)`,
     el("div", { class: "jl-chart" }, f.svg, cpuLegend(cpus))));
 }
 
@@ -240,7 +240,7 @@ export function mountOverTime(root, ctx) {
 export function mountSpikes(root, ctx) {
   const sp = ctx.report.spikes;
   if (!sp) {
-    root.append(section("Spikes", null, el("p", { class: "jl-not-recorded" }, "no spike ledger: the run had no --spike-threshold")));
+    put(root, section("Spikes", null, el("p", { class: "jl-not-recorded" }, "no spike ledger: the run had no --spike-threshold")));
     return;
   }
   const list = sp.spikes;
@@ -280,7 +280,7 @@ export function mountSpikes(root, ctx) {
       rows: list,
     }));
   }
-  root.append(section("Spikes", "every sample over the threshold, with the interrupts its CPU took around it", parts));
+  put(root, section("Spikes", "every sample over the threshold, with the interrupts its CPU took around it", parts));
 }
 
 // ---- Run
@@ -295,7 +295,7 @@ export function mountRun(root, ctx) {
   const r = ctx.report;
   const c = r.config, e = r.environment;
   const stop = c.stop.loops !== undefined ? `after ${fmtCount(c.stop.loops)} wake-ups per CPU` : `after ${fmtDur(c.stop.duration_ns)}`;
-  root.append(
+  put(root,
     section("Warnings", null, r.warnings.length
       ? el("ul", { class: "jl-warning-list" }, r.warnings.map((w) => el("li", null, w)))
       : el("p", null, "none")),

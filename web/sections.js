@@ -1,7 +1,7 @@
 // sections.js: the analyze sections (jitterlab.analyze, docs/json.md) as pages: summary,
 // CPUs, tasks, IRQs and chains, blame, functions. Every figure is the model's; the page
 // only converts units and lays out.
-import { action, el, facts, fmtCount, fmtDur, fmtLost, fmtOpt, fmtPct, fmtPrio, fmtTs, section, table } from "./tables.js";
+import { action, el, facts, fmtCount, fmtDur, fmtLost, fmtOpt, fmtPct, fmtPrio, fmtTs, put, section, table } from "./tables.js";
 import { decadeTicks, fmtCountTick, frame, legend, linear, log10, niceTicks, seriesColor, svgEl } from "./svg.js";
 
 /** The timeline's origin (absolute ns of its relative 0), or null without a timeline. */
@@ -61,7 +61,7 @@ function statCols(get, which, prefix = "", title = "") {
 export function mountSummary(root, ctx) {
   const s = ctx.report.summary;
   const lostNote = s.lost_recorded ? null : "this format does not record lost events: 0 means unknown";
-  root.append(el("div", { class: "jl-columns" }, el("div", null,
+  put(root, el("div", { class: "jl-columns" }, el("div", null,
     section("Summary", null, facts([
       ["span", `${fmtDur(s.span_ns)} (${fmtTs(s.start_ns)} s .. ${fmtTs(s.end_ns)} s)`, "span_ns"],
       ["events", fmtCount(s.events), "events"],
@@ -158,7 +158,7 @@ function loadChart(ctx, c) {
 export function mountCpus(root, ctx) {
   const c = ctx.report.cpus;
   const d = (key, label, title) => ({ label, title, num: true, value: (r) => r[key], fmt: fmtDur });
-  root.append(
+  put(root,
     section("CPUs", "where each CPU's time went, from its first event to the end of the trace", table({
       id: "jl-cpus",
       columns: [
@@ -219,7 +219,7 @@ export function mountTaskTable(root, ctx) {
   ].filter(Boolean);
   const by = t.group_by === "tgid" ? "process (thread group id)" : "name (this trace has no thread group ids)";
   const w = t.wakeups;
-  root.append(
+  put(root,
     section("Tasks", `threads grouped by ${by}; instance = switch-in to switch-out; wake-up latency = sched_waking -> switch-in`, table({
       id: "jl-tasks", class: "jl-grouped", columns, groups, sort: { col: columns.findIndex((c) => c.label === "run"), desc: true },
       rowAttrs: (r, head) => ({ dataset: head ? { group: r.group.comm } : { tid: r.tid } }),
@@ -313,7 +313,7 @@ export function mountIrqs(root, ctx) {
     rows: s.chains,
     rowAttrs: (r) => ({ dataset: { irq: r.irq, tid: r.tid } }),
   }) : el("p", null, "no wake-up done in a hardirq handler or in a softirq an IRQ raised");
-  root.append(
+  put(root,
     section("IRQs", "handler duration = irq_handler_entry -> irq_handler_exit", irqs),
     softirqs ? section("Softirqs", "duration = softirq_entry -> softirq_exit", softirqs) : null,
     section(`IRQ → task chains${focus}`, "latency = the IRQ's irq_handler_exit -> the woken task's switch-in", chains),
@@ -377,7 +377,7 @@ function spikeSteps(p) {
 export function mountBlame(root, ctx) {
   const spikes = ctx.report.blame.spikes;
   if (!spikes.length) {
-    root.append(section("Blame", null, el("p", null, "no wake-up to blame")));
+    put(root, section("Blame", null, el("p", null, "no wake-up to blame")));
     return;
   }
   const origin = originOf(ctx);
@@ -410,7 +410,7 @@ export function mountBlame(root, ctx) {
       p.elided > 0 ? el("p", { class: "jl-note" }, `${fmtCount(p.elided)} shorter steps left out`) : null,
       p.truncated ? el("p", { class: "jl-note" }, "the CPU's history did not reach back to the waking") : null);
   });
-  root.append(section("Blame", "what the woken task's CPU did from the waking to the switch-in", cards));
+  put(root, section("Blame", "what the woken task's CPU did from the waking to the switch-in", cards));
 }
 
 // ---- Functions
@@ -419,7 +419,7 @@ export function mountBlame(root, ctx) {
 export function mountFunctions(root, ctx) {
   const s = ctx.report.functions;
   if (!s.functions.length) {
-    root.append(section("Functions", null, el("p", null, "no function_graph calls in the trace")));
+    put(root, section("Functions", null, el("p", null, "no function_graph calls in the trace")));
     return;
   }
   const detail = el("div", { class: "jl-detail", id: "jl-function-detail" }, el("p", { class: "jl-note" }, "click a function for its callees and its longest call"));
@@ -437,7 +437,7 @@ export function mountFunctions(root, ctx) {
       }) : el("p", null, "no traced callees"));
   };
   const longest = s.functions.map((f) => f.longest).filter(Boolean).sort((a, b) => b.duration_ns - a.duration_ns)[0];
-  root.append(section("Functions", "self = inclusive minus the traced callees' inclusive time", table({
+  put(root, section("Functions", "self = inclusive minus the traced callees' inclusive time", table({
     id: "jl-functions",
     columns: [
       { label: "function", value: (r) => r.name, fmt: (v, r) => action(v, () => showDetail(r), "its callees and longest call") },
@@ -451,7 +451,7 @@ export function mountFunctions(root, ctx) {
   }), longest ? el("p", null, `longest call: ${fmtDur(longest.duration_ns)} on CPU ${longest.cpu}: ${longest.path.join(" > ")}`) : null, detail));
   const c = s.comparison;
   if (c) {
-    root.append(section(`Compared with ${c.other}`, "most changed total self time first", table({
+    put(root, section(`Compared with ${c.other}`, "most changed total self time first", table({
       id: "jl-comparison",
       columns: [
         { label: "function", value: (r) => r.name },

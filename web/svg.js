@@ -85,7 +85,12 @@ export function frame(opts) {
     const px = x(v);
     if (px < inner.left - 0.5 || px > inner.right + 0.5) continue;
     grid.append(svgEl("line", { x1: px, x2: px, y1: inner.top, y2: inner.bottom }));
-    axes.append(svgEl("text", { x: px, y: inner.bottom + 16, "text-anchor": "middle", text: (opts.xFmt ?? String)(v) }));
+    // A label centred on its tick, unless that would cut it at the frame's edge: then
+    // it ends (or starts) at the tick.
+    const text = (opts.xFmt ?? String)(v);
+    const half = text.length * 3.5;
+    const anchor = px + half > width ? "end" : px - half < 0 ? "start" : "middle";
+    axes.append(svgEl("text", { x: px, y: inner.bottom + 16, "text-anchor": anchor, text }));
   }
   for (const v of opts.yTicks ?? []) {
     const py = y(v);

@@ -20,6 +20,13 @@ function setAttrs(e, attrs) {
   }
 }
 
+/** Appends `children` to `parent` as `el` does: nodes as they are, other values as
+ * text, and null, undefined and false left out (the DOM's own `append` would write
+ * "null"). */
+export function put(parent, ...children) {
+  appendAll(parent, children);
+}
+
 function appendAll(e, children) {
   for (const c of children.flat(Infinity)) {
     if (c === null || c === undefined || c === false) continue;

@@ -12,7 +12,9 @@ const TV_PAD = { l: 64, r: 12, t: 12, b: 26 };
 function tvTaskStats(model) {
   const inst = model.instances();
   const n = model.tasks.length;
-  const st = model.tasks.map(() => ({ count: 0, run: 0, maxDur: 0, maxLat: 0 }));
+  // wakes: the instances switched in by a wake-up the trace measured; maxLat counts
+  // only those (null without any: no measurement, not a latency of 0).
+  const st = model.tasks.map(() => ({ count: 0, run: 0, maxDur: 0, maxLat: null, wakes: 0 }));
   for (let k = 0; k < n; k++) {
     const r = st[k];
     for (let p = inst.offset[k]; p < inst.offset[k + 1]; p++) {
@@ -22,8 +24,11 @@ function tvTaskStats(model) {
       r.count++;
       r.run += d;
       if (d > r.maxDur) r.maxDur = d;
-      const lat = L.wakeLat[i];
-      if (lat > r.maxLat) r.maxLat = lat;
+      if (L.wakeOf[i] >= 0) {
+        r.wakes++;
+        const lat = L.wakeLat[i];
+        if (r.maxLat === null || lat > r.maxLat) r.maxLat = lat;
+      }
     }
   }
   return st;
@@ -35,11 +40,10 @@ function tvProcesses(model, stats) {
   model.tasks.forEach((t, k) => {
     const key = t.tgid != null && t.tgid > 0 ? t.tgid : -1 - k;
     let g = groups.get(key);
-    if (!g) groups.set(key, (g = { tgid: t.tgid ?? null, tasks: [], run: 0, count: 0, maxLat: 0 }));
+    if (!g) groups.set(key, (g = { tgid: t.tgid ?? null, tasks: [], run: 0, count: 0 }));
     g.tasks.push(k);
     g.run += stats[k].run;
     g.count += stats[k].count;
-    g.maxLat = Math.max(g.maxLat, stats[k].maxLat);
   });
   for (const g of groups.values()) {
     g.tasks.sort((a, b) => stats[b].run - stats[a].run);
@@ -78,7 +82,7 @@ export function mountTaskView(el, ctx) {
   list.innerHTML = procs.map((p, pi) => {
     const head = `${tlEsc(p.name)}${p.tgid != null ? ` <span class="tl-dim">pid ${p.tgid}</span>` : ""} <span class="tl-dim">· ${p.tasks.length} thread${p.tasks.length > 1 ? "s" : ""} · ${tlDur(p.run)}</span>`;
     const rows = p.tasks.filter((k) => stats[k].count).map((k) =>
-      `<button type="button" class="tv-task" data-task="${k}"><i class="tl-sw" style="background:${model.colours[k]}"></i>${tlEsc(model.taskLabel(k))} <span class="tl-dim">${stats[k].count} inst · worst ${tlDur(stats[k].maxLat)}</span></button>`).join("");
+      `<button type="button" class="tv-task" data-task="${k}"><i class="tl-sw" style="background:${model.colours[k]}"></i>${tlEsc(model.taskLabel(k))} <span class="tl-dim">${stats[k].count} inst · ${stats[k].maxLat === null ? "no wake-up measured" : `worst ${tlDur(stats[k].maxLat)}`}</span></button>`).join("");
     return `<details class="tv-proc" data-proc="${pi}"${p.tasks.length > 1 ? "" : " open"}><summary>${head}</summary>${rows}</details>`;
   }).join("") || `<p class="tl-dim" style="padding:6px">No task slice in this trace.</p>`;
 
@@ -127,6 +131,19 @@ export function mountTaskView(el, ctx) {
     const X = (t) => TV_PAD.l + ((t - st.t0) / (st.t1 - st.t0)) * pw;
     const p = st.pts;
     if (!p) return;
+    if (p.n === 0) {
+      // Nothing to plot: say why, rather than axes around nothing.
+      g.fillStyle = "#555";
+      g.textAlign = "center";
+      g.fillText(st.mode === "lat"
+        ? `no wake-up latency measured for ${st.label}: no sched_waking in the trace switched it in`
+        : `no instance of ${st.label} in the trace`, W / 2, H / 2);
+      g.fillText(st.mode === "lat" ? "(y: execution time shows its instances)" : "", W / 2, H / 2 + 16);
+      g.textAlign = "left";
+      const jl = window.jitterlab || (window.jitterlab = {});
+      jl.taskviewPainted = performance.now();
+      return;
+    }
     const Y = yScale();
     // Axes.
     g.strokeStyle = "#999";
@@ -140,7 +157,9 @@ export function mountTaskView(el, ctx) {
       const x = Math.round(X(t)) + 0.5;
       g.moveTo(x, H - TV_PAD.b);
       g.lineTo(x, H - TV_PAD.b + 5);
-      g.fillText(tlTick(t, step), x + 2, H - TV_PAD.b + 14);
+      const label = tlTick(t, step);
+      // A tick's label only where it fits whole.
+      if (x + 2 + g.measureText(label).width <= W) g.fillText(label, x + 2, H - TV_PAD.b + 14);
     }
     const ticks = [];
     if (st.log) {
@@ -340,11 +359,17 @@ export function mountTaskView(el, ctx) {
   });
   new ResizeObserver(() => resize()).observe(plot);
 
-  // The task with the worst wake-up latency first.
+  // The task with the worst wake-up latency first; in a trace without a measured
+  // wake-up, the busiest task by its execution times.
   let first = 0;
   stats.forEach((r, k) => {
-    if (r.maxLat > stats[first].maxLat || (stats[first].maxLat === 0 && r.count > stats[first].count)) first = k;
+    const f = stats[first];
+    if ((r.maxLat ?? -1) > (f.maxLat ?? -1) || (f.maxLat === null && r.maxLat === null && r.count > f.count)) first = k;
   });
+  if (stats.every((r) => r.maxLat === null)) {
+    st.mode = "dur";
+    el.querySelector(".tv-y").value = "dur";
+  }
   if (model.tasks.length) selectTasks([first], model.taskLabel(first));
   resize();
 

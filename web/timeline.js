@@ -22,7 +22,7 @@ export function mountTimeline(el, ctx) {
       <button type="button" data-act="in" title="Zoom in (W)">+</button>
       <button type="button" data-act="out" title="Zoom out (S)">−</button>
       <span class="tl-sep"></span>
-      <input class="tl-search" type="search" placeholder="search comm, tid, pid:N, irq:N or IRQ name" size="32" spellcheck="false">
+      <input class="tl-search" type="search" placeholder="search comm, tid, pid:N, irq:N or IRQ name" size="44" spellcheck="false">
       <button type="button" data-act="prev" title="Previous match (shift+N)">◀</button>
       <button type="button" data-act="next" title="Next match (N)">▶</button>
       <span class="tl-found"></span>
@@ -643,6 +643,8 @@ export function mountTimeline(el, ctx) {
     /** Where things are drawn, in the canvas's CSS pixels (for tests). */
     geometry: {
       canvas: () => canvas,
+      /** The width of the CPU names' column, left of the plot. */
+      gutter: TL.gutter,
       xOf: (t) => TL.gutter + ((t - s.view.t0) * (s.width - TL.gutter)) / (s.view.t1 - s.view.t0),
       /** Sub-lane `lane` (irq, softirq, task, lat) of `cpu`'s row: { y, h }. */
       lane(cpu, lane) {

@@ -652,6 +652,17 @@ export function tlLaneY(s, cpu, lane) {
 function tlDrawChain(ctx, s, X) {
   const w = s.wake;
   if (!w) return;
+  ctx.save();
+  // Inside the plot only: a hop whose start is off-screen is cut at the plot's left edge,
+  // never drawn over the CPU names.
+  ctx.beginPath();
+  ctx.rect(TL.gutter, TL.headH, s.width - TL.gutter, s.height - TL.headH);
+  ctx.clip();
+  tlDrawChainIn(ctx, s, X, w);
+  ctx.restore();
+}
+
+function tlDrawChainIn(ctx, s, X, w) {
   const cpu = s.sel.cpu;
   const wc = w.wakerCpu;
   ctx.lineWidth = 1.5;
@@ -674,17 +685,27 @@ function tlDrawChain(ctx, s, X) {
     ctx.strokeStyle = "#6a1b9a";
     ctx.fillStyle = "#6a1b9a";
     tlArrow(ctx, x0, y0, x1, y1);
+    // The label in the middle of the hop's visible part, whole inside the plot; none
+    // for a hop that is off-screen.
+    const a = Math.max(Math.min(x0, x1), TL.gutter), b = Math.min(Math.max(x0, x1), s.width);
+    if (a > b) continue;
     const text = tlDur(h.lat);
     const tw = ctx.measureText(text).width + 6;
-    let lx = (x0 + x1) / 2 - tw / 2, ly = (y0 + y1) / 2 - 7;
-    for (const p of placed) if (Math.abs(p[0] - lx) < tw && Math.abs(p[1] - ly) < 13) ly += 14;
-    placed.push([lx, ly]);
+    // In the wake-up strip of the row the hop ends on, where no slice label is drawn;
+    // labels of one strip side by side, never over each other.
+    const end = tlLaneY(s, h.lane1 === "task" ? cpu : wc, "lat");
+    let lx = Math.max(TL.gutter + 1, Math.min((a + b) / 2 - tw / 2, s.width - tw - 1));
+    const ly = end - 6.5;
+    for (const p of placed) if (p[1] === ly && lx < p[0] + p[2] + 2 && p[0] < lx + tw + 2) lx = p[0] + p[2] + 2;
+    placed.push([lx, ly, tw, text]);
     ctx.fillStyle = "rgba(255,255,255,0.9)";
     ctx.fillRect(lx, ly, tw, 13);
     ctx.fillStyle = "#4a0072";
     ctx.fillText(text, lx + 3, ly + 7);
   }
   ctx.lineWidth = 1;
+  // Where each hop's label is, for the tests: [x, y, width, text].
+  s.chainLabels = placed;
 }
 
 function tlArrow(ctx, x0, y0, x1, y1) {

@@ -83,6 +83,16 @@ fn write_reports(dir: &Path) {
     ] {
         jitterlab(&["view".as_ref(), &input, "-o".as_ref(), &o(name)]);
     }
+    // iperf3 over a veth pair: NET_RX softirq -> task chains (issue 28's recording).
+    let veth = dir.join("veth-iperf3.dat");
+    let zst = std::fs::read(trace("veth-iperf3.v6.dat.zst")).unwrap();
+    std::fs::write(&veth, zstd::decode_all(&zst[..]).unwrap()).unwrap();
+    jitterlab(&[
+        "view".as_ref(),
+        veth.as_os_str(),
+        "-o".as_ref(),
+        &o("veth.html"),
+    ]);
     write_block_probe(dir);
     // A trace whose name is not ASCII: the page's title and header.
     let named = dir.join("dïsk-€线.dat");
