@@ -235,15 +235,18 @@ export function mountTaskTable(root, ctx) {
 
 // ---- IRQs
 
-/** A chain's latency histogram: a bar per bucket, log count. */
+/** A chain's latency histogram: a bar per bucket, log count. An IRQ's chain (`irq`),
+ * or a softirq's (`vec`; its `source` names it). */
 function chainHistogram(c) {
+  const soft = c.vec !== undefined;
+  const name = soft ? `${c.source} -> ${c.comm}-${c.tid}` : `irq ${c.irq} ${c.irq_name} -> ${c.comm}-${c.tid}`;
   const buckets = c.histogram;
   const max = Math.max(0, ...buckets.map((b) => b.count));
   const width = 420, height = 200;
   const n = buckets.length;
   const f = frame({
     width, height, margin: { left: 50, bottom: 58, right: 10, top: 22 },
-    title: `irq ${c.irq} ${c.irq_name} -> ${c.comm}-${c.tid}`,
+    title: name,
     x: (a, b) => linear(0, n, a, b),
     y: (a, b) => log10(0.7, Math.max(10, max * 1.5), a, b),
     yTicks: decadeTicks(1, Math.max(10, max * 1.5)), yFmt: fmtCountTick,
@@ -261,8 +264,8 @@ function chainHistogram(c) {
         svgEl("title", { text: `${label}: ${fmtCount(b.count)} wake-ups` })),
       svgEl("text", { class: "jl-bar-label", x: x + bw / 2, y: y - 3, "text-anchor": "middle", text: fmtCount(b.count) }));
   });
-  return el("figure", { class: "jl-hist", dataset: { irq: c.irq, tid: c.tid } },
-    el("figcaption", null, `irq ${c.irq} ${c.irq_name} -> ${c.comm}-${c.tid}: irq_handler_exit -> switch-in`), f.svg);
+  return el("figure", { class: "jl-hist", dataset: soft ? { vec: c.vec, tid: c.tid } : { irq: c.irq, tid: c.tid } },
+    el("figcaption", null, `${name}: ${soft ? "softirq_exit" : "irq_handler_exit"} -> switch-in`), f.svg);
 }
 
 /** The IRQs page: hardirq and softirq durations, IRQ -> task chains and their histograms. */
@@ -313,11 +316,31 @@ export function mountIrqs(root, ctx) {
     rows: s.chains,
     rowAttrs: (r) => ({ dataset: { irq: r.irq, tid: r.tid } }),
   }) : el("p", null, "no wake-up done in a hardirq handler or in a softirq an IRQ raised");
+  // Wake-ups in softirqs that no traced IRQ raised (NET_RX of loopback, veth or a
+  // sending task; TIMER; RCU): the softirq's exit to the task's switch-in.
+  const softChains = s.softirq_chains ?? [];
+  const softTable = softChains.length ? table({
+    id: "jl-softirq-chains",
+    columns: [
+      { label: "softirq", value: (r) => r.name, title: "the vector" },
+      { label: "task", value: (r) => `${r.comm}-${r.tid}` },
+      { label: "wake-ups", num: true, value: (r) => r.count, fmt: fmtCount },
+      { label: "waker CPUs", value: (r) => cpuCounts(r.waker_cpus ?? []), title: "CPU:count of the softirqs that woke it" },
+      ...statCols(lat, ["min", "avg", "p50", "p99", "max"], "", "softirq_exit -> switch-in"),
+      { label: "max at (s)", num: true, value: (r) => r.latency?.max_at_ns ?? null, fmt: (v, r) => timeLink(ctx, v, { before: r.latency?.max_ns ?? 0 }) },
+      { label: "waking→switch-in max", num: true, value: (r) => r.wake_latency?.max_ns ?? null, fmt: fmtDur, title: "sched_waking -> switch-in, the worst" },
+      { label: "exit unknown", num: true, value: (r) => r.exit_unknown, fmt: fmtCount, title: "switched in before the softirq's exit was seen: not in the latencies" },
+    ],
+    rows: softChains,
+    rowAttrs: (r) => ({ dataset: { vec: r.vec, tid: r.tid } }),
+  }) : null;
+  const hists = [...s.chains, ...softChains];
   put(root,
     section("IRQs", "handler duration = irq_handler_entry -> irq_handler_exit", irqs),
     softirqs ? section("Softirqs", "duration = softirq_entry -> softirq_exit", softirqs) : null,
     section(`IRQ → task chains${focus}`, "latency = the IRQ's irq_handler_exit -> the woken task's switch-in", chains),
-    s.chains.length ? section("Chain histograms", "wake-ups per latency bucket (log scale), one per chain", el("div", { class: "jl-hists" }, s.chains.map(chainHistogram))) : null,
+    softTable ? section(`Softirq → task chains${focus}`, "wake-ups in softirqs no traced IRQ raised; latency = the softirq's softirq_exit -> the woken task's switch-in", softTable) : null,
+    hists.length ? section("Chain histograms", "wake-ups per latency bucket (log scale), one per chain", el("div", { class: "jl-hists" }, hists.map(chainHistogram))) : null,
   );
 }
 

@@ -292,6 +292,11 @@ export class TimelineModel {
         hops.push({ from: "softirq entry", to: "sched_waking", t0: out.softirq.start, t1: waking, lane0: "softirq", lane1: "softirq" });
       }
       hops.push({ from: "sched_waking", to: "switch-in", t0: waking, t1: switchIn, lane0: "softirq", lane1: "task", cross: true });
+      // What analyze's "softirq -> task chains" measure when no traced IRQ raised it.
+      if (out.softirq && out.softirq.end <= switchIn) {
+        hops.push({ from: "softirq exit", to: "switch-in", t0: out.softirq.end, t1: switchIn, lane0: "softirq", lane1: "task", cross: true });
+        if (exit == null) out.softirqChain = switchIn - out.softirq.end;
+      }
     } else if (kind === "hardirq") {
       if (out.irq) hops.push({ from: "IRQ handler entry", to: "sched_waking", t0: out.irq.start, t1: waking, lane0: "irq", lane1: "irq" });
       hops.push({ from: "sched_waking", to: "switch-in", t0: waking, t1: switchIn, lane0: "irq", lane1: "task", cross: true });

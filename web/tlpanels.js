@@ -40,6 +40,7 @@ export function tlSliceInfo(model, cpu, i, wake) {
       inferred: wake.inferred, newTask: wake.newTask, hrtimer: wake.hrtimer,
       chain: wake.chain, chainText: wake.chain == null ? null : tlDur(wake.chain),
       irqExitText: wake.chain == null ? null : `${tlAbs(model.meta, wake.switchIn - wake.chain)} s`,
+      softirqChain: wake.softirqChain ?? null, softirqChainText: wake.softirqChain == null ? null : tlDur(wake.softirqChain),
       irq: wake.irq, softirq: wake.softirq, wakerSlice: wake.wakerSlice,
       hops: wake.hops.map((h) => ({ from: h.from, to: h.to, lat: h.lat, latText: tlDur(h.lat), t0: h.t0, t1: h.t1 })),
     };
@@ -108,6 +109,8 @@ export function tlDetailsHtml(model, info) {
   if (spans.length) html += `<p class="tl-dim">Go to ${spans.join(", ")}.</p>`;
   if (w.chainText != null) {
     html += `<p class="tl-chain">IRQ → task chain: <b data-chain="${w.chain}">${w.chainText}</b> <span class="tl-dim">(IRQ handler exit at ${w.irqExitText})</span><br><span class="tl-dim">irq_handler_exit → switch-in, as analyze's "IRQ -> task chains" measures it</span></p>`;
+  } else if (w.softirqChainText != null) {
+    html += `<p class="tl-chain">softirq → task chain: <b data-chain="${w.softirqChain}">${w.softirqChainText}</b><br><span class="tl-dim">softirq_exit → switch-in, as analyze's "softirq -> task chains" measures it</span></p>`;
   }
   return html;
 }

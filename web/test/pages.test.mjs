@@ -130,7 +130,7 @@ export const tests = {
       }
       // And one histogram per chain, its bars the JSON's counts.
       const chains = readReportJson("disk.json").data.irqs.chains;
-      assertEqual(await r.count("figure.jl-hist"), chains.length, "histograms");
+      assertEqual(await r.count("figure.jl-hist[data-irq]"), chains.length, "histograms");
       const bars = await r.page.$$eval("figure.jl-hist:first-child rect.jl-bar", (bs) => bs.map((b) => Number(b.dataset.count)));
       assertEqual(bars, chains[0].histogram.filter((b) => b.count > 0).map((b) => b.count), "first histogram's bars");
     });

@@ -93,6 +93,8 @@ fn write_reports(dir: &Path) {
         "-o".as_ref(),
         &o("veth.html"),
     ]);
+    let json = jitterlab(&["analyze".as_ref(), veth.as_os_str(), "--json".as_ref()]);
+    std::fs::write(dir.join("veth.json"), json).unwrap();
     write_block_probe(dir);
     // A trace whose name is not ASCII: the page's title and header.
     let named = dir.join("dïsk-€线.dat");
