@@ -500,7 +500,9 @@ export function mountTimeline(el, ctx) {
     const pick = tlPick(s, x, y);
     let html = "";
     const L = pick.cpu != null ? model.lane(pick.cpu) : null;
-    if (pick.lane === "marker" && pick.marker >= 0) {
+    if (pick.lane === "load" && L) {
+      html = `CPU ${L.cpu} busy <b>${(pick.busy * 100).toFixed(1)}%</b> of ${tlDur(pick.t1 - pick.t0)} at ${tlAbs(ctx.meta, pick.t0)} s`;
+    } else if (pick.lane === "marker" && pick.marker >= 0) {
       const m = T.markers[pick.marker];
       html = `<b>${m.break ? "latency --break" : "trace_marker"}</b> CPU ${m.cpu}, tid ${m.tid}<br>${tlEsc(m.text)}<br>${tlAbs(ctx.meta, m.ts)} s`;
     } else if (L && pick.index >= 0 && (model.complete || pick.lane === "task" || pick.lane === "lat")) {

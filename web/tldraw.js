@@ -14,19 +14,21 @@ export const TL = {
   irqH: 9,
   softH: 9,
   taskH: 24,
+  loadH: 10,
   latH: 18,
   gap: 9,
 };
 TL.headH = TL.axisH + TL.markH;
-TL.rowH = TL.pad + TL.irqH + 1 + TL.softH + 1 + TL.taskH + 1 + TL.latH + TL.gap;
+TL.rowH = TL.pad + TL.irqH + 1 + TL.softH + 1 + TL.taskH + 1 + TL.loadH + 1 + TL.latH + TL.gap;
 
 /** The sub-lanes of a row whose top is `y`: [top, height] each. */
 export function tlRowLayout(y) {
   const irq = y + TL.pad;
   const soft = irq + TL.irqH + 1;
   const task = soft + TL.softH + 1;
-  const lat = task + TL.taskH + 1;
-  return { top: y, irq: [irq, TL.irqH], softirq: [soft, TL.softH], task: [task, TL.taskH], lat: [lat, TL.latH], bottom: lat + TL.latH };
+  const load = task + TL.taskH + 1;
+  const lat = load + TL.loadH + 1;
+  return { top: y, irq: [irq, TL.irqH], softirq: [soft, TL.softH], task: [task, TL.taskH], load: [load, TL.loadH], lat: [lat, TL.latH], bottom: lat + TL.latH };
 }
 
 /** Wake-up latencies on the strip's log scale: 1 us at the bottom, 10 ms at the top. */
@@ -50,6 +52,7 @@ class TlCols {
     this.lat = new Int32Array(w);
     this.hit = new Uint8Array(w);
     this.first = new Int32Array(w);
+    this.busy = new Float32Array(w);
   }
 }
 let tlColsBuf = null;
@@ -123,11 +126,16 @@ export function tlScanShown(sp, dur, pyr, maxDur, t0, npp, w, c) {
 /**
  * Fills `c.rep[px]` with the interval each of `w` columns shows (-1 none), `c.cnt` with
  * how many start in it, `c.lat` (with `latPyr`) the slice of the worst wake-up switching
- * in in it, `c.hit` whether a match (`M`) is in it.
+ * in in it, `c.hit` whether a match (`M`) is in it; with `cum` (the lane's running total
+ * of interval durations, `cum[k]` the sum of the first k), `c.busy` the fraction of each
+ * column the intervals cover.
  */
-export function tlScan(sp, dur, pyr, latPyr, M, t0, npp, w, c) {
+export function tlScan(sp, dur, pyr, latPyr, M, t0, npp, w, c, cum) {
   const start = sp.start, end = sp.end;
   let i = tlLowerBound(start, t0);
+  // Time covered before `t`, by the intervals starting before index `j` (start[j-1] < t).
+  const covered = (j, t) => (j > 0 ? cum[j - 1] + Math.min(Math.max(t - start[j - 1], 0), end[j - 1] - start[j - 1]) : 0);
+  let before = cum ? covered(i, t0) : 0;
   let cover = -1;
   let coverEnd = -Infinity;
   for (let k = i - 1; k >= 0 && k >= i - 8; k--) {
@@ -146,6 +154,11 @@ export function tlScan(sp, dur, pyr, latPyr, M, t0, npp, w, c) {
     if (cover >= 0 && coverEnd > ta && (idx < 0 || dur[cover] > dur[idx])) idx = cover;
     c.rep[px] = idx;
     c.cnt[px] = j - i;
+    if (cum) {
+      const upto = covered(j, tb);
+      c.busy[px] = Math.min(1, Math.max(0, (upto - before) / npp));
+      before = upto;
+    }
     if (latPyr) c.lat[px] = j > i ? (j - i === 1 ? i : latPyr.argmax(i, j)) : -1;
     if (M) {
       while (mi < M.length && M[mi] < i) mi++;
@@ -293,11 +306,14 @@ function tlDrawRow(ctx, s, L, R, c, plotW, npp, X, legend) {
   ctx.fillText("hardirq", 6, R.irq[0] + R.irq[1] / 2);
   ctx.fillText("softirq", 6, R.softirq[0] + R.softirq[1] / 2);
   ctx.fillText("wake-up", 6, R.lat[0] + R.lat[1] / 2);
+  ctx.font = "9px system-ui, sans-serif";
+  ctx.fillText("load", 6, R.load[0] + R.load[1] / 2);
   ctx.font = "11px system-ui, sans-serif";
   ctx.fillStyle = "#f4f5f7";
   ctx.fillRect(x0, R.irq[0], plotW, R.irq[1] + R.softirq[1] + 1);
   ctx.fillStyle = "#fafafa";
   ctx.fillRect(x0, R.lat[0], plotW, R.lat[1]);
+  ctx.fillRect(x0, R.load[0], plotW, R.load[1]);
   // Idle between the CPU's first and last event.
   if (L.first != null) {
     const a = Math.max(X(L.first), x0), b = Math.min(X(L.last), x0 + plotW);
@@ -322,26 +338,39 @@ function tlDrawRow(ctx, s, L, R, c, plotW, npp, X, legend) {
   // Task slices.
   const sl = L.slices;
   if (sl.start.length && w) {
-    tlScan(sl, L.sliceDur, L.durPyr, L.latPyr, L.match, view.t0, npp, w, c);
+    tlScan(sl, L.sliceDur, L.durPyr, L.latPyr, L.match, view.t0, npp, w, c, L.busyCum);
+    // A column's shade is how busy the CPU was in it: its longest slice's colour at the
+    // opacity of the busy fraction (in steps of 1/32; a faint floor keeps a lone short
+    // slice visible), so thousands of 119 ns slices on an idle CPU read as idle, not as
+    // a solid block.
+    const level = (px) => {
+      const b = c.busy[px];
+      return b >= 0.985 ? 32 : Math.max(2, Math.round(b * 32));
+    };
     const byColour = new Map();
     const labels = [];
     let px = 0;
     while (px < w) {
       const idx = c.rep[px];
+      const lv = idx >= 0 ? level(px) : 0;
       let e = px + 1;
-      while (e < w && c.rep[e] === idx) e++;
+      while (e < w && c.rep[e] === idx && (idx < 0 || level(e) === lv)) e++;
       if (idx >= 0) {
         const task = sl.task[idx];
         legend.set(task, (legend.get(task) || 0) + (e - px));
-        let runs = byColour.get(task);
-        if (!runs) byColour.set(task, (runs = []));
+        const key = task * 64 + lv;
+        let runs = byColour.get(key);
+        if (!runs) byColour.set(key, (runs = []));
         const wide = e - px >= 4 && c.cnt[px] <= 1;
         runs.push(px, wide ? e - px - 1 : e - px);
-        if (e - px >= 46) labels.push(px, e - px, idx);
+        if (e - px >= 46 && lv === 32) labels.push(px, e - px, idx);
       }
       px = e;
     }
-    for (const [task, runs] of byColour) {
+    const load = c.busy.slice(0, w);
+    for (const [key, runs] of byColour) {
+      const task = Math.floor(key / 64);
+      ctx.globalAlpha = (key % 64) / 32;
       ctx.fillStyle = model.colours[task] || "#888";
       if (runs.length === 2) {
         ctx.fillRect(x0 + runs[0], R.task[0], runs[1], R.task[1]);
@@ -362,6 +391,27 @@ function tlDrawRow(ctx, s, L, R, c, plotW, npp, X, legend) {
       ctx.rect(x0 + a, R.task[0], b - a, R.task[1]);
       ctx.fill();
     }
+    ctx.globalAlpha = 1;
+    // The load track: the busy fraction per column as a skyline.
+    const lb = R.load[0] + R.load[1];
+    ctx.fillStyle = "#6b7685";
+    ctx.beginPath();
+    ctx.moveTo(x0, lb);
+    let lp = 0;
+    for (let p = 0; p < w; p++) {
+      const h = load[p] > 0 ? Math.max(1, Math.round(load[p] * R.load[1])) : 0;
+      if (h !== lp) {
+        ctx.lineTo(x0 + p, lb - lp);
+        ctx.lineTo(x0 + p, lb - h);
+        lp = h;
+      }
+    }
+    ctx.lineTo(x0 + w, lb - lp);
+    ctx.lineTo(x0 + w, lb);
+    ctx.closePath();
+    ctx.fill();
+    s.loads = s.loads || new Map();
+    s.loads.set(L.cpu, load);
     ctx.fillStyle = "#fff";
     for (let k = 0; k < labels.length; k += 3) {
       const text = model.taskLabel(sl.task[labels[k + 2]]);
@@ -750,9 +800,18 @@ export function tlPick(s, x, y) {
   if (!L || px < 0) return { lane: "none", t };
   const R = tlRowLayout(TL.headH + row * TL.rowH - s.scrollTop);
   let lane = "none";
-  for (const k of ["irq", "softirq", "task", "lat"]) if (y >= R[k][0] - 1 && y < R[k][0] + R[k][1] + 1) lane = k;
+  for (const k of ["irq", "softirq", "task", "load", "lat"]) if (y >= R[k][0] - 1 && y < R[k][0] + R[k][1] + 1) lane = k;
   const out = { cpu: L.cpu, lane, t, index: -1, count: 0 };
   if (lane === "none") return out;
+  if (lane === "load") {
+    // The busy fraction of the column under the point.
+    const c = new TlCols(1);
+    if (L.slices.start.length) tlScan(L.slices, L.sliceDur, L.durPyr, null, null, view.t0 + px * npp, npp, 1, c, L.busyCum);
+    out.busy = L.slices.start.length ? c.busy[0] : 0;
+    out.t0 = view.t0 + px * npp;
+    out.t1 = out.t0 + npp;
+    return out;
+  }
   const sp = lane === "irq" ? L.irqs : lane === "softirq" ? L.softirqs : L.slices;
   if (!sp.start.length) return out;
   // The column under the point, and one either side for a thin interval.

@@ -64,6 +64,11 @@ export class TimelineModel {
       const sd = tlDurations(s);
       L.sliceDur = sd.d;
       L.sliceMaxDur = sd.max;
+      // The running total of slice time: busy time over any stretch in two lookups.
+      // cum[k] is the time of the first k slices.
+      const cum = new Float64Array(n + 1);
+      for (let i = 0; i < n; i++) cum[i + 1] = cum[i] + sd.d[i];
+      L.busyCum = cum;
       const w = L.wakes;
       const wakeOf = new Int32Array(n).fill(-1);
       const wakeLat = new Float32Array(n);

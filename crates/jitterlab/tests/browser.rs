@@ -83,6 +83,12 @@ fn write_reports(dir: &Path) {
     ] {
         jitterlab(&["view".as_ref(), &input, "-o".as_ref(), &o(name)]);
     }
+    let json = jitterlab(&[
+        "analyze".as_ref(),
+        trace("cyclictest-idle.v7.dat").as_os_str(),
+        "--json".as_ref(),
+    ]);
+    std::fs::write(dir.join("idle.json"), json).unwrap();
     // iperf3 over a veth pair: NET_RX softirq -> task chains (issue 28's recording).
     let veth = dir.join("veth-iperf3.dat");
     let zst = std::fs::read(trace("veth-iperf3.v6.dat.zst")).unwrap();
