@@ -31,9 +31,25 @@ export function mountTimeline(el, ctx) {
       <span class="tl-sep"></span>
       <span class="tl-cursor-text"></span>
       <span class="tl-counts tl-dim"></span>
-      <span class="tl-help" title="wheel or W/S: zoom at the pointer · drag or A/D: pan · F: fit · click: select and cursor A · shift+click: cursor B · shift+drag or drag on the axis: area · N / shift+N: next / previous match · Esc: clear">keys?</span>
+      <button type="button" class="tl-help" data-act="help" title="keys and mouse (?)">keys ?</button>
     </div>
     <div class="tl-leftout" hidden></div>
+    <div class="tl-keys" role="dialog" aria-label="keys and mouse" hidden>
+      <h3>Keys and mouse <span class="tl-dim">(? or Esc closes)</span></h3>
+      <dl>
+        <dt>wheel, W / S</dt><dd>zoom in / out at the pointer</dd>
+        <dt>drag, A / D</dt><dd>pan left / right</dd>
+        <dt>F</dt><dd>fit the whole trace, or the selected area</dd>
+        <dt>click</dt><dd>select a slice, IRQ or softirq (its details and cause chain on the right) and put cursor A there</dd>
+        <dt>shift + click</dt><dd>put cursor B there: B−A is shown on the axis</dd>
+        <dt>shift + drag, drag on the axis</dt><dd>select an area: run time per task per CPU in it</dd>
+        <dt>/</dt><dd>search: a comm, tid:N, pid:N, a number, irq:N, an IRQ or softirq name</dd>
+        <dt>N / shift + N, Enter</dt><dd>next / previous search match</dd>
+        <dt>Esc</dt><dd>clear the selection, the area and the cursors</dd>
+        <dt>hover</dt><dd>what is under the pointer; on a load track, the CPU's busy fraction</dd>
+        <dt>?</dt><dd>this help</dd>
+      </dl>
+    </div>
     <div class="tl-main">
       <div class="tl-scroll" tabindex="0"><canvas class="tl-canvas"></canvas><div class="tl-spacer"></div></div>
       <aside class="tl-details"><p class="tl-dim">Click a slice for its details and its wake-up's cause chain.</p></aside>
@@ -554,6 +570,17 @@ export function mountTimeline(el, ctx) {
       return;
     }
     const x = mouseX ?? TL.gutter + (s.width - TL.gutter) / 2;
+    const keys = el.querySelector(".tl-keys");
+    if (e.key === "?") {
+      keys.hidden = !keys.hidden;
+      e.preventDefault();
+      return;
+    }
+    if (e.key === "Escape" && !keys.hidden) {
+      keys.hidden = true;
+      e.preventDefault();
+      return;
+    }
     switch (e.key) {
       case "w": case "W": zoomAt(x, 0.8); break;
       case "s": case "S": zoomAt(x, 1.25); break;
@@ -571,7 +598,10 @@ export function mountTimeline(el, ctx) {
   document.addEventListener("keydown", onKey);
   el.querySelector(".tl-bar").addEventListener("click", (e) => {
     const act = e.target.closest("button")?.dataset.act;
-    if (act === "fit") fit();
+    if (act === "help") {
+      const keys = el.querySelector(".tl-keys");
+      keys.hidden = !keys.hidden;
+    } else if (act === "fit") fit();
     else if (act === "in") zoomAt(TL.gutter + (s.width - TL.gutter) / 2, 0.5);
     else if (act === "out") zoomAt(TL.gutter + (s.width - TL.gutter) / 2, 2);
     else if (act === "next" || act === "prev") {

@@ -175,4 +175,27 @@ export const tests = {
     }
     assert(without > 0, "a task without a measured wake-up in one of the reports");
   },
+
+  async "? opens a help over the timeline with every key and gesture, whole in the window; ? or Esc closes it"({ browser }) {
+    const r = await openTimeline(browser, reportPath("disk.html"));
+    try {
+      const help = r.page.locator("#jl-page-timeline .tl-keys");
+      assert(!(await help.isVisible()), "hidden at first");
+      await r.press("?");
+      assert(await help.isVisible(), "shown by ?");
+      const text = await help.innerText();
+      for (const k of ["W / S", "A / D", "F", "shift + click", "shift + drag", "N / shift + N", "Esc", "/", "load track"]) assert(text.includes(k), `the help names ${k}`);
+      const box = await help.boundingBox();
+      const vp = r.page.viewportSize();
+      assert(box.x >= 0 && box.y >= 0 && box.x + box.width <= vp.width && box.y + box.height <= vp.height, `whole in the window: ${JSON.stringify(box)}`);
+      await r.press("Escape");
+      assert(!(await help.isVisible()), "closed by Esc");
+      await r.click("#jl-page-timeline .tl-help");
+      assert(await help.isVisible(), "shown by the toolbar's button");
+      await r.press("?");
+      assert(!(await help.isVisible()), "closed by ?");
+    } finally {
+      await r.close();
+    }
+  },
 };
