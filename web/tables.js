@@ -195,7 +195,11 @@ export function table(spec) {
   const { columns } = spec;
   const groups = spec.groups ?? [{ head: null, rows: spec.rows }];
   const t = el("table", { class: `jl-table ${spec.class ?? ""}`.trim(), id: spec.id });
-  if (spec.caption) t.append(el("caption", null, spec.caption));
+  const csv = el("button", {
+    type: "button", class: "jl-csv", title: "this table as CSV, in the order shown (durations and times in ns)",
+    on: { click: () => download(`${spec.id ?? "table"}.csv`, new Blob([tableCsv(columns, shownRows())], { type: "text/csv" })) },
+  }, "CSV");
+  t.append(el("caption", null, spec.caption ?? null, csv));
   const headRow = el("tr");
   let state = { col: spec.sort?.col ?? -1, desc: spec.sort?.desc ?? false };
   const buttons = columns.map((c, i) => {
@@ -246,6 +250,48 @@ export function table(spec) {
       t.append(b.body);
     }
   };
+  // The rows in the order shown (a group's head row first).
+  const shownRows = () => [...t.tBodies].flatMap((b) => [...b.rows]).map((tr) => rowOf.get(tr)).filter((r) => r !== undefined);
+  const rowOf = new Map();
+  for (const b of bodies) {
+    if (b.headTr && b.g.head) rowOf.set(b.headTr, b.g.head);
+    for (const x of b.trs) rowOf.set(x.tr, x.row);
+  }
   render();
   return t;
+}
+
+/** A CSV field: quoted when it holds a comma, a quote or a line break. */
+function csvField(v) {
+  if (v === null || v === undefined) return "";
+  const text = typeof v === "number" || typeof v === "boolean" ? String(v) : typeof v === "string" ? v : v instanceof Node ? v.textContent : String(v);
+  return /[",\n\r]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+/** `rows` of a table as CSV: the columns' labels, then each row's cells. A duration or
+ * a count is the model's number (a duration in ns, and " (ns)" added to its label), so
+ * that a spreadsheet sorts and sums it; any other cell is the text the page shows. */
+export function tableCsv(columns, rows) {
+  const raw = (c) => c.fmt === fmtDur || c.fmt === fmtCount;
+  const lines = [columns.map((c) => csvField(c.fmt === fmtDur ? `${c.label} (ns)` : c.label)).join(",")];
+  for (const r of rows) {
+    lines.push(columns.map((c) => {
+      const v = c.value(r);
+      if (v === null || v === undefined) return "";
+      if (raw(c) && typeof v === "number") return csvField(v);
+      return csvField(c.fmt ? c.fmt(v, r) : v);
+    }).join(","));
+  }
+  return `${lines.join("\r\n")}\r\n`;
+}
+
+/** Saves `blob` as the file `name` (a download of a blob: URL made here: nothing
+ * leaves the page). */
+export function download(name, blob) {
+  const url = URL.createObjectURL(blob);
+  const a = el("a", { href: url, download: name, hidden: true });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60000);
 }

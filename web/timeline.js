@@ -7,6 +7,7 @@
 import { tlModel } from "./tlmodel.js";
 import { TL, tlDraw, tlPick, tlSnap, tlRowLayout } from "./tldraw.js";
 import { tlDur, tlAbs, tlRelSecs, tlEsc } from "./tlformat.js";
+import { download } from "./tables.js";
 import { tlDetailsHtml, tlSliceInfo, tlSpanInfo, tlAreaHtml, tlLeftOutText, tlParseDur } from "./tlpanels.js";
 
 const TL_MIN_SPAN = 100;
@@ -31,8 +32,13 @@ export function mountTimeline(el, ctx) {
       <span class="tl-sep"></span>
       <span class="tl-cursor-text"></span>
       <span class="tl-counts tl-dim"></span>
+      <span class="tl-sep"></span>
+      <input class="tl-note" placeholder="note" size="12" spellcheck="false" title="the next bookmark's note">
+      <button type="button" data-act="mark" title="Bookmark this view with the note (B): kept in the URL">bookmark</button>
+      <button type="button" data-act="png" title="The timeline as shown, as a PNG file">PNG</button>
       <button type="button" class="tl-help" data-act="help" title="keys and mouse (?)">keys ?</button>
     </div>
+    <div class="tl-bookmarks" hidden></div>
     <div class="tl-leftout" hidden></div>
     <div class="tl-keys" role="dialog" aria-label="keys and mouse" hidden>
       <h3>Keys and mouse <span class="tl-dim">(? or Esc closes)</span></h3>
@@ -47,6 +53,7 @@ export function mountTimeline(el, ctx) {
         <dt>N / shift + N, Enter</dt><dd>next / previous search match</dd>
         <dt>Esc</dt><dd>clear the selection, the area and the cursors</dd>
         <dt>hover</dt><dd>what is under the pointer; on a load track, the CPU's busy fraction</dd>
+        <dt>B</dt><dd>bookmark this view with the note beside the button; bookmarks are kept in the URL (share it to share them)</dd>
         <dt>?</dt><dd>this help</dd>
       </dl>
     </div>
@@ -348,6 +355,35 @@ export function mountTimeline(el, ctx) {
     return stats;
   }
 
+  // ---- Bookmarks: views with a note, in the URL fragment (`bm=S0,S1,NOTE;...`).
+  let bookmarks = [];
+  const marksEl = el.querySelector(".tl-bookmarks");
+  const noteBox = el.querySelector(".tl-note");
+  function addBookmark() {
+    const note = noteBox.value.trim() || `view ${bookmarks.length + 1}`;
+    bookmarks.push({ t0: Math.round(s.view.t0), t1: Math.round(s.view.t1), note });
+    noteBox.value = "";
+    drawBookmarks();
+    scheduleHash();
+  }
+  function drawBookmarks() {
+    marksEl.hidden = bookmarks.length === 0;
+    marksEl.innerHTML = `<span class="tl-dim">bookmarks:</span> ` + bookmarks.map((m, i) =>
+      `<span class="tl-bm"><button type="button" data-bm="${i}" title="${tlDur(m.t1 - m.t0)} from ${tlAbs(ctx.meta, m.t0)} s">${tlEsc(m.note)}</button><button type="button" class="tl-bm-del" data-bm-del="${i}" title="remove">×</button></span>`).join(" ");
+  }
+  marksEl.addEventListener("click", (e) => {
+    const go = e.target.closest("[data-bm]");
+    const del = e.target.closest("[data-bm-del]");
+    if (go) {
+      const m = bookmarks[Number(go.dataset.bm)];
+      if (m) goTo(m.t0, m.t1);
+    } else if (del) {
+      bookmarks.splice(Number(del.dataset.bmDel), 1);
+      drawBookmarks();
+      scheduleHash();
+    }
+  });
+
   // ---- The URL fragment.
   function fragment() {
     const p = new URLSearchParams(location.hash.replace(/^#/, ""));
@@ -358,6 +394,8 @@ export function mountTimeline(el, ctx) {
       if (s.cursors[k] != null) p.set(k, tlRelSecs(s.cursors[k]));
       else p.delete(k);
     }
+    if (bookmarks.length) p.set("bm", bookmarks.map((m) => `${tlRelSecs(m.t0)},${tlRelSecs(m.t1)},${encodeURIComponent(m.note)}`).join(";"));
+    else p.delete("bm");
     return p.toString().replace(/%2C/g, ",").replace(/%3A/g, ":");
   }
 
@@ -379,6 +417,21 @@ export function mountTimeline(el, ctx) {
 
   function restore(hash) {
     const p = new URLSearchParams(String(hash ?? location.hash).replace(/^#/, ""));
+    bookmarks = [];
+    for (const part of (p.get("bm") ?? "").split(";")) {
+      const [a, b, ...note] = part.split(",");
+      const t0 = Number(a) * 1e9, t1 = Number(b) * 1e9;
+      if (part && Number.isFinite(t0) && Number.isFinite(t1) && t1 > t0) {
+        let text = note.join(",");
+        try {
+          text = decodeURIComponent(text);
+        } catch {
+          // A hand-edited note that is not valid percent-encoding: kept as written.
+        }
+        bookmarks.push({ t0: Math.round(t0), t1: Math.round(t1), note: text });
+      }
+    }
+    drawBookmarks();
     const t = p.get("t");
     let done = false;
     if (t) {
@@ -562,6 +615,10 @@ export function mountTimeline(el, ctx) {
     if (!api.active() || e.ctrlKey || e.metaKey || e.altKey) return;
     const tag = (e.target && e.target.tagName) || "";
     if (tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT") {
+      if (e.target === noteBox && e.key === "Enter") {
+        e.preventDefault();
+        addBookmark();
+      }
       if (e.target === searchBox && e.key === "Enter") {
         e.preventDefault();
         if (searchBox.value.trim() !== model.query) search(searchBox.value);
@@ -591,6 +648,7 @@ export function mountTimeline(el, ctx) {
       case "N": step(-1); break;
       case "Escape": select(null); setArea(0, 0); s.cursors = { a: null, b: null }; setCursor("a", null); break;
       case "/": searchBox.focus(); break;
+      case "b": case "B": addBookmark(); break;
       default: return;
     }
     e.preventDefault();
@@ -598,7 +656,9 @@ export function mountTimeline(el, ctx) {
   document.addEventListener("keydown", onKey);
   el.querySelector(".tl-bar").addEventListener("click", (e) => {
     const act = e.target.closest("button")?.dataset.act;
-    if (act === "help") {
+    if (act === "mark") addBookmark();
+    else if (act === "png") canvas.toBlob((b) => b && download("timeline.png", b), "image/png");
+    else if (act === "help") {
       const keys = el.querySelector(".tl-keys");
       keys.hidden = !keys.hidden;
     } else if (act === "fit") fit();
@@ -658,6 +718,11 @@ export function mountTimeline(el, ctx) {
     /** Slices and wake-ups per CPU and in all, as the page holds them. */
     counts,
     goTo,
+    /** The bookmarks: { t0, t1, note } (ns from origin_ns). */
+    get bookmarks() {
+      return bookmarks.map((m) => ({ ...m }));
+    },
+    addBookmark,
     select(what) {
       const r = select(what);
       if (r && what.reveal !== false) reveal(s.sel.cpu, s.sel.kind, s.sel.index, true);

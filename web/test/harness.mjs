@@ -233,6 +233,7 @@ export function compareGolden(name, png, { tolerance = 0.005, threshold = 0.1, d
  */
 export async function open(browser, file, opts = {}) {
   const context = await browser.newContext({
+    acceptDownloads: true,
     viewport: opts.viewport ?? VIEWPORT,
     deviceScaleFactor: 1,
     colorScheme: opts.colorScheme ?? "light",
@@ -246,7 +247,9 @@ export async function open(browser, file, opts = {}) {
   const report = new Report(context, page, url);
   page.on("request", (req) => {
     const u = req.url();
-    if (u.split("#")[0] !== url) report.requests.push(u);
+    // A blob: URL is the page's own memory (a CSV or PNG it made to save): it leaves
+    // nothing.
+    if (u.split("#")[0] !== url && !u.startsWith("blob:")) report.requests.push(u);
   });
   page.on("websocket", (ws) => report.requests.push(ws.url()));
   page.on("console", (msg) => {
