@@ -5,7 +5,7 @@
 // wake-up's cause chain, and the view in the URL fragment (#t=S0,S1&sel=CPU:SLICE).
 // mountTimeline(el, ctx) returns the object also put on window.jitterlab.timeline.
 import { tlModel } from "./tlmodel.js";
-import { TL, tlDraw, tlPick, tlSnap, tlRowLayout } from "./tldraw.js";
+import { TL, tlCpuColour, tlDraw, tlPick, tlSnap, tlRowLayout } from "./tldraw.js";
 import { tlDur, tlAbs, tlRelSecs, tlEsc } from "./tlformat.js";
 import { download } from "./tables.js";
 import { tlDetailsHtml, tlSliceInfo, tlSpanInfo, tlAreaHtml, tlLeftOutText, tlParseDur } from "./tlpanels.js";
@@ -26,6 +26,7 @@ export function mountTimeline(el, ctx) {
       <input class="tl-search" type="search" placeholder="search comm, tid, pid:N, irq:N or IRQ name" size="44" spellcheck="false">
       <button type="button" data-act="prev" title="Previous match (shift+N)">◀</button>
       <button type="button" data-act="next" title="Next match (N)">▶</button>
+      <button type="button" data-act="pin" title="A thread row for each task the search found (P)">pin</button>
       <span class="tl-found"></span>
       <span class="tl-sep"></span>
       <label title="Wake-ups above this latency are drawn red">wake-up threshold <input class="tl-thr" value="100 us" size="7"></label>
@@ -39,6 +40,7 @@ export function mountTimeline(el, ctx) {
       <button type="button" class="tl-help" data-act="help" title="keys and mouse (?)">keys ?</button>
     </div>
     <div class="tl-bookmarks" hidden></div>
+    <div class="tl-pins"><span class="tl-dim">rows:</span> <button type="button" data-act="rows-less" title="Lower rows">▾</button><button type="button" data-act="rows-more" title="Taller rows">▴</button> <span class="tl-pinned"></span></div>
     <div class="tl-leftout" hidden></div>
     <div class="tl-keys" role="dialog" aria-label="keys and mouse" hidden>
       <h3>Keys and mouse <span class="tl-dim">(? or Esc closes)</span></h3>
@@ -53,6 +55,7 @@ export function mountTimeline(el, ctx) {
         <dt>N / shift + N, Enter</dt><dd>next / previous search match</dd>
         <dt>Esc</dt><dd>clear the selection, the area and the cursors</dd>
         <dt>hover</dt><dd>what is under the pointer; on a load track, the CPU's busy fraction</dd>
+        <dt>P</dt><dd>pin a thread row for each task the search found (or the selected slice's task): where it ran, coloured by CPU, its wake-ups and their wakers</dd>
         <dt>B</dt><dd>bookmark this view with the note beside the button; bookmarks are kept in the URL (share it to share them)</dd>
         <dt>?</dt><dd>this help</dd>
       </dl>
@@ -88,6 +91,10 @@ export function mountTimeline(el, ctx) {
     cursors: { a: null, b: null },
     area: null,
     threshold: 100e3,
+    // Pinned thread rows (task indices), under the CPU rows; the rows' height beyond
+    // what fills the window (the ▴/▾ buttons).
+    pins: [],
+    rowDelta: 0,
     // The whole-trace view's lanes, kept as an image (tlDraw).
     kept: { t0: 0, t1: fullEnd, key: null, canvas: null, legend: null },
   };
@@ -116,12 +123,26 @@ export function mountTimeline(el, ctx) {
   }
 
   function contentHeight() {
-    return TL.headH + model.lanes.length * TL.rowH;
+    return TL.headH + (model.lanes.length + s.pins.length) * TL.rowH;
+  }
+
+  /** Rows as tall as fill the window's height (2 CPUs are not 190 of 1000 pixels), at
+   * least 24 pixels of slices each, plus what the user asked for. */
+  function fitRows(avail) {
+    const rows = model.lanes.length + s.pins.length;
+    const fixed = TL.rowH - TL.taskH - TL.latH;
+    // What a row may grow by: two thirds to the slices, a third to the wake-up strip.
+    const extra = Math.max(0, Math.floor((avail - TL.headH) / Math.max(1, rows)) - fixed - 24 - 18) + s.rowDelta;
+    TL.taskH = Math.max(12, Math.min(400, 24 + Math.round((extra * 2) / 3)));
+    TL.latH = Math.max(12, Math.min(120, 18 + Math.round(extra / 3)));
+    TL.rowH = fixed + TL.taskH + TL.latH;
   }
 
   function resize() {
+    const avail = Math.max(160, Math.round(window.innerHeight * 0.72));
+    fitRows(avail);
     const total = contentHeight();
-    const h = Math.max(160, Math.min(total, Math.round(window.innerHeight * 0.72)));
+    const h = Math.max(160, Math.min(total, avail));
     scroll.style.height = `${h}px`;
     const w = Math.max(200, scroll.clientWidth);
     const dpr = window.devicePixelRatio || 1;
@@ -268,6 +289,7 @@ export function mountTimeline(el, ctx) {
     s.wake = kind === "slice" ? model.wakeOf(cpu, index) : null;
     selection = kind === "slice" ? tlSliceInfo(model, cpu, index, s.wake) : tlSpanInfo(model, cpu, kind, index);
     details.innerHTML = tlDetailsHtml(model, selection);
+    if (kind === "slice") details.insertAdjacentHTML("beforeend", `<p><button type="button" data-pin-task="${L.slices.task[index]}" title="A row for this thread under the CPUs (P)">pin its thread row</button></p>`);
     redraw();
     return selection;
   }
@@ -355,6 +377,51 @@ export function mountTimeline(el, ctx) {
     return stats;
   }
 
+  // ---- Thread rows.
+  const pinnedEl = el.querySelector(".tl-pinned");
+  /** Pins thread rows: task indices, { tid }, or a search query (what the search box
+   * takes); returns the pinned tasks. At most 16 rows. */
+  function pin(what) {
+    let tasks = [];
+    if (Array.isArray(what)) tasks = what;
+    else if (what && what.tid != null) tasks = model.tasks.flatMap((t, k) => (t.tid === Number(what.tid) ? [k] : []));
+    else if (typeof what === "string") tasks = model.tasksMatching(what);
+    for (const k of tasks) if (k >= 0 && k < model.tasks.length && !s.pins.includes(k) && s.pins.length < 16) s.pins.push(k);
+    drawPins();
+    return s.pins.slice();
+  }
+  function unpin(k) {
+    s.pins = s.pins.filter((x) => x !== k);
+    drawPins();
+  }
+  function pinFound() {
+    const found = model.query ? model.matchedTasks() : [];
+    if (found.length) pin(found);
+    else if (s.sel && s.sel.kind === "slice") pin([model.lane(s.sel.cpu).slices.task[s.sel.index]]);
+  }
+  function drawPins() {
+    pinnedEl.innerHTML = s.pins.map((k) =>
+      `<span class="tl-bm"><button type="button" data-pin-go="${k}" title="scroll to its row">${tlEsc(model.taskLabel(k))}</button><button type="button" class="tl-bm-del" data-unpin="${k}" title="unpin">×</button></span>`).join(" ") +
+      (s.pins.length ? ` <span class="tl-dim">colour = CPU:</span> ` + model.lanes.map((L) => `<i class="tl-sw" style="background:${tlCpuColour(L.cpu)}"></i>${L.cpu}`).join(" ") : "");
+    resize();
+    scheduleHash();
+  }
+  el.querySelector(".tl-pins").addEventListener("click", (e) => {
+    const act = e.target.closest("button")?.dataset.act;
+    if (act === "rows-less" || act === "rows-more") {
+      s.rowDelta = Math.max(-36, Math.min(240, s.rowDelta + (act === "rows-more" ? 24 : -24)));
+      resize();
+      return;
+    }
+    const un = e.target.closest("[data-unpin]");
+    const go = e.target.closest("[data-pin-go]");
+    if (un) unpin(Number(un.dataset.unpin));
+    else if (go) {
+      const row = model.lanes.length + s.pins.indexOf(Number(go.dataset.pinGo));
+      scroll.scrollTop = Math.max(0, row * TL.rowH - TL.rowH);
+    }
+  });
+
   // ---- Bookmarks: views with a note, in the URL fragment (`bm=S0,S1,NOTE;...`).
   let bookmarks = [];
   const marksEl = el.querySelector(".tl-bookmarks");
@@ -394,6 +461,8 @@ export function mountTimeline(el, ctx) {
       if (s.cursors[k] != null) p.set(k, tlRelSecs(s.cursors[k]));
       else p.delete(k);
     }
+    if (s.pins.length) p.set("pin", [...new Set(s.pins.map((k) => model.tasks[k].tid))].join(","));
+    else p.delete("pin");
     if (bookmarks.length) p.set("bm", bookmarks.map((m) => `${tlRelSecs(m.t0)},${tlRelSecs(m.t1)},${encodeURIComponent(m.note)}`).join(";"));
     else p.delete("bm");
     return p.toString().replace(/%2C/g, ",").replace(/%3A/g, ":");
@@ -417,6 +486,12 @@ export function mountTimeline(el, ctx) {
 
   function restore(hash) {
     const p = new URLSearchParams(String(hash ?? location.hash).replace(/^#/, ""));
+    const pins = p.get("pin");
+    if (pins != null) {
+      s.pins = [];
+      for (const tid of pins.split(",")) if (/^\d+$/.test(tid)) pin({ tid: Number(tid) });
+      drawPins();
+    }
     bookmarks = [];
     for (const part of (p.get("bm") ?? "").split(";")) {
       const [a, b, ...note] = part.split(",");
@@ -649,6 +724,7 @@ export function mountTimeline(el, ctx) {
       case "Escape": select(null); setArea(0, 0); s.cursors = { a: null, b: null }; setCursor("a", null); break;
       case "/": searchBox.focus(); break;
       case "b": case "B": addBookmark(); break;
+      case "p": case "P": pinFound(); break;
       default: return;
     }
     e.preventDefault();
@@ -656,7 +732,8 @@ export function mountTimeline(el, ctx) {
   document.addEventListener("keydown", onKey);
   el.querySelector(".tl-bar").addEventListener("click", (e) => {
     const act = e.target.closest("button")?.dataset.act;
-    if (act === "mark") addBookmark();
+    if (act === "pin") pinFound();
+    else if (act === "mark") addBookmark();
     else if (act === "png") canvas.toBlob((b) => b && download("timeline.png", b), "image/png");
     else if (act === "help") {
       const keys = el.querySelector(".tl-keys");
@@ -683,6 +760,8 @@ export function mountTimeline(el, ctx) {
     if (k != null) search(`tid:${model.tasks[Number(k)].tid}`);
   });
   details.addEventListener("click", (e) => {
+    const pb = e.target.closest("[data-pin-task]");
+    if (pb) pin([Number(pb.dataset.pinTask)]);
     const b = e.target.closest("[data-go]");
     if (!b) return;
     const [cpu, kind, index] = b.dataset.go.split(":");
@@ -723,6 +802,11 @@ export function mountTimeline(el, ctx) {
       return bookmarks.map((m) => ({ ...m }));
     },
     addBookmark,
+    pin,
+    unpin,
+    get pins() {
+      return s.pins.slice();
+    },
     select(what) {
       const r = select(what);
       if (r && what.reveal !== false) reveal(s.sel.cpu, s.sel.kind, s.sel.index, true);
@@ -744,6 +828,13 @@ export function mountTimeline(el, ctx) {
       gutter: TL.gutter,
       xOf: (t) => TL.gutter + ((t - s.view.t0) * (s.width - TL.gutter)) / (s.view.t1 - s.view.t0),
       /** Sub-lane `lane` (irq, softirq, task, lat) of `cpu`'s row: { y, h }. */
+      /** Sub-lane `lane` of the thread row of pinned task `k`: { y, h }. */
+      threadLane(k, lane) {
+        const j = s.pins.indexOf(k);
+        if (j < 0) return null;
+        const r = tlRowLayout(TL.headH + (model.lanes.length + j) * TL.rowH - s.scrollTop)[lane];
+        return r ? { y: r[0], h: r[1] } : null;
+      },
       lane(cpu, lane) {
         const row = model.lanes.findIndex((L) => L.cpu === cpu);
         if (row < 0) return null;
@@ -759,6 +850,8 @@ export function mountTimeline(el, ctx) {
   };
   const jl = window.jitterlab || (window.jitterlab = {});
   jl.timeline = api;
+  // `view --pin NAME`: the report's own pins, unless the URL names others.
+  if (new URLSearchParams(location.hash.replace(/^#/, "")).get("pin") == null) for (const q of T.pins ?? []) pin(q);
   if (!restore()) goTo(0, fullEnd);
   resize();
   return api;

@@ -237,6 +237,11 @@ export function tlDraw(ctx, s) {
       const R = tlRowLayout(y);
       tlDrawRow(g, s, L, R, c, plotW, npp, X, legend);
     });
+    (s.pins ?? []).forEach((k, j) => {
+      const y = TL.headH + (model.lanes.length + j) * TL.rowH - s.scrollTop;
+      if (y + TL.rowH < TL.headH || y > H) return;
+      tlDrawThreadRow(g, s, k, tlRowLayout(y), plotW, npp, X);
+    });
     if (leftOut) tlDrawLeftOut(g, s, plotW, npp, X);
   };
   const kept = s.kept;
@@ -284,7 +289,7 @@ function tlDrawHeader(ctx, s, plotW, npp, X, H, legend) {
  */
 function tlKeptKey(ctx, s) {
   const sel = s.sel;
-  const key = [ctx.getTransform().a, s.width, s.height, s.scrollTop, s.threshold, sel ? sel.cpu : null, sel ? sel.kind : null, sel ? sel.index : null];
+  const key = [ctx.getTransform().a, s.width, s.height, s.scrollTop, s.threshold, sel ? sel.cpu : null, sel ? sel.kind : null, sel ? sel.index : null, TL.taskH, TL.latH, s.model.complete, (s.pins ?? []).join(",")];
   for (const L of s.model.lanes) key.push(L.match, L.irqMatch, L.softMatch);
   return key;
 }
@@ -488,6 +493,111 @@ function tlDrawRow(ctx, s, L, R, c, plotW, npp, X, legend) {
       ctx.strokeStyle = "#000";
       ctx.lineWidth = 2;
       ctx.strokeRect(a - 1, lane[0] - 1, Math.max(2, e - a) + 2, lane[1] + 2);
+      ctx.lineWidth = 1;
+    }
+  }
+}
+
+/** The colour of a CPU in a thread row. */
+export const TL_CPU_COLOURS = ["#1f6fd1", "#d1541f", "#2a9d3a", "#9b3dc4", "#b8930a", "#0f9a9a", "#c4356f", "#5d6d7e"];
+export function tlCpuColour(cpu) {
+  return TL_CPU_COLOURS[cpu % TL_CPU_COLOURS.length];
+}
+const TL_WAKER_COLOURS = ["#6b7685", TL_IRQ_COLOUR, TL_SOFT_COLOUR];
+
+/**
+ * A pinned thread's row: where it ran (its instances coloured by CPU), the wake-up
+ * latency that switched each in (its strip as a CPU row's), and, zoomed in enough to
+ * tell them apart, an arrow from each waking to its switch-in coloured by the waker
+ * (a task grey, a hardirq red, a softirq orange).
+ */
+function tlDrawThreadRow(ctx, s, k, R, plotW, npp, X) {
+  const { model, view } = s;
+  const x0 = TL.gutter;
+  const t = model.track(k);
+  ctx.fillStyle = "#222";
+  ctx.font = "bold 11px system-ui, sans-serif";
+  ctx.fillText(tlFit(ctx, model.taskLabel(k), TL.gutter - 10), 6, R.task[0] + R.task[1] / 2);
+  ctx.font = "10px system-ui, sans-serif";
+  ctx.fillStyle = "#777";
+  ctx.fillText("thread", 6, R.irq[0] + R.irq[1] / 2 + 4);
+  ctx.fillText("wake-up", 6, R.lat[0] + R.lat[1] / 2);
+  ctx.font = "11px system-ui, sans-serif";
+  ctx.fillStyle = "#f7f4fb";
+  ctx.fillRect(x0, R.irq[0], plotW, R.irq[1] + R.softirq[1] + 1);
+  ctx.fillStyle = "#fafafa";
+  ctx.fillRect(x0, R.lat[0], plotW, R.lat[1]);
+  ctx.fillRect(x0, R.load[0], plotW, R.load[1]);
+  if (!t.n) return;
+  // The instances in view, at most a rect per CPU per pixel column.
+  let j = Math.max(0, tlLowerBound(t.start, view.t0) - 1);
+  const hi = tlLowerBound(t.start, view.t1);
+  const first = j;
+  let lastPx = -1, lastCpu = -1;
+  for (; j < hi; j++) {
+    if (t.end[j] < view.t0) continue;
+    const a = Math.max(x0, X(t.start[j])), b = Math.min(x0 + plotW, X(t.end[j]));
+    const px = Math.floor(a);
+    if (px === lastPx && t.cpu[j] === lastCpu && b - a < 1) continue;
+    lastPx = px;
+    lastCpu = t.cpu[j];
+    ctx.fillStyle = tlCpuColour(t.cpu[j]);
+    ctx.fillRect(a, R.task[0], Math.max(1, b - a), R.task[1]);
+  }
+  // Wake-up latencies: the worst per pixel column.
+  const lh = R.lat[1], base = R.lat[0] + lh;
+  let colPx = -1, colLat = -1;
+  const flush = () => {
+    if (colPx < 0 || colLat <= 0) return;
+    const h = tlLatHeight(colLat, lh);
+    ctx.fillStyle = colLat > s.threshold ? "#e0201b" : "#4a78b5";
+    ctx.fillRect(x0 + colPx - (colLat > s.threshold ? 1 : 0), base - h, colLat > s.threshold ? 3 : 1, h);
+  };
+  for (j = first; j < hi; j++) {
+    if (t.lat[j] < 0 || t.start[j] < view.t0) continue;
+    const px = Math.floor(X(t.start[j]) - x0);
+    if (px !== colPx) {
+      flush();
+      colPx = px;
+      colLat = -1;
+    }
+    if (t.lat[j] > colLat) colLat = t.lat[j];
+  }
+  flush();
+  // Waker arrows, when few enough to be told apart.
+  let n = 0;
+  for (j = first; j < hi; j++) if (t.lat[j] >= 0) n++;
+  if (n > 0 && n <= 200) {
+    const y = R.load[0] + R.load[1] / 2;
+    ctx.lineWidth = 1.5;
+    for (j = first; j < hi; j++) {
+      if (t.lat[j] < 0) continue;
+      const a = X(t.waking[j]), b = X(t.start[j]);
+      if (b < x0 || a > x0 + plotW) continue;
+      ctx.strokeStyle = ctx.fillStyle = TL_WAKER_COLOURS[t.waker[j]] ?? TL_WAKER_COLOURS[0];
+      ctx.beginPath();
+      ctx.moveTo(Math.max(x0, a), y);
+      ctx.lineTo(b, y);
+      ctx.stroke();
+      if (b - 4 >= x0) {
+        ctx.beginPath();
+        ctx.moveTo(b, y);
+        ctx.lineTo(b - 4, y - 3);
+        ctx.lineTo(b - 4, y + 3);
+        ctx.fill();
+      }
+    }
+    ctx.lineWidth = 1;
+  }
+  // The selection, when it is one of this thread's instances.
+  const sel = s.sel;
+  if (sel && sel.kind === "slice") {
+    const L = model.lane(sel.cpu);
+    if (L && L.slices.task[sel.index] === k) {
+      const a = X(L.slices.start[sel.index]), e = X(L.slices.end[sel.index]);
+      ctx.strokeStyle = "#000";
+      ctx.lineWidth = 2;
+      ctx.strokeRect(a - 1, R.task[0] - 1, Math.max(2, e - a) + 2, R.task[1] + 2);
       ctx.lineWidth = 1;
     }
   }
@@ -796,6 +906,27 @@ export function tlPick(s, x, y) {
     return { lane: "marker", t, marker: best ? best.k : -1 };
   }
   const row = Math.floor((y - TL.headH + s.scrollTop) / TL.rowH);
+  const pins = s.pins ?? [];
+  if (row >= model.lanes.length && row < model.lanes.length + pins.length && px >= 0) {
+    // A thread row: the instance under the point (within 3 pixels).
+    const k = pins[row - model.lanes.length];
+    const R = tlRowLayout(TL.headH + row * TL.rowH - s.scrollTop);
+    const tr = model.track(k);
+    const out = { thread: k, lane: y >= R.task[0] - 1 && y < R.task[0] + R.task[1] + 1 ? "task" : "none", t, index: -1, count: 0 };
+    if (out.lane === "none" || !tr.n) return out;
+    const tol = 3 * npp;
+    let j = Math.max(0, tlLowerBound(tr.start, t) - 1);
+    let best = -1;
+    for (let q = Math.max(0, j - 2); q < Math.min(tr.n, j + 3); q++) {
+      if (tr.start[q] - tol <= t && t <= tr.end[q] + tol && (best < 0 || Math.abs((tr.start[q] + tr.end[q]) / 2 - t) < Math.abs((tr.start[best] + tr.end[best]) / 2 - t))) best = q;
+    }
+    if (best >= 0) {
+      out.cpu = tr.cpu[best];
+      out.index = tr.slice[best];
+      out.count = 1;
+    }
+    return out;
+  }
   const L = model.lanes[row];
   if (!L || px < 0) return { lane: "none", t };
   const R = tlRowLayout(TL.headH + row * TL.rowH - s.scrollTop);

@@ -26,12 +26,33 @@ function tlHash(s) {
   return h >>> 0;
 }
 
-/** A task's colour: hue from its process (tgid, else comm), lightness from its tid. */
-export function tlTaskColour(task) {
-  const key = task.tgid != null && task.tgid > 0 ? `tgid ${task.tgid}` : task.comm;
-  const hue = tlHash(key) % 360;
-  const light = 38 + (tlHash(`tid ${task.tid}`) % 4) * 8;
-  return `hsl(${hue} 62% ${light}%)`;
+/** A task's process key: its tgid, else its comm. */
+function tlProcessKey(task) {
+  return task.tgid != null && task.tgid > 0 ? `tgid ${task.tgid}` : task.comm;
+}
+
+/**
+ * The tasks' colours: a hue per process, the processes ranked by run time and their hues
+ * a golden angle (137.5°) apart, so that the busiest processes never share a hue (a hash
+ * put two iperf3 processes 4° apart); threads of a process in steps of lightness.
+ */
+function tlColours(tasks, run) {
+  const procs = new Map();
+  tasks.forEach((t, k) => {
+    const key = tlProcessKey(t);
+    const p = procs.get(key) ?? { run: 0, tasks: [] };
+    p.run += run[k];
+    p.tasks.push(k);
+    procs.set(key, p);
+  });
+  const out = new Array(tasks.length);
+  [...procs.values()].sort((a, b) => b.run - a.run).forEach((p, rank) => {
+    const hue = (rank * 137.508) % 360;
+    p.tasks.sort((a, b) => run[b] - run[a]).forEach((k, j) => {
+      out[k] = `hsl(${hue.toFixed(1)} 62% ${38 + (j % 4) * 8}%)`;
+    });
+  });
+  return out;
 }
 
 /** Durations of spans as f32 (for the pyramids). */
@@ -47,6 +68,15 @@ function tlDurations(s) {
   return { d, max };
 }
 
+/** A search query's parts: `key` (tid, pid, tgid, irq, comm or none), the value in
+ * lower case, and as a number when it is one. */
+function tlQuery(q) {
+  const m = /^(tid|pid|tgid|irq|comm)\s*[:=]\s*(.+)$/i.exec(q);
+  const key = m ? m[1].toLowerCase() : "";
+  const val = (m ? m[2] : q).trim();
+  return { key, low: val.toLowerCase(), num: /^\d+$/.test(val) ? Number(val) : null };
+}
+
 export class TimelineModel {
   constructor(meta, lanes) {
     const T = meta.timeline;
@@ -54,7 +84,7 @@ export class TimelineModel {
     this.T = T;
     this.lanes = lanes;
     this.tasks = T.tasks;
-    this.colours = T.tasks.map(tlTaskColour);
+    const run = new Float64Array(T.tasks.length);
     this.end = T.end;
     this.byCpu = new Map();
     for (const L of lanes) {
@@ -64,6 +94,7 @@ export class TimelineModel {
       const sd = tlDurations(s);
       L.sliceDur = sd.d;
       L.sliceMaxDur = sd.max;
+      for (let i = 0; i < n; i++) run[s.task[i]] += sd.d[i];
       // The running total of slice time: busy time over any stretch in two lookups.
       // cum[k] is the time of the first k slices.
       const cum = new Float64Array(n + 1);
@@ -95,12 +126,17 @@ export class TimelineModel {
       L.irqMatch = null;
       L.softMatch = null;
     }
+    this.colours = tlColours(T.tasks, run);
+    this.run = run;
     this.query = "";
     this.matchCount = 0;
+    this.tracks = new Map();
     // The detail columns (wake-up causes, flags, IRQ numbers) come after the first paint.
     this.complete = !lanes.complete;
     this.ready = Promise.resolve(lanes.complete).then(() => {
       this.complete = true;
+      // The thread rows' tracks read the wakers' kinds: made again with them.
+      this.tracks.clear();
       return this;
     });
     performance.mark("jl:model");
@@ -133,22 +169,11 @@ export class TimelineModel {
     const t0 = performance.now();
     const q = String(query ?? "").trim();
     this.query = q;
-    const tasks = this.tasks;
-    const tm = new Uint8Array(tasks.length);
+    const tm = this.taskFlags(q);
     const im = new Uint8Array(this.T.irqs.length);
     const sm = new Uint8Array(256);
     if (q) {
-      const m = /^(tid|pid|tgid|irq|comm)\s*[:=]\s*(.+)$/i.exec(q);
-      const key = m ? m[1].toLowerCase() : "";
-      const val = (m ? m[2] : q).trim();
-      const low = val.toLowerCase();
-      const num = /^\d+$/.test(val) ? Number(val) : null;
-      tasks.forEach((t, k) => {
-        if (key === "tid") tm[k] = t.tid === num ? 1 : 0;
-        else if (key === "pid" || key === "tgid") tm[k] = t.tgid === num ? 1 : 0;
-        else if (key === "comm") tm[k] = t.comm.toLowerCase().includes(low) ? 1 : 0;
-        else if (key === "") tm[k] = num != null ? (t.tid === num || t.tgid === num ? 1 : 0) : t.comm.toLowerCase().includes(low) ? 1 : 0;
-      });
+      const { key, low, num } = tlQuery(q);
       if ((key === "irq" || key === "") && this.complete) {
         this.T.irqs.forEach((r, k) => {
           im[k] = (num != null ? r.irq === num : r.name.toLowerCase().includes(low)) ? 1 : 0;
@@ -160,6 +185,7 @@ export class TimelineModel {
         }
       }
     }
+    this.taskMatch = tm;
     const anyT = tm.includes(1), anyI = im.includes(1), anyS = sm.includes(1);
     let total = 0;
     const perCpu = [];
@@ -343,6 +369,69 @@ export class TimelineModel {
    * Every task's instances (slices), grouped by task: `order` holds (lane index << 0) in
    * `lane` and the slice index in `slice`, task k's at [offset[k], offset[k + 1]).
    */
+  /** Which tasks `query` finds (the search's rules for tasks), a flag per task. */
+  taskFlags(query) {
+    const tasks = this.tasks;
+    const tm = new Uint8Array(tasks.length);
+    const q = String(query ?? "").trim();
+    if (!q) return tm;
+    const { key, low, num } = tlQuery(q);
+    tasks.forEach((t, k) => {
+      if (key === "tid") tm[k] = t.tid === num ? 1 : 0;
+      else if (key === "pid" || key === "tgid") tm[k] = t.tgid === num ? 1 : 0;
+      else if (key === "comm") tm[k] = t.comm.toLowerCase().includes(low) ? 1 : 0;
+      else if (key === "") tm[k] = num != null ? (t.tid === num || t.tgid === num ? 1 : 0) : t.comm.toLowerCase().includes(low) ? 1 : 0;
+    });
+    return tm;
+  }
+
+  /** The task indices `query` finds. */
+  tasksMatching(query) {
+    const out = [];
+    this.taskFlags(query).forEach((v, k) => v && out.push(k));
+    return out;
+  }
+
+  /** The task indices the last search found. */
+  matchedTasks() {
+    const out = [];
+    if (this.taskMatch) this.taskMatch.forEach((v, k) => v && out.push(k));
+    return out;
+  }
+
+  /**
+   * Task `k`'s instances in time order, for its thread row: start, end, the CPU, the
+   * lane and slice index, the wake-up latency that switched it in (-1: none measured),
+   * the waking's time and the waker's kind (0 a task, 1 a hardirq, 2 a softirq).
+   */
+  track(k) {
+    let t = this.tracks.get(k);
+    if (t) return t;
+    const inst = this.instances();
+    const a = inst.offset[k], n = inst.offset[k + 1] - a;
+    const order = Array.from({ length: n }, (_, j) => a + j);
+    const startOf = (p) => this.lanes[inst.lane[p]].slices.start[inst.slice[p]];
+    order.sort((x, y) => startOf(x) - startOf(y));
+    t = {
+      n, start: new Float64Array(n), end: new Float64Array(n), cpu: new Uint16Array(n), lane: new Uint16Array(n),
+      slice: new Uint32Array(n), lat: new Float64Array(n), waking: new Float64Array(n), waker: new Uint8Array(n),
+    };
+    order.forEach((p, j) => {
+      const L = this.lanes[inst.lane[p]], i = inst.slice[p];
+      t.start[j] = L.slices.start[i];
+      t.end[j] = L.slices.end[i];
+      t.cpu[j] = L.cpu;
+      t.lane[j] = inst.lane[p];
+      t.slice[j] = i;
+      const w = L.wakeOf[i];
+      t.lat[j] = w >= 0 ? L.wakes.lat[w] : -1;
+      t.waking[j] = w >= 0 ? L.slices.start[i] - L.wakes.lat[w] : 0;
+      t.waker[j] = w >= 0 && this.complete ? L.wakes.waker[w] : 0;
+    });
+    this.tracks.set(k, t);
+    return t;
+  }
+
   instances() {
     if (this._inst) return this._inst;
     const nt = this.tasks.length;

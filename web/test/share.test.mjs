@@ -54,7 +54,7 @@ export const tests = {
       marks = await r.eval(() => window.jitterlab.timeline.bookmarks);
       assertEqual(marks.map((m) => m.note), ["dd, slow; 2nd", "stress", "view 3"], "notes");
       assertEqual(await r.texts("#jl-page-timeline .tl-bm [data-bm]"), ["dd, slow; 2nd", "stress", "view 3"], "the bookmarks shown");
-      await r.page.waitForTimeout(400);
+      await r.page.waitForFunction(() => /[#&]bm=/.test(location.hash), null, { timeout: 5000 });
       url = await r.eval(() => location.href);
       assert(/[#&]bm=/.test(url), `the URL keeps them: ${url}`);
     } finally {

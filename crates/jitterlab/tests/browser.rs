@@ -99,6 +99,15 @@ fn write_reports(dir: &Path) {
         "-o".as_ref(),
         &o("veth.html"),
     ]);
+    // The same with iperf3's threads pinned as rows (`view --pin`).
+    jitterlab(&[
+        "view".as_ref(),
+        veth.as_os_str(),
+        "--pin".as_ref(),
+        "iperf3".as_ref(),
+        "-o".as_ref(),
+        &o("veth-pinned.html"),
+    ]);
     let json = jitterlab(&["analyze".as_ref(), veth.as_os_str(), "--json".as_ref()]);
     std::fs::write(dir.join("veth.json"), json).unwrap();
     write_block_probe(dir);

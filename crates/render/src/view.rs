@@ -59,11 +59,11 @@ pub struct Viewed {
     pub left_out: Option<LeftOut>,
 }
 
-/// Writes `model` as an HTML report titled `title` to `output` (`-`: stdout); returns
-/// the bytes written.
+/// Writes `model` as the HTML report `page` (its title, its pinned rows) to `output`
+/// (`-`: stdout); returns the bytes written.
 pub fn write_html<M: HtmlModel>(
     model: &M,
-    title: &str,
+    page: &Html,
     output: &Path,
 ) -> Result<u64, crate::ExportError> {
     let target = Target::from_arg(output);
@@ -72,6 +72,6 @@ pub fn write_html<M: HtmlModel>(
         source,
     };
     let mut out = target.create().map_err(err)?;
-    Html::titled(title).write(model, &mut out).map_err(err)?;
+    page.write(model, &mut out).map_err(err)?;
     out.finish().map_err(err)
 }

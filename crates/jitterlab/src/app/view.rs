@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use jitterlab_analyze::{analyze_trace, Options};
 use jitterlab_render::view::{write_html, Viewed};
-use jitterlab_render::SavedResult;
+use jitterlab_render::{Html, SavedResult};
 use jitterlab_trace::Trace;
 
 use super::Error;
@@ -65,7 +65,7 @@ pub fn reports_beside(traces: &[PathBuf]) -> Vec<String> {
         let html = trace.with_extension("dat.html");
         let title = trace.file_name().unwrap_or_default().to_string_lossy();
         let written = Input::open(trace, true, None)
-            .and_then(|input| view(&input, &title, &html, Options::default()));
+            .and_then(|input| view(&input, &Html::titled(title), &html, Options::default()));
         if let Err(e) = written {
             failed.push(format!("{}: {e}", html.display()));
         }
@@ -73,10 +73,10 @@ pub fn reports_beside(traces: &[PathBuf]) -> Vec<String> {
     failed
 }
 
-/// `jitterlab view`: `input` as an HTML report in `output`. A trace goes through
-/// `analyze` with `options` (its timeline kept, as `options.timeline` or the default
-/// limits say).
-pub fn view(input: &Input, title: &str, output: &Path, options: Options) -> Result<Viewed, Error> {
+/// `jitterlab view`: `input` as the HTML report `page` in `output`. A trace goes
+/// through `analyze` with `options` (its timeline kept, as `options.timeline` or the
+/// default limits say).
+pub fn view(input: &Input, page: &Html, output: &Path, options: Options) -> Result<Viewed, Error> {
     let io = |e: jitterlab_render::ExportError| Error::Io {
         path: jitterlab_render::named_output(output),
         cause: e.source,
@@ -98,7 +98,7 @@ pub fn view(input: &Input, title: &str, output: &Path, options: Options) -> Resu
                 ..options
             };
             let report = analyze_trace(trace, options, None)?;
-            viewed.bytes = write_html(&report, title, output).map_err(io)?;
+            viewed.bytes = write_html(&report, page, output).map_err(io)?;
             viewed.schema = "jitterlab.analyze".into();
             if let Some(t) = &report.timeline {
                 viewed.cpus = t.cpus.len();
@@ -113,7 +113,7 @@ pub fn view(input: &Input, title: &str, output: &Path, options: Options) -> Resu
             }
         }
         Input::Saved(saved) => {
-            viewed.bytes = write_html(saved, title, output).map_err(io)?;
+            viewed.bytes = write_html(saved, page, output).map_err(io)?;
             viewed.schema = saved
                 .envelope
                 .get("schema")

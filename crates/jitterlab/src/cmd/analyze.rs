@@ -6,6 +6,7 @@ use clap::Args;
 use jitterlab_analyze::analysis::timeline::TimelineOptions;
 use jitterlab_analyze::{analyze_trace, Options, Pattern, Section};
 use jitterlab_render::view::write_html;
+use jitterlab_render::Html;
 use jitterlab_trace::Trace;
 
 use crate::cli::{Color, JsonOut, TraceInput, Window};
@@ -114,7 +115,7 @@ pub fn run(args: AnalyzeArgs, color: Color) -> Result {
     interrupt.note();
     if let Some(path) = &args.html {
         let title = args.file.file_name().unwrap_or_default().to_string_lossy();
-        write_html(&report, &title, path)?;
+        write_html(&report, &Html::titled(title), path)?;
     }
     emit(&report, &args.json, color)?;
     Ok(Exit::Ok)

@@ -6,6 +6,7 @@ use crate::app::view::{view, Input};
 use clap::Args;
 use jitterlab_analyze::analysis::timeline::TimelineOptions;
 use jitterlab_analyze::Options;
+use jitterlab_render::Html;
 
 use crate::cli::{Color, JsonOut, TraceInput, Window};
 use crate::exit::{Error, Exit, Result};
@@ -35,6 +36,11 @@ pub struct ViewArgs {
     /// page says so); the tables cover the whole trace.
     #[arg(long, value_name = "N", default_value_t = TimelineOptions::default().max_slices)]
     pub max_slices: u64,
+    /// Open the timeline with a thread row for each task QUERY finds, as its search box
+    /// takes it (a comm such as `iperf3`, `tid:N`, `pid:N`), under the CPU rows: where the
+    /// thread ran, coloured by CPU, its wake-ups and their wakers (repeatable).
+    #[arg(long, value_name = "QUERY")]
+    pub pin: Vec<String>,
     #[command(flatten)]
     pub json: JsonOut,
     /// How the trace is read.
@@ -91,7 +97,11 @@ pub fn run(args: ViewArgs, color: Color) -> Result {
         }),
         ..Options::default()
     };
-    let viewed = view(&input, &title, &output, options)?;
+    let page = Html {
+        title,
+        pins: args.pin.clone(),
+    };
+    let viewed = view(&input, &page, &output, options)?;
     progress.finish();
     if let Some(i) = interrupt {
         i.note();

@@ -44,6 +44,9 @@ pub const HTML_FORMAT: u32 = 2;
 pub struct Html {
     /// The page's title (usually the input's file name).
     pub title: String,
+    /// Thread rows the timeline opens with: search queries (`iperf3`, `tid:42`), each
+    /// pinning the tasks it finds (`view --pin`).
+    pub pins: Vec<String>,
 }
 
 impl Html {
@@ -51,6 +54,7 @@ impl Html {
     pub fn titled(title: impl Into<String>) -> Html {
         Html {
             title: title.into(),
+            pins: Vec::new(),
         }
     }
 }
@@ -478,6 +482,8 @@ struct TimelineMeta<'a> {
     blinds: Vec<TimelineBlind>,
     lost: Vec<TimelineLost>,
     left_out: Option<LeftOut>,
+    /// The thread rows to open with (`view --pin`).
+    pins: &'a [String],
 }
 
 #[derive(Serialize)]
@@ -795,6 +801,7 @@ impl<M: HtmlModel> Exporter<M> for Html {
                         after: rel(l.after, o),
                         ..l
                     }),
+                    pins: &self.pins,
                 };
                 (
                     Some(meta),

@@ -518,7 +518,8 @@ fn experiment_html_embeds_the_envelope() {
     // What `experiment --html FILE` calls writes the same page.
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("experiment.html");
-    jitterlab_render::view::write_html(&r, "synthetic", &file).unwrap();
+    jitterlab_render::view::write_html(&r, &jitterlab_render::Html::titled("synthetic"), &file)
+        .unwrap();
     assert_eq!(std::fs::read_to_string(&file).unwrap(), page);
     m["report"] = Value::String("(the jitterlab.experiment envelope)".into());
     m["generator"] = Value::String("jitterlab VERSION".into());
