@@ -529,44 +529,62 @@ function tlDrawThreadRow(ctx, s, k, R, plotW, npp, X) {
   ctx.fillRect(x0, R.lat[0], plotW, R.lat[1]);
   ctx.fillRect(x0, R.load[0], plotW, R.load[1]);
   if (!t.n) return;
-  // The instances in view, at most a rect per CPU per pixel column.
+  // The instances in view. Zoomed out (more instances than pixel columns), a column
+  // at a time: the instance starting in it, or the one reaching into it, in its CPU's
+  // colour, and the worst wake-up starting in it (a range-max query) in the strip; so a
+  // row costs the plot's width, not the thread's instances.
   let j = Math.max(0, tlLowerBound(t.start, view.t0) - 1);
   const hi = tlLowerBound(t.start, view.t1);
   const first = j;
-  let lastPx = -1, lastCpu = -1;
-  for (; j < hi; j++) {
-    if (t.end[j] < view.t0) continue;
-    const a = Math.max(x0, X(t.start[j])), b = Math.min(x0 + plotW, X(t.end[j]));
-    const px = Math.floor(a);
-    if (px === lastPx && t.cpu[j] === lastCpu && b - a < 1) continue;
-    lastPx = px;
-    lastCpu = t.cpu[j];
-    ctx.fillStyle = tlCpuColour(t.cpu[j]);
-    ctx.fillRect(a, R.task[0], Math.max(1, b - a), R.task[1]);
-  }
-  // Wake-up latencies: the worst per pixel column.
   const lh = R.lat[1], base = R.lat[0] + lh;
-  let colPx = -1, colLat = -1;
-  const flush = () => {
-    if (colPx < 0 || colLat <= 0) return;
-    const h = tlLatHeight(colLat, lh);
-    ctx.fillStyle = colLat > s.threshold ? "#e0201b" : "#4a78b5";
-    ctx.fillRect(x0 + colPx - (colLat > s.threshold ? 1 : 0), base - h, colLat > s.threshold ? 3 : 1, h);
+  const mark = (px, lat) => {
+    if (!(lat > 0)) return;
+    const h = tlLatHeight(lat, lh);
+    const red = lat > s.threshold;
+    ctx.fillStyle = red ? "#e0201b" : "#4a78b5";
+    ctx.fillRect(x0 + px - (red ? 1 : 0), base - h, red ? 3 : 1, h);
   };
-  for (j = first; j < hi; j++) {
-    if (t.lat[j] < 0 || t.start[j] < view.t0) continue;
-    const px = Math.floor(X(t.start[j]) - x0);
-    if (px !== colPx) {
-      flush();
-      colPx = px;
-      colLat = -1;
+  if (hi - first > plotW) {
+    let i = first;
+    for (let px = 0; px < plotW; px++) {
+      const ta = view.t0 + px * npp, tb = ta + npp;
+      const i0 = i;
+      while (i < hi && t.start[i] < tb) i++;
+      // Starting in the column: [i0, i); else the one before, if it reaches in.
+      const shown = i > i0 ? i0 : i0 > 0 && t.end[i0 - 1] > ta ? i0 - 1 : -1;
+      if (shown >= 0) {
+        ctx.fillStyle = tlCpuColour(t.cpu[shown]);
+        ctx.fillRect(x0 + px, R.task[0], 1, R.task[1]);
+      }
+      if (i > i0) {
+        const w = i - i0 === 1 ? i0 : t.latPyr.argmax(i0, i);
+        mark(px, t.lat[w]);
+      }
     }
-    if (t.lat[j] > colLat) colLat = t.lat[j];
+  } else {
+    for (; j < hi; j++) {
+      if (t.end[j] < view.t0) continue;
+      const a = Math.max(x0, X(t.start[j])), b = Math.min(x0 + plotW, X(t.end[j]));
+      ctx.fillStyle = tlCpuColour(t.cpu[j]);
+      ctx.fillRect(a, R.task[0], Math.max(1, b - a), R.task[1]);
+    }
+    // Wake-up latencies: the worst per pixel column.
+    let colPx = -1, colLat = -1;
+    for (j = first; j < hi; j++) {
+      if (t.lat[j] < 0 || t.start[j] < view.t0) continue;
+      const px = Math.floor(X(t.start[j]) - x0);
+      if (px !== colPx) {
+        mark(colPx, colLat);
+        colPx = px;
+        colLat = -1;
+      }
+      if (t.lat[j] > colLat) colLat = t.lat[j];
+    }
+    mark(colPx, colLat);
   }
-  flush();
   // Waker arrows, when few enough to be told apart.
   let n = 0;
-  for (j = first; j < hi; j++) if (t.lat[j] >= 0) n++;
+  if (hi - first <= 4 * plotW) for (j = first; j < hi && n <= 200; j++) if (t.lat[j] >= 0) n++;
   if (n > 0 && n <= 200) {
     const y = R.load[0] + R.load[1] / 2;
     ctx.lineWidth = 1.5;

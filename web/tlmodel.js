@@ -428,6 +428,7 @@ export class TimelineModel {
       t.waking[j] = w >= 0 ? L.slices.start[i] - L.wakes.lat[w] : 0;
       t.waker[j] = w >= 0 && this.complete ? L.wakes.waker[w] : 0;
     });
+    t.latPyr = new ArgMaxPyramid(Float32Array.from(t.lat));
     this.tracks.set(k, t);
     return t;
   }

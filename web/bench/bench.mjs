@@ -23,6 +23,9 @@ const runs = Number(args[args.indexOf("--runs") + 1]) || (args.includes("--runs"
 const asJson = args.includes("--json");
 // --frames: also list the sweep's slow frames (rAF gap > 17 ms or draw > 8 ms) with the span shown.
 const showFrames = args.includes("--frames");
+// --pins N: pin the N busiest tasks' thread rows before the sweep (issue 28's target is
+// the sweep with 4 rows).
+const pins = args.includes("--pins") ? Number(args[args.indexOf("--pins") + 1]) || 4 : 0;
 
 function slicesOf(file) {
   const text = readReport(file).html;
@@ -44,6 +47,16 @@ async function measure(browser, file) {
   await cdp.send("HeapProfiler.collectGarbage");
   const heap = await cdp.send("Runtime.getHeapUsage");
   const marks = await page.evaluate(() => Object.fromEntries(performance.getEntriesByType("mark").map((m) => [m.name, m.startTime])));
+  const pinMs = await page.evaluate((n) => {
+    if (!n) return 0;
+    const tl = window.jitterlab.timeline;
+    const m = tl.state.model;
+    const top = [...m.run.keys()].sort((a, b) => m.run[b] - m.run[a]).slice(0, n);
+    const t0 = performance.now();
+    tl.pin(top);
+    tl.draw();
+    return performance.now() - t0;
+  }, pins);
   const sweep = await page.evaluate(() => new Promise((done) => {
     const tl = window.jitterlab.timeline;
     const lanes = window.jitterlab.lanes;
@@ -101,7 +114,7 @@ async function measure(browser, file) {
   });
   await page.close();
   // The V8 heap and the ArrayBuffers' backing stores (the typed arrays live there).
-  return { load, marks, heapUsedMB: (heap.usedSize + (heap.backingStorageSize ?? 0)) / 1048576, v8HeapMB: heap.usedSize / 1048576, sweep, search, errors };
+  return { pinMs, load, marks, heapUsedMB: (heap.usedSize + (heap.backingStorageSize ?? 0)) / 1048576, v8HeapMB: heap.usedSize / 1048576, sweep, search, errors };
 }
 
 const launch = () => chromium.launch({ executablePath: "/usr/bin/chromium", args: ["--no-sandbox"] });
@@ -128,6 +141,7 @@ for (const file of files) {
     phasesMs: Object.fromEntries(["jl:read", "jl:decoded", "jl:model", "jl:painted", "jl:decoded-all"].map((k) => [k, med((r) => r.marks[k] ?? NaN)])),
     sweepMaxGapMs: med((r) => r.sweep.maxGap), sweepMeanGapMs: med((r) => r.sweep.meanGap), sweepMaxDrawMs: med((r) => r.sweep.maxDraw), sweepMeanDrawMs: med((r) => r.sweep.meanDraw),
     searchMs: Object.fromEntries(Object.entries(rs[0].search).map(([q]) => [q, { count: rs[0].search[q].count, ms: med((r) => r.search[q].ms), maxMs: med((r) => r.search[q].maxMs) }])),
+    pins, pinMs: med((r) => r.pinMs),
     runs: rs.map((r) => ({ firstPaintMs: r.load.painted, heapMB: r.heapUsedMB, sweepMaxGapMs: r.sweep.maxGap })),
     errors: rs.flatMap((r) => r.errors),
   };
@@ -136,7 +150,8 @@ for (const file of files) {
     console.log(`${file}: ${slices} slices, ${(bytes / 1048576).toFixed(1)} MiB, ${res.bytesPerSlice.toFixed(2)} bytes/slice (load average ${loadavg().map((x) => x.toFixed(1)).join(" ")})`);
     console.log(`  first paint ${res.firstPaintMs.toFixed(0)} ms after navigation (script start ${res.phasesMs["jl:read"].toFixed(0)}, draw columns decoded ${res.phasesMs["jl:decoded"].toFixed(0)}, model ${res.phasesMs["jl:model"].toFixed(0)}, all columns ${res.phasesMs["jl:decoded-all"].toFixed(0)})`);
     console.log(`  JS heap after load and GC ${res.heapMB.toFixed(1)} MB (V8 heap ${res.v8HeapMB.toFixed(1)} MB + ArrayBuffers)`);
-    console.log(`  zoom sweep 240 frames: longest rAF gap ${res.sweepMaxGapMs.toFixed(1)} ms (mean ${res.sweepMeanGapMs.toFixed(1)}), slowest draw ${res.sweepMaxDrawMs.toFixed(1)} ms (mean ${res.sweepMeanDrawMs.toFixed(1)})`);
+    if (pins) console.log(`  ${pins} thread rows pinned in ${res.pinMs.toFixed(0)} ms`);
+    console.log(`  zoom sweep 240 frames${pins ? ` with ${pins} thread rows` : ""}: longest rAF gap ${res.sweepMaxGapMs.toFixed(1)} ms (mean ${res.sweepMeanGapMs.toFixed(1)}), slowest draw ${res.sweepMaxDrawMs.toFixed(1)} ms (mean ${res.sweepMeanDrawMs.toFixed(1)})`);
     console.log(`  search: ${Object.entries(res.searchMs).map(([q, v]) => `${q} ${v.count} found in ${v.ms.toFixed(1)} ms (worst ${v.maxMs.toFixed(1)})`).join("; ")}`);
     console.log(`  runs (median of ${runs} above): ${JSON.stringify(res.runs.map((r) => [Math.round(r.firstPaintMs), Math.round(r.heapMB), Math.round(r.sweepMaxGapMs * 10) / 10]))}`);
     if (showFrames) {
