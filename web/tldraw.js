@@ -398,23 +398,8 @@ function tlDrawRow(ctx, s, L, R, c, plotW, npp, X, legend) {
     }
     ctx.globalAlpha = 1;
     // The load track: the busy fraction per column as a skyline.
-    const lb = R.load[0] + R.load[1];
     ctx.fillStyle = "#6b7685";
-    ctx.beginPath();
-    ctx.moveTo(x0, lb);
-    let lp = 0;
-    for (let p = 0; p < w; p++) {
-      const h = load[p] > 0 ? Math.max(1, Math.round(load[p] * R.load[1])) : 0;
-      if (h !== lp) {
-        ctx.lineTo(x0 + p, lb - lp);
-        ctx.lineTo(x0 + p, lb - h);
-        lp = h;
-      }
-    }
-    ctx.lineTo(x0 + w, lb - lp);
-    ctx.lineTo(x0 + w, lb);
-    ctx.closePath();
-    ctx.fill();
+    tlSkyline(ctx, x0, R.load[0] + R.load[1], w, (p) => (load[p] > 0 ? Math.max(1, Math.round(load[p] * R.load[1])) : 0));
     s.loads = s.loads || new Map();
     s.loads.set(L.cpu, load);
     ctx.fillStyle = "#fff";
@@ -427,36 +412,18 @@ function tlDrawRow(ctx, s, L, R, c, plotW, npp, X, legend) {
     // The worst wake-up per column, log scale; red above the threshold.
     const lh = R.lat[1];
     const base = R.lat[0] + lh;
-    // The blue columns as one skyline path over the strip's base (a vertex pair where
-    // the height changes), not a rect per column; the red ones over them.
+    // The blue columns as one skyline; the red ones (over the threshold) over them.
     ctx.fillStyle = "#4a78b5";
-    ctx.beginPath();
-    ctx.moveTo(x0, base);
     const red = [];
-    let prev = 0;
-    for (let p = 0; p < w; p++) {
+    tlSkyline(ctx, x0, base, w, (p) => {
       const i = c.lat[p];
-      let h = 0;
-      if (i >= 0) {
-        const lat = L.wakeLat[i];
-        if (lat > 0) {
-          h = tlLatHeight(lat, lh);
-          if (lat > s.threshold) {
-            red.push(p, h);
-            h = 0;
-          }
-        }
-      }
-      if (h !== prev) {
-        ctx.lineTo(x0 + p, base - prev);
-        ctx.lineTo(x0 + p, base - h);
-        prev = h;
-      }
-    }
-    ctx.lineTo(x0 + w, base - prev);
-    ctx.lineTo(x0 + w, base);
-    ctx.closePath();
-    ctx.fill();
+      const lat = i >= 0 ? L.wakeLat[i] : 0;
+      if (!(lat > 0)) return 0;
+      const h = tlLatHeight(lat, lh);
+      if (lat <= s.threshold) return h;
+      red.push(p, h);
+      return 0;
+    });
     if (red.length) {
       ctx.fillStyle = "#e0201b";
       ctx.beginPath();
@@ -619,6 +586,26 @@ function tlDrawThreadRow(ctx, s, k, R, plotW, npp, X) {
       ctx.lineWidth = 1;
     }
   }
+}
+
+/** Fills the skyline of `w` columns of height `h(p)` over the line `base`: one path,
+ * a vertex pair where the height changes, not a rect per column. */
+function tlSkyline(ctx, x0, base, w, h) {
+  ctx.beginPath();
+  ctx.moveTo(x0, base);
+  let prev = 0;
+  for (let p = 0; p < w; p++) {
+    const v = h(p);
+    if (v !== prev) {
+      ctx.lineTo(x0 + p, base - prev);
+      ctx.lineTo(x0 + p, base - v);
+      prev = v;
+    }
+  }
+  ctx.lineTo(x0 + w, base - prev);
+  ctx.lineTo(x0 + w, base);
+  ctx.closePath();
+  ctx.fill();
 }
 
 /** Calls f(a, b) for each run [a, b) of columns showing something. */
