@@ -373,30 +373,31 @@ function tlDrawRow(ctx, s, L, R, c, plotW, npp, X, legend) {
       px = e;
     }
     const load = c.busy.slice(0, w);
+    // The columns as a one-pixel-tall image stretched over the lane: a path of a rect
+    // per run cost Chromium's raster its height times its edges, so a lane of 240 px
+    // took a frame of 50 ms where this takes 17 (BENCHMARKS "view").
+    const im = tlColumnImage(w);
+    const px4 = im.data.data;
+    px4.fill(0);
     for (const [key, runs] of byColour) {
       const task = Math.floor(key / 64);
-      ctx.globalAlpha = (key % 64) / 32;
-      ctx.fillStyle = model.colours[task] || "#888";
-      if (runs.length === 2) {
-        ctx.fillRect(x0 + runs[0], R.task[0], runs[1], R.task[1]);
-        continue;
-      }
-      // One path per colour, adjacent runs merged.
-      ctx.beginPath();
-      let a = runs[0], b = runs[0] + runs[1];
-      for (let k = 2; k < runs.length; k += 2) {
-        if (runs[k] === b) {
-          b += runs[k + 1];
-          continue;
+      const alpha = Math.round(((key % 64) / 32) * 255);
+      const r = model.rgb[task * 3], gg = model.rgb[task * 3 + 1], b = model.rgb[task * 3 + 2];
+      for (let k = 0; k < runs.length; k += 2) {
+        for (let p = runs[k], e = runs[k] + runs[k + 1]; p < e; p++) {
+          const o = p * 4;
+          px4[o] = r;
+          px4[o + 1] = gg;
+          px4[o + 2] = b;
+          px4[o + 3] = alpha;
         }
-        ctx.rect(x0 + a, R.task[0], b - a, R.task[1]);
-        a = runs[k];
-        b = a + runs[k + 1];
       }
-      ctx.rect(x0 + a, R.task[0], b - a, R.task[1]);
-      ctx.fill();
     }
-    ctx.globalAlpha = 1;
+    im.ctx.putImageData(im.data, 0, 0, 0, 0, w, 1);
+    const smooth = ctx.imageSmoothingEnabled;
+    ctx.imageSmoothingEnabled = false;
+    ctx.drawImage(im.canvas, 0, 0, w, 1, x0, R.task[0], w, R.task[1]);
+    ctx.imageSmoothingEnabled = smooth;
     // The load track: the busy fraction per column as a skyline.
     ctx.fillStyle = "#6b7685";
     tlSkyline(ctx, x0, R.load[0] + R.load[1], w, (p) => (load[p] > 0 ? Math.max(1, Math.round(load[p] * R.load[1])) : 0));
@@ -467,6 +468,8 @@ function tlDrawRow(ctx, s, L, R, c, plotW, npp, X, legend) {
 
 /** The colour of a CPU in a thread row. */
 export const TL_CPU_COLOURS = ["#1f6fd1", "#d1541f", "#2a9d3a", "#9b3dc4", "#b8930a", "#0f9a9a", "#c4356f", "#5d6d7e"];
+/** The same as bytes. */
+const TL_CPU_RGB = TL_CPU_COLOURS.map((h) => [1, 3, 5].map((k) => parseInt(h.slice(k, k + 2), 16)));
 export function tlCpuColour(cpu) {
   return TL_CPU_COLOURS[cpu % TL_CPU_COLOURS.length];
 }
@@ -512,6 +515,10 @@ function tlDrawThreadRow(ctx, s, k, R, plotW, npp, X) {
     ctx.fillRect(x0 + px - (red ? 1 : 0), base - h, red ? 3 : 1, h);
   };
   if (hi - first > plotW) {
+    // The columns as an image stretched over the lane, as a CPU row's.
+    const im = tlColumnImage(plotW);
+    const px4 = im.data.data;
+    px4.fill(0);
     let i = first;
     for (let px = 0; px < plotW; px++) {
       const ta = view.t0 + px * npp, tb = ta + npp;
@@ -520,14 +527,20 @@ function tlDrawThreadRow(ctx, s, k, R, plotW, npp, X) {
       // Starting in the column: [i0, i); else the one before, if it reaches in.
       const shown = i > i0 ? i0 : i0 > 0 && t.end[i0 - 1] > ta ? i0 - 1 : -1;
       if (shown >= 0) {
-        ctx.fillStyle = tlCpuColour(t.cpu[shown]);
-        ctx.fillRect(x0 + px, R.task[0], 1, R.task[1]);
+        const c = TL_CPU_RGB[t.cpu[shown] % TL_CPU_RGB.length];
+        px4.set(c, px * 4);
+        px4[px * 4 + 3] = 255;
       }
       if (i > i0) {
         const w = i - i0 === 1 ? i0 : t.latPyr.argmax(i0, i);
         mark(px, t.lat[w]);
       }
     }
+    im.ctx.putImageData(im.data, 0, 0, 0, 0, plotW, 1);
+    const smooth = ctx.imageSmoothingEnabled;
+    ctx.imageSmoothingEnabled = false;
+    ctx.drawImage(im.canvas, 0, 0, plotW, 1, x0, R.task[0], plotW, R.task[1]);
+    ctx.imageSmoothingEnabled = smooth;
   } else {
     for (; j < hi; j++) {
       if (t.end[j] < view.t0) continue;
@@ -586,6 +599,19 @@ function tlDrawThreadRow(ctx, s, k, R, plotW, npp, X) {
       ctx.lineWidth = 1;
     }
   }
+}
+
+/** A reusable one-pixel-tall canvas and its pixels, at least `w` wide. */
+let tlColImg = null;
+function tlColumnImage(w) {
+  if (!tlColImg || tlColImg.w < w) {
+    const canvas = document.createElement("canvas");
+    canvas.width = w;
+    canvas.height = 1;
+    const ctx = canvas.getContext("2d");
+    tlColImg = { w, canvas, ctx, data: ctx.createImageData(w, 1) };
+  }
+  return tlColImg;
 }
 
 /** Fills the skyline of `w` columns of height `h(p)` over the line `base`: one path,

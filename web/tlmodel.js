@@ -46,13 +46,26 @@ function tlColours(tasks, run) {
     procs.set(key, p);
   });
   const out = new Array(tasks.length);
+  const rgb = new Uint8Array(tasks.length * 3);
   [...procs.values()].sort((a, b) => b.run - a.run).forEach((p, rank) => {
     const hue = (rank * 137.508) % 360;
     p.tasks.sort((a, b) => run[b] - run[a]).forEach((k, j) => {
-      out[k] = `hsl(${hue.toFixed(1)} 62% ${38 + (j % 4) * 8}%)`;
+      const light = 38 + (j % 4) * 8;
+      out[k] = `hsl(${hue.toFixed(1)} 62% ${light}%)`;
+      rgb.set(tlHslRgb(hue, 0.62, light / 100), k * 3);
     });
   });
-  return out;
+  return { css: out, rgb };
+}
+
+/** HSL (hue in degrees, saturation and lightness in 0..1) as [r, g, b] in 0..255. */
+function tlHslRgb(h, s, l) {
+  const a = s * Math.min(l, 1 - l);
+  const f = (n) => {
+    const k = (n + h / 30) % 12;
+    return Math.round(255 * (l - a * Math.max(-1, Math.min(k - 3, 9 - k, 1))));
+  };
+  return [f(0), f(8), f(4)];
 }
 
 /** Durations of spans as f32 (for the pyramids). */
@@ -126,7 +139,10 @@ export class TimelineModel {
       L.irqMatch = null;
       L.softMatch = null;
     }
-    this.colours = tlColours(T.tasks, run);
+    const colours = tlColours(T.tasks, run);
+    this.colours = colours.css;
+    // The same colours as bytes, for the columns drawn as an image (tldraw.js).
+    this.rgb = colours.rgb;
     this.run = run;
     this.query = "";
     this.matchCount = 0;
