@@ -2,7 +2,9 @@
 // tabs, mounts each page when it is first shown, and keeps the shown tab in the URL
 // fragment as `view=NAME` (other keys of the fragment, like the timeline's `t=`, are
 // left as they are). Sets window.jitterlab.ready when the first page is drawn, or
-// window.jitterlab.error with what went wrong.
+// window.jitterlab.error with what went wrong. A compare page (meta.compare) reads both
+// traces' data, gives every page a ctx.other (B's), and has a Timelines tab instead of
+// the timeline and the task view (web/compare.js).
 import { readMeta, readTimeline } from "./data.js";
 import { el, fmtCount, fmtDur, fmtLost, fmtTs } from "./tables.js";
 import { mountBlame, mountCpus, mountFunctions, mountIrqs, mountSummary, mountTaskTable } from "./sections.js";
@@ -46,6 +48,12 @@ const ANALYZE_TABS = [
   { id: "irqs", label: "IRQs", when: (c) => c.report.irqs, mount: mountIrqs },
   { id: "blame", label: "Blame", when: (c) => c.report.blame, mount: mountBlame },
   { id: "functions", label: "Functions", when: (c) => c.report.functions, mount: mountFunctions },
+];
+
+/** The tabs of a compare page: the two timelines, then the sections as A, B and B/A. */
+const COMPARE_TABS = [
+  { id: "timeline", label: "Timelines", title: "A's timeline over B's, on one time axis", when: (c) => hasTimeline(c) || hasTimeline(c.other), mount: (e, c) => mountCompareTimelines(e, c) },
+  ...ANALYZE_TABS.filter((t) => !["timeline", "tasks"].includes(t.id)).map((t) => ({ ...t, when: (c) => t.when(c) || t.when(c.other) })),
 ];
 
 /** The tabs of a latency result. */
@@ -139,12 +147,26 @@ function notes(meta) {
 }
 
 function header(meta) {
+  if (meta.compare) return compareHeader(meta);
   const list = notes(meta);
   return el("header", { class: "jl-header" },
     el("div", { class: "jl-titles" },
       el("h1", { id: "jl-title" }, meta.title),
       el("p", { class: "jl-subtitle", id: "jl-source" }, subtitle(meta)),
       el("p", { class: "jl-generator" }, `${meta.generator} · ${meta.report.schema} v${meta.report.version}`)),
+    list.length ? el("ul", { class: "jl-notes", id: "jl-notes" }, list.map((n) => el("li", { class: `jl-note-${n.cls}` }, n.text))) : null);
+}
+
+/** A compare page's header: each side's source and notes, under its name. */
+function compareHeader(meta) {
+  const sides = [meta, compareSide(meta)];
+  const names = [meta.compare.a, meta.compare.b];
+  const list = sides.flatMap((m, i) => notes(m).map((n) => ({ ...n, text: `${i ? "B" : "A"}: ${n.text}` })));
+  return el("header", { class: "jl-header" },
+    el("div", { class: "jl-titles" },
+      el("h1", { id: "jl-title" }, meta.title),
+      sides.map((m, i) => el("p", { class: "jl-subtitle", id: i ? "jl-source-b" : "jl-source" }, `${i ? "B" : "A"}: ${names[i]}: ${subtitle(m)}`)),
+      el("p", { class: "jl-generator" }, `${meta.generator} · ${meta.report.schema} v${meta.report.version}, two compared`)),
     list.length ? el("ul", { class: "jl-notes", id: "jl-notes" }, list.map((n) => el("li", { class: `jl-note-${n.cls}` }, n.text))) : null);
 }
 
@@ -162,20 +184,26 @@ async function start() {
   document.body.append(app);
   app.append(header(meta));
 
-  let lanes = null;
+  const metaB = meta.compare ? compareSide(meta) : null;
   let dataError = null;
-  try {
-    lanes = await readTimeline(meta);
-  } catch (e) {
-    // The tables are still worth showing without the timeline.
-    dataError = `the timeline's data could not be read: ${e.message}`;
-    showError(`${dataError}\nThe tables below come from the report's JSON; the timeline and the task view are left out.`, app);
-  }
+  const [lanes, lanesB] = await Promise.all([meta, metaB].map(async (m, i) => {
+    if (!m) return null;
+    try {
+      return await readTimeline(m);
+    } catch (e) {
+      // The tables are still worth showing without the timeline.
+      const what = metaB ? `${i ? "B" : "A"}'s timeline` : "the timeline";
+      dataError = `${what}'s data could not be read: ${e.message}`;
+      showError(`${dataError}\nThe tables below come from the report's JSON; ${what} and the task view are left out.`, app);
+      return null;
+    }
+  }));
 
   const tabs = [];
   const panels = new Map();
   const views = {};
-  const ctx = { meta, lanes, report: meta.report.data, nav: null };
+  const ctx = { meta, lanes, report: meta.report.data, nav: null, name: meta.compare?.a ?? meta.title, other: null };
+  if (metaB) ctx.other = { meta: metaB, lanes: lanesB, report: metaB.report.data, nav: null, name: meta.compare.b, other: null };
   const byId = (id) => tabs.find((t) => t.id === id);
   let current = null;
 
@@ -207,22 +235,26 @@ async function start() {
     if (fragmentGet(VIEW_KEY) !== tab.id) fragmentSet(VIEW_KEY, tab.id, push);
   }
 
-  const nav = {
+  // The shell's navigation, for side `side` of a compare page (0: A, 1: B).
+  const navOf = (side) => ({
     show: (id) => show(id, true),
     openTimeline({ t0, t1, cpu, slice } = {}) {
       if (!byId("timeline")) return false;
       show("timeline", true);
-      const tl = views.timeline;
-      if (tl && t0 !== undefined && t1 !== undefined) tl.goTo(t0, t1);
-      if (tl && cpu !== undefined && cpu !== null) tl.select({ cpu, slice });
+      const tl = metaB ? views.timeline?.side(side) : views.timeline;
+      if (!tl) return false;
+      if (t0 !== undefined && t1 !== undefined) tl.goTo(t0, t1);
+      if (cpu !== undefined && cpu !== null) tl.select({ cpu, slice });
       return true;
     },
     /** Whether openTimeline can go anywhere. */
-    canOpenTimeline: () => !!byId("timeline"),
-  };
+    canOpenTimeline: () => !!byId("timeline") && !!(side ? lanesB : lanes),
+  });
+  const nav = navOf(0);
   ctx.nav = nav;
+  if (ctx.other) ctx.other.nav = navOf(1);
 
-  const all = TABS_OF[meta.report.schema] ?? ANALYZE_TABS;
+  const all = metaB ? COMPARE_TABS : TABS_OF[meta.report.schema] ?? ANALYZE_TABS;
   for (const t of all) {
     if (!t.when(ctx)) continue;
     const tab = { ...t, mounted: false };

@@ -1,7 +1,7 @@
 // sections.js: the analyze sections (jitterlab.analyze, docs/json.md) as pages: summary,
 // CPUs, tasks, IRQs and chains, blame, functions. Every figure is the model's; the page
 // only converts units and lays out.
-import { action, el, facts, fmtCount, fmtDur, fmtLost, fmtOpt, fmtPct, fmtPrio, fmtTs, put, section, table } from "./tables.js";
+import { action, compareTable, el, facts, fmtCount, fmtDur, fmtLost, fmtOpt, fmtPct, fmtPrio, fmtTs, put, section, table } from "./tables.js";
 import { decadeTicks, fmtCountTick, frame, legend, linear, log10, niceTicks, seriesColor, svgEl } from "./svg.js";
 
 /** The timeline's origin (absolute ns of its relative 0), or null without a timeline. */
@@ -38,6 +38,33 @@ function sliceAt(ctx, cpu, ns) {
   return lo < start.length && Math.abs(start[lo] - t) < 1 ? lo : undefined;
 }
 
+/**
+ * A table of the report's rows (`spec.rows(report)`) in the columns `spec.columns(ctx)`;
+ * on a compare page (`ctx.other`: B's), A's and B's rows paired by `spec.key(row)`, each
+ * figure as A, B and B/A (tables.js compareTable). Column makers take the side's ctx, so
+ * that B's time links open B's timeline.
+ */
+function tableOf(ctx, spec) {
+  if (!ctx.other) return table({ ...spec, columns: spec.columns(ctx), rows: spec.rows(ctx.report) });
+  return compareTable({
+    ...spec,
+    columns: [spec.columns(ctx), spec.columns(ctx.other)],
+    rows: [spec.rows(ctx.report), spec.rows(ctx.other.report)],
+  });
+}
+
+/** Whether `rows(report)` has a row, of A's report or (on a compare page) of B's. */
+function anyRows(ctx, rows) {
+  return rows(ctx.report).length > 0 || (!!ctx.other && rows(ctx.other.report).length > 0);
+}
+
+/** On a compare page, `make(c)` for A's side and B's, each under its name; else A's. */
+function eachSide(ctx, title, make) {
+  if (!ctx.other) return [make(ctx)];
+  return [ctx, ctx.other].map((c, i) => el("div", { class: "jl-side-part", dataset: { side: i ? "b" : "a" } },
+    el("h3", { class: "jl-side-title" }, `${i ? "B" : "A"}: ${c.name}${title ? ` — ${title}` : ""}`), make(c)));
+}
+
 /** `0:12, 1:30` from [{cpu, count}]. */
 function cpuCounts(list) {
   return list && list.length ? list.map((c) => `${c.cpu}:${fmtCount(c.count)}`).join(", ") : "-";
@@ -59,6 +86,7 @@ function statCols(get, which, prefix = "", title = "") {
 
 /** The summary page. */
 export function mountSummary(root, ctx) {
+  if (ctx.other) return mountSummaryCompared(root, ctx);
   const s = ctx.report.summary;
   const lostNote = s.lost_recorded ? null : "this format does not record lost events: 0 means unknown";
   put(root, el("div", { class: "jl-columns" }, el("div", null,
@@ -104,6 +132,48 @@ export function mountSummary(root, ctx) {
       rows: s.anomalies,
     }) : el("p", null, "none")),
   )));
+}
+
+/** The figures of a summary that two traces compare, as rows. */
+const SUMMARY_FIGURES = [
+  ["span", "span_ns", fmtDur], ["events", "events", fmtCount], ["CPUs", "cpus", fmtCount], ["tasks", "tasks", fmtCount],
+  ["wake-ups measured", "wakeups", fmtCount], ["with an inferred switch-in", "wakeups_inferred", fmtCount],
+  ["of tasks already running", "wakes_of_running", fmtCount], ["pending at the end", "wakes_pending_at_end", fmtCount],
+  ["records skipped as undecodable", "skipped", fmtCount],
+];
+
+/** A compare page's summary: each figure, events per CPU and by type, A, B and B/A. */
+function mountSummaryCompared(root, ctx) {
+  const sum = (r) => r.summary ?? null;
+  put(root, el("div", { class: "jl-columns" }, el("div", null,
+    section("Summary", `A: ${ctx.name}; B: ${ctx.other.name}`, tableOf(ctx, {
+      id: "jl-summary",
+      key: (r) => r.name,
+      columns: () => [
+        { label: "figure", value: (r) => r.name },
+        { label: "", num: true, value: (r) => r.value, fmt: (v, r) => r.fmt(v) },
+      ],
+      rows: (report) => (sum(report) ? SUMMARY_FIGURES.map(([name, key, fmt]) => ({ name, value: sum(report)[key], fmt })) : []),
+    })),
+    section("Events and lost events per CPU", null, tableOf(ctx, {
+      id: "jl-summary-cpus",
+      key: (r) => r.cpu,
+      columns: () => [
+        { label: "CPU", num: true, value: (r) => r.cpu },
+        { label: "events", num: true, value: (r) => r.events, fmt: fmtCount },
+        { label: "lost", num: true, value: (r) => r.lost, fmt: (v) => fmtLost(v) },
+      ],
+      rows: (report) => (sum(report) ? sum(report).events_per_cpu.map((events, cpu) => ({ cpu, events, lost: sum(report).lost_per_cpu[cpu] })) : []),
+    }))), el("div", null,
+    section("Events by type", null, tableOf(ctx, {
+      id: "jl-summary-types",
+      key: (r) => r.name,
+      columns: () => [
+        { label: "event", value: (r) => r.name },
+        { label: "count", num: true, value: (r) => r.count, fmt: fmtCount },
+      ],
+      rows: (report) => sum(report)?.events_by_type ?? [],
+    })))));
 }
 
 // ---- CPUs
@@ -156,12 +226,12 @@ function loadChart(ctx, c) {
 
 /** The CPUs page. */
 export function mountCpus(root, ctx) {
-  const c = ctx.report.cpus;
   const d = (key, label, title) => ({ label, title, num: true, value: (r) => r[key], fmt: fmtDur });
   put(root,
-    section("CPUs", "where each CPU's time went, from its first event to the end of the trace", table({
+    section("CPUs", "where each CPU's time went, from its first event to the end of the trace", tableOf(ctx, {
       id: "jl-cpus",
-      columns: [
+      key: (r) => r.cpu,
+      columns: () => [
         { label: "CPU", num: true, value: (r) => r.cpu },
         d("span_ns", "span"),
         d("busy_ns", "busy", "running a task"),
@@ -177,9 +247,10 @@ export function mountCpus(root, ctx) {
         { label: "inferred", num: true, value: (r) => r.inferred_switches, fmt: fmtCount, title: "switches inferred, not recorded" },
         { label: "events", num: true, value: (r) => r.events, fmt: fmtCount },
       ],
-      rows: c.cpus,
+      rows: (report) => report.cpus?.cpus ?? [],
     })),
-    section("Load over time", "busy time per bucket; hover for the figures, click a bucket to see it in the timeline", loadChart(ctx, c)),
+    section("Load over time", "busy time per bucket; hover for the figures, click a bucket to see it in the timeline",
+      eachSide(ctx, null, (c) => (c.report.cpus ? loadChart(c, c.report.cpus) : el("p", null, "no CPU section")))),
   );
 }
 
@@ -187,6 +258,7 @@ export function mountCpus(root, ctx) {
 
 /** The tasks page: processes (or names) and their threads, run time and wake-ups. */
 export function mountTaskTable(root, ctx) {
+  if (ctx.other) return mountTaskTableCompared(root, ctx);
   const t = ctx.report.tasks;
   const byTid = new Map(t.tasks.map((x) => [x.tid, x]));
   const shown = new Set();
@@ -233,6 +305,45 @@ export function mountTaskTable(root, ctx) {
   );
 }
 
+/**
+ * A compare page's tasks: one row per thread, paired by name (tids differ from trace to
+ * trace; threads of one name paired busiest first), run time and wake-ups, A, B and
+ * B/A; and all wake-ups.
+ */
+function mountTaskTableCompared(root, ctx) {
+  const threads = (report) => [...(report.tasks?.tasks ?? [])].sort((a, b) => b.run_ns - a.run_ns);
+  const w = (r) => r.wakeups;
+  put(root,
+    section("Tasks", "threads paired by name, the busiest of a name with the busiest; instance = switch-in to switch-out; wake-up latency = sched_waking -> switch-in", tableOf(ctx, {
+      id: "jl-tasks",
+      key: (r) => r.comm,
+      sort: { col: 1, desc: true },
+      columns: (c) => [
+        { label: "task", value: (r) => `${r.comm}-${r.tid}` },
+        { label: "run", num: true, value: (r) => r.run_ns, fmt: fmtDur, title: "time on a CPU" },
+        { label: "CPUs", lines: true, value: (r) => r.cpus.map((x) => `${x.cpu}: ${fmtDur(x.run_ns)}`).join("\n"), title: "run time per CPU" },
+        ...statCols((r) => r.instances, ["count", "max"], "inst. ", "instances (switch-in to switch-out)"),
+        { label: "migr.", num: true, value: (r) => r.migrations, fmt: fmtCount, title: "migrations" },
+        { label: "preempt.", num: true, value: (r) => r.preempted, fmt: fmtCount, title: "slices that ended preempted" },
+        { label: "wake-ups", num: true, value: (r) => (r.wakeups ? r.wakeups.count : 0), fmt: fmtCount },
+        ...statCols(w, ["p50", "p99"], "wake ", "wake-up latency (sched_waking -> switch-in)"),
+        { label: "wake max", num: true, value: (r) => w(r)?.max_ns ?? null,
+          fmt: (v, r) => (v === null ? "-" : timeLink(c, w(r).max_at_ns, { before: v, label: fmtDur(v) })), title: "the worst wake-up latency" },
+      ],
+      rows: threads,
+    })),
+    section("All wake-ups", null, tableOf(ctx, {
+      id: "jl-wakeups",
+      key: () => "all",
+      columns: () => [
+        { label: "wake-ups", value: () => "all" },
+        ...statCols((x) => x, ["count", "min", "avg", "p50", "p99", "max"]),
+      ],
+      rows: (report) => (report.tasks?.wakeups ? [report.tasks.wakeups] : []),
+    })),
+  );
+}
+
 // ---- IRQs
 
 /** A chain's latency histogram: a bar per bucket, log count. An IRQ's chain (`irq`),
@@ -270,77 +381,91 @@ function chainHistogram(c) {
 
 /** The IRQs page: hardirq and softirq durations, IRQ -> task chains and their histograms. */
 export function mountIrqs(root, ctx) {
-  const s = ctx.report.irqs;
+  const irqsOf = (report) => report.irqs ?? { irqs: [], softirqs: [], chains: [], softirq_chains: [] };
+  const s = irqsOf(ctx.report);
   const dur = (r) => r.duration;
-  const irqs = s.irqs.length ? table({
+  const irqRows = (report) => irqsOf(report).irqs;
+  const irqs = anyRows(ctx, irqRows) ? tableOf(ctx, {
     id: "jl-irqs",
-    columns: [
+    key: (r) => `${r.irq} ${r.name}`,
+    keyCols: 2,
+    columns: (c) => [
       { label: "IRQ", num: true, value: (r) => r.irq },
       { label: "name", value: (r) => r.name },
       { label: "count", num: true, value: (r) => r.count, fmt: fmtCount },
       { label: "CPUs", value: (r) => cpuCounts(r.cpus), title: "CPU:count" },
       ...statCols(dur, ["min", "avg", "p50", "p99", "max"], "", "handler duration"),
-      { label: "max at (s)", num: true, value: (r) => r.duration?.max_at_ns ?? null, fmt: (v, r) => timeLink(ctx, v, { after: r.duration?.max_ns ?? 0 }) },
+      { label: "max at (s)", num: true, at: true, value: (r) => r.duration?.max_at_ns ?? null, fmt: (v, r) => timeLink(c, v, { after: r.duration?.max_ns ?? 0 }) },
       { label: "wake-ups", num: true, value: (r) => r.wakeups, fmt: fmtCount, title: "wake-ups done in the handler" },
     ],
-    rows: s.irqs,
+    rows: irqRows,
   }) : el("p", null, "no irq_handler_entry/exit pairs in the trace");
-  const softirqs = s.softirqs.length ? table({
+  const softRows = (report) => irqsOf(report).softirqs;
+  const softirqs = anyRows(ctx, softRows) ? tableOf(ctx, {
     id: "jl-softirqs",
-    columns: [
+    key: (r) => r.vec,
+    keyCols: 2,
+    columns: (c) => [
       { label: "vec", num: true, value: (r) => r.vec },
       { label: "name", value: (r) => r.name },
       { label: "count", num: true, value: (r) => r.count, fmt: fmtCount },
       { label: "CPUs", value: (r) => cpuCounts(r.cpus) },
       ...statCols(dur, ["avg", "p99", "max"], "", "duration"),
-      { label: "max at (s)", num: true, value: (r) => r.duration?.max_at_ns ?? null, fmt: (v, r) => timeLink(ctx, v, { after: r.duration?.max_ns ?? 0 }) },
+      { label: "max at (s)", num: true, at: true, value: (r) => r.duration?.max_at_ns ?? null, fmt: (v, r) => timeLink(c, v, { after: r.duration?.max_ns ?? 0 }) },
       ...statCols((r) => r.raise_to_entry, ["avg", "max"], "raise→entry ", "softirq_raise -> softirq_entry"),
       { label: "raised by", value: (r) => r.raised_by.map((b) => (b.irq === null ? `no IRQ (${fmtCount(b.count)})` : `irq ${b.irq} (${fmtCount(b.count)})`)).join(", ") },
     ],
-    rows: s.softirqs,
+    rows: softRows,
   }) : null;
   const focus = s.focus_irq || s.focus_task ? ` (--irq ${s.focus_irq ?? "*"} --task ${s.focus_task ?? "*"})` : "";
   const lat = (r) => r.latency;
-  const chains = s.chains.length ? table({
+  const chainRows = (report) => irqsOf(report).chains;
+  const chains = anyRows(ctx, chainRows) ? tableOf(ctx, {
     id: "jl-chains",
-    columns: [
+    // Tids differ from trace to trace: a chain is its IRQ and its task's name.
+    key: (r) => `${r.irq_name} ${r.comm}`,
+    keyCols: 2,
+    columns: (c) => [
       { label: "IRQ", value: (r) => `${r.irq} ${r.irq_name}` },
       { label: "task", value: (r) => `${r.comm}-${r.tid}` },
       { label: "wake-ups", num: true, value: (r) => r.count, fmt: fmtCount },
       { label: "via", value: (r) => (r.via_hardirq === 0 ? "softirq" : r.via_softirq === 0 ? "hardirq" : `hardirq ${r.via_hardirq}, softirq ${r.via_softirq}`) },
       ...statCols(lat, ["min", "avg", "p50", "p99", "max"], "", "irq_handler_exit -> switch-in"),
-      { label: "max at (s)", num: true, value: (r) => r.latency?.max_at_ns ?? null, fmt: (v, r) => timeLink(ctx, v, { before: r.latency?.max_ns ?? 0 }) },
+      { label: "max at (s)", num: true, at: true, value: (r) => r.latency?.max_at_ns ?? null, fmt: (v, r) => timeLink(c, v, { before: r.latency?.max_ns ?? 0 }) },
       { label: "waking→switch-in max", num: true, value: (r) => r.wake_latency?.max_ns ?? null, fmt: fmtDur, title: "sched_waking -> switch-in, the worst" },
       { label: "exit unknown", num: true, value: (r) => r.exit_unknown, fmt: fmtCount, title: "switched in before the IRQ's exit was seen: not in the latencies" },
     ],
-    rows: s.chains,
+    rows: chainRows,
     rowAttrs: (r) => ({ dataset: { irq: r.irq, tid: r.tid } }),
   }) : el("p", null, "no wake-up done in a hardirq handler or in a softirq an IRQ raised");
   // Wake-ups in softirqs that no traced IRQ raised (NET_RX of loopback, veth or a
   // sending task; TIMER; RCU): the softirq's exit to the task's switch-in.
-  const softChains = s.softirq_chains ?? [];
-  const softTable = softChains.length ? table({
+  const softChainRows = (report) => irqsOf(report).softirq_chains ?? [];
+  const softTable = anyRows(ctx, softChainRows) ? tableOf(ctx, {
     id: "jl-softirq-chains",
-    columns: [
+    key: (r) => `${r.name} ${r.comm}`,
+    keyCols: 2,
+    columns: (c) => [
       { label: "softirq", value: (r) => r.name, title: "the vector" },
       { label: "task", value: (r) => `${r.comm}-${r.tid}` },
       { label: "wake-ups", num: true, value: (r) => r.count, fmt: fmtCount },
       { label: "waker CPUs", value: (r) => cpuCounts(r.waker_cpus ?? []), title: "CPU:count of the softirqs that woke it" },
       ...statCols(lat, ["min", "avg", "p50", "p99", "max"], "", "softirq_exit -> switch-in"),
-      { label: "max at (s)", num: true, value: (r) => r.latency?.max_at_ns ?? null, fmt: (v, r) => timeLink(ctx, v, { before: r.latency?.max_ns ?? 0 }) },
+      { label: "max at (s)", num: true, at: true, value: (r) => r.latency?.max_at_ns ?? null, fmt: (v, r) => timeLink(c, v, { before: r.latency?.max_ns ?? 0 }) },
       { label: "waking→switch-in max", num: true, value: (r) => r.wake_latency?.max_ns ?? null, fmt: fmtDur, title: "sched_waking -> switch-in, the worst" },
       { label: "exit unknown", num: true, value: (r) => r.exit_unknown, fmt: fmtCount, title: "switched in before the softirq's exit was seen: not in the latencies" },
     ],
-    rows: softChains,
+    rows: softChainRows,
     rowAttrs: (r) => ({ dataset: { vec: r.vec, tid: r.tid } }),
   }) : null;
-  const hists = [...s.chains, ...softChains];
+  const hists = (report) => [...chainRows(report), ...softChainRows(report)];
   put(root,
     section("IRQs", "handler duration = irq_handler_entry -> irq_handler_exit", irqs),
     softirqs ? section("Softirqs", "duration = softirq_entry -> softirq_exit", softirqs) : null,
     section(`IRQ → task chains${focus}`, "latency = the IRQ's irq_handler_exit -> the woken task's switch-in", chains),
     softTable ? section(`Softirq → task chains${focus}`, "wake-ups in softirqs no traced IRQ raised; latency = the softirq's softirq_exit -> the woken task's switch-in", softTable) : null,
-    hists.length ? section("Chain histograms", "wake-ups per latency bucket (log scale), one per chain", el("div", { class: "jl-hists" }, hists.map(chainHistogram))) : null,
+    anyRows(ctx, hists) ? section("Chain histograms", "wake-ups per latency bucket (log scale), one per chain",
+      eachSide(ctx, null, (c) => el("div", { class: "jl-hists" }, hists(c.report).map(chainHistogram)))) : null,
   );
 }
 
@@ -398,6 +523,10 @@ function spikeSteps(p) {
 
 /** The blame page: each blamed wake-up, its verdict, what ran meanwhile. */
 export function mountBlame(root, ctx) {
+  if (ctx.other) {
+    for (const part of eachSide(ctx, null, (c) => { const d = el("div"); if (c.report.blame) mountBlame(d, { ...c, other: null }); return d; })) put(root, part);
+    return;
+  }
   const spikes = ctx.report.blame.spikes;
   if (!spikes.length) {
     put(root, section("Blame", null, el("p", null, "no wake-up to blame")));
@@ -440,6 +569,10 @@ export function mountBlame(root, ctx) {
 
 /** The functions page: function_graph statistics, and the comparison with --compare. */
 export function mountFunctions(root, ctx) {
+  if (ctx.other) {
+    for (const part of eachSide(ctx, null, (c) => { const d = el("div"); if (c.report.functions) mountFunctions(d, { ...c, other: null }); return d; })) put(root, part);
+    return;
+  }
   const s = ctx.report.functions;
   if (!s.functions.length) {
     put(root, section("Functions", null, el("p", null, "no function_graph calls in the trace")));

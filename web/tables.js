@@ -261,6 +261,100 @@ export function table(spec) {
   return t;
 }
 
+/** The text of a cell's content (a string, a number or a node). */
+function cellText(v) {
+  return v === null || v === undefined ? "-" : v instanceof Node ? v.textContent : String(v);
+}
+
+/** B/A of two values, when both are numbers and A is not 0. */
+export function ratioOf(a, b) {
+  return typeof a === "number" && typeof b === "number" && a !== 0 ? b / a : null;
+}
+
+/** A ratio as `×1.25`. */
+export function fmtRatio(r) {
+  if (r === null || r === undefined || !Number.isFinite(r)) return "-";
+  return `×${r >= 100 ? r.toFixed(0) : r >= 10 ? r.toFixed(1) : r.toFixed(2)}`;
+}
+
+/**
+ * Two results' rows in one table (a compare page): A's and B's rows paired by
+ * `spec.key(row)` (rows of one key in the order each side lists them: the first of A
+ * with the first of B), A's rows first, then what only B has. The first `spec.keyCols`
+ * columns name the row (both sides' text when they differ: `iperf3-7811 | iperf3-7892`);
+ * every other number column becomes three, A, B and B/A (a time of the trace, `at`,
+ * two: the traces have their own clocks); other columns two, A and B.
+ * `spec.columns` and `spec.rows` are [A's, B's]; the rest is as `table` takes it.
+ */
+export function compareTable(spec) {
+  const [colsA, colsB] = spec.columns;
+  const keyCols = spec.keyCols ?? 1;
+  const pairs = [];
+  const byKey = new Map();
+  const place = (side, rows) => {
+    const seen = new Map();
+    for (const r of rows) {
+      const k0 = String(spec.key(r));
+      const n = seen.get(k0) ?? 0;
+      seen.set(k0, n + 1);
+      const k = `${k0}\u0000${n}`;
+      let p = byKey.get(k);
+      if (!p) {
+        p = { a: null, b: null, key: k0 };
+        byKey.set(k, p);
+        pairs.push(p);
+      }
+      p[side] = r;
+    }
+  };
+  place("a", spec.rows[0]);
+  place("b", spec.rows[1]);
+  const of = (col, side) => (p) => (p[side] ? col.value(p[side]) : null);
+  const shown = (col, side) => (v, p) => (p[side] && col.fmt ? col.fmt(v, p[side]) : v);
+  const columns = [];
+  colsA.forEach((ca, i) => {
+    const cb = colsB[i];
+    if (i < keyCols) {
+      columns.push({
+        ...ca,
+        value: (p) => (p.a ? ca.value(p.a) : cb.value(p.b)),
+        fmt: (v, p) => {
+          const fa = p.a ? shown(ca, "a")(ca.value(p.a), p) : null;
+          const fb = p.b ? shown(cb, "b")(cb.value(p.b), p) : null;
+          // Which side lacks the row, said once, in the first column.
+          if (!p.a) return i ? fb : el("span", null, el("span", { class: "jl-side" }, "B only: "), fb);
+          if (!p.b) return i ? fa : el("span", null, fa, el("span", { class: "jl-side" }, " (A only)"));
+          return cellText(fa) === cellText(fb) ? fa : el("span", null, fa, el("span", { class: "jl-side" }, " | "), fb);
+        },
+      });
+      return;
+    }
+    const title = ca.title ? `${ca.title}: ` : "";
+    columns.push({ ...ca, label: `${ca.label} A`, title: `${title}A`, value: of(ca, "a"), fmt: shown(ca, "a") });
+    columns.push({ ...cb, label: `${cb.label} B`, title: `${title}B`, value: of(cb, "b"), fmt: shown(cb, "b") });
+    // A time of the trace (`at`) has no ratio: each trace has its own clock.
+    if (ca.num && !ca.at) {
+      columns.push({
+        label: "B/A", title: `${title}B / A`, num: true, ratio: true,
+        value: (p) => ratioOf(p.a ? ca.value(p.a) : null, p.b ? cb.value(p.b) : null),
+        fmt: fmtRatio,
+      });
+    }
+  });
+  return table({
+    ...spec,
+    class: `${spec.class ?? ""} jl-compare`.replace("jl-grouped", "").trim(),
+    columns,
+    rows: pairs,
+    groups: undefined,
+    sort: spec.sort ? { col: columns.findIndex((c) => c.label === `${colsA[spec.sort.col]?.label} A`), desc: spec.sort.desc } : undefined,
+    rowAttrs: (p) => {
+      const attrs = spec.rowAttrs?.(p.a ?? p.b, false) ?? {};
+      return { ...attrs, dataset: { ...attrs.dataset, key: p.key }, class: [attrs.class, p.a ? null : "jl-b-only", p.b ? null : "jl-a-only"].filter(Boolean).join(" ") || null };
+    },
+  });
+}
+
 /** A CSV field: quoted when it holds a comma, a quote or a line break. */
 function csvField(v) {
   if (v === null || v === undefined) return "";

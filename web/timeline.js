@@ -3,19 +3,24 @@
 // shift+click), an area (shift+drag, or drag on the axis) with run time per task, search
 // (comm, tid, pid, IRQ) with next/previous (N, shift+N), the details of a slice with its
 // wake-up's cause chain, and the view in the URL fragment (#t=S0,S1&sel=CPU:SLICE).
-// mountTimeline(el, ctx) returns the object also put on window.jitterlab.timeline.
+// mountTimeline(el, ctx, opts) returns the object also put on window.jitterlab.timeline
+// (or the name `opts.name` gives). A compare page mounts two (web/compare.js): `opts`
+// then gives each its share of the window's height, its fragment keys' prefix, a time
+// axis as long as the longer trace's, and what it does when its view moves.
 import { tlModel } from "./tlmodel.js";
-import { TL, tlCpuColour, tlDraw, tlPick, tlSnap, tlRowLayout } from "./tldraw.js";
+import { TL, tlCpuColour, tlDraw, tlPick, tlSnap, tlRowLayout, tlRows, tlRowTop } from "./tldraw.js";
 import { tlDur, tlAbs, tlRelSecs, tlEsc } from "./tlformat.js";
 import { download } from "./tables.js";
 import { tlDetailsHtml, tlSliceInfo, tlSpanInfo, tlAreaHtml, tlLeftOutText, tlParseDur } from "./tlpanels.js";
 
 const TL_MIN_SPAN = 100;
 
-export function mountTimeline(el, ctx) {
+export function mountTimeline(el, ctx, opts = {}) {
   const model = tlModel(ctx);
   const T = model.T;
-  const fullEnd = Math.max(T.end, 1000);
+  const fullEnd = Math.max(opts.end ?? T.end, 1000);
+  // The URL fragment's keys of this timeline (`t`, or `b.t` for a compare page's B).
+  const K = (k) => `${opts.prefix ?? ""}${k}`;
   el.classList.add("tl");
   el.innerHTML = `
     <div class="tl-bar">
@@ -95,6 +100,8 @@ export function mountTimeline(el, ctx) {
     // what fills the window (the ▴/▾ buttons).
     pins: [],
     rowDelta: 0,
+    // The rows' heights (fitRows).
+    rows: tlRows(),
     // The whole-trace view's lanes, kept as an image (tlDraw).
     kept: { t0: 0, t1: fullEnd, key: null, canvas: null, legend: null },
   };
@@ -123,23 +130,21 @@ export function mountTimeline(el, ctx) {
   }
 
   function contentHeight() {
-    return TL.headH + (model.lanes.length + s.pins.length) * TL.rowH;
+    return TL.headH + (model.lanes.length + s.pins.length) * s.rows.rowH;
   }
 
   /** Rows as tall as fill the window's height (2 CPUs are not 190 of 1000 pixels), at
    * least 24 pixels of slices each, plus what the user asked for. */
   function fitRows(avail) {
     const rows = model.lanes.length + s.pins.length;
-    const fixed = TL.rowH - TL.taskH - TL.latH;
+    const fixed = s.rows.rowH - s.rows.taskH - s.rows.latH;
     // What a row may grow by: two thirds to the slices, a third to the wake-up strip.
     const extra = Math.max(0, Math.floor((avail - TL.headH) / Math.max(1, rows)) - fixed - 24 - 18) + s.rowDelta;
-    TL.taskH = Math.max(12, Math.min(400, 24 + Math.round((extra * 2) / 3)));
-    TL.latH = Math.max(12, Math.min(120, 18 + Math.round(extra / 3)));
-    TL.rowH = fixed + TL.taskH + TL.latH;
+    s.rows = tlRows(Math.max(12, Math.min(400, 24 + Math.round((extra * 2) / 3))), Math.max(12, Math.min(120, 18 + Math.round(extra / 3))));
   }
 
   function resize() {
-    const avail = Math.max(160, Math.round(window.innerHeight * 0.72));
+    const avail = Math.max(160, Math.round(window.innerHeight * (opts.share ?? 0.72)));
     fitRows(avail);
     const total = contentHeight();
     const h = Math.max(160, Math.min(total, avail));
@@ -165,12 +170,20 @@ export function mountTimeline(el, ctx) {
     lastLegend = tlDraw(g, s);
     lastDraw = performance.now();
     const jl = window.jitterlab || (window.jitterlab = {});
-    if (jl.painted == null) {
-      jl.painted = lastDraw;
-      performance.mark("jl:painted");
+    if (!painted) {
+      painted = true;
+      if (opts.painted) opts.painted();
+      else if (jl.painted == null) {
+        jl.painted = lastDraw;
+        performance.mark("jl:painted");
+      }
       scheduleWarm();
     }
     jl.frames = (jl.frames || 0) + 1;
+    if (opts.onView && (s.view.t0 !== synced.t0 || s.view.t1 !== synced.t1)) {
+      synced = { t0: s.view.t0, t1: s.view.t1 };
+      opts.onView(synced.t0, synced.t1);
+    }
     scheduleLegend();
     scheduleHash();
   }
@@ -180,6 +193,9 @@ export function mountTimeline(el, ctx) {
   // zoom (the first full-view draw on cold code takes twice as long as later ones).
   // Steps wait while the timeline is being drawn for real.
   let lastDraw = 0;
+  let painted = false;
+  // The view last told to opts.onView, or set by the other timeline (follow).
+  let synced = { t0: NaN, t1: NaN };
   function scheduleWarm() {
     let left = 6;
     let warm = null;
@@ -313,8 +329,8 @@ export function mountTimeline(el, ctx) {
     goTo(mid - span / 2, mid + span / 2);
     // Scroll the CPU's row into sight.
     const row = model.lanes.indexOf(L);
-    const top = row * TL.rowH;
-    if (top < scroll.scrollTop || top + TL.rowH > scroll.scrollTop + s.height - TL.headH) scroll.scrollTop = Math.max(0, top - TL.rowH);
+    const top = row * s.rows.rowH;
+    if (top < scroll.scrollTop || top + s.rows.rowH > scroll.scrollTop + s.height - TL.headH) scroll.scrollTop = Math.max(0, top - s.rows.rowH);
   }
 
   // ---- Search.
@@ -418,7 +434,7 @@ export function mountTimeline(el, ctx) {
     if (un) unpin(Number(un.dataset.unpin));
     else if (go) {
       const row = model.lanes.length + s.pins.indexOf(Number(go.dataset.pinGo));
-      scroll.scrollTop = Math.max(0, row * TL.rowH - TL.rowH);
+      scroll.scrollTop = Math.max(0, row * s.rows.rowH - s.rows.rowH);
     }
   });
 
@@ -454,17 +470,17 @@ export function mountTimeline(el, ctx) {
   // ---- The URL fragment.
   function fragment() {
     const p = new URLSearchParams(location.hash.replace(/^#/, ""));
-    p.set("t", `${tlRelSecs(s.view.t0)},${tlRelSecs(s.view.t1)}`);
-    if (s.sel) p.set("sel", s.sel.kind === "slice" ? `${s.sel.cpu}:${s.sel.index}` : `${s.sel.cpu}:${s.sel.kind}:${s.sel.index}`);
-    else p.delete("sel");
+    p.set(K("t"), `${tlRelSecs(s.view.t0)},${tlRelSecs(s.view.t1)}`);
+    if (s.sel) p.set(K("sel"), s.sel.kind === "slice" ? `${s.sel.cpu}:${s.sel.index}` : `${s.sel.cpu}:${s.sel.kind}:${s.sel.index}`);
+    else p.delete(K("sel"));
     for (const k of ["a", "b"]) {
-      if (s.cursors[k] != null) p.set(k, tlRelSecs(s.cursors[k]));
-      else p.delete(k);
+      if (s.cursors[k] != null) p.set(K(k), tlRelSecs(s.cursors[k]));
+      else p.delete(K(k));
     }
-    if (s.pins.length) p.set("pin", [...new Set(s.pins.map((k) => model.tasks[k].tid))].join(","));
-    else p.delete("pin");
-    if (bookmarks.length) p.set("bm", bookmarks.map((m) => `${tlRelSecs(m.t0)},${tlRelSecs(m.t1)},${encodeURIComponent(m.note)}`).join(";"));
-    else p.delete("bm");
+    if (s.pins.length) p.set(K("pin"), [...new Set(s.pins.map((k) => model.tasks[k].tid))].join(","));
+    else p.delete(K("pin"));
+    if (bookmarks.length) p.set(K("bm"), bookmarks.map((m) => `${tlRelSecs(m.t0)},${tlRelSecs(m.t1)},${encodeURIComponent(m.note)}`).join(";"));
+    else p.delete(K("bm"));
     return p.toString().replace(/%2C/g, ",").replace(/%3A/g, ":");
   }
 
@@ -486,14 +502,14 @@ export function mountTimeline(el, ctx) {
 
   function restore(hash) {
     const p = new URLSearchParams(String(hash ?? location.hash).replace(/^#/, ""));
-    const pins = p.get("pin");
+    const pins = p.get(K("pin"));
     if (pins != null) {
       s.pins = [];
       for (const tid of pins.split(",")) if (/^\d+$/.test(tid)) pin({ tid: Number(tid) });
       drawPins();
     }
     bookmarks = [];
-    for (const part of (p.get("bm") ?? "").split(";")) {
+    for (const part of (p.get(K("bm")) ?? "").split(";")) {
       const [a, b, ...note] = part.split(",");
       const t0 = Number(a) * 1e9, t1 = Number(b) * 1e9;
       if (part && Number.isFinite(t0) && Number.isFinite(t1) && t1 > t0) {
@@ -507,7 +523,7 @@ export function mountTimeline(el, ctx) {
       }
     }
     drawBookmarks();
-    const t = p.get("t");
+    const t = p.get(K("t"));
     let done = false;
     if (t) {
       const [a, b] = t.split(",").map(Number);
@@ -516,14 +532,14 @@ export function mountTimeline(el, ctx) {
         done = true;
       }
     }
-    const sel = p.get("sel");
+    const sel = p.get(K("sel"));
     if (sel) {
       const parts = sel.split(":");
       if (parts.length === 2) select({ cpu: Number(parts[0]), kind: "slice", index: Number(parts[1]) });
       else if (parts.length === 3) select({ cpu: Number(parts[0]), kind: parts[1], index: Number(parts[2]) });
     }
     for (const k of ["a", "b"]) {
-      const v = p.get(k);
+      const v = p.get(K(k));
       // Whole nanoseconds, as every time of the trace: a shared link puts the cursors
       // back exactly where they were.
       if (v != null && Number.isFinite(Number(v))) setCursor(k, Math.round(Number(v) * 1e9));
@@ -578,7 +594,7 @@ export function mountTimeline(el, ctx) {
       const t = d.view.t0 + (x - TL.gutter) * npp;
       let cpus = null;
       if (d.pick.lane !== "axis") {
-        const rows = [d.y, y].map((yy) => Math.floor((yy - TL.headH + s.scrollTop) / TL.rowH));
+        const rows = [d.y, y].map((yy) => Math.floor((yy - TL.headH + s.scrollTop) / s.rows.rowH));
         const lo = Math.max(0, Math.min(...rows)), hi = Math.min(model.lanes.length - 1, Math.max(...rows));
         cpus = model.lanes.slice(lo, hi + 1).map((L) => L.cpu);
       }
@@ -687,9 +703,11 @@ export function mountTimeline(el, ctx) {
 
   // ---- Keys and buttons.
   function onKey(e) {
-    if (!api.active() || e.ctrlKey || e.metaKey || e.altKey) return;
+    if (!api.active() || (opts.keyed && !opts.keyed()) || e.ctrlKey || e.metaKey || e.altKey) return;
     const tag = (e.target && e.target.tagName) || "";
-    if (tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT") {
+    // Typing in a text box is not a key for the timeline; a ticked box keeps no keys.
+    const typing = (tag === "INPUT" && !["checkbox", "radio", "button"].includes(e.target.type)) || tag === "TEXTAREA" || tag === "SELECT";
+    if (typing) {
       if (e.target === noteBox && e.key === "Enter") {
         e.preventDefault();
         addBookmark();
@@ -797,6 +815,14 @@ export function mountTimeline(el, ctx) {
     /** Slices and wake-ups per CPU and in all, as the page holds them. */
     counts,
     goTo,
+    /** Shows [t0, t1] as the other timeline of a compare page does, without telling it back. */
+    follow(t0, t1) {
+      if (t0 === s.view.t0 && t1 === s.view.t1) return;
+      synced = { t0, t1 };
+      s.view.t0 = t0;
+      s.view.t1 = t1;
+      redraw();
+    },
     /** The bookmarks: { t0, t1, note } (ns from origin_ns). */
     get bookmarks() {
       return bookmarks.map((m) => ({ ...m }));
@@ -832,13 +858,13 @@ export function mountTimeline(el, ctx) {
       threadLane(k, lane) {
         const j = s.pins.indexOf(k);
         if (j < 0) return null;
-        const r = tlRowLayout(TL.headH + (model.lanes.length + j) * TL.rowH - s.scrollTop)[lane];
+        const r = tlRowLayout(tlRowTop(s, model.lanes.length + j), s.rows)[lane];
         return r ? { y: r[0], h: r[1] } : null;
       },
       lane(cpu, lane) {
         const row = model.lanes.findIndex((L) => L.cpu === cpu);
         if (row < 0) return null;
-        const r = tlRowLayout(TL.headH + row * TL.rowH - s.scrollTop)[lane];
+        const r = tlRowLayout(tlRowTop(s, row), s.rows)[lane];
         return r ? { y: r[0], h: r[1] } : null;
       },
     },
@@ -849,9 +875,9 @@ export function mountTimeline(el, ctx) {
     state: s,
   };
   const jl = window.jitterlab || (window.jitterlab = {});
-  jl.timeline = api;
+  jl[opts.name ?? "timeline"] = api;
   // `view --pin NAME`: the report's own pins, unless the URL names others.
-  if (new URLSearchParams(location.hash.replace(/^#/, "")).get("pin") == null) for (const q of T.pins ?? []) pin(q);
+  if (new URLSearchParams(location.hash.replace(/^#/, "")).get(K("pin")) == null) for (const q of T.pins ?? []) pin(q);
   if (!restore()) goTo(0, fullEnd);
   resize();
   return api;

@@ -19,16 +19,28 @@ export const TL = {
   gap: 9,
 };
 TL.headH = TL.axisH + TL.markH;
-TL.rowH = TL.pad + TL.irqH + 1 + TL.softH + 1 + TL.taskH + 1 + TL.loadH + 1 + TL.latH + TL.gap;
 
-/** The sub-lanes of a row whose top is `y`: [top, height] each. */
-export function tlRowLayout(y) {
+/**
+ * A timeline's row heights: its slices' and its wake-up strip's, which it fits to the
+ * window (each timeline its own: a compare page has two), and the whole row's.
+ */
+export function tlRows(taskH = TL.taskH, latH = TL.latH) {
+  return { taskH, latH, rowH: TL.pad + TL.irqH + 1 + TL.softH + 1 + taskH + 1 + TL.loadH + 1 + latH + TL.gap };
+}
+
+/** The top of row `row` (CPU rows, then thread rows) on the canvas of state `s`. */
+export function tlRowTop(s, row) {
+  return TL.headH + row * s.rows.rowH - s.scrollTop;
+}
+
+/** The sub-lanes of a row of heights `rows` whose top is `y`: [top, height] each. */
+export function tlRowLayout(y, rows) {
   const irq = y + TL.pad;
   const soft = irq + TL.irqH + 1;
   const task = soft + TL.softH + 1;
-  const load = task + TL.taskH + 1;
+  const load = task + rows.taskH + 1;
   const lat = load + TL.loadH + 1;
-  return { top: y, irq: [irq, TL.irqH], softirq: [soft, TL.softH], task: [task, TL.taskH], load: [load, TL.loadH], lat: [lat, TL.latH], bottom: lat + TL.latH };
+  return { top: y, irq: [irq, TL.irqH], softirq: [soft, TL.softH], task: [task, rows.taskH], load: [load, TL.loadH], lat: [lat, rows.latH], bottom: lat + rows.latH };
 }
 
 /** Wake-up latencies on the strip's log scale: 1 us at the bottom, 10 ms at the top. */
@@ -232,15 +244,15 @@ export function tlDraw(ctx, s) {
   ctx.clip();
   const drawLanes = (g) => {
     model.lanes.forEach((L, row) => {
-      const y = TL.headH + row * TL.rowH - s.scrollTop;
-      if (y + TL.rowH < TL.headH || y > H) return;
-      const R = tlRowLayout(y);
+      const y = tlRowTop(s, row);
+      if (y + s.rows.rowH < TL.headH || y > H) return;
+      const R = tlRowLayout(y, s.rows);
       tlDrawRow(g, s, L, R, c, plotW, npp, X, legend);
     });
     (s.pins ?? []).forEach((k, j) => {
-      const y = TL.headH + (model.lanes.length + j) * TL.rowH - s.scrollTop;
-      if (y + TL.rowH < TL.headH || y > H) return;
-      tlDrawThreadRow(g, s, k, tlRowLayout(y), plotW, npp, X);
+      const y = tlRowTop(s, model.lanes.length + j);
+      if (y + s.rows.rowH < TL.headH || y > H) return;
+      tlDrawThreadRow(g, s, k, tlRowLayout(y, s.rows), plotW, npp, X);
     });
     if (leftOut) tlDrawLeftOut(g, s, plotW, npp, X);
   };
@@ -289,7 +301,7 @@ function tlDrawHeader(ctx, s, plotW, npp, X, H, legend) {
  */
 function tlKeptKey(ctx, s) {
   const sel = s.sel;
-  const key = [ctx.getTransform().a, s.width, s.height, s.scrollTop, s.threshold, sel ? sel.cpu : null, sel ? sel.kind : null, sel ? sel.index : null, TL.taskH, TL.latH, s.model.complete, (s.pins ?? []).join(",")];
+  const key = [ctx.getTransform().a, s.width, s.height, s.scrollTop, s.threshold, sel ? sel.cpu : null, sel ? sel.kind : null, sel ? sel.index : null, s.rows.taskH, s.rows.latH, s.model.complete, (s.pins ?? []).join(",")];
   for (const L of s.model.lanes) key.push(L.match, L.irqMatch, L.softMatch);
   return key;
 }
@@ -686,8 +698,8 @@ function tlDrawLeftOut(ctx, s, plotW, npp, X) {
   const a = Math.max(x0, X(after));
   const ov = T.overview_ns;
   model.lanes.forEach((L, row) => {
-    const y = TL.headH + row * TL.rowH - s.scrollTop;
-    const R = tlRowLayout(y);
+    const y = tlRowTop(s, row);
+    const R = tlRowLayout(y, s.rows);
     ctx.fillStyle = "rgba(255, 244, 214, 0.9)";
     ctx.fillRect(a, R.irq[0], x0 + plotW - a, R.bottom - R.irq[0]);
     const o = L.overview;
@@ -834,7 +846,7 @@ function tlDrawCursors(ctx, s, X, H) {
 export function tlLaneY(s, cpu, lane) {
   const row = s.model.lanes.findIndex((L) => L.cpu === cpu);
   if (row < 0) return null;
-  const R = tlRowLayout(TL.headH + row * TL.rowH - s.scrollTop);
+  const R = tlRowLayout(tlRowTop(s, row), s.rows);
   const l = R[lane] || R.task;
   return l[0] + l[1] / 2;
 }
@@ -861,7 +873,7 @@ function tlDrawChainIn(ctx, s, X, w) {
   const outline = (lane, a, b) => {
     const y = tlLaneY(s, wc, lane);
     if (y == null) return;
-    const h = lane === "task" ? TL.taskH : TL.irqH;
+    const h = lane === "task" ? s.rows.taskH : TL.irqH;
     ctx.strokeStyle = "#111";
     ctx.strokeRect(X(a) - 1, y - h / 2 - 1, Math.max(2, X(b) - X(a)) + 2, h + 2);
   };
@@ -936,12 +948,12 @@ export function tlPick(s, x, y) {
     });
     return { lane: "marker", t, marker: best ? best.k : -1 };
   }
-  const row = Math.floor((y - TL.headH + s.scrollTop) / TL.rowH);
+  const row = Math.floor((y - TL.headH + s.scrollTop) / s.rows.rowH);
   const pins = s.pins ?? [];
   if (row >= model.lanes.length && row < model.lanes.length + pins.length && px >= 0) {
     // A thread row: the instance under the point (within 3 pixels).
     const k = pins[row - model.lanes.length];
-    const R = tlRowLayout(TL.headH + row * TL.rowH - s.scrollTop);
+    const R = tlRowLayout(tlRowTop(s, row), s.rows);
     const tr = model.track(k);
     const out = { thread: k, lane: y >= R.task[0] - 1 && y < R.task[0] + R.task[1] + 1 ? "task" : "none", t, index: -1, count: 0 };
     if (out.lane === "none" || !tr.n) return out;
@@ -960,7 +972,7 @@ export function tlPick(s, x, y) {
   }
   const L = model.lanes[row];
   if (!L || px < 0) return { lane: "none", t };
-  const R = tlRowLayout(TL.headH + row * TL.rowH - s.scrollTop);
+  const R = tlRowLayout(tlRowTop(s, row), s.rows);
   let lane = "none";
   for (const k of ["irq", "softirq", "task", "load", "lat"]) if (y >= R[k][0] - 1 && y < R[k][0] + R[k][1] + 1) lane = k;
   const out = { cpu: L.cpu, lane, t, index: -1, count: 0 };

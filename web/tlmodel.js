@@ -31,12 +31,8 @@ function tlProcessKey(task) {
   return task.tgid != null && task.tgid > 0 ? `tgid ${task.tgid}` : task.comm;
 }
 
-/**
- * The tasks' colours: a hue per process, the processes ranked by run time and their hues
- * a golden angle (137.5°) apart, so that the busiest processes never share a hue (a hash
- * put two iperf3 processes 4° apart); threads of a process in steps of lightness.
- */
-function tlColours(tasks, run) {
+/** A trace's processes, busiest first: { run, tasks } (task indices, busiest first). */
+function tlProcesses(tasks, run) {
   const procs = new Map();
   tasks.forEach((t, k) => {
     const key = tlProcessKey(t);
@@ -45,17 +41,54 @@ function tlColours(tasks, run) {
     p.tasks.push(k);
     procs.set(key, p);
   });
+  const out = [...procs.values()].sort((a, b) => b.run - a.run);
+  for (const p of out) p.tasks.sort((a, b) => run[b] - run[a]);
+  return out;
+}
+
+/**
+ * The tasks' colours: a hue per process, the processes ranked by run time and their hues
+ * a golden angle (137.5°) apart, so that the busiest processes never share a hue (a hash
+ * put two iperf3 processes 4° apart); threads of a process in steps of lightness.
+ * `rankOf(p, i)` gives process `p` (the i-th busiest) another rank (tlShareColours).
+ */
+function tlColours(tasks, run, rankOf = (p, i) => i) {
   const out = new Array(tasks.length);
   const rgb = new Uint8Array(tasks.length * 3);
-  [...procs.values()].sort((a, b) => b.run - a.run).forEach((p, rank) => {
-    const hue = (rank * 137.508) % 360;
-    p.tasks.sort((a, b) => run[b] - run[a]).forEach((k, j) => {
+  tlProcesses(tasks, run).forEach((p, i) => {
+    const hue = (rankOf(p, i) * 137.508) % 360;
+    p.tasks.forEach((k, j) => {
       const light = 38 + (j % 4) * 8;
       out[k] = `hsl(${hue.toFixed(1)} 62% ${light}%)`;
       rgb.set(tlHslRgb(hue, 0.62, light / 100), k * 3);
     });
   });
   return { css: out, rgb };
+}
+
+/**
+ * One set of colours for the timelines of a compare page: a process has the same colour
+ * in each when it has the same name (its busiest thread's), processes of one name paired
+ * busiest first (as the tables pair them), ranked by their run time in all the traces.
+ */
+export function tlShareColours(models) {
+  const keyed = models.map((m) => {
+    const seen = new Map();
+    return tlProcesses(m.T.tasks, m.run).map((p) => {
+      const name = m.T.tasks[p.tasks[0]].comm;
+      const n = seen.get(name) ?? 0;
+      seen.set(name, n + 1);
+      return { key: `${name}\u0000${n}`, run: p.run };
+    });
+  });
+  const joint = new Map();
+  for (const list of keyed) for (const p of list) joint.set(p.key, (joint.get(p.key) ?? 0) + p.run);
+  const rank = new Map([...joint.entries()].sort((a, b) => b[1] - a[1]).map(([key], i) => [key, i]));
+  models.forEach((m, j) => {
+    const c = tlColours(m.T.tasks, m.run, (p, i) => rank.get(keyed[j][i].key));
+    m.colours = c.css;
+    m.rgb = c.rgb;
+  });
 }
 
 /** HSL (hue in degrees, saturation and lightness in 0..1) as [r, g, b] in 0..255. */

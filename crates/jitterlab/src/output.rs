@@ -111,6 +111,13 @@ impl Interrupt {
         Interrupt(Some(flag))
     }
 
+    /// Lets the same Ctrl-C end `trace`'s read too (a second trace of one command).
+    pub fn also(&self, trace: &mut Trace) {
+        if let Some(flag) = &self.0 {
+            trace.set_cancel(Arc::clone(flag));
+        }
+    }
+
     /// Says on stderr when the read was cut short: what was printed is what was read
     /// before Ctrl-C.
     pub fn note(&self) {

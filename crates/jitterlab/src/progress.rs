@@ -46,6 +46,25 @@ pub fn reading(trace: &mut Trace, what: impl Into<String>, every_buffer: bool) -
     progress
 }
 
+/// [`reading`] of several traces read one after the other (`view A B`), on one line:
+/// their chosen buffers' bytes in all.
+pub fn reading_all(traces: Vec<&mut Trace>, what: impl Into<String>) -> Progress {
+    if traces.is_empty() {
+        return Progress::hidden();
+    }
+    let total = traces
+        .iter()
+        .map(|t| t.progress_total(false))
+        .sum::<Option<u64>>();
+    let progress = Progress::bytes(what, total);
+    if progress.is_drawn() {
+        for trace in traces {
+            trace.set_progress(progress.counter());
+        }
+    }
+    progress
+}
+
 /// `path`'s file name, for a label.
 pub fn file_name(path: &std::path::Path) -> String {
     path.file_name().map_or_else(

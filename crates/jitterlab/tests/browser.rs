@@ -110,6 +110,20 @@ fn write_reports(dir: &Path) {
     ]);
     let json = jitterlab(&["analyze".as_ref(), veth.as_os_str(), "--json".as_ref()]);
     std::fs::write(dir.join("veth.json"), json).unwrap();
+    // The same transfer under `stress-ng --cpu 2` (make-veth.sh stress), and the compare
+    // page of the two: idle as A, stress as B (`view A B`).
+    let stress = dir.join("veth-iperf3-stress.dat");
+    let zst = std::fs::read(trace("veth-iperf3-stress.v6.dat.zst")).unwrap();
+    std::fs::write(&stress, zstd::decode_all(&zst[..]).unwrap()).unwrap();
+    let json = jitterlab(&["analyze".as_ref(), stress.as_os_str(), "--json".as_ref()]);
+    std::fs::write(dir.join("veth-stress.json"), json).unwrap();
+    jitterlab(&[
+        "view".as_ref(),
+        veth.as_os_str(),
+        stress.as_os_str(),
+        "-o".as_ref(),
+        &o("veth-compare.html"),
+    ]);
     write_block_probe(dir);
     // A trace whose name is not ASCII: the page's title and header.
     let named = dir.join("dïsk-€线.dat");

@@ -144,6 +144,29 @@ fn view() {
             "0",
         ],
         &["view", &out("show.json")],
+        // Two traces on one compare page; its output never replaces B either.
+        &[
+            "view",
+            "disk-irq-stress.v7.dat",
+            "cyclictest-idle.v7.dat",
+            "-o",
+            &out("c.html"),
+        ],
+        &[
+            "view",
+            "disk-irq-stress.v7.dat",
+            "cyclictest-idle.v7.dat",
+            "-o",
+            &out("c.html"),
+            "--json",
+        ],
+        &[
+            "view",
+            "disk-irq-stress.v7.dat",
+            "cyclictest-idle.v7.dat",
+            "-o",
+            "cyclictest-idle.v7.dat",
+        ],
         &[
             "analyze",
             "cyclictest-idle.v7.dat",

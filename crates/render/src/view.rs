@@ -45,6 +45,20 @@ pub struct Viewed {
     pub output: PathBuf,
     /// Its size, bytes.
     pub bytes: u64,
+    /// What it shows (of A, on a compare page).
+    #[serde(flatten)]
+    pub shown: Shown,
+    /// A compare page's B (`view A B`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compared: Option<Box<Shown>>,
+}
+
+/// What a report shows of one input.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Shown {
+    /// The input's name, on a compare page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
     /// The schema of the result shown (`jitterlab.analyze` for a trace).
     pub schema: String,
     /// CPUs in the timeline (0 for a saved result).

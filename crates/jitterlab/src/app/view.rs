@@ -6,9 +6,9 @@ use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use jitterlab_analyze::{analyze_trace, Options};
-use jitterlab_render::view::{write_html, Viewed};
-use jitterlab_render::{Html, SavedResult};
+use jitterlab_analyze::{analyze_trace, AnalyzeReport, Options};
+use jitterlab_render::view::{write_html, Shown, Viewed};
+use jitterlab_render::{Compared, Html, HtmlModel, SavedResult};
 use jitterlab_trace::Trace;
 
 use super::Error;
@@ -77,50 +77,127 @@ pub fn reports_beside(traces: &[PathBuf]) -> Vec<String> {
 /// through `analyze` with `options` (its timeline kept, as `options.timeline` or the
 /// default limits say).
 pub fn view(input: &Input, page: &Html, output: &Path, options: Options) -> Result<Viewed, Error> {
-    let io = |e: jitterlab_render::ExportError| Error::Io {
-        path: jitterlab_render::named_output(output),
-        cause: e.source,
-    };
-    let mut viewed = Viewed {
-        output: output.to_path_buf(),
-        bytes: 0,
-        schema: String::new(),
-        cpus: 0,
-        slices: 0,
-        wakes: 0,
-        spans: 0,
-        left_out: None,
-    };
-    match input {
+    let shown = match input {
         Input::Trace(trace) => {
-            let options = Options {
-                timeline: Some(options.timeline.unwrap_or_default()),
-                ..options
-            };
-            let report = analyze_trace(trace, options, None)?;
-            viewed.bytes = write_html(&report, page, output).map_err(io)?;
-            viewed.schema = "jitterlab.analyze".into();
-            if let Some(t) = &report.timeline {
-                viewed.cpus = t.cpus.len();
-                viewed.slices = t.slices() as u64;
-                viewed.wakes = t.cpus.iter().map(|c| c.wakes.lat.len() as u64).sum();
-                viewed.spans = t
-                    .cpus
-                    .iter()
-                    .map(|c| (c.irqs.start.len() + c.softirqs.start.len()) as u64)
-                    .sum();
-                viewed.left_out = t.left_out;
-            }
+            let report = analyze_trace(trace, timeline_kept(options), None)?;
+            let bytes = write_html(&report, page, output).map_err(io(output))?;
+            return Ok(viewed(output, bytes, shown_trace(&report), None));
         }
-        Input::Saved(saved) => {
-            viewed.bytes = write_html(saved, page, output).map_err(io)?;
-            viewed.schema = saved
-                .envelope
-                .get("schema")
-                .and_then(|s| s.as_str())
-                .unwrap_or_default()
-                .to_string();
+        Input::Saved(saved) => saved,
+    };
+    let bytes = write_html(shown, page, output).map_err(io(output))?;
+    Ok(viewed(output, bytes, shown_saved(shown), None))
+}
+
+/// `jitterlab view A B`: two traces (or saved `analyze` results) on one compare page
+/// `page` in `output`, A the reference; each input is read once, A's then B's.
+pub fn compare(
+    inputs: [(&Input, &str); 2],
+    page: &Html,
+    output: &Path,
+    options: Options,
+) -> Result<Viewed, Error> {
+    let [a, b] = inputs.map(|(input, name)| -> Result<_, Error> {
+        Ok(match input {
+            Input::Trace(trace) => {
+                let report = analyze_trace(trace, timeline_kept(options.clone()), None)?;
+                let mut shown = shown_trace(&report);
+                shown.name = Some(name.to_string());
+                (Analysis::Trace(Box::new(report)), shown)
+            }
+            Input::Saved(saved) => {
+                let schema = saved.envelope.get("schema").and_then(|s| s.as_str());
+                if schema != Some("jitterlab.analyze") {
+                    return Err(Error::Invalid(format!(
+                        "{name}: a {} result; a compare page takes two traces or two results of analyze --json",
+                        schema.unwrap_or("saved")
+                    )));
+                }
+                let mut shown = shown_saved(saved);
+                shown.name = Some(name.to_string());
+                (Analysis::Saved(saved), shown)
+            }
+        })
+    });
+    let ((a, a_shown), (b, b_shown)) = (a?, b?);
+    let pair = Compared {
+        a: a.model(),
+        a_title: inputs[0].1.to_string(),
+        b: b.model(),
+        b_title: inputs[1].1.to_string(),
+    };
+    let bytes = write_html(&pair, page, output).map_err(io(output))?;
+    Ok(viewed(output, bytes, a_shown, Some(b_shown)))
+}
+
+/// One side of a compare page: an analysis made here, or one saved.
+enum Analysis<'a> {
+    Trace(Box<AnalyzeReport>),
+    Saved(&'a SavedResult),
+}
+
+impl Analysis<'_> {
+    fn model(&self) -> &dyn HtmlModel {
+        match self {
+            Analysis::Trace(r) => r.as_ref(),
+            Analysis::Saved(s) => *s,
         }
     }
-    Ok(viewed)
+}
+
+/// `options` with the timeline kept (its limits as given, or the default ones).
+fn timeline_kept(options: Options) -> Options {
+    Options {
+        timeline: Some(options.timeline.unwrap_or_default()),
+        ..options
+    }
+}
+
+fn io(output: &Path) -> impl Fn(jitterlab_render::ExportError) -> Error + '_ {
+    move |e| Error::Io {
+        path: jitterlab_render::named_output(output),
+        cause: e.source,
+    }
+}
+
+fn viewed(output: &Path, bytes: u64, shown: Shown, compared: Option<Shown>) -> Viewed {
+    Viewed {
+        output: output.to_path_buf(),
+        bytes,
+        shown,
+        compared: compared.map(Box::new),
+    }
+}
+
+/// What a trace's report shows: its timeline's counts.
+fn shown_trace(report: &AnalyzeReport) -> Shown {
+    let mut shown = Shown {
+        schema: "jitterlab.analyze".into(),
+        ..Shown::default()
+    };
+    if let Some(t) = &report.timeline {
+        shown.cpus = t.cpus.len();
+        shown.slices = t.slices() as u64;
+        shown.wakes = t.cpus.iter().map(|c| c.wakes.lat.len() as u64).sum();
+        shown.spans = t
+            .cpus
+            .iter()
+            .map(|c| (c.irqs.start.len() + c.softirqs.start.len()) as u64)
+            .sum();
+        shown.left_out = t.left_out;
+    }
+    shown
+}
+
+/// What a saved result's report shows: its schema.
+fn shown_saved(saved: &SavedResult) -> Shown {
+    Shown {
+        schema: saved
+            .envelope
+            .get("schema")
+            .and_then(|s| s.as_str())
+            .unwrap_or_default()
+            .to_string(),
+        ..Shown::default()
+    }
 }

@@ -67,6 +67,37 @@ pub trait HtmlModel {
     fn timeline(&self) -> Option<&Timeline> {
         None
     }
+    /// A compare page's titles, A's then B's, and B's model ([`Compared`]).
+    fn compared(&self) -> Option<(&str, &str, &dyn HtmlModel)> {
+        None
+    }
+}
+
+/// Two analyses on one page (`jitterlab view A B`): A's report and timeline as a
+/// single trace's page has them, B's in the meta's `compare` (docs/html.md), its
+/// blocks numbered after A's. The viewer shows both timelines on one time axis and
+/// every table as A, B and B/A.
+pub struct Compared<'a> {
+    /// A, the reference.
+    pub a: &'a dyn HtmlModel,
+    /// A's title (its file name).
+    pub a_title: String,
+    /// B, compared with A.
+    pub b: &'a dyn HtmlModel,
+    /// B's title.
+    pub b_title: String,
+}
+
+impl HtmlModel for Compared<'_> {
+    fn envelope(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        self.a.envelope(out)
+    }
+    fn timeline(&self) -> Option<&Timeline> {
+        self.a.timeline()
+    }
+    fn compared(&self) -> Option<(&str, &str, &dyn HtmlModel)> {
+        Some((&self.a_title, &self.b_title, self.b))
+    }
 }
 
 fn envelope_of<M: Render>(m: &M, out: &mut Vec<u8>) -> serde_json::Result<()> {
@@ -493,6 +524,98 @@ struct Meta<'a> {
     generator: String,
     report: &'a serde_json::value::RawValue,
     timeline: Option<TimelineMeta<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    compare: Option<CompareMeta<'a>>,
+}
+
+/// A compare page's B (docs/html.md, "Compare pages").
+#[derive(Serialize)]
+struct CompareMeta<'a> {
+    /// A's title and B's.
+    a: &'a str,
+    b: &'a str,
+    report: Box<serde_json::value::RawValue>,
+    timeline: Option<TimelineMeta<'a>>,
+}
+
+/// A model's envelope, as raw JSON.
+fn report_of(model: &dyn HtmlModel) -> io::Result<Box<serde_json::value::RawValue>> {
+    let mut envelope = Vec::new();
+    model.envelope(&mut envelope)?;
+    serde_json::from_slice(&envelope).map_err(io::Error::other)
+}
+
+/// A timeline's meta and its blocks, numbered from `base`.
+fn timeline_side<'a>(
+    t: &'a Timeline,
+    pins: &'a [String],
+    base: usize,
+) -> io::Result<(TimelineMeta<'a>, Vec<Packed>)> {
+    let o = t.origin;
+    let blocks = packed_blocks(t, base)?;
+    let cpus = t
+        .cpus
+        .iter()
+        .zip(&blocks)
+        .map(|(c, (b, d))| CpuMeta {
+            cpu: c.cpu,
+            first: c.first.map(|f| rel(f, o)),
+            last: rel(c.last, o),
+            slices: c.slices.start.len(),
+            wakes: c.wakes.lat.len(),
+            irqs: c.irqs.start.len(),
+            softirqs: c.softirqs.start.len(),
+            block: b.index,
+            detail_block: d.index,
+            columns: b
+                .columns
+                .iter()
+                .chain(&d.columns)
+                .map(|(k, v)| (*k, *v))
+                .collect(),
+        })
+        .collect();
+    let meta = TimelineMeta {
+        origin_ns: o,
+        end: rel(t.end, o),
+        overview_ns: t.overview_ns,
+        cpus,
+        tasks: &t.tasks,
+        irqs: &t.irqs,
+        softirqs: &jitterlab_analyze::SOFTIRQ_NAMES,
+        states: &t.states,
+        markers: t
+            .markers
+            .iter()
+            .map(|m| TimelineMarker {
+                ts: rel(m.ts, o),
+                ..m.clone()
+            })
+            .collect(),
+        blinds: t
+            .blinds
+            .iter()
+            .map(|b| TimelineBlind {
+                start: rel(b.start, o),
+                end: rel(b.end, o),
+                ..*b
+            })
+            .collect(),
+        lost: t
+            .lost
+            .iter()
+            .map(|l| TimelineLost {
+                ts: rel(l.ts, o),
+                ..*l
+            })
+            .collect(),
+        left_out: t.left_out.map(|l| LeftOut {
+            after: rel(l.after, o),
+            ..l
+        }),
+        pins,
+    };
+    Ok((meta, blocks.into_iter().flat_map(|(b, d)| [b, d]).collect()))
 }
 
 fn rel(ts: u64, origin: u64) -> u64 {
@@ -627,14 +750,17 @@ const FINAL_BLOCK: [u8; 2] = [0x03, 0x00];
 /// Every CPU's draw and detail blocks, compressed: the pieces of every block written
 /// and compressed in parallel (each worker writes its piece into a buffer of its own,
 /// reused), then put back together in order.
-fn packed_blocks(t: &Timeline) -> io::Result<Vec<(Packed, Packed)>> {
+fn packed_blocks(t: &Timeline, base: usize) -> io::Result<Vec<(Packed, Packed)>> {
     let o = t.origin;
     let blocks: Vec<Block> = t
         .cpus
         .par_iter()
         .enumerate()
         .flat_map_iter(|(k, c)| {
-            let (b, d) = rayon::join(|| draw_block(c, o, 2 * k), || detail_block(c, 2 * k + 1));
+            let (b, d) = rayon::join(
+                || draw_block(c, o, base + 2 * k),
+                || detail_block(c, base + 2 * k + 1),
+            );
             [b, d]
         })
         .collect();
@@ -732,83 +858,32 @@ const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; script-src 'un
 
 impl<M: HtmlModel> Exporter<M> for Html {
     fn write(&self, model: &M, out: &mut dyn Write) -> io::Result<()> {
-        let mut envelope = Vec::new();
-        model.envelope(&mut envelope)?;
-        let report: Box<serde_json::value::RawValue> =
-            serde_json::from_slice(&envelope).map_err(io::Error::other)?;
-        drop(envelope);
-        let (timeline, blocks) = match model.timeline() {
+        let report = report_of(model)?;
+        let (timeline, mut blocks) = match model.timeline() {
             Some(t) => {
-                let o = t.origin;
-                let blocks = packed_blocks(t)?;
-                let cpus = t
-                    .cpus
-                    .iter()
-                    .zip(&blocks)
-                    .map(|(c, (b, d))| CpuMeta {
-                        cpu: c.cpu,
-                        first: c.first.map(|f| rel(f, o)),
-                        last: rel(c.last, o),
-                        slices: c.slices.start.len(),
-                        wakes: c.wakes.lat.len(),
-                        irqs: c.irqs.start.len(),
-                        softirqs: c.softirqs.start.len(),
-                        block: b.index,
-                        detail_block: d.index,
-                        columns: b
-                            .columns
-                            .iter()
-                            .chain(&d.columns)
-                            .map(|(k, v)| (*k, *v))
-                            .collect(),
-                    })
-                    .collect();
-                let meta = TimelineMeta {
-                    origin_ns: o,
-                    end: rel(t.end, o),
-                    overview_ns: t.overview_ns,
-                    cpus,
-                    tasks: &t.tasks,
-                    irqs: &t.irqs,
-                    softirqs: &jitterlab_analyze::SOFTIRQ_NAMES,
-                    states: &t.states,
-                    markers: t
-                        .markers
-                        .iter()
-                        .map(|m| TimelineMarker {
-                            ts: rel(m.ts, o),
-                            ..m.clone()
-                        })
-                        .collect(),
-                    blinds: t
-                        .blinds
-                        .iter()
-                        .map(|b| TimelineBlind {
-                            start: rel(b.start, o),
-                            end: rel(b.end, o),
-                            ..*b
-                        })
-                        .collect(),
-                    lost: t
-                        .lost
-                        .iter()
-                        .map(|l| TimelineLost {
-                            ts: rel(l.ts, o),
-                            ..*l
-                        })
-                        .collect(),
-                    left_out: t.left_out.map(|l| LeftOut {
-                        after: rel(l.after, o),
-                        ..l
-                    }),
-                    pins: &self.pins,
-                };
-                (
-                    Some(meta),
-                    blocks.into_iter().flat_map(|(b, d)| [b, d]).collect(),
-                )
+                let (meta, blocks) = timeline_side(t, &self.pins, 0)?;
+                (Some(meta), blocks)
             }
             None => (None, Vec::new()),
+        };
+        let compare = match model.compared() {
+            Some((a_title, b_title, b)) => {
+                let timeline = match b.timeline() {
+                    Some(t) => {
+                        let (meta, more) = timeline_side(t, &self.pins, blocks.len())?;
+                        blocks.extend(more);
+                        Some(meta)
+                    }
+                    None => None,
+                };
+                Some(CompareMeta {
+                    a: a_title,
+                    b: b_title,
+                    report: report_of(b)?,
+                    timeline,
+                })
+            }
+            None => None,
         };
         let meta = Meta {
             format: HTML_FORMAT,
@@ -816,6 +891,7 @@ impl<M: HtmlModel> Exporter<M> for Html {
             generator: format!("jitterlab {}", env!("CARGO_PKG_VERSION")),
             report: &report,
             timeline,
+            compare,
         };
         let meta = script_safe(serde_json::to_string(&meta)?);
 

@@ -62,7 +62,7 @@ use jitterlab_trace::output::{check_output, OutputFile};
 
 pub use cyclictest::{write_cyclictest_histogram, Cyclictest};
 pub use events::{write_event_line, EventLine, Events, EventsJson};
-pub use html::{Html, HtmlModel, SavedResult, HTML_FORMAT};
+pub use html::{Compared, Html, HtmlModel, SavedResult, HTML_FORMAT};
 pub use htmltext::html_block_text;
 pub use json::Json;
 pub use perfetto::{PerfettoCounts, PerfettoWriter};
