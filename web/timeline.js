@@ -400,7 +400,7 @@ export function mountTimeline(el, ctx, opts = {}) {
   function pin(what) {
     let tasks = [];
     if (Array.isArray(what)) tasks = what;
-    else if (what && what.tid != null) tasks = model.tasks.flatMap((t, k) => (t.tid === Number(what.tid) ? [k] : []));
+    else if (what && what.tid != null) tasks = model.tasksMatching(`tid:${Number(what.tid)}`);
     else if (typeof what === "string") tasks = model.tasksMatching(what);
     for (const k of tasks) if (k >= 0 && k < model.tasks.length && !s.pins.includes(k) && s.pins.length < 16) s.pins.push(k);
     drawPins();
@@ -505,8 +505,7 @@ export function mountTimeline(el, ctx, opts = {}) {
     const pins = p.get(K("pin"));
     if (pins != null) {
       s.pins = [];
-      for (const tid of pins.split(",")) if (/^\d+$/.test(tid)) pin({ tid: Number(tid) });
-      drawPins();
+      pin(pins.split(",").filter((tid) => /^\d+$/.test(tid)).flatMap((tid) => model.tasksMatching(`tid:${tid}`)));
     }
     bookmarks = [];
     for (const part of (p.get(K("bm")) ?? "").split(";")) {
