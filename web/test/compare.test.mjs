@@ -3,18 +3,17 @@
 // question answered from the page alone, as analyze --json measures each trace; both
 // timelines seen, one over the other, on one time axis; the keys go to the timeline the
 // pointer is over; every table as A, B and B/A.
-import { assert, assertEqual, compareGolden, readReportJson, reportPath, withReport } from "./harness.mjs";
+import { assert, assertEqual, compareGolden, readReportJson, reportPath, rowsOf, withReport } from "./harness.mjs";
 import { fmtDur, fmtRatio } from "../tables.js";
 
 const PAGE = "veth-compare.html";
 
-/** A table's cells by its header's labels: [{label: text}] per row matching `rowSel`. */
-async function rowsOf(r, tableSel, rowSel) {
-  return r.eval(([t, rs]) => {
-    const table = document.querySelector(t);
-    const heads = [...table.querySelectorAll("thead th")].map((th) => th.textContent.trim());
-    return [...table.querySelectorAll(`tbody ${rs}`)].map((tr) => Object.fromEntries([...tr.children].map((td, i) => [heads[i], td.innerText.trim()])));
-  }, [tableSel, rowSel]);
+/** Presses `key` with the pointer over side `side`'s timeline; both views after the redraw. */
+async function keyOver(r, side, key) {
+  const box = await r.page.locator(`.cmp-side[data-side="${side}"] .tl-canvas`).boundingBox();
+  await r.page.mouse.move(box.x + box.width * 0.6, box.y + 60);
+  await r.page.keyboard.press(key);
+  return r.eval(() => new Promise((res) => requestAnimationFrame(() => requestAnimationFrame(() => res([window.jitterlab.timeline.view, window.jitterlab.timelineB.view])))));
 }
 
 /** The iperf3 threads of a result, busiest first (the page pairs them so). */
@@ -74,18 +73,12 @@ export const tests = {
       assertEqual([Math.round(v.t0), Math.round(v.t1)], [100e6, 200e6], "B follows A");
       // The keys go to the timeline under the pointer: unlinked, W over B zooms B alone.
       await r.click(".cmp-link");
-      const bBox = await r.page.locator('.cmp-side[data-side="b"] .tl-canvas').boundingBox();
-      await r.page.mouse.move(bBox.x + bBox.width * 0.6, bBox.y + 60);
-      await r.page.keyboard.press("w");
-      const after = await r.eval(() => new Promise((res) => requestAnimationFrame(() => requestAnimationFrame(() => res([window.jitterlab.timeline.view, window.jitterlab.timelineB.view])))));
+      const after = await keyOver(r, "b", "w");
       assert(after[1].t1 - after[1].t0 < 100e6 * 0.9, `W over B zoomed B in: ${JSON.stringify(after[1])}`);
       assertEqual([Math.round(after[0].t0), Math.round(after[0].t1)], [100e6, 200e6], "A stays when unlinked");
       // Linked again, B takes A's window; and over A, W zooms A and B follows.
       await r.click(".cmp-link");
-      const aBox = await r.page.locator('.cmp-side[data-side="a"] .tl-canvas').boundingBox();
-      await r.page.mouse.move(aBox.x + aBox.width * 0.6, aBox.y + 60);
-      await r.page.keyboard.press("w");
-      const both = await r.eval(() => new Promise((res) => requestAnimationFrame(() => requestAnimationFrame(() => res([window.jitterlab.timeline.view, window.jitterlab.timelineB.view])))));
+      const both = await keyOver(r, "a", "w");
       assert(both[0].t1 - both[0].t0 < 100e6 * 0.9, `W over A zoomed A in: ${JSON.stringify(both[0])}`);
       assertEqual(both[1], both[0], "B follows A");
       // B's view is in the fragment under its own keys.

@@ -77,6 +77,15 @@ export function assert(cond, message) {
   if (!cond) throw new Error(message || "assertion failed");
 }
 
+/** A table's cells by its header's labels: [{label: text}] per row matching `rowSel`. */
+export async function rowsOf(r, tableSel, rowSel) {
+  return r.eval(([t, rs]) => {
+    const table = document.querySelector(t);
+    const heads = [...table.querySelectorAll("thead th")].map((th) => th.textContent.trim());
+    return [...table.querySelectorAll(`tbody ${rs}`)].map((tr) => Object.fromEntries([...tr.children].map((td, i) => [heads[i], td.innerText.trim()])));
+  }, [tableSel, rowSel]);
+}
+
 /** Fails unless `actual` equals `expected` (compared as JSON). */
 export function assertEqual(actual, expected, what = "value") {
   const a = JSON.stringify(actual), e = JSON.stringify(expected);

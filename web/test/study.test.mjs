@@ -2,17 +2,8 @@
 // a recording of iperf3 over a veth pair (veth.html, and analyze --json of the same
 // trace, veth.json): which CPUs the iperf3 threads ran on, and the NET_RX -> iperf3
 // latency (softirq exit -> switch-in) the seed measured with cursors by hand.
-import { assert, assertEqual, readReportJson, reportPath, withReport } from "./harness.mjs";
+import { assert, assertEqual, readReportJson, reportPath, rowsOf, withReport } from "./harness.mjs";
 import { fmtDur } from "../tables.js";
-
-/** A table's cells by its header's labels: [{label: text}] per row matching `rowSel`. */
-async function rowsOf(r, tableSel, rowSel) {
-  return r.eval(([t, rs]) => {
-    const table = document.querySelector(t);
-    const heads = [...table.querySelectorAll("thead th")].map((th) => th.textContent.trim());
-    return [...table.querySelectorAll(`tbody ${rs}`)].map((tr) => Object.fromEntries([...tr.children].map((td, i) => [heads[i], td.innerText.trim()])));
-  }, [tableSel, rowSel]);
-}
 
 export const tests = {
   async "the iperf3 threads, their CPUs, and NET_RX -> iperf3 as analyze --json measures it, from the veth page"({ browser }) {
