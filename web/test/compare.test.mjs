@@ -95,7 +95,8 @@ export const tests = {
   async "the compare page's timelines and tables as a person sees them"({ browser }) {
     await withReport(browser, reportPath(PAGE), async (r) => {
       await r.eval(() => window.jitterlab.timeline.ready.then(() => window.jitterlab.timelineB.ready));
-      await r.eval(() => new Promise((res) => requestAnimationFrame(() => requestAnimationFrame(res))));
+      // The legends of the tasks in view come once the view has been still a moment.
+      await r.page.waitForFunction(() => [...document.querySelectorAll(".cmp .tl-legend")].every((l) => l.textContent.trim() !== ""), null, { timeout: 5000 });
       compareGolden("compare-timelines", await r.page.screenshot({ fullPage: true }));
       await r.click("#jl-tab-irqs");
       // Wide tables scroll sideways rather than being cut.
