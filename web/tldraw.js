@@ -423,26 +423,7 @@ function tlDrawRow(ctx, s, L, R, c, plotW, npp, X, legend) {
     }
     if (L.match) tlHits(ctx, c, w, x0, R.task[0] - 2, 3);
     // The worst wake-up per column, log scale; red above the threshold.
-    const lh = R.lat[1];
-    const base = R.lat[0] + lh;
-    // The blue columns as one skyline; the red ones (over the threshold) over them.
-    ctx.fillStyle = "#4a78b5";
-    const red = [];
-    tlSkyline(ctx, x0, base, w, (p) => {
-      const i = c.lat[p];
-      const lat = i >= 0 ? L.wakeLat[i] : 0;
-      if (!(lat > 0)) return 0;
-      const h = tlLatHeight(lat, lh);
-      if (lat <= s.threshold) return h;
-      red.push(p, h);
-      return 0;
-    });
-    if (red.length) {
-      ctx.fillStyle = "#e0201b";
-      ctx.beginPath();
-      for (let k = 0; k < red.length; k += 2) ctx.rect(x0 + red[k] - 1, base - red[k + 1], 3, red[k + 1]);
-      ctx.fill();
-    }
+    tlLatStrip(ctx, s, x0, R.lat, w, (p) => (c.lat[p] >= 0 ? L.wakeLat[c.lat[p]] : 0));
   }
   // Unknown stretches: hatched over the row.
   const hatch = tlHatchPattern(ctx);
@@ -518,14 +499,8 @@ function tlDrawThreadRow(ctx, s, k, R, plotW, npp, X) {
   let j = Math.max(0, tlLowerBound(t.start, view.t0) - 1);
   const hi = tlLowerBound(t.start, view.t1);
   const first = j;
-  const lh = R.lat[1], base = R.lat[0] + lh;
-  const mark = (px, lat) => {
-    if (!(lat > 0)) return;
-    const h = tlLatHeight(lat, lh);
-    const red = lat > s.threshold;
-    ctx.fillStyle = red ? "#e0201b" : "#4a78b5";
-    ctx.fillRect(x0 + px - (red ? 1 : 0), base - h, red ? 3 : 1, h);
-  };
+  // The worst wake-up latency that switched it in, per pixel column (0: none).
+  const cols = tlLatColumns(plotW);
   if (hi - first > plotW) {
     // The columns as an image stretched over the lane, as a CPU row's.
     const im = tlColumnImage(plotW);
@@ -543,10 +518,7 @@ function tlDrawThreadRow(ctx, s, k, R, plotW, npp, X) {
         px4.set(c, px * 4);
         px4[px * 4 + 3] = 255;
       }
-      if (i > i0) {
-        const w = i - i0 === 1 ? i0 : t.latPyr.argmax(i0, i);
-        mark(px, t.lat[w]);
-      }
+      if (i > i0) cols[px] = t.lat[i - i0 === 1 ? i0 : t.latPyr.argmax(i0, i)];
     }
     im.ctx.putImageData(im.data, 0, 0, 0, 0, plotW, 1);
     const smooth = ctx.imageSmoothingEnabled;
@@ -560,20 +532,13 @@ function tlDrawThreadRow(ctx, s, k, R, plotW, npp, X) {
       ctx.fillStyle = tlCpuColour(t.cpu[j]);
       ctx.fillRect(a, R.task[0], Math.max(1, b - a), R.task[1]);
     }
-    // Wake-up latencies: the worst per pixel column.
-    let colPx = -1, colLat = -1;
     for (j = first; j < hi; j++) {
       if (t.lat[j] < 0 || t.start[j] < view.t0) continue;
       const px = Math.floor(X(t.start[j]) - x0);
-      if (px !== colPx) {
-        mark(colPx, colLat);
-        colPx = px;
-        colLat = -1;
-      }
-      if (t.lat[j] > colLat) colLat = t.lat[j];
+      if (px >= 0 && px < plotW && t.lat[j] > cols[px]) cols[px] = t.lat[j];
     }
-    mark(colPx, colLat);
   }
+  tlLatStrip(ctx, s, x0, R.lat, plotW, (p) => cols[p]);
   // Waker arrows, when few enough to be told apart.
   let n = 0;
   if (hi - first <= 4 * plotW) for (j = first; j < hi && n <= 200; j++) if (t.lat[j] >= 0) n++;
@@ -611,6 +576,41 @@ function tlDrawThreadRow(ctx, s, k, R, plotW, npp, X) {
       ctx.lineWidth = 1;
     }
   }
+}
+
+/**
+ * A wake-up strip of `w` pixel columns at `x0` in the lane `lane` ([top, height]): the
+ * latency `lat(p)` of each column (0: none) on the log scale, the columns at or under the
+ * threshold as one blue skyline, those over it red and wider, over them: two fills, not
+ * a rect per column (a CPU row's strip, and a thread row's).
+ */
+function tlLatStrip(ctx, s, x0, lane, w, lat) {
+  const lh = lane[1], base = lane[0] + lh;
+  ctx.fillStyle = "#4a78b5";
+  const red = [];
+  tlSkyline(ctx, x0, base, w, (p) => {
+    const v = lat(p);
+    if (!(v > 0)) return 0;
+    const h = tlLatHeight(v, lh);
+    if (v <= s.threshold) return h;
+    red.push(p, h);
+    return 0;
+  });
+  if (red.length) {
+    ctx.fillStyle = "#e0201b";
+    ctx.beginPath();
+    for (let k = 0; k < red.length; k += 2) ctx.rect(x0 + red[k] - 1, base - red[k + 1], 3, red[k + 1]);
+    ctx.fill();
+  }
+}
+
+/** A reusable array of `w` per-column latencies, zeroed. */
+let tlLatCols = new Float64Array(0);
+function tlLatColumns(w) {
+  if (tlLatCols.length < w) tlLatCols = new Float64Array(w);
+  const out = tlLatCols.subarray(0, w);
+  out.fill(0);
+  return out;
 }
 
 /** A reusable one-pixel-tall canvas and its pixels, at least `w` wide. */
