@@ -326,11 +326,7 @@ function tlDrawRow(ctx, s, L, R, c, plotW, npp, X, legend) {
   ctx.font = "9px system-ui, sans-serif";
   ctx.fillText("load", 6, R.load[0] + R.load[1] / 2);
   ctx.font = "11px system-ui, sans-serif";
-  ctx.fillStyle = "#f4f5f7";
-  ctx.fillRect(x0, R.irq[0], plotW, R.irq[1] + R.softirq[1] + 1);
-  ctx.fillStyle = "#fafafa";
-  ctx.fillRect(x0, R.lat[0], plotW, R.lat[1]);
-  ctx.fillRect(x0, R.load[0], plotW, R.load[1]);
+  tlRowBackground(ctx, R, x0, plotW, "#f4f5f7");
   // Idle between the CPU's first and last event.
   if (L.first != null) {
     const a = Math.max(X(L.first), x0), b = Math.min(X(L.last), x0 + plotW);
@@ -468,6 +464,16 @@ export function tlCpuColour(cpu) {
 }
 const TL_WAKER_COLOURS = ["#6b7685", TL_IRQ_COLOUR, TL_SOFT_COLOUR];
 
+/** A row's backgrounds: its top lanes' (IRQs, or a thread row's header) in `top`, the
+ * load track's and the wake-up strip's. */
+function tlRowBackground(ctx, R, x0, plotW, top) {
+  ctx.fillStyle = top;
+  ctx.fillRect(x0, R.irq[0], plotW, R.irq[1] + R.softirq[1] + 1);
+  ctx.fillStyle = "#fafafa";
+  ctx.fillRect(x0, R.lat[0], plotW, R.lat[1]);
+  ctx.fillRect(x0, R.load[0], plotW, R.load[1]);
+}
+
 /**
  * A pinned thread's row: where it ran (its instances coloured by CPU), the wake-up
  * latency that switched each in (its strip as a CPU row's), and, zoomed in enough to
@@ -486,11 +492,7 @@ function tlDrawThreadRow(ctx, s, k, R, plotW, npp, X) {
   ctx.fillText("thread", 6, R.irq[0] + R.irq[1] / 2 + 4);
   ctx.fillText("wake-up", 6, R.lat[0] + R.lat[1] / 2);
   ctx.font = "11px system-ui, sans-serif";
-  ctx.fillStyle = "#f7f4fb";
-  ctx.fillRect(x0, R.irq[0], plotW, R.irq[1] + R.softirq[1] + 1);
-  ctx.fillStyle = "#fafafa";
-  ctx.fillRect(x0, R.lat[0], plotW, R.lat[1]);
-  ctx.fillRect(x0, R.load[0], plotW, R.load[1]);
+  tlRowBackground(ctx, R, x0, plotW, "#f7f4fb");
   if (!t.n) return;
   // The instances in view. Zoomed out (more instances than pixel columns), a column
   // at a time: the instance starting in it, or the one reaching into it, in its CPU's
