@@ -512,7 +512,8 @@ function tlDrawThreadRow(ctx, s, k, R, plotW, npp, X) {
     for (let px = 0; px < plotW; px++) {
       const ta = view.t0 + px * npp, tb = ta + npp;
       const i0 = i;
-      while (i < hi && t.start[i] < tb) i++;
+      // Galloping: a busy thread's columns cost their logarithm, not their instances.
+      i = Math.min(hi, tlGallop(t.start, tb, i));
       // Starting in the column: [i0, i); else the one before, if it reaches in.
       const shown = i > i0 ? i0 : i0 > 0 && t.end[i0 - 1] > ta ? i0 - 1 : -1;
       if (shown >= 0) {
