@@ -5,6 +5,8 @@
 //   ../../target/release/examples/synth_trace 1000000 /tmp/s1m.dat
 //   ../../target/release/jitterlab view /tmp/s1m.dat -o /tmp/s1m.html
 //   node bench.mjs /tmp/s1m.html [/tmp/s4m.html ...] [--runs 3] [--json]
+//   (a compare page, `view /tmp/s1m.dat /tmp/s1m-b.dat -o /tmp/s2x1m.html`: first paint is
+//   both timelines drawn; the sweep zooms A with B following)
 //
 // Per report: the file's bytes per slice; first paint (navigation start to the
 // timeline's first full draw, window.jitterlab.painted) and the decode time; the JS heap
@@ -31,7 +33,9 @@ function slicesOf(file) {
   const text = readReport(file).html;
   const a = text.indexOf('id="jl-meta">') + 13;
   const meta = JSON.parse(text.slice(a, text.indexOf("</script>", a)));
-  return meta.timeline ? meta.timeline.cpus.reduce((s, c) => s + c.slices, 0) : 0;
+  // A compare page (`view A B`) holds B's timeline too.
+  const count = (t) => (t ? t.cpus.reduce((s, c) => s + c.slices, 0) : 0);
+  return count(meta.timeline) + count(meta.compare?.timeline);
 }
 
 async function measure(browser, file) {
