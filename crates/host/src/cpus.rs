@@ -204,6 +204,13 @@ pub fn check_online(root: &Root, set: &CpuSet) -> Result<()> {
     check_sets(&possible, &online, set)
 }
 
+/// Checks that every CPU of `set` exists, online or not (what `show --cpu` needs: an
+/// offline CPU is shown as such, a CPU the machine lacks is an error, not an empty view).
+pub fn check_exist(root: &Root, set: &CpuSet) -> Result<()> {
+    let possible = root.read_cpu_list(format!("{CPU_DIR}/possible"))?;
+    check_sets(&possible, &possible, set)
+}
+
 fn check_sets(possible: &CpuSet, online: &CpuSet, set: &CpuSet) -> Result<()> {
     if set.is_empty() {
         return Err(crate::Error::Invalid("the CPU list is empty".into()));

@@ -84,6 +84,23 @@ impl Error {
         }
     }
 
+    /// Whether the failure is the kernel refusing an unprivileged user (EACCES, EPERM on
+    /// tracefs, /proc/irq, cgroups...) and the message does not already say what to do.
+    pub fn wants_root(&self) -> bool {
+        let Error::Failed(e) = self else {
+            return false;
+        };
+        let denied = |code: Option<i32>| matches!(code, Some(libc::EACCES) | Some(libc::EPERM));
+        let refused = e.chain().any(|e| {
+            e.downcast_ref::<io::Error>().is_some_and(|e| {
+                e.kind() == io::ErrorKind::PermissionDenied || denied(e.raw_os_error())
+            }) || e
+                .downcast_ref::<jitterlab_host::Error>()
+                .is_some_and(|e| denied(e.raw_os_error()))
+        });
+        refused && !format!("{e:#}").contains("root")
+    }
+
     /// Whether the failure is a closed stdout (`jitterlab show | head`), which is not a
     /// failure.
     pub fn is_broken_pipe(&self) -> bool {

@@ -36,6 +36,12 @@ fn main() -> ExitCode {
         Err(err) if err.is_broken_pipe() => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("jitterlab: {err}");
+            if err.wants_root() && !jitterlab_host::running_as_root() {
+                eprintln!(
+                    "jitterlab: this needs root (tracefs, /proc/irq, cpusets and real-time \
+                     scheduling are root's): run it as root, e.g. with sudo"
+                );
+            }
             ExitCode::from(err.code())
         }
     }

@@ -29,6 +29,81 @@ fn invalid_cpu_lists() {
 fn absent_cpus() {
     usage(&["pin", "4095", "--", "true"], "CPU 4095 does not exist");
     usage(&["irq", "default", "0,4000"], "CPU 4000 does not exist");
+    // Not an empty view: "0 CPUs shown" read as nothing there.
+    usage(&["show", "--cpu", "4095"], "CPU 4095 does not exist");
+}
+
+#[test]
+fn convert_takes_o_as_every_command_does() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("x.json");
+    let trace = crate::util::data("cyclictest-idle.v7.dat");
+    let trace = trace.as_str();
+    let o = run(&["convert", trace, "-o", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(out.metadata().unwrap().len() > 0);
+    usage(
+        &["convert", trace, "a.json", "-o", out.to_str().unwrap()],
+        "cannot be used with",
+    );
+}
+
+#[test]
+fn pin_and_run_take_a_command_without_dashes() {
+    // `pin 1 sleep 1` meant `pin 1 -- sleep 1`: it is.
+    let o = run(&["pin", "0", "true"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = run(&["pin", "0", "sh", "-c", "exit 3"]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+}
+
+/// As an unprivileged user, what needs root says so, and how to run it.
+#[test]
+fn permission_failures_say_to_run_as_root() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    if !jitterlab_host::running_as_root() {
+        jitterlab_host::testing::skip("dropping to an unprivileged user needs root");
+        return;
+    }
+    // A copy that user 65534 (nobody) may run, in a folder it may enter.
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let bin = tmp.path().join("jitterlab");
+    std::fs::copy(env!("CARGO_BIN_EXE_jitterlab"), &bin).unwrap();
+    let as_nobody = |args: &[&str]| {
+        std::process::Command::new(&bin)
+            .args(args)
+            .env("NO_COLOR", "1")
+            .current_dir(tmp.path())
+            .uid(65534)
+            .gid(65534)
+            .output()
+            .unwrap()
+    };
+    // tracefs: creating the recording's instance is refused (the output's folder is
+    // nobody's to write).
+    let out = tmp.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let dat = out.join("x.dat");
+    let o = as_nobody(&["record", "-o", dat.to_str().unwrap(), "--", "true"]);
+    let e = stderr(&o);
+    assert_ne!(o.status.code(), Some(0), "{e}");
+    assert!(e.contains("run it as root"), "record: {e}");
+    // /proc/irq: the write is refused, and the row says why.
+    let irq = std::fs::read_dir("/proc/irq")
+        .unwrap()
+        .filter_map(|d| d.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .min()
+        .expect("an IRQ in /proc/irq");
+    let o = as_nobody(&["irq", "set", &irq.to_string(), "0"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("run as root"),
+        "irq set: {text}{}",
+        stderr(&o)
+    );
 }
 
 #[test]

@@ -167,6 +167,7 @@ fn describe_refusal(e: &Error) -> String {
         Some(libc::EINVAL) => "EINVAL: the kernel rejected the CPU list for this IRQ \
                                (no online CPU in it that the IRQ's controller can target)"
             .to_string(),
+        Some(libc::EACCES) => format!("{e}: IRQ affinity is root's to change: run as root (sudo)"),
         _ => e.to_string(),
     }
 }

@@ -33,8 +33,9 @@ pub struct PinArgs {
     pub priority: Option<u32>,
     #[command(flatten)]
     pub json: JsonOut,
-    /// The command to start pinned.
-    #[arg(last = true, value_name = "CMD")]
+    /// The command to start pinned (`--` before it is optional: `pin 1 sleep 1` is
+    /// `pin 1 -- sleep 1`).
+    #[arg(trailing_var_arg = true, value_name = "CMD")]
     pub command: Vec<OsString>,
 }
 

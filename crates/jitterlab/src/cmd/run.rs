@@ -32,8 +32,8 @@ pub struct RunArgs {
     pub state_dir: PathBuf,
     #[command(flatten)]
     pub json: JsonOut,
-    /// The command.
-    #[arg(last = true, required = true, value_name = "CMD")]
+    /// The command (`--` before it is optional).
+    #[arg(trailing_var_arg = true, required = true, value_name = "CMD")]
     pub command: Vec<OsString>,
 }
 

@@ -6,7 +6,7 @@ use jitterlab_host::tasks::{read_tasks, TaskQuery};
 use jitterlab_host::{Cgroups, CpuMap, Filter, IrqMap, Root, TaskList, Workqueues};
 
 use crate::cli::{Color, JsonOut};
-use crate::exit::{Exit, Result};
+use crate::exit::{Error, Exit, Result};
 use crate::output::emit;
 
 /// `jitterlab show [VIEW]`.
@@ -54,6 +54,12 @@ pub enum ShowView {
 
 pub fn run(root: &Root, args: ShowArgs, color: Color) -> Result {
     let filter = Filter::new(args.cpu.as_deref(), args.name.as_deref())?;
+    if let Some(list) = &args.cpu {
+        // A CPU the machine lacks is a mistake, not an empty view.
+        let set =
+            jitterlab_cpuset::CpuSet::parse_list(list).map_err(|e| Error::usage(e.to_string()))?;
+        jitterlab_host::cpus::check_exist(root, &set)?;
+    }
     match args.view {
         None => {
             let cgroups = Cgroups::read(root)?;
