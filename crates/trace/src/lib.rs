@@ -27,6 +27,7 @@ mod ahead;
 mod error;
 mod event;
 
+pub mod ctf;
 pub mod dat;
 pub mod decode;
 pub mod format;
