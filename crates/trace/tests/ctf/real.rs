@@ -1,0 +1,1 @@
+//! The committed trace, typed, checked by hand.
