@@ -479,6 +479,21 @@ impl CtfTrace {
         &self.compiled.meta.env
     }
 
+    /// A text value of the metadata's `env` block (`hostname`, `kernel_release`...).
+    pub fn env_str(&self, key: &str) -> Option<&str> {
+        self.compiled.meta.env_str(key)
+    }
+
+    /// `uname -a`-like text from the `env` block (`Linux lager 3.10.31-ltsi #6 SMP ...`),
+    /// in the order trace-cmd writes a .dat's uname: system, host, release, version.
+    pub fn uname(&self) -> Option<String> {
+        let words: Vec<&str> = ["sysname", "hostname", "kernel_release", "kernel_version"]
+            .into_iter()
+            .filter_map(|k| self.env_str(k))
+            .collect();
+        (!words.is_empty()).then(|| words.join(" "))
+    }
+
     /// The metadata's clocks.
     pub fn clocks(&self) -> &[Clock] {
         &self.compiled.meta.clocks
