@@ -7,6 +7,9 @@ use super::decode::{Cursor, Decoder, Fault, Leaf};
 use super::{Compiled, EventInfo, StreamInfo};
 use crate::{Error, ErrorKind, Location, Result};
 
+/// CPU numbers at or above this are refused (per-CPU tables are sized by them).
+pub(crate) const MAX_CPUS: u32 = 65536;
+
 /// The magic number of a CTF stream packet.
 pub(crate) const PACKET_MAGIC: u64 = 0xC1FC_1FC1;
 
@@ -70,7 +73,7 @@ impl<'t> StreamReader<'t> {
             next_packet: 0,
             cur: None,
             stream: 0,
-            cpu: default_cpu,
+            cpu: default_cpu.min(MAX_CPUS - 1),
             default_cpu,
             packet_ns: 0,
             discarded: None,
@@ -244,14 +247,18 @@ impl<'t> StreamReader<'t> {
                 .events_discarded
                 .and_then(|(i, size)| Some((self.uint(&tops, i)?, size)));
             self.cpu = match s.cpu_id.and_then(|i| self.uint(&tops, i)) {
-                Some(cpu) => u32::try_from(cpu).map_err(|_| {
-                    self.error(
-                        ErrorKind::Corrupt,
+                Some(cpu) if cpu < u64::from(MAX_CPUS) => cpu as u32,
+                Some(cpu) => {
+                    return Err(self.error(
+                        ErrorKind::Limit,
                         base,
-                        format!("expected a CPU number, found cpu_id {cpu}"),
-                    )
-                })?,
-                None => self.default_cpu,
+                        format!(
+                            "expected a CPU number below {MAX_CPUS} in the packet context, \
+                             found cpu_id {cpu}"
+                        ),
+                    ))
+                }
+                None => self.default_cpu.min(MAX_CPUS - 1),
             };
         }
         self.header = tops;
