@@ -3,6 +3,7 @@
 
 mod oracle;
 mod real;
+mod robust;
 mod synth;
 
 /// A real LTTng 2.5 kernel trace of a 32-bit ARM board (see tests/data/README.md).
