@@ -15,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 secs=${1:-60}
 regressions=../crates/trace/tests/data/fuzz-regressions
-for t in cpuset proc_interrupts proc_task cmdline_mountinfo dat print_fmt ringbuf ftrace_text fgraph_text perf_text; do
+for t in cpuset proc_interrupts proc_task cmdline_mountinfo dat print_fmt ringbuf ftrace_text fgraph_text perf_text ctf; do
   mkdir -p "corpus/$t"
   # New finds go to corpus/ (the first directory, not committed); the committed seeds and
   # the regressions of the trace readers are replayed first. Any single allocation over

@@ -121,6 +121,7 @@ pub fn pass(
         |source: &mut dyn EventSource| pass_source(source, run.then_some(&mut machine), raw, sink);
     let (events, meta, stats) = match trace {
         Trace::Dat(d) => jitterlab_trace::read_ahead(d.events(d.chosen_buffer())?, go)?,
+        Trace::Ctf(c) => jitterlab_trace::read_ahead(c.events()?, go)?,
         _ => go(&mut *trace.events()?)?,
     };
     Ok(Pass {

@@ -129,10 +129,25 @@ fn utc_compact(ns: i64) -> String {
 /// The content hash of a default run id: xxHash64 of the file's size and of its first
 /// and last MiB (a trace's header, first and last events; a result file whole), read
 /// from `path`. Two recordings differ there (their times do); the same file hashes the
-/// same on every machine.
+/// same on every machine. A folder (an LTTng trace) hashes the names and hashes of its
+/// files, in name order (its subfolders, such as LTTng's `index/`, left out).
 pub fn content_hash(path: &std::path::Path) -> std::io::Result<u64> {
     use std::io::{Read, Seek, SeekFrom};
     const PART: u64 = 1 << 20;
+    if path.is_dir() {
+        let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(path)?
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+            .map(|e| e.path())
+            .collect();
+        files.sort();
+        let mut bytes = Vec::new();
+        for f in files {
+            bytes.extend_from_slice(f.file_name().unwrap_or_default().as_encoded_bytes());
+            bytes.extend_from_slice(&content_hash(&f)?.to_le_bytes());
+        }
+        return Ok(twox_hash::XxHash64::oneshot(0, &bytes));
+    }
     let mut f = std::fs::File::open(path)?;
     let size = f.metadata()?.len();
     let mut bytes = size.to_le_bytes().to_vec();

@@ -116,9 +116,12 @@ pub fn origin_of_result(json: &Value, path: &Path, o: &OriginOptions) -> Result<
 }
 
 /// Whether `path` holds a JSON result rather than a trace: its first byte that is not
-/// white space is `{`.
+/// white space is `{` (a folder is a trace: an LTTng one).
 pub fn is_json_result(path: &Path) -> Result<bool, Error> {
     use std::io::Read;
+    if path.is_dir() {
+        return Ok(false);
+    }
     let mut f = std::fs::File::open(path).map_err(|e| Error::io(path, "cannot open", e))?;
     let mut head = [0u8; 256];
     let n = f

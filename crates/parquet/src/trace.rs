@@ -171,6 +171,12 @@ const PROGRESS_EVERY: u64 = 1 << 16;
 /// writes `Linux NODENAME RELEASE MACHINE`, `jitterlab record` `Linux RELEASE VERSION
 /// MACHINE`).
 pub fn trace_origin(trace: &Trace) -> (Option<String>, Option<String>, Option<ClockPair>) {
+    if let Trace::Ctf(c) = trace {
+        // LTTng's env block names the host and the kernel; its clock is in ns since the
+        // epoch already.
+        let env = |k| c.env_str(k).map(String::from);
+        return (env("hostname"), env("kernel_release"), None);
+    }
     let Trace::Dat(d) = trace else {
         return (None, None, None);
     };
@@ -289,14 +295,17 @@ pub fn export_trace(
         format: trace.format(),
         uname: match trace {
             Trace::Dat(d) => d.info().uname.clone(),
+            Trace::Ctf(c) => c.uname(),
             _ => None,
         },
         clock: match trace {
             Trace::Dat(d) => d.info().clock.clone(),
+            Trace::Ctf(c) => c.clocks().first().map(|k| k.name.clone()),
             _ => None,
         },
         cpus: match trace {
             Trace::Dat(d) => Some(d.info().cpus),
+            Trace::Ctf(c) => c.meta().cpus,
             _ => None,
         },
         first_ts: span.map(|s| s.0),

@@ -58,6 +58,13 @@ impl Trace {
                     seconds: clock_in_seconds(d.info().clock.as_deref()),
                 }
             }
+            Trace::Ctf(c) => Lines {
+                cpus: c.meta().cpus,
+                names: TaskNames::new(c.cmdlines()),
+                printer: None,
+                buffers: Vec::new(),
+                seconds: true,
+            },
             Trace::Text { .. } => Lines {
                 cpus: None,
                 names: TaskNames::new(self.cmdlines()),
@@ -73,7 +80,7 @@ impl Trace {
     fn prints_every_buffer(&self) -> bool {
         match self {
             Trace::Dat(d) => !d.buffer_choice().is_some_and(|c| c.by_name),
-            Trace::Text { .. } => false,
+            Trace::Text { .. } | Trace::Ctf(_) => false,
         }
     }
 
@@ -92,7 +99,7 @@ impl Trace {
                 events.keep_records();
                 Ok(Box::new(events))
             }
-            Trace::Text { .. } => self.events(),
+            Trace::Text { .. } | Trace::Ctf(_) => self.events(),
         }
     }
 

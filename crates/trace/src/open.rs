@@ -1,6 +1,6 @@
 //! Opening a trace file by its content, whatever its name: a trace-cmd .dat (v6 or v7),
 //! the kernel's ftrace text, `trace-cmd report` text, function_graph text or `perf script`
-//! text.
+//! text; or a folder: an LTTng (CTF 1.8) kernel trace.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use crate::ctf::{is_metadata, CtfTrace};
 use crate::dat::{DatFile, DatOptions};
 use crate::text::stream::{read_head, CancelRead};
 use crate::text::{self, Cancel, TextKind, TextOptions};
@@ -44,6 +45,8 @@ const DETECT_BYTES: usize = 64 * 1024;
 pub enum Trace {
     /// A trace-cmd .dat file.
     Dat(Box<DatFile<'static>>),
+    /// An LTTng kernel trace (CTF 1.8): a folder of stream files and their metadata.
+    Ctf(Box<CtfTrace>),
     /// A text trace, streamed from its file (memory does not grow with its size).
     Text {
         /// The file name, for errors.
@@ -72,6 +75,10 @@ impl Trace {
     /// is read, and its events are read once, as they come, in bounded memory. An empty
     /// file (nothing but blank lines) is not a trace ([`ErrorKind::UnknownFormat`]); text
     /// with headers and no event is a trace with no events.
+    ///
+    /// A folder is an LTTng kernel trace ([`CtfTrace::find`]): one holding a CTF
+    /// `metadata` file and the stream files, or an LTTng session folder holding `kernel/`.
+    /// The `metadata` file itself opens its folder's trace.
     pub fn open(path: impl AsRef<Path>, lenient: bool) -> Result<Trace> {
         Trace::open_buffer(path, lenient, None)
     }
@@ -92,6 +99,11 @@ impl Trace {
     ) -> Result<Trace> {
         let path = path.as_ref();
         let name = path.display().to_string();
+        if path.is_dir() {
+            no_buffer_in_text(buffer, &name)?;
+            let dir = CtfTrace::find(path)?;
+            return Ok(Trace::Ctf(Box::new(CtfTrace::open(dir, lenient)?)));
+        }
         let cannot = |e: std::io::Error| {
             Error::new(
                 ErrorKind::Io,
@@ -110,6 +122,14 @@ impl Trace {
             .take(DETECT_BYTES as u64)
             .read_to_end(&mut head)
             .map_err(cannot)?;
+        let is_ctf_metadata = path.file_name().is_some_and(|n| n == "metadata")
+            && is_metadata(&head)
+            && path.parent().is_some_and(Path::is_dir);
+        if is_ctf_metadata {
+            no_buffer_in_text(buffer, &name)?;
+            let dir = path.parent().unwrap_or(Path::new("."));
+            return Ok(Trace::Ctf(Box::new(CtfTrace::open(dir, lenient)?)));
+        }
         if head.starts_with(DAT_MAGIC) {
             let options = DatOptions { lenient };
             let mut dat = if file.metadata().is_ok_and(|m| m.is_file()) {
@@ -208,7 +228,7 @@ impl Trace {
                 *cancel = Cancel::new(flag);
                 true
             }
-            Trace::Dat(_) => false,
+            Trace::Dat(_) | Trace::Ctf(_) => false,
         }
     }
 
@@ -220,6 +240,7 @@ impl Trace {
         match self {
             Trace::Dat(d) => d.set_progress(read),
             Trace::Text { progress, .. } => *progress = Some(read),
+            Trace::Ctf(_) => {}
         }
     }
 
@@ -234,7 +255,7 @@ impl Trace {
                 source: TextSource::File(path),
                 ..
             } => std::fs::metadata(path).ok().map(|m| m.len()),
-            Trace::Text { .. } => None,
+            Trace::Text { .. } | Trace::Ctf(_) => None,
         }
     }
 
@@ -313,6 +334,7 @@ impl Trace {
     pub fn format(&self) -> String {
         match self {
             Trace::Dat(d) => d.meta().format.clone(),
+            Trace::Ctf(c) => c.meta().format.clone(),
             Trace::Text { kind, .. } => match kind {
                 TextKind::Ftrace => "ftrace text".into(),
                 TextKind::TraceCmdReport => "trace-cmd report text".into(),
@@ -328,7 +350,7 @@ impl Trace {
     pub fn notes(&self) -> Vec<String> {
         match self {
             Trace::Dat(d) => d.warnings().iter().map(|w| w.to_string()).collect(),
-            Trace::Text { .. } => Vec::new(),
+            Trace::Text { .. } | Trace::Ctf(_) => Vec::new(),
         }
     }
 
@@ -341,7 +363,7 @@ impl Trace {
                 .buffer_choice()
                 .and_then(|c| c.note())
                 .map(|n| format!("{}: {n}", d.name())),
-            Trace::Text { .. } => None,
+            Trace::Text { .. } | Trace::Ctf(_) => None,
         }
     }
 
@@ -350,6 +372,7 @@ impl Trace {
     pub fn events(&self) -> Result<Box<dyn EventSource + '_>> {
         match self {
             Trace::Dat(d) => Ok(Box::new(d.events(d.chosen_buffer())?)),
+            Trace::Ctf(c) => Ok(Box::new(c.events()?)),
             Trace::Text {
                 name,
                 kind,
@@ -370,8 +393,8 @@ impl Trace {
 
     /// Thread group ids by tid, when the file records them: the TGID column of ftrace text
     /// (the `record-tgid` trace option), and jitterlab's saved-tgids option of a .dat that
-    /// `jitterlab record` wrote. Empty for trace-cmd's own .dat files (they keep no tgid
-    /// table) and the other text formats.
+    /// `jitterlab record` wrote, and LTTng's statedump of an LTTng trace. Empty for
+    /// trace-cmd's own .dat files (they keep no tgid table) and the other text formats.
     pub fn tgids(&self) -> HashMap<i32, i32> {
         match self {
             // A stream is read once: its tgids are those of its first lines.
@@ -388,14 +411,17 @@ impl Trace {
                 .map(text::scan_tgids)
                 .unwrap_or_default(),
             Trace::Dat(d) => d.info().tgids.iter().copied().collect(),
+            Trace::Ctf(c) => c.tgids(),
             _ => HashMap::new(),
         }
     }
 
-    /// Task names the file records besides its events (.dat saved cmdlines).
+    /// Task names the file records besides its events (.dat saved cmdlines, LTTng's
+    /// statedump).
     pub fn cmdlines(&self) -> HashMap<i32, Comm> {
         match self {
             Trace::Dat(d) => d.cmdlines(),
+            Trace::Ctf(c) => c.cmdlines(),
             Trace::Text { .. } => HashMap::new(),
         }
     }
@@ -450,6 +476,7 @@ fn known(kind: Option<TextKind>, head: &[u8], name: &str) -> Result<TextKind> {
         name,
         Location::Offset(0),
         "expected a trace-cmd .dat file (magic 17 08 44 'tracing'), ftrace text, \
-         trace-cmd report text, function_graph text or perf script text",
+         trace-cmd report text, function_graph text or perf script text (or an LTTng trace \
+         folder)",
     ))
 }

@@ -162,6 +162,7 @@ fn write(
                 cmdlines: trace.cmdlines(),
                 uname: match trace {
                     Trace::Dat(d) => d.info().uname.clone(),
+                    Trace::Ctf(c) => c.uname(),
                     Trace::Text { .. } => None,
                 },
             };
@@ -216,6 +217,10 @@ fn write(
                 }
             }
         }
+        (_, Trace::Ctf(_)) => Err(Error::Unsupported(format!(
+            "{}: an LTTng trace has no ftrace ring-buffer pages to write a .dat from; convert it --format perfetto or pftrace",
+            input.display()
+        ))),
         (_, Trace::Text { .. }) => Err(Error::Unsupported(format!(
             "{}: a text trace has no ring-buffer pages to write a .dat from; convert it --format perfetto, or record a .dat with `jitterlab record`",
             input.display()

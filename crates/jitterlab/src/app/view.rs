@@ -26,12 +26,16 @@ pub enum Input {
 
 impl Input {
     /// Opens `path`: a JSON object (its first non-blank byte is `{`) is a saved result,
-    /// anything else a trace, of the .dat buffer `buffer` when given.
+    /// anything else a trace, of the .dat buffer `buffer` when given; a folder is a
+    /// trace (an LTTng one).
     pub fn open(path: &Path, lenient: bool, buffer: Option<&str>) -> Result<Input, Error> {
         let io = |cause| Error::Io {
             path: path.to_path_buf(),
             cause,
         };
+        if path.is_dir() {
+            return Ok(Input::Trace(Trace::open_buffer(path, lenient, buffer)?));
+        }
         let mut head = [0u8; 64];
         let n = File::open(path)
             .and_then(|mut f| f.read(&mut head))
