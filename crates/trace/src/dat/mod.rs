@@ -44,6 +44,7 @@ mod events;
 mod header;
 mod layout;
 mod pages;
+mod pages_out;
 mod spool;
 mod v7;
 mod write;
@@ -58,6 +59,7 @@ pub use choice::{BufferChoice, BufferSummary};
 pub use compress::Compression;
 pub use count::{CpuCount, EventCount, EventCounts};
 pub use events::DatEvents;
+pub use pages_out::{EncodeError, PageEncoder, HEADER_EVENT, HEADER_PAGE};
 pub use write::{copy_to_v6, copy_to_v7, DatMeta, DatWriter, Spool};
 
 use crate::decode::{Decoder, Kallsyms, LazyKallsyms, PrintkFormats};
