@@ -39,10 +39,11 @@
 mod decode;
 mod events;
 mod lex;
-mod lttng;
+pub(crate) mod lttng;
 mod raw;
 mod resolve;
 mod stream;
+mod to_dat;
 mod tsdl;
 mod types;
 
@@ -53,6 +54,8 @@ use std::sync::OnceLock;
 pub use events::CtfEvents;
 pub use lex::is_metadata;
 pub use raw::{RawEvent, RawEvents, RawValue};
+pub(crate) use to_dat::{env_text, parse_env};
+pub use to_dat::{DatConversion, DAT_SYSTEM};
 pub use tsdl::{Clock, EnvValue};
 
 use crate::{Comm, Error, ErrorKind, Location, Result, Text, TraceMeta};
