@@ -11,7 +11,8 @@
 //! - a string, or a sequence of text bytes, is `__data_loc char[]` (its text, up to the
 //!   first NUL, after the fixed part); an array of text bytes (`comm`) is `char name[N]`;
 //! - an array of integers is `TYPE name[N]`, a sequence of integers
-//!   `__data_loc TYPE[] name` (both print as `__print_array`, in hexadecimal);
+//!   `__data_loc TYPE[] name` (both print through `__print_array`: trace-cmd 3.1 shows
+//!   the elements as unsigned numbers apart, newer libtraceevents as `{0x..,0x..}`);
 //! - a structure's members are fields `parent_member`;
 //! - floating-point numbers, variants and arrays or sequences of anything else are left
 //!   out (and said so in [`DatConversion::warnings`]).
