@@ -6,7 +6,9 @@
 //! - trace-cmd `.dat` files, version 6 and version 7 (zstd and zlib compressed sections);
 //! - raw tracefs ring-buffer pages, decoded with the tracefs `format` files;
 //! - the kernel's ftrace text (the `trace` and `trace_pipe` files, and `trace-cmd report`);
-//! - function_graph text.
+//! - function_graph text;
+//! - LTTng kernel traces, CTF 1.8 (a folder of stream files and their TSDL metadata):
+//!   [`ctf`].
 //!
 //! It does **not** touch the host: recording (tracefs writes, `trace_pipe_raw`) lives in the
 //! host crate, and analyses (scheduler state, latencies) live in the analyze crate. Every
