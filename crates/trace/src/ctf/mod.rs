@@ -19,6 +19,9 @@
 //! packet, counted in [`crate::ReadStats::lost`]. [`CtfTrace::raw_events`] gives every
 //! event's decoded fields as the metadata declares them ([`RawValue`]).
 //!
+//! [`CtfTrace::write_dat`] writes the trace as a trace-cmd .dat (system [`DAT_SYSTEM`]),
+//! which the .dat reader reads back with the same typed events.
+//!
 //! Not read: CTF 2 (JSON metadata), floating-point numbers other than binary32 and
 //! binary64, compressed or encrypted metadata packets, LTTng's user-space (`ust/`)
 //! traces (their events are not the kernel's), and the trace's `index/` files (not

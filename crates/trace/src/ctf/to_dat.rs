@@ -1,32 +1,6 @@
 //! An LTTng trace as a trace-cmd .dat file ([`CtfTrace::write_dat`]).
 //!
-//! Each event class becomes an ftrace event of system [`DAT_SYSTEM`] with a `format`
-//! synthesized from its CTF fields, under its LTTng name (`sched_switch`,
-//! `irq_softirq_entry`...) and with LTTng's field names (`prev_tid`, `_msg_length`), so
-//! that `trace-cmd report` lines read like babeltrace2's:
-//!
-//! - an integer (or enumeration: its integer; labels are not kept) is a field of 1, 2, 4
-//!   or 8 bytes, a size in between widened to the next one, signed as in CTF; one shown
-//!   in hexadecimal by CTF (`base = 16`) prints as `0x%x`;
-//! - a string, or a sequence of text bytes, is `__data_loc char[]` (its text, up to the
-//!   first NUL, after the fixed part); an array of text bytes (`comm`) is `char name[N]`;
-//! - an array of integers is `TYPE name[N]`, a sequence of integers
-//!   `__data_loc TYPE[] name` (both print through `__print_array`: trace-cmd 3.1 shows
-//!   the elements as unsigned numbers apart, newer libtraceevents as `{0x..,0x..}`);
-//! - a structure's members are fields `parent_member`;
-//! - floating-point numbers, variants and arrays or sequences of anything else are left
-//!   out (and said so in [`DatConversion::warnings`]).
-//!
-//! Every record has the common fields ftrace's have: `common_pid` is the task the CTF
-//! reader gives the event ([`crate::Event::pid`]), `common_flags` and
-//! `common_preempt_count` are 0 (LTTng records neither). Records go into 4096-byte
-//! ring-buffer pages per CPU ([`crate::dat::PageEncoder`]), timestamps in ns since the
-//! epoch (as babeltrace2 prints them; the trace clock keeps its LTTng name); the events
-//! LTTng discarded are the next page's missed events with their count. The statedump's
-//! task names and thread groups are the saved cmdlines and jitterlab's saved-tgids
-//! option, the metadata's `env` block gives the `uname` and is kept whole in
-//! jitterlab's LTTng option, which the .dat decoder reads to map the events to typed
-//! [`crate::EventKind`]s exactly as the CTF reader does ([`super::lttng`]).
+//! What is carried and what is not: see [`CtfTrace::write_dat`].
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -416,8 +390,35 @@ struct Tally {
 
 impl CtfTrace {
     /// Writes this trace as a trace-cmd .dat file at `path`: version 6, or version 7
-    /// compressed with `v7`; pages spooled in `spool` until the file is written. See the
-    /// [module](self) for what is carried and what is not.
+    /// compressed with `v7`; pages spooled in `spool` until the file is written.
+    ///
+    /// Each event class becomes an ftrace event of system [`DAT_SYSTEM`] with a `format`
+    /// synthesized from its CTF fields, under its LTTng name (`sched_switch`,
+    /// `irq_softirq_entry`...) and with LTTng's field names (`prev_tid`, `_msg_length`), so
+    /// that `trace-cmd report` lines read like babeltrace2's:
+    ///
+    /// - an integer (or enumeration: its integer; labels are not kept) is a field of 1, 2, 4
+    ///   or 8 bytes, a size in between widened to the next one, signed as in CTF; one shown
+    ///   in hexadecimal by CTF (`base = 16`) prints as `0x%x`;
+    /// - a string, or a sequence of text bytes, is `__data_loc char[]` (its text, up to the
+    ///   first NUL, after the fixed part); an array of text bytes (`comm`) is `char name[N]`;
+    /// - an array of integers is `TYPE name[N]`, a sequence of integers
+    ///   `__data_loc TYPE[] name` (both print through `__print_array`: trace-cmd 3.1 shows
+    ///   the elements as unsigned numbers apart, newer libtraceevents as `{0x..,0x..}`);
+    /// - a structure's members are fields `parent_member`;
+    /// - floating-point numbers, variants and arrays or sequences of anything else are left
+    ///   out (and said so in [`DatConversion::warnings`]).
+    ///
+    /// Every record has the common fields ftrace's have: `common_pid` is the task the CTF
+    /// reader gives the event ([`crate::Event::pid`]), `common_flags` and
+    /// `common_preempt_count` are 0 (LTTng records neither). Records go into 4096-byte
+    /// ring-buffer pages per CPU ([`crate::dat::PageEncoder`]), timestamps in ns since the
+    /// epoch (as babeltrace2 prints them; the trace clock keeps its LTTng name); the events
+    /// LTTng discarded are the next page's missed events with their count. The statedump's
+    /// task names and thread groups are the saved cmdlines and jitterlab's saved-tgids
+    /// option, the metadata's `env` block gives the `uname` and is kept whole in
+    /// jitterlab's LTTng option, which the .dat decoder reads to map the events to typed
+    /// [`crate::EventKind`]s exactly as the CTF reader does (the shared LTTng mapping).
     pub fn write_dat(
         &self,
         path: &Path,
