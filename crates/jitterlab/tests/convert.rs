@@ -630,3 +630,42 @@ fn perfetto_of_a_multi_buffer_dat_names_the_buffers_not_drawn() {
         stderr(&o)
     );
 }
+
+/// An LTTng trace folder converted to .dat (v6, v7 by name and by --format) analyzes as
+/// the folder does: the same JSON apart from the source format.
+#[test]
+fn lttng_folder_to_dat_analyzes_as_the_folder() {
+    let dir = tmpdir("lttng");
+    let folder = data("lttng/kernel-irq-sched");
+    let analyze = |input: &str| {
+        let mut d = json_data(&run(&["analyze", "--json", input]), "jitterlab.analyze");
+        let format = d["source"]["format"].as_str().unwrap().to_string();
+        d["source"]["format"] = Value::Null;
+        (format, d)
+    };
+    let (format, want) = analyze(&folder);
+    assert_eq!(format, "LTTng CTF 1.8 (kernel, 4 streams)");
+    for (name, args, out_format) in [
+        ("by-name.dat", &[][..], "trace-cmd .dat v7 (zstd)"),
+        ("v6.dat", &["--format", "v6"][..], "trace-cmd .dat v6"),
+        (
+            "v7.dat",
+            &["--format", "v7", "--compression", "zlib"][..],
+            "trace-cmd .dat v7 (zlib)",
+        ),
+    ] {
+        let out = dir.path().join(name);
+        let out = out.to_str().unwrap();
+        let mut cmd = vec!["convert", &folder, out, "--json"];
+        cmd.extend_from_slice(args);
+        let summary = json_data(&run(&cmd), "jitterlab.convert");
+        assert_eq!(
+            summary["output_format"],
+            format!("{out_format}: 31556 events of 541 LTTng event classes (system lttng)")
+        );
+        assert!(summary.get("warnings").is_none(), "{summary}");
+        let (format, got) = analyze(out);
+        assert_eq!(format, out_format);
+        assert_eq!(got, want, "{name}");
+    }
+}

@@ -18,6 +18,7 @@ use std::sync::Arc;
 pub(crate) use symbols::{count_past, is_printk_format, is_symbol, lines};
 pub use symbols::{Kallsyms, LazyKallsyms, PrintkFormats, MAX_PRINTK_FORMATS, MAX_SYMBOLS};
 
+use crate::ctf::lttng;
 use crate::format::{Endian, EventFormat, Field, FieldKind, Formats};
 use crate::printfmt::StateTable;
 use crate::{Comm, Event, EventKind, Flags, Sym, TaskState, Text, Value, Wakeup};
@@ -67,6 +68,10 @@ enum Plan {
     Bprint(Option<Field>, Field, Field),
     FuncEntry([Field; 2]),
     FuncExit(Field, Field, Option<[Field; 2]>),
+    /// An event of an LTTng trace converted to .dat (system [`crate::ctf::DAT_SYSTEM`]):
+    /// LTTng's own fields, read as the CTF reader reads them (the indexes are into the
+    /// format's fields).
+    Lttng(lttng::Plan, Vec<Field>),
     Other(Vec<Field>),
 }
 
@@ -90,6 +95,7 @@ impl Plan {
             Plan::FuncExit(f, d, times) => {
                 v.extend([f, d].into_iter().chain(times.iter().flatten()))
             }
+            Plan::Lttng(p, f) => v.extend(p.indexes().into_iter().filter_map(|i| f.get(i))),
             Plan::Other(f) => v.extend(f),
         }
         v
@@ -124,6 +130,9 @@ fn fields<const N: usize>(f: &EventFormat, names: [&str; N]) -> Option<[Field; N
 }
 
 fn plan_for(f: &EventFormat, long_size: usize) -> Plan {
+    if *f.system == *crate::ctf::DAT_SYSTEM {
+        return lttng_plan(f);
+    }
     let one = |n: &str| f.field(n).cloned();
     let planned = match (&*f.system, &*f.name) {
         (_, "sched_switch") => fields(
@@ -180,6 +189,57 @@ fn plan_for(f: &EventFormat, long_size: usize) -> Plan {
     planned.unwrap_or_else(|| Plan::Other(f.fields.clone()))
 }
 
+/// The plan of an event of a converted LTTng trace: the CTF reader's, over the format's
+/// fields (a string is `__data_loc char[]`, a comm `char[N]`).
+fn lttng_plan(f: &EventFormat) -> Plan {
+    let look = |name: &str| {
+        let (i, x) = f
+            .fields
+            .iter()
+            .enumerate()
+            .find(|(_, x)| *x.name == *name)?;
+        let holds = if x.is_string() {
+            lttng::Holds::Text
+        } else if x.kind == FieldKind::Scalar {
+            lttng::Holds::Int
+        } else {
+            lttng::Holds::Other
+        };
+        Some((i, holds))
+    };
+    match lttng::plan_by(&f.name, &look) {
+        lttng::Plan::Other => Plan::Other(f.fields.clone()),
+        p => Plan::Lttng(p, f.fields.clone()),
+    }
+}
+
+/// A record's fields by index, for [`lttng::kind`].
+struct RecordValues<'a> {
+    fields: &'a [Field],
+    endian: Endian,
+    data: &'a [u8],
+}
+
+impl lttng::Values for RecordValues<'_> {
+    fn int(&self, i: usize) -> i64 {
+        self.fields
+            .get(i)
+            .and_then(|f| f.int(self.endian, self.data))
+            .unwrap_or(0)
+    }
+    fn text(&self, i: usize) -> &[u8] {
+        let raw = self
+            .fields
+            .get(i)
+            .and_then(|f| f.bytes(self.endian, self.data))
+            .unwrap_or(&[]);
+        match raw.iter().position(|&b| b == 0) {
+            Some(n) => &raw[..n],
+            None => raw,
+        }
+    }
+}
+
 fn wake(f: &EventFormat, kind: WakeKind) -> Option<Plan> {
     fields(f, ["comm", "pid", "prio", "target_cpu"]).map(|v| Plan::Wake(kind, v))
 }
@@ -206,6 +266,8 @@ struct Ctx {
     printk: Option<Arc<PrintkFormats>>,
     syms: HashMap<(u64, bool), Option<Text>>,
     strings: HashMap<Box<[u8]>, Text>,
+    /// How a converted LTTng trace's fields read (its tracer's and kernel's versions).
+    lttng: lttng::Flavor,
 }
 
 /// Interned strings kept at most (IRQ names, file names, string fields of other events).
@@ -226,6 +288,7 @@ impl Decoder {
                 printk: None,
                 syms: HashMap::new(),
                 strings: HashMap::new(),
+                lttng: lttng::Flavor::of_env(&[]),
             },
         }
     }
@@ -244,7 +307,13 @@ fn plan<'p>(
     if let Slot::Todo = slot {
         *slot = match (formats.get(id), formats.error(id)) {
             (Some(f), _) => Slot::Ready(Box::new(Entry {
-                name: Text::from(format!("{}:{}", f.system, f.name)),
+                // A converted LTTng trace's events are named as the CTF reader names
+                // them, without a system.
+                name: if *f.system == *crate::ctf::DAT_SYSTEM {
+                    f.name.clone()
+                } else {
+                    Text::from(format!("{}:{}", f.system, f.name))
+                },
                 common: Common {
                     flags: f.field("common_flags").cloned(),
                     preempt: f.field("common_preempt_count").cloned(),
@@ -281,6 +350,14 @@ impl Decoder {
     /// Look up trace_printk formats (`bputs`, `bprint`) in `printk`.
     pub fn with_printk(mut self, printk: Arc<PrintkFormats>) -> Decoder {
         self.ctx.printk = Some(printk);
+        self
+    }
+
+    /// Read the events of a converted LTTng trace (system [`crate::ctf::DAT_SYSTEM`]) as
+    /// the tracer and kernel its metadata's `env` block names recorded them (without it:
+    /// a current lttng-modules on a kernel since 4.14).
+    pub fn with_lttng_env(mut self, env: &[(String, crate::ctf::EnvValue)]) -> Decoder {
+        self.ctx.lttng = lttng::Flavor::of_env(env);
         self
     }
 
@@ -487,6 +564,15 @@ impl Ctx {
                     None => None,
                 },
             },
+            Plan::Lttng(p, fields) => {
+                let values = RecordValues {
+                    fields,
+                    endian: e,
+                    data: d,
+                };
+                let strings = &mut self.strings;
+                lttng::kind(p, &values, &self.lttng, &mut |b| intern(strings, b))?
+            }
             Plan::Other(fs) => {
                 let mut out = Vec::with_capacity(fs.len());
                 for f in fs {
@@ -546,6 +632,18 @@ impl Ctx {
             .clone();
         Sym { addr, name }
     }
+}
+
+/// `b` as text, interned while there is room.
+fn intern(strings: &mut HashMap<Box<[u8]>, Text>, b: &[u8]) -> Text {
+    if let Some(t) = strings.get(b) {
+        return t.clone();
+    }
+    let t = Text::from(String::from_utf8_lossy(b));
+    if strings.len() < MAX_INTERNED {
+        strings.insert(b.into(), t.clone());
+    }
+    t
 }
 
 fn trim_nl(s: &str) -> &str {

@@ -231,6 +231,7 @@ pub fn record(root: &Root, req: &RecordRequest, cancel: &AtomicBool) -> Result<R
         uname: Some(headers.uname),
         version: Some(format!("jitterlab {}", env!("CARGO_PKG_VERSION"))),
         cpustats: Vec::new(),
+        lttng_env: None,
     };
     let out_err = |e| Error::io(&req.output, e);
     let mut writer = DatWriter::new(meta, DatSpool::Memory).map_err(out_err)?;

@@ -40,7 +40,8 @@ impl OutputFormat {
 
     /// The format `out`'s name asks for: `*.json` is Perfetto JSON; `*.pftrace` and
     /// `*.perfetto-trace` Perfetto's protobuf trace; `*.dat` is the other
-    /// .dat version than the input's (v6 -> v7 with `compression`, v7 -> v6).
+    /// .dat version than the input's (v6 -> v7 with `compression`, v7 -> v6), and
+    /// version 7 with `compression` for an LTTng trace.
     pub fn from_name(
         out: &Path,
         trace: &Trace,
@@ -59,6 +60,7 @@ impl OutputFormat {
             } else {
                 OutputFormat::V6
             }),
+            Trace::Ctf(_) if name.ends_with(".dat") => Ok(OutputFormat::V7(compression)),
             _ => Err(Error::Unsupported(format!(
                 "{}: cannot tell the output format from the name; give --format v6, v7, perfetto or pftrace",
                 out.display()
@@ -97,9 +99,9 @@ pub fn convert(
         cause,
     };
     let mut out = OutputFile::create(output).map_err(out_err)?;
-    let (output_format, perfetto, pftrace) = write(trace, input, format, filter, &mut out)?;
+    let (output_format, perfetto, pftrace, mut warnings) =
+        write(trace, input, format, filter, &mut out)?;
     let bytes = out.commit().map_err(out_err)?;
-    let mut warnings = Vec::new();
     if let Some(p) = &perfetto {
         if p.task_slices + p.irq_slices + p.softirq_slices + p.wakeups + p.markers == 0 {
             warnings.push(
@@ -128,13 +130,21 @@ pub fn convert(
     })
 }
 
+/// The output's format, its counts, and what the user should know about it.
+type Written = (
+    String,
+    Option<PerfettoCounts>,
+    Option<PftraceCounts>,
+    Vec<String>,
+);
+
 fn write(
     trace: &Trace,
     input: &Path,
     format: OutputFormat,
     filter: &Filter,
     out: &mut OutputFile,
-) -> Result<(String, Option<PerfettoCounts>, Option<PftraceCounts>), Error> {
+) -> Result<Written, Error> {
     let tmp = out.path().to_path_buf();
     let io_err = |cause| Error::Io {
         path: tmp.clone(),
@@ -154,7 +164,12 @@ fn write(
                 &mut sink,
             )?;
             let (_, counts) = sink.inner.finish().map_err(io_err)?;
-            Ok(("Chrome trace-event JSON (Perfetto)".into(), Some(counts), None))
+            Ok((
+                "Chrome trace-event JSON (Perfetto)".into(),
+                Some(counts),
+                None,
+                Vec::new(),
+            ))
         }
         (OutputFormat::Pftrace, _) => {
             let tables = PftraceTables {
@@ -201,7 +216,12 @@ fn write(
                 return Err(io_err(e));
             }
             let (_, counts) = writer.finish().map_err(io_err)?;
-            Ok(("Perfetto protobuf trace".into(), None, Some(counts)))
+            Ok((
+                "Perfetto protobuf trace".into(),
+                None,
+                Some(counts),
+                Vec::new(),
+            ))
         }
         (OutputFormat::V6 | OutputFormat::V7(_), Trace::Dat(dat)) => {
             // Pages wait in files next to the output, not in memory.
@@ -209,18 +229,43 @@ fn write(
             match format {
                 OutputFormat::V7(c) => {
                     copy_to_v7(dat, &tmp, spool, c)?;
-                    Ok((format!("trace-cmd .dat v7 ({})", c.name()), None, None))
+                    Ok((
+                        format!("trace-cmd .dat v7 ({})", c.name()),
+                        None,
+                        None,
+                        Vec::new(),
+                    ))
                 }
                 _ => {
                     copy_to_v6(dat, &tmp, spool)?;
-                    Ok(("trace-cmd .dat v6".into(), None, None))
+                    Ok(("trace-cmd .dat v6".into(), None, None, Vec::new()))
                 }
             }
         }
-        (_, Trace::Ctf(_)) => Err(Error::Unsupported(format!(
-            "{}: an LTTng trace has no ftrace ring-buffer pages to write a .dat from; convert it --format perfetto or pftrace",
-            input.display()
-        ))),
+        (OutputFormat::V6 | OutputFormat::V7(_), Trace::Ctf(ctf)) => {
+            // Pages wait in files next to the output, not in memory.
+            let spool = Spool::Dir(out.scratch_dir().to_path_buf());
+            let v7 = match format {
+                OutputFormat::V7(c) => Some(c),
+                _ => None,
+            };
+            let done = ctf.write_dat(&tmp, spool, v7)?;
+            let name = match v7 {
+                Some(c) => format!("trace-cmd .dat v7 ({})", c.name()),
+                None => "trace-cmd .dat v6".into(),
+            };
+            Ok((
+                format!(
+                    "{name}: {} events of {} LTTng event classes (system {})",
+                    done.events,
+                    done.formats,
+                    jitterlab_trace::ctf::DAT_SYSTEM
+                ),
+                None,
+                None,
+                done.warnings,
+            ))
+        }
         (_, Trace::Text { .. }) => Err(Error::Unsupported(format!(
             "{}: a text trace has no ring-buffer pages to write a .dat from; convert it --format perfetto, or record a .dat with `jitterlab record`",
             input.display()

@@ -1,5 +1,6 @@
-//! `jitterlab convert IN OUT` (or `IN -o OUT`): a .dat between versions 6 and 7, or any trace to the Chrome
-//! trace-event JSON that ui.perfetto.dev and chrome://tracing open.
+//! `jitterlab convert IN OUT` (or `IN -o OUT`): a .dat between versions 6 and 7, an LTTng
+//! trace folder to .dat, or any trace to the Chrome trace-event JSON that ui.perfetto.dev
+//! and chrome://tracing open.
 
 use std::path::PathBuf;
 
@@ -41,10 +42,11 @@ pub enum Compress {
 /// `jitterlab convert`.
 #[derive(Args, Debug)]
 #[command(
-    after_help = "Without --format, the output format follows OUT: *.json is Perfetto JSON; *.pftrace and *.perfetto-trace Perfetto's protobuf trace; *.dat is the other .dat version than IN's (v6 -> v7, v7 -> v6).\n\nExamples:\n  jitterlab convert trace.dat trace.json      # then open it in ui.perfetto.dev\n  jitterlab convert trace.dat -o trace.json   # the same\n  jitterlab convert trace.dat trace.pftrace   # CPU tracks; SQL in trace processor\n  jitterlab convert trace.v7.dat trace.v6.dat  # for an older trace-cmd or KernelShark\n  jitterlab convert trace.dat small.dat --format v7 --compression zstd\n  jitterlab convert trace.dat spike.json --cpu 1 --from 976.30 --to 976.35"
+    after_help = "Without --format, the output format follows OUT: *.json is Perfetto JSON; *.pftrace and *.perfetto-trace Perfetto's protobuf trace; *.dat is the other .dat version than IN's (v6 -> v7, v7 -> v6), and v7 for an LTTng trace folder.\n\nExamples:\n  jitterlab convert trace.dat trace.json      # then open it in ui.perfetto.dev\n  jitterlab convert trace.dat -o trace.json   # the same\n  jitterlab convert trace.dat trace.pftrace   # CPU tracks; SQL in trace processor\n  jitterlab convert trace.v7.dat trace.v6.dat  # for an older trace-cmd or KernelShark\n  jitterlab convert trace.dat small.dat --format v7 --compression zstd\n  jitterlab convert trace.dat spike.json --cpu 1 --from 976.30 --to 976.35\n  jitterlab convert ~/lttng-traces/jl-20250101-120000 jl.dat --format v6   # an LTTng trace for trace-cmd"
 )]
 pub struct ConvertArgs {
-    /// The trace: a .dat (v6, v7), or for Perfetto output any text trace jitterlab reads.
+    /// The trace: a .dat (v6, v7) or an LTTng trace folder, or for Perfetto output any
+    /// text trace jitterlab reads.
     pub input: PathBuf,
     /// The file to write (written whole under a temporary name, then renamed over a
     /// regular file; copied into a FIFO or device, never renamed over one); or -o FILE.

@@ -23,9 +23,12 @@
 //! - no `common_flags` nor `common_preempt_count`: [`crate::Event::flags`] and
 //!   `preempt_count` are 0;
 //! - no `common_pid`: see [`super::CtfEvents`] for how an event's task is found.
+//!
+//! The .dat decoder reads the events of an LTTng trace converted to .dat (system
+//! [`super::DAT_SYSTEM`]) with the same plans ([`plan_by`]) and the same [`kind`].
 
 use super::decode::{Decoder, Leaf};
-use super::tsdl::Metadata;
+use super::tsdl::{EnvValue, Metadata};
 use super::types::Type;
 use crate::{Comm, EventKind, Sym, TaskState, Text, Wakeup};
 
@@ -61,6 +64,15 @@ impl Flavor {
     /// a trace that does not say is taken as recorded by a current lttng-modules on a
     /// kernel since 4.14.
     pub(crate) fn of(m: &Metadata) -> Flavor {
+        Flavor::of_env(&m.env)
+    }
+
+    /// As an `env` block tells (the metadata's, or the one a converted .dat keeps).
+    pub(crate) fn of_env(env: &[(String, EnvValue)]) -> Flavor {
+        let m = Metadata {
+            env: env.to_vec(),
+            ..Metadata::default()
+        };
         let tracer = (
             m.env_int("tracer_major").unwrap_or(i64::MAX),
             m.env_int("tracer_minor").unwrap_or(0),
@@ -169,6 +181,23 @@ pub(crate) enum Plan {
     Other,
 }
 
+impl Plan {
+    /// The indexes of the fields the plan reads.
+    pub(crate) fn indexes(&self) -> Vec<usize> {
+        match self {
+            Plan::Switch(f) => f.to_vec(),
+            Plan::Wake(_, f) => f.to_vec(),
+            Plan::Migrate(f) => f.to_vec(),
+            Plan::Fork(f) => f.to_vec(),
+            Plan::Exec(f) | Plan::Exit(f) | Plan::HrtimerEntry(f) => f.to_vec(),
+            Plan::IrqEntry(f) | Plan::IrqExit(f) | Plan::WorkStart(f) => f.to_vec(),
+            Plan::Softirq(_, i) | Plan::HrtimerExit(i) => vec![*i],
+            Plan::WorkEnd(w, f) => std::iter::once(*w).chain(*f).collect(),
+            Plan::Other => Vec::new(),
+        }
+    }
+}
+
 /// What the first pass looks for besides the typed events.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Statedump {
@@ -178,22 +207,31 @@ pub(crate) enum Statedump {
     Interrupt([usize; 2]),
 }
 
-/// The indexes of fields `names` of `fields` when each is text (`t`) or an integer (`i`)
-/// as `kinds` says.
-fn find<const N: usize>(
-    fields: Option<&Type>,
-    names: [&str; N],
-    kinds: &[u8; N],
-) -> Option<[usize; N]> {
-    let fields = fields?;
+/// What a field holds, as far as the typed events care.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Holds {
+    /// A string, or an array or sequence of text bytes.
+    Text,
+    /// One integer (or an enumeration's).
+    Int,
+    /// Anything else.
+    Other,
+}
+
+/// A field by name: its index and what it holds.
+pub(crate) type Lookup<'a> = &'a dyn Fn(&str) -> Option<(usize, Holds)>;
+
+/// The indexes of fields `names` when each is text (`t`) or an integer (`i`) as `kinds`
+/// says.
+fn find<const N: usize>(look: Lookup, names: [&str; N], kinds: &[u8; N]) -> Option<[usize; N]> {
     let mut out = [0usize; N];
     for (k, name) in names.iter().enumerate() {
-        let (i, t) = fields.field(name)?;
-        let ok = match kinds[k] {
-            b't' => t.is_text(),
-            _ => t.is_int(),
+        let (i, holds) = look(name)?;
+        let want = match kinds[k] {
+            b't' => Holds::Text,
+            _ => Holds::Int,
         };
-        if !ok {
+        if holds != want {
             return None;
         }
         out[k] = i;
@@ -201,10 +239,30 @@ fn find<const N: usize>(
     Some(out)
 }
 
+/// A CTF payload's fields by name.
+fn lookup_type(fields: Option<&Type>) -> impl Fn(&str) -> Option<(usize, Holds)> + '_ {
+    move |name| {
+        let (i, t) = fields?.field(name)?;
+        let holds = if t.is_text() {
+            Holds::Text
+        } else if t.is_int() {
+            Holds::Int
+        } else {
+            Holds::Other
+        };
+        Some((i, holds))
+    }
+}
+
 /// The plan of event `name` with payload `fields`: [`Plan::Other`] when its fields are
 /// not those the typed variant needs.
 pub(crate) fn plan(name: &str, fields: Option<&Type>) -> Plan {
-    let f = fields;
+    plan_by(name, &lookup_type(fields))
+}
+
+/// The plan of event `name` whose fields `f` finds by name (a CTF payload's, or a
+/// converted .dat's format's).
+pub(crate) fn plan_by(name: &str, f: Lookup) -> Plan {
     let one = |n: &str| find(f, [n], b"i").map(|[i]| i);
     let wake =
         |w| find(f, ["comm", "tid", "prio", "target_cpu"], b"tiii").map(|x| Plan::Wake(w, x));
@@ -257,13 +315,12 @@ pub(crate) fn plan(name: &str, fields: Option<&Type>) -> Plan {
 
 /// The statedump event `name` with payload `fields`, when it is one the reader reads.
 pub(crate) fn statedump(name: &str, fields: Option<&Type>) -> Option<Statedump> {
+    let f = &lookup_type(fields);
     match name {
         "lttng_statedump_process_state" => {
-            find(fields, ["tid", "pid", "name"], b"iit").map(Statedump::Process)
+            find(f, ["tid", "pid", "name"], b"iit").map(Statedump::Process)
         }
-        "lttng_statedump_interrupt" => {
-            find(fields, ["irq", "action"], b"it").map(Statedump::Interrupt)
-        }
+        "lttng_statedump_interrupt" => find(f, ["irq", "action"], b"it").map(Statedump::Interrupt),
         _ => None,
     }
 }
@@ -272,6 +329,14 @@ pub(crate) fn statedump(name: &str, fields: Option<&Type>) -> Option<Statedump> 
 pub(crate) struct Fields<'a> {
     pub dec: &'a Decoder,
     pub tops: &'a [u32],
+}
+
+/// The values of an event's fields by index, as [`plan`] and [`plan_by`] number them.
+pub(crate) trait Values {
+    /// Field `i` as an integer (0 when it is not one).
+    fn int(&self, i: usize) -> i64;
+    /// Field `i` as text bytes, up to its first NUL (empty when it is not text).
+    fn text(&self, i: usize) -> &[u8];
 }
 
 impl Fields<'_> {
@@ -297,11 +362,20 @@ impl Fields<'_> {
     }
 }
 
+impl Values for Fields<'_> {
+    fn int(&self, i: usize) -> i64 {
+        Fields::int(self, i)
+    }
+    fn text(&self, i: usize) -> &[u8] {
+        Fields::text(self, i)
+    }
+}
+
 /// The typed kind of an event planned `plan` (never [`Plan::Other`]); `name` interns the
 /// IRQ names and exec file names.
 pub(crate) fn kind(
     plan: &Plan,
-    f: &Fields,
+    f: &impl Values,
     flavor: &Flavor,
     text: &mut dyn FnMut(&[u8]) -> Text,
 ) -> Option<EventKind> {

@@ -19,6 +19,9 @@
 //! packet, counted in [`crate::ReadStats::lost`]. [`CtfTrace::raw_events`] gives every
 //! event's decoded fields as the metadata declares them ([`RawValue`]).
 //!
+//! [`CtfTrace::write_dat`] writes the trace as a trace-cmd .dat (system [`DAT_SYSTEM`]),
+//! which the .dat reader reads back with the same typed events.
+//!
 //! Not read: CTF 2 (JSON metadata), floating-point numbers other than binary32 and
 //! binary64, compressed or encrypted metadata packets, LTTng's user-space (`ust/`)
 //! traces (their events are not the kernel's), and the trace's `index/` files (not
@@ -39,10 +42,11 @@
 mod decode;
 mod events;
 mod lex;
-mod lttng;
+pub(crate) mod lttng;
 mod raw;
 mod resolve;
 mod stream;
+mod to_dat;
 mod tsdl;
 mod types;
 
@@ -53,6 +57,8 @@ use std::sync::OnceLock;
 pub use events::CtfEvents;
 pub use lex::is_metadata;
 pub use raw::{RawEvent, RawEvents, RawValue};
+pub(crate) use to_dat::{env_text, parse_env};
+pub use to_dat::{DatConversion, DAT_SYSTEM};
 pub use tsdl::{Clock, EnvValue};
 
 use crate::{Comm, Error, ErrorKind, Location, Result, Text, TraceMeta};

@@ -43,6 +43,11 @@ pub(crate) mod opt {
     /// `monotonic NS` and `realtime NS` lines), so that traces of different hosts can be
     /// told apart and put on one wall clock.
     pub const JITTERLAB_CLOCKS: u16 = 0x8002;
+    /// jitterlab's own option: the file was converted from an LTTng trace, whose
+    /// metadata's `env` block it holds (`key=value` lines, text values in double
+    /// quotes), so that its events read as the tracer and kernel versions there say
+    /// (see [`crate::ctf::DAT_SYSTEM`]).
+    pub const JITTERLAB_LTTNG: u16 = 0x8003;
 }
 
 /// Bytes kept for later: in the file, or decompressed (shared with what is parsed from
@@ -161,6 +166,7 @@ pub(crate) fn parse(name: &str, data: &[u8], lenient: bool) -> Result<Header> {
             tgids: Vec::new(),
             clocks: None,
             hostname: None,
+            lttng_env: None,
         },
         endian: c.endian,
         header_page: String::new(),
@@ -477,6 +483,7 @@ pub(crate) fn common_option(
                 .map(|n| n.trim().to_string())
                 .filter(|n| !n.is_empty());
         }
+        opt::JITTERLAB_LTTNG => h.info.lttng_env = Some(crate::ctf::parse_env(&text())),
         opt::VERSION => h.info.tracer_version = Some(text()),
         opt::TRACEID => h.info.trace_id = c.endian.u64(body, 0),
         opt::CPUCOUNT => {

@@ -44,6 +44,7 @@ mod events;
 mod header;
 mod layout;
 mod pages;
+mod pages_out;
 mod spool;
 mod v7;
 mod write;
@@ -58,6 +59,7 @@ pub use choice::{BufferChoice, BufferSummary};
 pub use compress::Compression;
 pub use count::{CpuCount, EventCount, EventCounts};
 pub use events::DatEvents;
+pub use pages_out::{EncodeError, PageEncoder, HEADER_EVENT, HEADER_PAGE};
 pub use write::{copy_to_v6, copy_to_v7, DatMeta, DatWriter, Spool};
 
 use crate::decode::{Decoder, Kallsyms, LazyKallsyms, PrintkFormats};
@@ -114,6 +116,9 @@ pub struct DatInfo {
     /// The recording machine's host name (jitterlab's clocks option; trace-cmd's own
     /// files name it in `uname`).
     pub hostname: Option<String>,
+    /// The `env` block of the LTTng trace the file was converted from (jitterlab's LTTng
+    /// option; see [`crate::ctf::DAT_SYSTEM`]).
+    pub lttng_env: Option<Vec<(String, crate::ctf::EnvValue)>>,
 }
 
 /// CLOCK_MONOTONIC and CLOCK_REALTIME read together (at the start of a recording): a
@@ -518,6 +523,7 @@ impl<'a> DatFile<'a> {
         )
         .with_lazy_kallsyms(self.lazy_kallsyms())
         .with_printk(self.printk_formats())
+        .with_lttng_env(self.info.lttng_env.as_deref().unwrap_or_default())
     }
 
     /// What `trace-cmd report -N` prints of this file's records after their event names

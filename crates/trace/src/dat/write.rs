@@ -60,6 +60,9 @@ pub struct DatMeta {
     pub version: Option<String>,
     /// `per_cpu/cpuN/stats`, one text per CPU.
     pub cpustats: Vec<String>,
+    /// The `env` block of the LTTng trace the file is converted from, written as
+    /// jitterlab's own option; `None`: none written.
+    pub lttng_env: Option<Vec<(String, crate::ctf::EnvValue)>>,
 }
 
 impl DatMeta {
@@ -105,6 +108,7 @@ impl DatMeta {
             uname: info.uname.clone(),
             version: info.tracer_version.clone(),
             cpustats: info.cpustats.clone(),
+            lttng_env: info.lttng_env.clone(),
         }
     }
 }
@@ -426,6 +430,9 @@ impl DatMeta {
             let mut t = self.tgids.clone();
             t.push(0);
             opts.push((opt::JITTERLAB_TGIDS, t));
+        }
+        if let Some(env) = &self.lttng_env {
+            opts.push((opt::JITTERLAB_LTTNG, text(&crate::ctf::env_text(env))));
         }
         if self.clocks.is_some() || self.hostname.is_some() {
             let mut t = self.clocks.map(|c| c.to_text()).unwrap_or_default();

@@ -5,6 +5,7 @@ mod oracle;
 mod real;
 mod robust;
 mod synth;
+mod to_dat;
 
 /// A real LTTng 2.5 kernel trace of a 32-bit ARM board (see tests/data/README.md).
 pub const KERNEL_IRQ_SCHED: &str = concat!(

@@ -39,7 +39,7 @@ for msg in bt2.TraceCollectionMessageIterator(sys.argv[1]):
 "#;
 
 /// The Python with bt2, or `None` (the test is skipped).
-fn python() -> Option<&'static str> {
+pub(super) fn python() -> Option<&'static str> {
     ["/usr/bin/python3", "python3"].into_iter().find(|p| {
         Command::new(p)
             .args(["-c", "import bt2"])
