@@ -509,3 +509,59 @@ fn progress_is_on_stderr_only_and_never_in_the_output() {
         format!("jitterlab {}", env!("CARGO_PKG_VERSION"))
     );
 }
+
+/// The LTTng kernel trace of a 4-CPU ARM board (crates/trace/tests/data/lttng), checked
+/// by hand against `babeltrace2 --clock-seconds` of the same folder:
+///
+/// ```text
+/// [1412670965.999895339] irq_handler_exit: { cpu_id = 0 }, { irq = 194, ret = 1 }
+/// [1412670965.999904339] softirq_entry: { cpu_id = 0 }, { vec = 3 }
+/// [1412670965.999931239] sched_wakeup: { cpu_id = 0 }, { comm = "sshd", tid = 403, prio = 120, ... }
+/// [1412670965.999945239] softirq_exit: { cpu_id = 0 }, { vec = 3 }
+/// [1412670965.999962639] sched_switch: { cpu_id = 0 }, { prev_comm = "swapper/0", ..., next_comm = "sshd", next_tid = 403, next_prio = 20 }
+/// ```
+///
+/// eth0's IRQ ends, its NET_RX softirq wakes sshd, sshd runs 67.3 us after the IRQ's exit:
+/// the worst eth0 -> sshd chain. sshd's thread group and eth0's name come from the state
+/// dump (`lttng_statedump_process_state`: tid 403, pid 403; `lttng_statedump_interrupt`).
+#[test]
+fn analyze_of_an_lttng_trace_matches_its_events_by_hand() {
+    let d = analyze_json(&data("lttng/kernel-irq-sched"), &[]);
+    assert_eq!(d["source"]["format"], "LTTng CTF 1.8 (kernel, 4 streams)");
+    assert_eq!(d["summary"]["events"], 31556);
+    let chain = d["irqs"]["chains"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["irq"] == 194 && c["comm"] == "sshd")
+        .expect("an eth0 -> sshd chain");
+    assert_eq!(chain["irq_name"], "eth0");
+    assert_eq!(chain["tid"], 403);
+    assert_eq!(
+        chain["latency"]["max_ns"],
+        1_412_670_965_999_962_639u64 - 1_412_670_965_999_895_339
+    );
+    assert_eq!(chain["latency"]["max_at_ns"], 1_412_670_965_999_895_339u64);
+    assert_eq!(
+        chain["via_softirq"], chain["count"],
+        "every eth0 -> sshd wake-up is in NET_RX"
+    );
+    let tasks = d["tasks"]["tasks"].as_array().unwrap();
+    let sshd = tasks.iter().find(|t| t["tid"] == 403).expect("sshd-403");
+    assert_eq!(
+        (&sshd["comm"], &sshd["tgid"]),
+        (&"sshd".into(), &403.into())
+    );
+    // Every task is named (a task that never switched by its state-dump name).
+    let unnamed: Vec<_> = tasks
+        .iter()
+        .filter(|t| {
+            t["comm"]
+                .as_str()
+                .is_none_or(|c| c.is_empty() || c.starts_with('<'))
+        })
+        .collect();
+    assert!(unnamed.is_empty(), "{unnamed:?}");
+    // Priorities on the kernel's scale: a nice-0 task at 120 (LTTng recorded 20).
+    assert_eq!(sshd["prio"], 120);
+}

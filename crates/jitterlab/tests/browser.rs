@@ -124,6 +124,11 @@ fn write_reports(dir: &Path) {
         "-o".as_ref(),
         &o("veth-compare.html"),
     ]);
+    // An LTTng kernel trace folder (issue 30): its page and its analysis.
+    let lttng = trace("lttng/kernel-irq-sched").into_os_string();
+    jitterlab(&["view".as_ref(), &lttng, "-o".as_ref(), &o("lttng.html")]);
+    let json = jitterlab(&["analyze".as_ref(), &lttng, "--json".as_ref()]);
+    std::fs::write(dir.join("lttng.json"), json).unwrap();
     write_block_probe(dir);
     // A trace whose name is not ASCII: the page's title and header.
     let named = dir.join("dïsk-€线.dat");

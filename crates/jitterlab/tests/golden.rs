@@ -383,3 +383,33 @@ fn experiment_checks_recipes_against_the_machine() {
     .collect();
     snapshot("experiment_refused", &text.join("\n"));
 }
+
+/// An LTTng kernel trace folder (crates/trace/tests/data/lttng): the counts per CPU and
+/// event, the first events as report prints them, and analyze's IRQ sections.
+#[test]
+fn lttng() {
+    let d = data();
+    let mut text = Vec::new();
+    for args in [
+        &["report", "lttng/kernel-irq-sched", "--stats"][..],
+        &[
+            "report",
+            "lttng/kernel-irq-sched",
+            "--cpu",
+            "0",
+            "--to",
+            "1412670961.22",
+        ],
+        &[
+            "analyze",
+            "lttng/kernel-irq-sched",
+            "--section",
+            "irqs",
+            "--top",
+            "5",
+        ],
+    ] {
+        text.push(printed(&d, args, None));
+    }
+    snapshot("lttng", &text.join("\n"));
+}
