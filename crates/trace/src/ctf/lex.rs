@@ -138,8 +138,9 @@ fn text(name: &str, bytes: Vec<u8>) -> Result<String> {
 
 /// A token of TSDL.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Tok {
-    Ident(String),
+pub(crate) enum Tok<'a> {
+    /// An identifier or keyword, borrowed from the metadata's text.
+    Ident(&'a str),
     /// An integer literal (its sign is a separate `-`).
     Int(u64),
     /// A string literal, unescaped.
@@ -148,7 +149,7 @@ pub(crate) enum Tok {
     Punct(&'static str),
 }
 
-impl std::fmt::Display for Tok {
+impl std::fmt::Display for Tok<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Tok::Ident(s) => write!(f, "`{s}`"),
@@ -161,8 +162,8 @@ impl std::fmt::Display for Tok {
 
 /// A token and its line.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Token {
-    pub tok: Tok,
+pub(crate) struct Token<'a> {
+    pub tok: Tok<'a>,
     pub line: u32,
 }
 
@@ -172,7 +173,7 @@ const PUNCT: [&str; 19] = [
 ];
 
 /// The tokens of `text`; comments and whitespace dropped.
-pub(crate) fn tokens(name: &str, text: &str) -> Result<Vec<Token>> {
+pub(crate) fn tokens<'a>(name: &str, text: &'a str) -> Result<Vec<Token<'a>>> {
     let b = text.as_bytes();
     // About one token per 5 bytes of TSDL: one allocation, not a growing vector.
     let mut out = Vec::with_capacity(text.len() / 5);
@@ -207,7 +208,7 @@ pub(crate) fn tokens(name: &str, text: &str) -> Result<Vec<Token>> {
                 i += 1;
             }
             out.push(Token {
-                tok: Tok::Ident(text[s..i].to_string()),
+                tok: Tok::Ident(&text[s..i]),
                 line,
             });
         } else if c.is_ascii_digit() {
@@ -293,14 +294,14 @@ mod tests {
         assert_eq!(
             toks,
             vec![
-                (Tok::Ident("a".into()), 1),
+                (Tok::Ident("a"), 1),
                 (Tok::Int(31), 2),
                 (Tok::Int(15), 2),
                 (Tok::Int(42), 2),
                 (Tok::Str("s\"q".into()), 2),
                 (Tok::Punct(":="), 2),
                 (Tok::Punct("..."), 2),
-                (Tok::Ident("b".into()), 4),
+                (Tok::Ident("b"), 4),
             ]
         );
         let e = tokens("m", "a\n\"open").unwrap_err();

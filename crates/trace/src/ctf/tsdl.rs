@@ -133,7 +133,7 @@ enum Val {
 }
 
 /// Parses the tokens of the metadata named `name`.
-pub(crate) fn parse(name: &str, toks: &[Token]) -> Result<Metadata> {
+pub(crate) fn parse(name: &str, toks: &[Token<'_>]) -> Result<Metadata> {
     let mut p = Parser {
         name,
         toks,
@@ -148,14 +148,14 @@ pub(crate) fn parse(name: &str, toks: &[Token]) -> Result<Metadata> {
     while p.at < toks.len() {
         let line = p.line();
         let word = match p.peek() {
-            Some(Tok::Ident(w)) => w.clone(),
+            Some(Tok::Ident(w)) => *w,
             _ => {
                 return Err(
                     p.expected("a declaration (`trace`, `stream`, `event`, `typealias`, ...)")
                 )
             }
         };
-        match word.as_str() {
+        match word {
             "typealias" | "typedef" => {
                 p.alias_or_typedef()?;
                 continue;
@@ -166,7 +166,7 @@ pub(crate) fn parse(name: &str, toks: &[Token]) -> Result<Metadata> {
                 p.at += 2;
                 let entries = p.block()?;
                 p.punct(";")?;
-                match word.as_str() {
+                match word {
                     "trace" => {
                         for (key, line, v) in entries {
                             match (key.as_str(), v) {
@@ -369,19 +369,19 @@ struct Scope {
 
 struct Parser<'a> {
     name: &'a str,
-    toks: &'a [Token],
+    toks: &'a [Token<'a>],
     at: usize,
     scopes: Vec<Scope>,
     depth: usize,
     nodes: usize,
 }
 
-impl Parser<'_> {
-    fn peek(&self) -> Option<&Tok> {
+impl<'a> Parser<'a> {
+    fn peek(&self) -> Option<&'a Tok<'a>> {
         self.toks.get(self.at).map(|t| &t.tok)
     }
 
-    fn peek_at(&self, n: usize) -> Option<&Tok> {
+    fn peek_at(&self, n: usize) -> Option<&'a Tok<'a>> {
         self.toks.get(self.at + n).map(|t| &t.tok)
     }
 
@@ -425,7 +425,7 @@ impl Parser<'_> {
     fn ident(&mut self) -> Result<String> {
         match self.peek() {
             Some(Tok::Ident(s)) => {
-                let s = s.clone();
+                let s = s.to_string();
                 self.at += 1;
                 Ok(s)
             }
@@ -488,7 +488,7 @@ impl Parser<'_> {
             self.punct(":=")?;
             let mut words = Vec::new();
             while let Some(Tok::Ident(w)) = self.peek() {
-                words.push(w.clone());
+                words.push(*w);
                 self.at += 1;
             }
             if self.is_punct("*") {
@@ -502,7 +502,7 @@ impl Parser<'_> {
         } else {
             let mut words = Vec::new();
             while let Some(Tok::Ident(w)) = self.peek() {
-                words.push(w.clone());
+                words.push(*w);
                 self.at += 1;
             }
             // `typedef TYPE NAME[N];`
@@ -525,7 +525,7 @@ impl Parser<'_> {
                 self.at += 1;
                 break;
             }
-            if matches!(self.peek(), Some(Tok::Ident(w)) if w == "typealias" || w == "typedef") {
+            if matches!(self.peek(), Some(Tok::Ident(w)) if *w == "typealias" || *w == "typedef") {
                 self.alias_or_typedef()?;
                 continue;
             }
@@ -592,10 +592,10 @@ impl Parser<'_> {
 
     fn type_spec_inner(&mut self, in_field: bool) -> Result<Type> {
         let line = self.line();
-        let Some(Tok::Ident(word)) = self.peek().cloned() else {
+        let Some(&Tok::Ident(word)) = self.peek() else {
             return Err(self.expected("a type"));
         };
-        match word.as_str() {
+        match word {
             "integer" => {
                 self.at += 1;
                 self.punct("{")?;
@@ -636,7 +636,7 @@ impl Parser<'_> {
                     tok: Tok::Ident(w), ..
                 }) = self.toks.get(i)
                 {
-                    words.push(w.clone());
+                    words.push(*w);
                     i += 1;
                 }
                 let take = if in_field {
@@ -813,8 +813,13 @@ impl Parser<'_> {
                 self.at += 1;
                 break;
             }
-            let label = match self.peek().cloned() {
-                Some(Tok::Ident(s)) | Some(Tok::Str(s)) => {
+            let label = match self.peek() {
+                Some(Tok::Ident(s)) => {
+                    self.at += 1;
+                    s.to_string()
+                }
+                Some(Tok::Str(s)) => {
+                    let s = s.clone();
                     self.at += 1;
                     s
                 }
@@ -861,7 +866,7 @@ impl Parser<'_> {
     /// `struct [NAME] [{ FIELDS }] [align(N)]`.
     fn structure(&mut self) -> Result<Type> {
         let name = match self.peek() {
-            Some(Tok::Ident(w)) if w != "align" => Some(self.ident()?),
+            Some(Tok::Ident(w)) if *w != "align" => Some(self.ident()?),
             _ => None,
         };
         let mut t = if self.is_punct("{") {
@@ -893,7 +898,7 @@ impl Parser<'_> {
     }
 
     fn struct_align(&mut self, mut t: Type) -> Result<Type> {
-        if matches!(self.peek(), Some(Tok::Ident(w)) if w == "align") {
+        if matches!(self.peek(), Some(Tok::Ident(w)) if *w == "align") {
             self.at += 1;
             self.punct("(")?;
             let line = self.line();
@@ -976,7 +981,7 @@ impl Parser<'_> {
                 self.at += 1;
                 return Ok(out);
             }
-            if matches!(self.peek(), Some(Tok::Ident(w)) if w == "typealias" || w == "typedef") {
+            if matches!(self.peek(), Some(Tok::Ident(w)) if *w == "typealias" || *w == "typedef") {
                 self.alias_or_typedef()?;
                 continue;
             }
