@@ -241,6 +241,9 @@ impl Report {
         engine::PassOptions {
             gap_ns: self.options.gap_ns,
             machine: true,
+            // The analyses, the timeline and the Parquet rows read untyped events' names
+            // only.
+            untyped_fields: false,
         }
     }
 

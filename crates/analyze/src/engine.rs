@@ -72,6 +72,10 @@ pub struct PassOptions {
     /// Run the state machine (false: only the raw consumer sees the events, for one that
     /// needs no intervals; the sink then gets nothing).
     pub machine: bool,
+    /// Build the fields of the events without a type of their own
+    /// ([`jitterlab_trace::EventKind::Other`]; false: their names only, for consumers
+    /// that never read their fields, where the reader can spare them: an LTTng trace's).
+    pub untyped_fields: bool,
 }
 
 impl Default for PassOptions {
@@ -79,6 +83,7 @@ impl Default for PassOptions {
         PassOptions {
             gap_ns: MachineOptions::default().gap_ns,
             machine: true,
+            untyped_fields: true,
         }
     }
 }
@@ -121,7 +126,7 @@ pub fn pass(
         |source: &mut dyn EventSource| pass_source(source, run.then_some(&mut machine), raw, sink);
     let (events, meta, stats) = match trace {
         Trace::Dat(d) => jitterlab_trace::read_ahead(d.events(d.chosen_buffer())?, go)?,
-        Trace::Ctf(c) => jitterlab_trace::read_ahead(c.events()?, go)?,
+        Trace::Ctf(c) => jitterlab_trace::read_ahead(c.events_with(options.untyped_fields)?, go)?,
         _ => go(&mut *trace.events()?)?,
     };
     Ok(Pass {

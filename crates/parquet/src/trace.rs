@@ -260,7 +260,11 @@ pub fn export_trace(
     let pass = engine::pass(
         trace,
         &tables,
-        &PassOptions::default(),
+        // The tables hold the machine's intervals: no untyped event's fields.
+        &PassOptions {
+            untyped_fields: false,
+            ..PassOptions::default()
+        },
         &mut |_| {
             n += 1;
             if n % PROGRESS_EVERY == 0 {

@@ -183,6 +183,10 @@ impl TraceStats {
     pub fn of(file: &str, trace: &crate::Trace) -> Result<TraceStats> {
         match trace {
             crate::Trace::Dat(d) => TraceStats::from_dat(file, d),
+            // Counted by name: the untyped events' fields are not built.
+            crate::Trace::Ctf(c) => {
+                TraceStats::count(file, &trace.format(), &mut c.events_with(false)?)
+            }
             _ => TraceStats::count(file, &trace.format(), &mut *trace.events()?),
         }
     }

@@ -90,13 +90,21 @@ pub struct CtfEvents<'t> {
     first: HashMap<u32, i32>,
     texts: HashMap<Vec<u8>, Text>,
     stats: ReadStats,
+    /// Build the fields of the events jitterlab has no type for (off: their `fields`
+    /// are empty; their names and times stay).
+    untyped: bool,
 }
 
 impl<'t> CtfEvents<'t> {
-    pub(crate) fn new(trace: &'t CtfTrace, first: HashMap<u32, i32>) -> CtfEvents<'t> {
+    pub(crate) fn new(
+        trace: &'t CtfTrace,
+        first: HashMap<u32, i32>,
+        untyped: bool,
+    ) -> CtfEvents<'t> {
         let cpus = trace.meta.cpus.unwrap_or(0) as usize;
         CtfEvents {
             trace,
+            untyped,
             merge: Merge::new(trace.readers()),
             current: Vec::new(),
             first,
@@ -172,7 +180,11 @@ impl EventSource for CtfEvents<'_> {
             Some(k) => k,
             None => EventKind::Other {
                 name: ev.class.name.clone(),
-                fields: super::raw::other_fields(ev, &r.dec, &r.fields),
+                fields: if self.untyped {
+                    super::raw::other_fields(ev, &r.dec, &r.fields)
+                } else {
+                    Vec::new()
+                },
             },
         };
         let ctx_tid = match (r.stream().tid, ev.tid) {
@@ -228,14 +240,28 @@ impl EventSource for CtfEvents<'_> {
 /// `prev_tid` of each CPU's first sched_switch. Only those events' fields are decoded;
 /// the others are skipped (at once when their size is fixed). A trace that fails to
 /// decode gives what was read before the failure (the events pass reports it).
+/// The event that ends LTTng's state dump: no `lttng_statedump_*` event comes after it.
+const STATEDUMP_END: &str = "lttng_statedump_end";
+
 pub(crate) fn scan(t: &CtfTrace) -> Scan {
     let mut merge = Merge::new(t.readers());
     let mut s = Scan::default();
     let mut texts = HashMap::new();
+    // It stops once the state dump is over (`lttng_statedump_end` read, or no state dump
+    // event in the metadata) and every CPU's first switch is read: a trace's events
+    // after that tell it nothing more.
+    let classes = || t.compiled.streams.iter().flat_map(|st| st.events.iter());
+    let mut dump_over = !classes().any(|ev| ev.statedump.is_some());
+    let ends_dump = classes().any(|ev| &*ev.class.name == STATEDUMP_END);
+    let cpus = t.meta.cpus.unwrap_or(0) as usize;
     loop {
+        if dump_over && cpus > 0 && s.first.len() >= cpus {
+            break;
+        }
         let first = &s.first;
         let popped = merge.pop(&mut |ev, cpu| {
             ev.statedump.is_some()
+                || (ends_dump && &*ev.class.name == STATEDUMP_END)
                 || (matches!(ev.plan, Plan::Switch(_)) && !first.contains_key(&cpu))
         });
         let Ok(Some((i, Item::Event))) = popped else {
@@ -246,6 +272,10 @@ pub(crate) fn scan(t: &CtfTrace) -> Scan {
         };
         let r = &merge.readers[i];
         let Some(ev) = r.event else { continue };
+        if &*ev.class.name == STATEDUMP_END {
+            dump_over = true;
+            continue;
+        }
         let f = Fields {
             dec: &r.dec,
             tops: &r.fields,

@@ -512,13 +512,20 @@ impl CtfTrace {
 
     /// The events in time order, typed.
     pub fn events(&self) -> Result<CtfEvents<'_>> {
+        self.events_with(true)
+    }
+
+    /// [`CtfTrace::events`], with the fields of the events jitterlab has no type for
+    /// ([`crate::EventKind::Other`]) built only when `untyped` is true: a consumer that
+    /// reads only their names (`analyze`, `report --stats`) spares building them.
+    pub fn events_with(&self, untyped: bool) -> Result<CtfEvents<'_>> {
         let needs_scan = self.compiled.streams.iter().any(|s| s.tid.is_none());
         let first = if needs_scan {
             self.scan().first.clone()
         } else {
             HashMap::new()
         };
-        Ok(CtfEvents::new(self, first))
+        Ok(CtfEvents::new(self, first, untyped))
     }
 
     /// The events in time order, each with its decoded fields as the metadata declares
