@@ -39,7 +39,7 @@ for msg in bt2.TraceCollectionMessageIterator(sys.argv[1]):
 "#;
 
 /// The Python with bt2, or `None` (the test is skipped).
-pub(super) fn python() -> Option<&'static str> {
+fn python() -> Option<&'static str> {
     ["/usr/bin/python3", "python3"].into_iter().find(|p| {
         Command::new(p)
             .args(["-c", "import bt2"])
@@ -82,14 +82,15 @@ fn canonical(lines: Vec<Value>) -> Vec<Value> {
     out
 }
 
-#[test]
-fn every_event_and_field_matches_babeltrace2() {
+/// `script` run on the test trace by a python3 that has babeltrace2's `bt2` module: what
+/// it printed, a JSON value a line; `None`, after a visible skip, without such a python3.
+pub(super) fn bt2_lines(script: &str) -> Option<Vec<Value>> {
     let Some(py) = python() else {
         jitterlab_host::testing::skip("python3 with babeltrace2's bt2 module is not installed");
-        return;
+        return None;
     };
     let out = Command::new(py)
-        .args(["-c", DUMP, KERNEL_IRQ_SCHED])
+        .args(["-c", script, KERNEL_IRQ_SCHED])
         .output()
         .expect("run python3");
     assert!(
@@ -97,11 +98,20 @@ fn every_event_and_field_matches_babeltrace2() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let want: Vec<Value> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    Some(
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect(),
+    )
+}
+
+#[test]
+fn every_event_and_field_matches_babeltrace2() {
+    let Some(want) = bt2_lines(DUMP) else {
+        return;
+    };
     assert_eq!(want.len(), 31_556, "babeltrace2's event count");
 
     let trace = CtfTrace::open(KERNEL_IRQ_SCHED, false).unwrap();

@@ -12,7 +12,7 @@ use jitterlab_trace::dat::{Compression, DatFile, Spool};
 use jitterlab_trace::{Event, EventKind, EventSource, Value};
 use serde_json::Value as Json;
 
-use super::oracle::python;
+use super::oracle::bt2_lines;
 use super::synth::sample;
 use super::KERNEL_IRQ_SCHED;
 
@@ -159,28 +159,13 @@ fn convert(t: &CtfTrace, dir: &Path, v7: Option<Compression>) -> std::path::Path
 
 #[test]
 fn trace_cmd_reads_the_converted_trace_as_babeltrace2_reads_the_folder() {
-    let Some(py) = python() else {
-        jitterlab_host::testing::skip("python3 with babeltrace2's bt2 module is not installed");
-        return;
-    };
     if !trace_cmd() {
         jitterlab_host::testing::skip("trace-cmd is not installed");
         return;
     }
-    let out = Command::new(py)
-        .args(["-c", DUMP, KERNEL_IRQ_SCHED])
-        .output()
-        .expect("run python3");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let mut want: Vec<Json> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let Some(mut want) = bt2_lines(DUMP) else {
+        return;
+    };
     let discarded: u64 = want
         .iter()
         .filter(|w| w[0] == "discarded")
