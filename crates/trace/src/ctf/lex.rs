@@ -175,8 +175,9 @@ const PUNCT: [&str; 19] = [
 /// The tokens of `text`; comments and whitespace dropped.
 pub(crate) fn tokens<'a>(name: &str, text: &'a str) -> Result<Vec<Token<'a>>> {
     let b = text.as_bytes();
-    // About one token per 5 bytes of TSDL: one allocation, not a growing vector.
-    let mut out = Vec::with_capacity(text.len() / 5);
+    // LTTng's TSDL has a token per 3.6 bytes (49,790 in the test trace's 180 kB): one
+    // allocation, not a growing vector copied as it grows.
+    let mut out = Vec::with_capacity(text.len() / 3);
     let mut i = 0usize;
     let mut line = 1u32;
     let err = |line: u32, msg: String| {
