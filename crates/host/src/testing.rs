@@ -59,12 +59,24 @@ pub fn live_required() -> bool {
 /// program or the hardware it needs is missing. Prints `skipped: WHY` for the
 /// caller to return (or go on without that part); under `JITTERLAB_REQUIRE_LIVE=1`
 /// panics with `JITTERLAB_REQUIRE_LIVE=1 but WHY` instead, at the caller's line.
+///
+/// The line goes straight to the terminal's standard error, past the test harness's
+/// capture of `eprintln!`, so that `cargo test` shows every skip among its results, not
+/// only a test that passed: `skipped (live test): WHY, at FILE:LINE`.
 #[track_caller]
 pub fn skip(why: impl std::fmt::Display) {
+    use std::io::Write;
     if live_required() {
         panic!("{REQUIRE_LIVE}=1 but {why}");
     }
-    eprintln!("skipped: {why}");
+    let at = std::panic::Location::caller();
+    // Not eprintln!: the harness captures it and shows it only for a test that failed.
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "skipped (live test): {why}, at {}:{}",
+        at.file(),
+        at.line()
+    );
 }
 
 /// The last resort of a test or benchmark that changed the host: the partition
