@@ -245,3 +245,31 @@ fn help_of_help_and_of_a_command() {
     );
     usage(&["help", "nope"], "no command \"nope\"");
 }
+
+/// A folder that is not a trace, and a compressed trace, each say what is expected.
+#[test]
+fn a_folder_or_a_compressed_file_given_as_a_trace_says_what_to_do() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().to_str().unwrap();
+    let o = run(&["analyze", dir]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(
+        e.contains("a folder that is not a trace") && e.contains("LTTng"),
+        "{e}"
+    );
+    for (magic, what, cmd) in [
+        (&b"\x28\xb5\x2f\xfd\x04\x58"[..], "zstd", "zstd -d"),
+        (&b"\x1f\x8b\x08\x00"[..], "gzip", "gunzip -k"),
+        (&b"\xfd7zXZ\x00\x00"[..], "xz", "unxz -k"),
+    ] {
+        let file = tmp.path().join(format!("t.dat.{what}"));
+        std::fs::write(&file, magic).unwrap();
+        let o = run(&["report", file.to_str().unwrap()]);
+        let e = stderr(&o);
+        assert!(
+            e.contains(&format!("compressed with {what}")) && e.contains(cmd),
+            "{what}: {e}"
+        );
+    }
+}

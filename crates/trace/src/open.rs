@@ -471,6 +471,27 @@ fn known(kind: Option<TextKind>, head: &[u8], name: &str) -> Result<TextKind> {
              `# tracer:`, `cpus=N`)",
         ));
     }
+    // A compressed file: say which compression, and what to do.
+    const COMPRESSED: [(&[u8], &str, &str); 4] = [
+        (b"\x28\xb5\x2f\xfd", "zstd", "zstd -d"),
+        (b"\x1f\x8b", "gzip", "gunzip -k"),
+        (b"\xfd7zXZ\x00", "xz", "unxz -k"),
+        (b"BZh", "bzip2", "bunzip2 -k"),
+    ];
+    if let Some((_, what, cmd)) = COMPRESSED
+        .iter()
+        .find(|(magic, ..)| head.starts_with(magic))
+    {
+        return Err(Error::new(
+            ErrorKind::UnknownFormat,
+            name,
+            Location::Offset(0),
+            format!(
+                "compressed with {what}; jitterlab reads a trace uncompressed: `{cmd} {name}`, \
+                 then give it the decompressed file"
+            ),
+        ));
+    }
     Err(Error::new(
         ErrorKind::UnknownFormat,
         name,
