@@ -246,7 +246,8 @@ fn help_of_help_and_of_a_command() {
     usage(&["help", "nope"], "no command \"nope\"");
 }
 
-/// A folder that is not a trace, and a compressed trace, each say what is expected.
+/// A folder that is not a trace, and a trace compressed in a way jitterlab does not read,
+/// each say what is expected.
 #[test]
 fn a_folder_or_a_compressed_file_given_as_a_trace_says_what_to_do() {
     let tmp = tempfile::tempdir().unwrap();
@@ -259,9 +260,8 @@ fn a_folder_or_a_compressed_file_given_as_a_trace_says_what_to_do() {
         "{e}"
     );
     for (magic, what, cmd) in [
-        (&b"\x28\xb5\x2f\xfd\x04\x58"[..], "zstd", "zstd -d"),
-        (&b"\x1f\x8b\x08\x00"[..], "gzip", "gunzip -k"),
         (&b"\xfd7zXZ\x00\x00"[..], "xz", "unxz -k"),
+        (&b"BZh91AY&SY"[..], "bzip2", "bunzip2 -k"),
     ] {
         let file = tmp.path().join(format!("t.dat.{what}"));
         std::fs::write(&file, magic).unwrap();
@@ -272,4 +272,9 @@ fn a_folder_or_a_compressed_file_given_as_a_trace_says_what_to_do() {
             "{what}: {e}"
         );
     }
+    // zstd and gzip are read: a broken one says it cannot be decompressed.
+    let file = tmp.path().join("t.dat.zst");
+    std::fs::write(&file, b"\x28\xb5\x2f\xfd\x00\x00").unwrap();
+    let e = stderr(&run(&["report", file.to_str().unwrap()]));
+    assert!(e.contains("cannot decompress (zstd)"), "{e}");
 }

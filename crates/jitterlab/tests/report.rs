@@ -1035,3 +1035,45 @@ fn plugin_wakeup_fields(s: &str) -> (String, String, String, String) {
     let (comm, pid, prio) = plugin_task(task);
     (comm, pid, prio, cpu.trim().into())
 }
+
+/// A trace compressed with zstd or gzip is read as it is (issue "the first hour"): a .dat
+/// (decompressed into memory) and a text trace (decompressed as it is read) print and
+/// analyze as their decompressed files do.
+#[test]
+fn zstd_and_gzip_traces_are_read_directly() {
+    let tmp = tempfile::tempdir().unwrap();
+    for name in [
+        "cyclictest-idle.v6.dat.zst",
+        "disk-irq-stress.ftrace.txt.zst",
+    ] {
+        let zst = std::fs::read(data(name)).unwrap();
+        let plain = zstd::decode_all(&zst[..]).unwrap();
+        let base = tmp.path().join(name.trim_end_matches(".zst"));
+        std::fs::write(&base, &plain).unwrap();
+        let gz = base.with_extension(format!(
+            "{}.gz",
+            base.extension().unwrap().to_str().unwrap()
+        ));
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        std::io::Write::write_all(&mut enc, &plain).unwrap();
+        std::fs::write(&gz, enc.finish().unwrap()).unwrap();
+        let of = |args: &[&str]| {
+            let o = run(args);
+            assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+            stdout(&o)
+        };
+        let base_s = base.to_str().unwrap();
+        let want = of(&["report", base_s]);
+        let analyzed = |f: &str| {
+            let mut j: serde_json::Value =
+                serde_json::from_str(&of(&["analyze", f, "--json"])).unwrap();
+            j["data"]["source"] = serde_json::Value::Null;
+            j
+        };
+        let want_analysis = analyzed(base_s);
+        for packed in [data(name), gz.to_str().unwrap().to_string()] {
+            assert_eq!(of(&["report", &packed]), want, "{packed}");
+            assert_eq!(analyzed(&packed), want_analysis, "{packed}");
+        }
+    }
+}

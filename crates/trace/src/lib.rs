@@ -10,6 +10,9 @@
 //! - LTTng kernel traces, CTF 1.8 (a folder of stream files and their TSDL metadata):
 //!   [`ctf`].
 //!
+//! A .dat or text file compressed whole with zstd or gzip is opened as it is
+//! ([`Trace::open`]: a .dat decompressed into memory, a text as it is read).
+//!
 //! It does **not** touch the host: recording (tracefs writes, `trace_pipe_raw`) lives in the
 //! host crate, and analyses (scheduler state, latencies) live in the analyze crate. Every
 //! reader works on bytes it is given and reports bad input as an [`Error`] that names the

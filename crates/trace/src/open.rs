@@ -1,6 +1,7 @@
 //! Opening a trace file by its content, whatever its name: a trace-cmd .dat (v6 or v7),
 //! the kernel's ftrace text, `trace-cmd report` text, function_graph text or `perf script`
 //! text; or a folder: an LTTng (CTF 1.8) kernel trace.
+//! A file compressed whole with zstd or gzip is decompressed as it is read.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -33,10 +34,56 @@ pub enum TextSource {
         /// The rest, until taken.
         rest: Mutex<Option<File>>,
     },
+    /// A regular file compressed with zstd or gzip, decompressed as it is read, again
+    /// from its start for each pass.
+    Compressed(PathBuf, Packed),
+}
+
+/// How a trace file is compressed, when jitterlab decompresses it as it reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Packed {
+    /// Zstandard (`.zst`, as the project's own test traces are kept).
+    Zstd,
+    /// gzip (`.gz`).
+    Gzip,
+}
+
+impl Packed {
+    /// The compression whose magic `head` starts with.
+    fn sniff(head: &[u8]) -> Option<Packed> {
+        if head.starts_with(b"\x28\xb5\x2f\xfd") {
+            Some(Packed::Zstd)
+        } else if head.starts_with(b"\x1f\x8b") {
+            Some(Packed::Gzip)
+        } else {
+            None
+        }
+    }
+
+    /// `file`'s bytes, decompressed as they are read.
+    fn reader(self, file: File) -> std::io::Result<Box<dyn Read + Send>> {
+        let file = BufReader::with_capacity(TEXT_BUFFER, file);
+        Ok(match self {
+            Packed::Zstd => Box::new(zstd::Decoder::with_buffer(file)?),
+            Packed::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(file)),
+        })
+    }
+
+    /// Its name, for people.
+    fn name(self) -> &'static str {
+        match self {
+            Packed::Zstd => "zstd",
+            Packed::Gzip => "gzip",
+        }
+    }
 }
 
 /// Text read per system call when streaming a file.
 const TEXT_BUFFER: usize = 256 * 1024;
+
+/// A compressed .dat is decompressed into memory (it is read by offsets); past this it is
+/// refused, with the command that decompresses it to a file.
+const PACKED_DAT_LIMIT: u64 = 4 << 30;
 
 /// How much of a text file tells its format.
 const DETECT_BYTES: usize = 64 * 1024;
@@ -122,6 +169,9 @@ impl Trace {
             .take(DETECT_BYTES as u64)
             .read_to_end(&mut head)
             .map_err(cannot)?;
+        if let Some(packed) = Packed::sniff(&head) {
+            return Trace::open_packed(path, name, packed, lenient, buffer);
+        }
         let is_ctf_metadata = path.file_name().is_some_and(|n| n == "metadata")
             && is_metadata(&head)
             && path.parent().is_some_and(Path::is_dir);
@@ -165,6 +215,68 @@ impl Trace {
         Ok(Trace::Text {
             name,
             source,
+            kind,
+            lenient,
+            cancel: Cancel::default(),
+            progress: None,
+        })
+    }
+
+    /// A compressed file: a .dat decompressed whole into memory (it is read by offsets), a
+    /// text decompressed as it is read, for each pass.
+    fn open_packed(
+        path: &Path,
+        name: String,
+        packed: Packed,
+        lenient: bool,
+        buffer: Option<&str>,
+    ) -> Result<Trace> {
+        let cannot = |e: std::io::Error| {
+            Error::new(
+                ErrorKind::Decompress,
+                &name,
+                Location::Whole,
+                format!("cannot decompress ({}): {e}", packed.name()),
+            )
+        };
+        let file = File::open(path).map_err(cannot)?;
+        let mut reader = packed.reader(file).map_err(cannot)?;
+        let mut head = Vec::with_capacity(DETECT_BYTES);
+        (&mut reader)
+            .take(DETECT_BYTES as u64)
+            .read_to_end(&mut head)
+            .map_err(cannot)?;
+        if head.starts_with(DAT_MAGIC) {
+            let mut bytes = head;
+            reader
+                .take(PACKED_DAT_LIMIT + 1 - bytes.len() as u64)
+                .read_to_end(&mut bytes)
+                .map_err(cannot)?;
+            if bytes.len() as u64 > PACKED_DAT_LIMIT {
+                return Err(Error::new(
+                    ErrorKind::Limit,
+                    &name,
+                    Location::Whole,
+                    format!(
+                        "a compressed .dat of more than {} GiB decompressed is not read into \
+                         memory: decompress it to a file first (`{} {name}`)",
+                        PACKED_DAT_LIMIT >> 30,
+                        match packed {
+                            Packed::Zstd => "zstd -d",
+                            Packed::Gzip => "gunzip -k",
+                        }
+                    ),
+                ));
+            }
+            let mut dat = DatFile::from_vec(&name, bytes, DatOptions { lenient })?;
+            dat.choose_buffer(buffer)?;
+            return Ok(Trace::Dat(Box::new(dat)));
+        }
+        no_buffer_in_text(buffer, &name)?;
+        let kind = known(text::detect(&head), &head, &name)?;
+        Ok(Trace::Text {
+            name,
+            source: TextSource::Compressed(path.to_path_buf(), packed),
             kind,
             lenient,
             cancel: Cancel::default(),
@@ -305,6 +417,25 @@ impl Trace {
                 ))
             }
             TextSource::Bytes(b) => Box::new(&b[..]),
+            TextSource::Compressed(path, packed) => {
+                let reader = File::open(path)
+                    .and_then(|f| packed.reader(f))
+                    .map_err(|e| {
+                        Error::new(
+                            ErrorKind::Decompress,
+                            name,
+                            Location::Whole,
+                            format!("cannot decompress ({}): {e}", packed.name()),
+                        )
+                    })?;
+                Box::new(BufReader::with_capacity(
+                    TEXT_BUFFER,
+                    Cancelled {
+                        inner: reader,
+                        cancel: cancel.clone(),
+                    },
+                ))
+            }
             TextSource::Stream { head, rest } => {
                 let file = rest.lock().ok().and_then(|mut r| r.take()).ok_or_else(|| {
                     Error::new(
@@ -429,6 +560,21 @@ impl Trace {
 
 /// A reader that adds the bytes it reads to a progress counter (under a buffer: one
 /// addition per buffer filled).
+/// A reader that ends (reads 0) once its trace's cancel flag is set (Ctrl-C).
+struct Cancelled<R> {
+    inner: R,
+    cancel: Cancel,
+}
+
+impl<R: Read> Read for Cancelled<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.cancel.is_set() {
+            return Ok(0);
+        }
+        self.inner.read(buf)
+    }
+}
+
 struct Counted<'a, R>(R, Option<&'a AtomicU64>);
 
 impl<R: Read> Read for Counted<'_, R> {
@@ -471,10 +617,9 @@ fn known(kind: Option<TextKind>, head: &[u8], name: &str) -> Result<TextKind> {
              `# tracer:`, `cpus=N`)",
         ));
     }
-    // A compressed file: say which compression, and what to do.
-    const COMPRESSED: [(&[u8], &str, &str); 4] = [
-        (b"\x28\xb5\x2f\xfd", "zstd", "zstd -d"),
-        (b"\x1f\x8b", "gzip", "gunzip -k"),
+    // A compression jitterlab does not read (zstd and gzip it does: Packed): say which,
+    // and what to do.
+    const COMPRESSED: [(&[u8], &str, &str); 2] = [
         (b"\xfd7zXZ\x00", "xz", "unxz -k"),
         (b"BZh", "bzip2", "bunzip2 -k"),
     ];
@@ -487,8 +632,8 @@ fn known(kind: Option<TextKind>, head: &[u8], name: &str) -> Result<TextKind> {
             name,
             Location::Offset(0),
             format!(
-                "compressed with {what}; jitterlab reads a trace uncompressed: `{cmd} {name}`, \
-                 then give it the decompressed file"
+                "compressed with {what}; jitterlab reads traces uncompressed or compressed with \
+                 zstd or gzip: `{cmd} {name}`, then give it the decompressed file"
             ),
         ));
     }
