@@ -43,21 +43,49 @@ pub enum TextSource {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Packed {
     /// Zstandard (`.zst`, as the project's own test traces are kept).
-    Zstd,
+    Zstd = 0,
     /// gzip (`.gz`).
-    Gzip,
+    Gzip = 1,
+}
+
+/// A compression a trace file may come in: its magic, its name, the command that
+/// decompresses it to a file, and how jitterlab reads it itself (`None`: it does not).
+type Compression = (&'static [u8], &'static str, &'static str, Option<Packed>);
+
+/// The compressions told apart, those jitterlab reads first, in [`Packed`]'s order.
+const COMPRESSIONS: [Compression; 4] = [
+    (b"\x28\xb5\x2f\xfd", "zstd", "zstd -d", Some(Packed::Zstd)),
+    (b"\x1f\x8b", "gzip", "gunzip -k", Some(Packed::Gzip)),
+    (b"\xfd7zXZ\x00", "xz", "unxz -k", None),
+    (b"BZh", "bzip2", "bunzip2 -k", None),
+];
+
+/// The entry of [`COMPRESSIONS`] whose magic `head` starts with.
+fn compression(head: &[u8]) -> Option<&'static Compression> {
+    COMPRESSIONS
+        .iter()
+        .find(|(magic, ..)| head.starts_with(magic))
 }
 
 impl Packed {
-    /// The compression whose magic `head` starts with.
+    /// The compression jitterlab reads whose magic `head` starts with.
     fn sniff(head: &[u8]) -> Option<Packed> {
-        if head.starts_with(b"\x28\xb5\x2f\xfd") {
-            Some(Packed::Zstd)
-        } else if head.starts_with(b"\x1f\x8b") {
-            Some(Packed::Gzip)
-        } else {
-            None
-        }
+        compression(head).and_then(|c| c.3)
+    }
+
+    /// Its entry of [`COMPRESSIONS`] (its discriminant is the entry's index).
+    fn entry(self) -> &'static Compression {
+        &COMPRESSIONS[self as usize]
+    }
+
+    /// The error of a read that could not decompress `name`.
+    fn error(self, name: &str, e: std::io::Error) -> Error {
+        Error::new(
+            ErrorKind::Decompress,
+            name,
+            Location::Whole,
+            format!("cannot decompress ({}): {e}", self.entry().1),
+        )
     }
 
     /// `file`'s bytes, decompressed as they are read.
@@ -67,14 +95,6 @@ impl Packed {
             Packed::Zstd => Box::new(zstd::Decoder::with_buffer(file)?),
             Packed::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(file)),
         })
-    }
-
-    /// Its name, for people.
-    fn name(self) -> &'static str {
-        match self {
-            Packed::Zstd => "zstd",
-            Packed::Gzip => "gzip",
-        }
     }
 }
 
@@ -231,14 +251,7 @@ impl Trace {
         lenient: bool,
         buffer: Option<&str>,
     ) -> Result<Trace> {
-        let cannot = |e: std::io::Error| {
-            Error::new(
-                ErrorKind::Decompress,
-                &name,
-                Location::Whole,
-                format!("cannot decompress ({}): {e}", packed.name()),
-            )
-        };
+        let cannot = |e| packed.error(&name, e);
         let file = File::open(path).map_err(cannot)?;
         let mut reader = packed.reader(file).map_err(cannot)?;
         let mut head = Vec::with_capacity(DETECT_BYTES);
@@ -261,10 +274,7 @@ impl Trace {
                         "a compressed .dat of more than {} GiB decompressed is not read into \
                          memory: decompress it to a file first (`{} {name}`)",
                         PACKED_DAT_LIMIT >> 30,
-                        match packed {
-                            Packed::Zstd => "zstd -d",
-                            Packed::Gzip => "gunzip -k",
-                        }
+                        packed.entry().2
                     ),
                 ));
             }
@@ -420,14 +430,7 @@ impl Trace {
             TextSource::Compressed(path, packed) => {
                 let reader = File::open(path)
                     .and_then(|f| packed.reader(f))
-                    .map_err(|e| {
-                        Error::new(
-                            ErrorKind::Decompress,
-                            name,
-                            Location::Whole,
-                            format!("cannot decompress ({}): {e}", packed.name()),
-                        )
-                    })?;
+                    .map_err(|e| packed.error(name, e))?;
                 Box::new(BufReader::with_capacity(
                     TEXT_BUFFER,
                     Cancelled {
@@ -558,8 +561,6 @@ impl Trace {
     }
 }
 
-/// A reader that adds the bytes it reads to a progress counter (under a buffer: one
-/// addition per buffer filled).
 /// A reader that ends (reads 0) once its trace's cancel flag is set (Ctrl-C).
 struct Cancelled<R> {
     inner: R,
@@ -575,6 +576,8 @@ impl<R: Read> Read for Cancelled<R> {
     }
 }
 
+/// A reader that adds the bytes it reads to a progress counter (under a buffer: one
+/// addition per buffer filled).
 struct Counted<'a, R>(R, Option<&'a AtomicU64>);
 
 impl<R: Read> Read for Counted<'_, R> {
@@ -617,16 +620,9 @@ fn known(kind: Option<TextKind>, head: &[u8], name: &str) -> Result<TextKind> {
              `# tracer:`, `cpus=N`)",
         ));
     }
-    // A compression jitterlab does not read (zstd and gzip it does: Packed): say which,
+    // A compression jitterlab does not read (those it reads never get here): say which,
     // and what to do.
-    const COMPRESSED: [(&[u8], &str, &str); 2] = [
-        (b"\xfd7zXZ\x00", "xz", "unxz -k"),
-        (b"BZh", "bzip2", "bunzip2 -k"),
-    ];
-    if let Some((_, what, cmd)) = COMPRESSED
-        .iter()
-        .find(|(magic, ..)| head.starts_with(magic))
-    {
+    if let Some((_, what, cmd, None)) = compression(head) {
         return Err(Error::new(
             ErrorKind::UnknownFormat,
             name,
