@@ -105,8 +105,19 @@ fn sym(s: &Sym) -> String {
 
 /// `s` right-aligned in `width` bytes (C's `%*s`).
 fn right(buf: &mut Vec<u8>, s: &str, width: usize) {
-    buf.resize(buf.len() + width.saturating_sub(s.len()), b' ');
+    filled(buf, s, width, b' ');
+}
+
+/// `s` right-aligned in `width` bytes, `fill` before it (`%0*u` with `b'0'`).
+fn filled(buf: &mut Vec<u8>, s: &str, width: usize, fill: u8) {
+    buf.resize(buf.len() + width.saturating_sub(s.len()), fill);
     buf.extend_from_slice(s.as_bytes());
+}
+
+/// `s` left-aligned in `width` bytes (`%-*s`).
+fn left(buf: &mut Vec<u8>, s: &str, width: usize) {
+    buf.extend_from_slice(s.as_bytes());
+    buf.resize(buf.len() + width.saturating_sub(s.len()), b' ');
 }
 
 /// The buffer prefix (`%*s: `, or `%*s  ` for the top buffer).
@@ -148,18 +159,18 @@ fn event_line(out: &mut dyn Write, line: &EventLine<'_>) -> io::Result<()> {
     // report's time.
     let mut n = itoa::Buffer::new();
     buf.push(b'-');
-    padded(&mut buf, n.format(ev.pid), 5, Pad::After);
+    left(&mut buf, n.format(ev.pid), 5);
     buf.extend_from_slice(b" [");
-    padded(&mut buf, n.format(ev.cpu), 3, Pad::Zeros);
+    filled(&mut buf, n.format(ev.cpu), 3, b'0');
     buf.push(b']');
     if line.seconds {
         let us = ev.ts.saturating_add(500) / 1000;
         buf.push(b' ');
-        padded(&mut buf, n.format(us / 1_000_000), 5, Pad::Before);
+        right(&mut buf, n.format(us / 1_000_000), 5);
         buf.push(b'.');
-        padded(&mut buf, n.format(us % 1_000_000), 6, Pad::Zeros);
+        filled(&mut buf, n.format(us % 1_000_000), 6, b'0');
     } else {
-        padded(&mut buf, n.format(ev.ts), 12, Pad::Before);
+        right(&mut buf, n.format(ev.ts), 12);
     }
     let name = line.name.unwrap_or_else(|| ev.kind.name());
     buf.extend_from_slice(b": ");
@@ -176,37 +187,6 @@ fn event_line(out: &mut dyn Write, line: &EventLine<'_>) -> io::Result<()> {
     }
     buf.push(b'\n');
     out.write_all(&buf)
-}
-
-/// Where [`padded`] puts the padding.
-#[derive(Clone, Copy)]
-enum Pad {
-    /// Spaces after (`{:<w}`).
-    After,
-    /// Spaces before (`{:w}` of a number).
-    Before,
-    /// Zeros before (`{:0w}` of an unsigned number).
-    Zeros,
-}
-
-/// `digits` in at least `width` bytes, as `format!` pads them.
-fn padded(out: &mut Vec<u8>, digits: &str, width: usize, pad: Pad) {
-    let fill = width.saturating_sub(digits.len());
-    match pad {
-        Pad::After => {
-            out.extend_from_slice(digits.as_bytes());
-            out.resize(out.len() + fill, b' ');
-        }
-        Pad::Before | Pad::Zeros => {
-            let c = if matches!(pad, Pad::Zeros) {
-                b'0'
-            } else {
-                b' '
-            };
-            out.resize(out.len() + fill, c);
-            out.extend_from_slice(digits.as_bytes());
-        }
-    }
 }
 
 /// The fields of a decoded event (a text trace's), as the kernel prints them.
