@@ -39,22 +39,22 @@ use jitterlab_trace::Trace;
 /// `report --stats` and a .dat copy read them). When the line is drawn, the trace's
 /// readers add the bytes they pass to it; else the trace is left as it was.
 pub fn reading(trace: &mut Trace, what: impl Into<String>, every_buffer: bool) -> Progress {
-    let progress = Progress::bytes(what, trace.progress_total(every_buffer));
-    if progress.is_drawn() {
-        trace.set_progress(progress.counter());
-    }
-    progress
+    reading_all(vec![trace], what, every_buffer)
 }
 
 /// [`reading`] of several traces read one after the other (`view A B`), on one line:
-/// their chosen buffers' bytes in all.
-pub fn reading_all(traces: Vec<&mut Trace>, what: impl Into<String>) -> Progress {
+/// their bytes in all; hidden when there is none.
+pub fn reading_all(
+    traces: Vec<&mut Trace>,
+    what: impl Into<String>,
+    every_buffer: bool,
+) -> Progress {
     if traces.is_empty() {
         return Progress::hidden();
     }
     let total = traces
         .iter()
-        .map(|t| t.progress_total(false))
+        .map(|t| t.progress_total(every_buffer))
         .sum::<Option<u64>>();
     let progress = Progress::bytes(what, total);
     if progress.is_drawn() {

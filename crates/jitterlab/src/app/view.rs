@@ -102,11 +102,10 @@ pub fn compare(
     options: Options,
 ) -> Result<Viewed, Error> {
     let [a, b] = inputs.map(|(input, name)| -> Result<_, Error> {
-        Ok(match input {
+        let (analysis, mut shown) = match input {
             Input::Trace(trace) => {
                 let report = analyze_trace(trace, timeline_kept(options.clone()), None)?;
-                let mut shown = shown_trace(&report);
-                shown.name = Some(name.to_string());
+                let shown = shown_trace(&report);
                 (Analysis::Trace(Box::new(report)), shown)
             }
             Input::Saved(saved) => {
@@ -117,11 +116,11 @@ pub fn compare(
                         schema.unwrap_or("saved")
                     )));
                 }
-                let mut shown = shown_saved(saved);
-                shown.name = Some(name.to_string());
-                (Analysis::Saved(saved), shown)
+                (Analysis::Saved(saved), shown_saved(saved))
             }
-        })
+        };
+        shown.name = Some(name.to_string());
+        Ok((analysis, shown))
     });
     let ((a, a_shown), (b, b_shown)) = (a?, b?);
     let pair = Compared {

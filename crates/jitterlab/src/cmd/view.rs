@@ -112,7 +112,7 @@ pub fn run(args: ViewArgs, color: Color) -> Result {
         .flatten()
         .map(|p| file_name(p))
         .collect();
-    let progress = progress::reading_all(traces, format!("reading {}", names.join(" and ")));
+    let progress = progress::reading_all(traces, format!("reading {}", names.join(" and ")), false);
     let options = Options {
         filter,
         timeline: Some(TimelineOptions {
