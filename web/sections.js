@@ -59,10 +59,20 @@ function anyRows(ctx, rows) {
 }
 
 /** On a compare page, `make(c)` for A's side and B's, each under its name; else A's. */
-function eachSide(ctx, title, make) {
+function eachSide(ctx, make) {
   if (!ctx.other) return [make(ctx)];
   return [ctx, ctx.other].map((c, i) => el("div", { class: "jl-side-part", dataset: { side: i ? "b" : "a" } },
-    el("h3", { class: "jl-side-title" }, `${i ? "B" : "A"}: ${c.name}${title ? ` — ${title}` : ""}`), make(c)));
+    el("h3", { class: "jl-side-title" }, `${i ? "B" : "A"}: ${c.name}`), make(c)));
+}
+
+/** A compare page's page that shows each side's as it is (blame, functions): `mount`
+ * of A's, then of B's, each under its name, when its report has section `key`. */
+function mountEachSide(root, ctx, key, mount) {
+  put(root, eachSide(ctx, (c) => {
+    const d = el("div");
+    if (c.report[key]) mount(d, { ...c, other: null });
+    return d;
+  }));
 }
 
 /** `0:12, 1:30` from [{cpu, count}]. */
@@ -84,13 +94,23 @@ function statCols(get, which, prefix = "", title = "") {
 
 // ---- Summary
 
-/** The summary page. */
+/** The figures of a summary that two traces compare, as rows. */
+const SUMMARY_FIGURES = [
+  ["span", "span_ns", fmtDur], ["events", "events", fmtCount], ["CPUs", "cpus", fmtCount], ["tasks", "tasks", fmtCount],
+  ["wake-ups measured", "wakeups", fmtCount], ["with an inferred switch-in", "wakeups_inferred", fmtCount],
+  ["of tasks already running", "wakes_of_running", fmtCount], ["pending at the end", "wakes_pending_at_end", fmtCount],
+  ["records skipped as undecodable", "skipped", fmtCount],
+];
+
+/** The summary page; on a compare page each figure, events per CPU and by type as A, B
+ * and B/A. */
 export function mountSummary(root, ctx) {
-  if (ctx.other) return mountSummaryCompared(root, ctx);
   const s = ctx.report.summary;
-  const lostNote = s.lost_recorded ? null : "this format does not record lost events: 0 means unknown";
-  put(root, el("div", { class: "jl-columns" }, el("div", null,
-    section("Summary", null, facts([
+  const one = !ctx.other;
+  const sum = (report) => report.summary ?? null;
+  const lostNote = one && !s.lost_recorded ? "this format does not record lost events: 0 means unknown" : null;
+  const figures = one
+    ? section("Summary", null, facts([
       ["span", `${fmtDur(s.span_ns)} (${fmtTs(s.start_ns)} s .. ${fmtTs(s.end_ns)} s)`, "span_ns"],
       ["events", fmtCount(s.events), "events"],
       ["CPUs", fmtCount(s.cpus), "cpus"],
@@ -101,27 +121,41 @@ export function mountSummary(root, ctx) {
       ["of tasks already running", fmtCount(s.wakes_of_running), "wakes_of_running"],
       ["pending at the end", fmtCount(s.wakes_pending_at_end), "wakes_pending_at_end"],
       ["records skipped as undecodable", fmtCount(s.skipped), "skipped"],
-    ], "jl-summary")),
-    section("Events and lost events per CPU", lostNote, table({
+    ], "jl-summary"))
+    : section("Summary", `A: ${ctx.name}; B: ${ctx.other.name}`, tableOf(ctx, {
+      id: "jl-summary",
+      key: (r) => r.name,
+      columns: () => [
+        { label: "figure", value: (r) => r.name },
+        { label: "", num: true, value: (r) => r.value, fmt: (v, r) => r.fmt(v) },
+      ],
+      rows: (report) => (sum(report) ? SUMMARY_FIGURES.map(([name, key, fmt]) => ({ name, value: sum(report)[key], fmt })) : []),
+    }));
+  put(root, el("div", { class: "jl-columns" }, el("div", null,
+    figures,
+    section("Events and lost events per CPU", lostNote, tableOf(ctx, {
       id: "jl-summary-cpus",
-      columns: [
+      key: (r) => r.cpu,
+      columns: () => [
         { label: "CPU", num: true, value: (r) => r.cpu },
         { label: "events", num: true, value: (r) => r.events, fmt: fmtCount },
-        { label: "lost", num: true, value: (r) => r.lost, fmt: (v) => fmtLost(v), title: "events lost in ring-buffer overruns (count unknown: some were lost)" },
+        { label: "lost", num: true, value: (r) => r.lost, fmt: (v) => fmtLost(v), title: one ? "events lost in ring-buffer overruns (count unknown: some were lost)" : undefined },
       ],
-      rows: s.events_per_cpu.map((events, cpu) => ({ cpu, events, lost: s.lost_per_cpu[cpu] })),
-      rowAttrs: (r) => ({ class: r.lost !== 0 ? "jl-lost" : null, dataset: { cpu: r.cpu } }),
+      rows: (report) => (sum(report) ? sum(report).events_per_cpu.map((events, cpu) => ({ cpu, events, lost: sum(report).lost_per_cpu[cpu] })) : []),
+      rowAttrs: one ? (r) => ({ class: r.lost !== 0 ? "jl-lost" : null, dataset: { cpu: r.cpu } }) : undefined,
     }))), el("div", null,
-    section("Events by type", null, table({
+    section("Events by type", null, tableOf(ctx, {
       id: "jl-summary-types",
-      columns: [
+      key: (r) => r.name,
+      columns: (c) => [
         { label: "event", value: (r) => r.name },
         { label: "count", num: true, value: (r) => r.count, fmt: fmtCount },
-        { label: "share", num: true, value: (r) => r.count, fmt: (v) => fmtPct(v, s.events) },
-      ],
-      rows: s.events_by_type,
+        // A share of its own trace's events: one trace's page only.
+        one ? { label: "share", num: true, value: (r) => r.count, fmt: (v) => fmtPct(v, c.report.summary.events) } : null,
+      ].filter(Boolean),
+      rows: (report) => sum(report)?.events_by_type ?? [],
     })),
-    section("Anomalies", "corrections the analysis made (see the README)", s.anomalies.length ? table({
+    one ? section("Anomalies", "corrections the analysis made (see the README)", s.anomalies.length ? table({
       id: "jl-summary-anomalies",
       columns: [
         { label: "kind", value: (r) => r.kind },
@@ -130,50 +164,8 @@ export function mountSummary(root, ctx) {
         { label: "first at (s)", num: true, value: (r) => r.first_ns, fmt: (v, r) => timeLink(ctx, v, { cpu: r.cpu }) },
       ],
       rows: s.anomalies,
-    }) : el("p", null, "none")),
+    }) : el("p", null, "none")) : null,
   )));
-}
-
-/** The figures of a summary that two traces compare, as rows. */
-const SUMMARY_FIGURES = [
-  ["span", "span_ns", fmtDur], ["events", "events", fmtCount], ["CPUs", "cpus", fmtCount], ["tasks", "tasks", fmtCount],
-  ["wake-ups measured", "wakeups", fmtCount], ["with an inferred switch-in", "wakeups_inferred", fmtCount],
-  ["of tasks already running", "wakes_of_running", fmtCount], ["pending at the end", "wakes_pending_at_end", fmtCount],
-  ["records skipped as undecodable", "skipped", fmtCount],
-];
-
-/** A compare page's summary: each figure, events per CPU and by type, A, B and B/A. */
-function mountSummaryCompared(root, ctx) {
-  const sum = (r) => r.summary ?? null;
-  put(root, el("div", { class: "jl-columns" }, el("div", null,
-    section("Summary", `A: ${ctx.name}; B: ${ctx.other.name}`, tableOf(ctx, {
-      id: "jl-summary",
-      key: (r) => r.name,
-      columns: () => [
-        { label: "figure", value: (r) => r.name },
-        { label: "", num: true, value: (r) => r.value, fmt: (v, r) => r.fmt(v) },
-      ],
-      rows: (report) => (sum(report) ? SUMMARY_FIGURES.map(([name, key, fmt]) => ({ name, value: sum(report)[key], fmt })) : []),
-    })),
-    section("Events and lost events per CPU", null, tableOf(ctx, {
-      id: "jl-summary-cpus",
-      key: (r) => r.cpu,
-      columns: () => [
-        { label: "CPU", num: true, value: (r) => r.cpu },
-        { label: "events", num: true, value: (r) => r.events, fmt: fmtCount },
-        { label: "lost", num: true, value: (r) => r.lost, fmt: (v) => fmtLost(v) },
-      ],
-      rows: (report) => (sum(report) ? sum(report).events_per_cpu.map((events, cpu) => ({ cpu, events, lost: sum(report).lost_per_cpu[cpu] })) : []),
-    }))), el("div", null,
-    section("Events by type", null, tableOf(ctx, {
-      id: "jl-summary-types",
-      key: (r) => r.name,
-      columns: () => [
-        { label: "event", value: (r) => r.name },
-        { label: "count", num: true, value: (r) => r.count, fmt: fmtCount },
-      ],
-      rows: (report) => sum(report)?.events_by_type ?? [],
-    })))));
 }
 
 // ---- CPUs
@@ -250,7 +242,7 @@ export function mountCpus(root, ctx) {
       rows: (report) => report.cpus?.cpus ?? [],
     })),
     section("Load over time", "busy time per bucket; hover for the figures, click a bucket to see it in the timeline",
-      eachSide(ctx, null, (c) => (c.report.cpus ? loadChart(c, c.report.cpus) : el("p", null, "no CPU section")))),
+      eachSide(ctx, (c) => (c.report.cpus ? loadChart(c, c.report.cpus) : el("p", null, "no CPU section")))),
   );
 }
 
@@ -465,7 +457,7 @@ export function mountIrqs(root, ctx) {
     section(`IRQ → task chains${focus}`, "latency = the IRQ's irq_handler_exit -> the woken task's switch-in", chains),
     softTable ? section(`Softirq → task chains${focus}`, "wake-ups in softirqs no traced IRQ raised; latency = the softirq's softirq_exit -> the woken task's switch-in", softTable) : null,
     anyRows(ctx, hists) ? section("Chain histograms", "wake-ups per latency bucket (log scale), one per chain",
-      eachSide(ctx, null, (c) => el("div", { class: "jl-hists" }, hists(c.report).map(chainHistogram)))) : null,
+      eachSide(ctx, (c) => el("div", { class: "jl-hists" }, hists(c.report).map(chainHistogram)))) : null,
   );
 }
 
@@ -523,10 +515,7 @@ function spikeSteps(p) {
 
 /** The blame page: each blamed wake-up, its verdict, what ran meanwhile. */
 export function mountBlame(root, ctx) {
-  if (ctx.other) {
-    for (const part of eachSide(ctx, null, (c) => { const d = el("div"); if (c.report.blame) mountBlame(d, { ...c, other: null }); return d; })) put(root, part);
-    return;
-  }
+  if (ctx.other) return mountEachSide(root, ctx, "blame", mountBlame);
   const spikes = ctx.report.blame.spikes;
   if (!spikes.length) {
     put(root, section("Blame", null, el("p", null, "no wake-up to blame")));
@@ -569,10 +558,7 @@ export function mountBlame(root, ctx) {
 
 /** The functions page: function_graph statistics, and the comparison with --compare. */
 export function mountFunctions(root, ctx) {
-  if (ctx.other) {
-    for (const part of eachSide(ctx, null, (c) => { const d = el("div"); if (c.report.functions) mountFunctions(d, { ...c, other: null }); return d; })) put(root, part);
-    return;
-  }
+  if (ctx.other) return mountEachSide(root, ctx, "functions", mountFunctions);
   const s = ctx.report.functions;
   if (!s.functions.length) {
     put(root, section("Functions", null, el("p", null, "no function_graph calls in the trace")));
