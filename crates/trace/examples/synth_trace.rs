@@ -24,7 +24,9 @@ use std::fs::File;
 use std::io::BufWriter;
 use std::path::Path;
 
-use jitterlab_trace::dat::{Compression, DatFile, DatMeta, DatWriter, Spool};
+use jitterlab_trace::dat::{Compression, DatFile, DatMeta, DatWriter, PageEncoder, Spool};
+use jitterlab_trace::format::Endian;
+use jitterlab_trace::ringbuf::PageLayout;
 
 const PAGE: usize = 4096;
 
@@ -253,57 +255,6 @@ impl Encoder {
     }
 }
 
-/// A ring-buffer page being filled (little-endian).
-struct Page {
-    base: u64,
-    last: u64,
-    body: Vec<u8>,
-}
-
-impl Page {
-    fn new(base: u64) -> Page {
-        Page {
-            base,
-            last: base,
-            body: Vec::with_capacity(PAGE),
-        }
-    }
-    fn word(&mut self, type_len: u32, delta: u32) {
-        self.body
-            .extend_from_slice(&((delta << 5) | type_len).to_le_bytes());
-    }
-    fn fits(&self, payload: usize) -> bool {
-        16 + self.body.len() + 12 + payload.div_ceil(4) * 4 <= PAGE
-    }
-    fn record(&mut self, ts: u64, payload: &[u8]) {
-        let mut delta = ts - self.last;
-        if delta >= 1 << 27 {
-            self.word(30, (delta & ((1 << 27) - 1)) as u32);
-            self.body
-                .extend_from_slice(&((delta >> 27) as u32).to_le_bytes());
-            delta = 0;
-        }
-        self.last = ts;
-        let len = payload.len().div_ceil(4) * 4;
-        if len <= 28 * 4 {
-            self.word((len / 4) as u32, delta as u32);
-        } else {
-            self.word(0, delta as u32);
-            self.body.extend_from_slice(&(len as u32 + 4).to_le_bytes());
-        }
-        self.body.extend_from_slice(payload);
-        self.body.resize(self.body.len() + len - payload.len(), 0);
-    }
-    fn finish(self) -> Vec<u8> {
-        let mut p = Vec::with_capacity(PAGE);
-        p.extend_from_slice(&self.base.to_le_bytes());
-        p.extend_from_slice(&(self.body.len() as u64).to_le_bytes());
-        p.extend_from_slice(&self.body);
-        p.resize(PAGE, 0);
-        p
-    }
-}
-
 /// One CPU's simulation: its events in time order.
 fn simulate(
     cpu: usize,
@@ -522,6 +473,8 @@ fn main() -> Result<(), Box<dyn Error>> {
         tasks,
         irq_names: HashMap::from([(24, "eth0"), (25, "timer-ish")]),
     };
+    // The records are encoded little-endian (Encoder::put).
+    let layout = PageLayout::new(Endian::Little, usize::from(meta.long_size), PAGE);
     let mut w = DatWriter::new_v7(meta, Spool::Memory, Compression::Zstd)?;
     let mut rng = Rng(seed);
     let mut events = 0usize;
@@ -535,21 +488,14 @@ fn main() -> Result<(), Box<dyn Error>> {
             );
         }
         events += evs.len();
-        let mut page = Page::new(evs.first().map_or(0, |e| e.0));
-        let mut pages = Vec::with_capacity(PAGE * 64);
+        let mut pages = PageEncoder::new(layout);
         for (ts, ev) in evs {
-            let rec = enc.encode(ev);
-            if !page.fits(rec.len()) {
-                pages.extend_from_slice(&std::mem::replace(&mut page, Page::new(ts)).finish());
-                if pages.len() >= PAGE * 64 {
-                    w.write_pages(0, cpu as u32, &pages)?;
-                    pages.clear();
-                }
+            pages.record(ts, &enc.encode(ev))?;
+            if pages.ready() >= 64 {
+                w.write_pages(0, cpu as u32, &pages.take_pages())?;
             }
-            page.record(ts, &rec);
         }
-        pages.extend_from_slice(&page.finish());
-        w.write_pages(0, cpu as u32, &pages)?;
+        w.write_pages(0, cpu as u32, &pages.finish())?;
     }
     let size = w.finish(BufWriter::new(File::create(out)?))?;
     eprintln!(
