@@ -54,6 +54,34 @@ fn static_audit_of_the_fixture_tree() {
     assert!(has(&d["findings"], "irqs.managed"));
 }
 
+/// Without `--verbose` the audit is a screen that ends with its verdict's meaning and
+/// exit status; `--verbose` adds every finding with its evidence and ends the same way.
+#[test]
+fn audit_prints_a_screen_and_the_rest_with_verbose() {
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../host/tests/fixtures/audit-vm2");
+    let text = |extra: &[&str]| {
+        let mut args = vec!["--root", root.to_str().unwrap(), "audit"];
+        args.extend(extra);
+        let out = run(&args);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let (short, long) = (text(&[]), text(&["--verbose"]));
+    assert!(short.lines().count() <= 40, "{short}");
+    assert!(!short.contains("\nfindings\n"), "{short}");
+    assert!(long.contains("\nfindings\n") && long.lines().count() > 100);
+    for t in [&short, &long] {
+        let tail: Vec<&str> = t.lines().rev().take(4).collect();
+        assert!(
+            tail.iter()
+                .any(|l| l.contains("Exit status 0 (3 when an RT CPU is unfit)")),
+            "{tail:?}"
+        );
+    }
+    assert!(short.contains("jitterlab audit --verbose"), "{short}");
+}
+
 #[test]
 fn audit_then_isolate_then_compare() {
     let _lock = host_lock();

@@ -55,10 +55,10 @@ use serde::Serialize;
 
 pub use convert::Conversion;
 pub use export::{
-    html_block_text, write_cyclictest_histogram, write_event_line, write_latency_plot, Compared,
-    Cyclictest, EventLine, Events, EventsJson, ExportError, ExportManager, Exporter, Html,
-    HtmlModel, Json, Opened, PerfettoCounts, PerfettoWriter, SavedResult, Svg, Target, Text,
-    HTML_FORMAT,
+    html_block_text, write_cyclictest_histogram, write_event_line, write_latency_plot,
+    AuditSummary, Compared, Cyclictest, EventLine, Events, EventsJson, ExportError, ExportManager,
+    Exporter, Html, HtmlModel, Json, Opened, PerfettoCounts, PerfettoWriter, SavedResult, Svg,
+    Target, Text, HTML_FORMAT,
 };
 pub use export::{named_output, PftraceCounts, PftraceTables, PftraceWriter, BUNDLE_EVENTS};
 pub use table::{Align, Col, Table};

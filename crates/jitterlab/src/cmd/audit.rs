@@ -7,7 +7,7 @@ use clap::Args;
 use jitterlab_audit::{audit, AuditRequest, KeepTraces, Mode};
 use jitterlab_host::child::cancel_on_signals;
 use jitterlab_host::Root;
-use jitterlab_render::{ExportManager, Target};
+use jitterlab_render::{AuditSummary, ExportManager, Target};
 
 use crate::cli::{cpu_list, Color, JsonOut};
 use crate::exit::{Error, Result};
@@ -17,7 +17,7 @@ use crate::output::add_result;
 /// `jitterlab audit`.
 #[derive(Args, Debug)]
 #[command(
-    after_help = "Without --quick or --duration, the latency probe runs 10 s idle and 10 s under a load on the RT CPUs, and the noise probe 5 s on each (about 30 s for one RT CPU); --quick takes 2 s, 2 s and 1 s. Without root, or with --root, only the static checks run.\n\nExit status: 0 when no RT CPU is unfit, 3 when one is (for CI gates), 1 when the audit failed, 2 on a usage error.\n\nExamples:\n  jitterlab audit --quick\n  jitterlab audit --cpus 2-3 --json=before.json\n  jitterlab audit --cpus 2-3 --compare before.json"
+    after_help = "Without --quick or --duration, the latency probe runs 10 s idle and 10 s under a load on the RT CPUs, and the noise probe 5 s on each (about 30 s for one RT CPU); --quick takes 2 s, 2 s and 1 s. Without root, or with --root, only the static checks run.\n\nWithout --verbose it prints a screen: the verdict per RT CPU, the first recommendations, the measured tables, and what the verdict means.\n\nExit status: 0 when no RT CPU is unfit (verdict READY or TUNE), 3 when one is (UNFIT: the audit's answer for a CI gate, not a failure), 1 when the audit failed, 2 on a usage error.\n\nExamples:\n  jitterlab audit --quick\n  jitterlab audit --cpus 2-3 --json=before.json\n  jitterlab audit --cpus 2-3 --compare before.json"
 )]
 pub struct AuditArgs {
     /// The CPUs meant for real-time work (default: the isolated ones, else the last CPU).
@@ -29,6 +29,11 @@ pub struct AuditArgs {
     /// Each latency phase this long (10s, 1m); the noise probe half of it per RT CPU.
     #[arg(long, value_name = "D", value_parser = jitterlab_units::parse_duration_ns)]
     pub duration: Option<u64>,
+    /// Print the whole audit: every finding with its evidence, why and fix, every
+    /// recommendation, the blamed spikes and the noise traced (without it: the
+    /// verdicts, the first recommendations and the measured tables, a screen).
+    #[arg(short, long)]
+    pub verbose: bool,
     /// Only the static checks: measure nothing.
     #[arg(long = "static", conflicts_with_all = ["quick", "duration"])]
     pub static_only: bool,
@@ -109,8 +114,13 @@ pub fn run(root: &Root, args: AuditArgs, color: Color) -> Result {
             eprintln!("jitterlab: warning: {failed}");
         }
     }
+    let summary = AuditSummary(&report);
     let mut outputs = ExportManager::new();
-    add_result(&mut outputs, &report, &args.json, color);
+    if args.verbose {
+        add_result(&mut outputs, &report, &args.json, color);
+    } else {
+        add_result(&mut outputs, &summary, &args.json, color);
+    }
     if let Some(path) = &args.html {
         outputs.add(
             jitterlab_render::Html::titled("jitterlab audit"),

@@ -68,7 +68,7 @@ pub use json::Json;
 pub use perfetto::{PerfettoCounts, PerfettoWriter};
 pub use pftrace::{PftraceCounts, PftraceTables, PftraceWriter, BUNDLE_EVENTS};
 pub use svg::{write_latency_plot, Svg};
-pub use text::Text;
+pub use text::{AuditSummary, Text};
 
 /// `s` with `&`, `<`, `>` and `"` escaped, for the text and attributes of the SVG and
 /// HTML outputs.

@@ -15,6 +15,7 @@ use jitterlab_host::Root;
 use jitterlab_latency::noise_probe::{Gap, Gaps, NoiseResult};
 use jitterlab_latency::spikes::{CountDelta, Spike};
 use jitterlab_latency::stats::Summary;
+use jitterlab_render::AuditSummary;
 
 use crate::{both, check, text, workspace};
 
@@ -34,7 +35,23 @@ fn static_audit(tree: &str, cpus: Option<&str>) -> AuditReport {
 
 #[test]
 fn audit_vm2() {
-    both("audit-vm2", &static_audit("audit-vm2", None));
+    let r = static_audit("audit-vm2", None);
+    both("audit-vm2", &r);
+    summary("audit-vm2", &r);
+}
+
+/// What `jitterlab audit` prints without `--verbose`: a screen that ends with what
+/// the verdict and the exit status mean; its JSON is the whole report's.
+fn summary(name: &str, r: &AuditReport) {
+    let s = text(&AuditSummary(r));
+    assert!(
+        s.lines().count() <= 40,
+        "{name}: {} lines\n{s}",
+        s.lines().count()
+    );
+    assert!(s.contains("Exit status"), "{s}");
+    assert_eq!(crate::json(&AuditSummary(r)), crate::json(r));
+    check(&format!("{name}.summary.text"), &s);
 }
 
 #[test]
@@ -51,6 +68,11 @@ fn audit_compared() {
     let t = text(&now);
     let tail = &t[t.find("compared with").unwrap()..];
     check("audit-compare.text", tail);
+    let s = text(&AuditSummary(&now));
+    check(
+        "audit-compare.summary.text",
+        &s[s.find("compared with").unwrap()..],
+    );
 }
 
 /// One latency phase on CPU 1: its statistics, worst spike and blamed wake-up, and
@@ -294,4 +316,21 @@ fn audit_measured() {
         .unwrap();
     assert!(rt.what.contains("measured: the noise probe"), "{}", rt.what);
     both("audit-measured", &r);
+    summary("audit-measured", &r);
+}
+
+/// An unfit RT CPU: the summary's last lines say that exit status 3 is the audit's
+/// answer, not a failed audit.
+#[test]
+fn audit_unfit_summary_explains_its_status() {
+    let mut r = static_audit("audit-vm2", None);
+    r.verdict = jitterlab_audit::Verdict::Unfit;
+    for v in &mut r.verdicts {
+        v.verdict = jitterlab_audit::Verdict::Unfit;
+    }
+    let s = text(&AuditSummary(&r));
+    check(
+        "audit-unfit.summary.text",
+        &s[s.find("\nverdict UNFIT").unwrap()..],
+    );
 }

@@ -15,6 +15,8 @@ mod show;
 mod stats;
 mod view;
 
+pub use audit::AuditSummary;
+
 use std::io::{self, Write};
 
 use super::Exporter;
