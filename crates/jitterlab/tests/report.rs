@@ -1,7 +1,7 @@
 //! `jitterlab report`: the same capture as .dat and as the kernel's text gives the same
 //! counts; filters, JSON lines, errors and a closed pipe.
 
-use crate::util::{data, json_data, run, stderr, stdout};
+use crate::util::{data, json_data, run, skip, stderr, stdout};
 
 /// `report --stats --json` of a file: (counts by short event name, total, per-CPU events).
 fn stats(file: &str) -> (std::collections::BTreeMap<String, u64>, u64, Vec<u64>) {
@@ -1036,11 +1036,19 @@ fn plugin_wakeup_fields(s: &str) -> (String, String, String, String) {
     (comm, pid, prio, cpu.trim().into())
 }
 
-/// A trace compressed with zstd or gzip is read as it is (issue "the first hour"): a .dat
-/// (decompressed into memory) and a text trace (decompressed as it is read) print and
-/// analyze as their decompressed files do.
+/// A trace compressed with zstd, gzip or xz is read as it is (issue "the first hour"): a
+/// .dat (decompressed into memory) and a text trace (decompressed as it is read) print
+/// and analyze as their decompressed files do. The xz files are made by `xz` itself, in
+/// two streams (as `cat a.xz b.xz` makes), which `xz -d` reads as one file.
 #[test]
-fn zstd_and_gzip_traces_are_read_directly() {
+fn zstd_gzip_and_xz_traces_are_read_directly() {
+    let xz_here = std::process::Command::new("xz")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !xz_here {
+        skip("the xz cases: no `xz` (Debian: apt install xz-utils)");
+    }
     let tmp = tempfile::tempdir().unwrap();
     for name in [
         "cyclictest-idle.v6.dat.zst",
@@ -1057,6 +1065,30 @@ fn zstd_and_gzip_traces_are_read_directly() {
         let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
         std::io::Write::write_all(&mut enc, &plain).unwrap();
         std::fs::write(&gz, enc.finish().unwrap()).unwrap();
+        let xz = base.with_extension(format!(
+            "{}.xz",
+            base.extension().unwrap().to_str().unwrap()
+        ));
+        if xz_here {
+            let (a, b) = plain.split_at(plain.len() / 3);
+            let mut both = Vec::new();
+            for part in [a, b] {
+                let mut c = std::process::Command::new("xz")
+                    .args(["-c", "-1"])
+                    .stdin(std::process::Stdio::piped())
+                    .stdout(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap();
+                let mut stdin = c.stdin.take().unwrap();
+                let part = part.to_vec();
+                let feed = std::thread::spawn(move || std::io::Write::write_all(&mut stdin, &part));
+                let o = c.wait_with_output().unwrap();
+                feed.join().unwrap().unwrap();
+                assert!(o.status.success());
+                both.extend(o.stdout);
+            }
+            std::fs::write(&xz, both).unwrap();
+        }
         let of = |args: &[&str]| {
             let o = run(args);
             assert!(o.status.success(), "{args:?}: {}", stderr(&o));
@@ -1071,7 +1103,11 @@ fn zstd_and_gzip_traces_are_read_directly() {
             j
         };
         let want_analysis = analyzed(base_s);
-        for packed in [data(name), gz.to_str().unwrap().to_string()] {
+        let mut packed_files = vec![data(name), gz.to_str().unwrap().to_string()];
+        if xz_here {
+            packed_files.push(xz.to_str().unwrap().to_string());
+        }
+        for packed in packed_files {
             assert_eq!(of(&["report", &packed]), want, "{packed}");
             assert_eq!(analyzed(&packed), want_analysis, "{packed}");
         }

@@ -34,7 +34,7 @@ pub enum TextSource {
         /// The rest, until taken.
         rest: Mutex<Option<File>>,
     },
-    /// A regular file compressed with zstd or gzip, decompressed as it is read, again
+    /// A regular file compressed with zstd, gzip or xz, decompressed as it is read, again
     /// from its start for each pass.
     Compressed(PathBuf, Packed),
 }
@@ -46,6 +46,8 @@ pub enum Packed {
     Zstd = 0,
     /// gzip (`.gz`).
     Gzip = 1,
+    /// xz (`.xz`, LZMA2), as distributions and bug trackers often keep files.
+    Xz = 2,
 }
 
 /// A compression a trace file may come in: its magic, its name, the command that
@@ -56,7 +58,7 @@ type Compression = (&'static [u8], &'static str, &'static str, Option<Packed>);
 const COMPRESSIONS: [Compression; 4] = [
     (b"\x28\xb5\x2f\xfd", "zstd", "zstd -d", Some(Packed::Zstd)),
     (b"\x1f\x8b", "gzip", "gunzip -k", Some(Packed::Gzip)),
-    (b"\xfd7zXZ\x00", "xz", "unxz -k", None),
+    (b"\xfd7zXZ\x00", "xz", "unxz -k", Some(Packed::Xz)),
     (b"BZh", "bzip2", "bunzip2 -k", None),
 ];
 
@@ -94,6 +96,8 @@ impl Packed {
         Ok(match self {
             Packed::Zstd => Box::new(zstd::Decoder::with_buffer(file)?),
             Packed::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(file)),
+            // Concatenated streams are one file, as `xz -d` reads them.
+            Packed::Xz => Box::new(lzma_rust2::XzReader::new(file, true)),
         })
     }
 }
