@@ -63,6 +63,10 @@ pub fn live_required() -> bool {
 /// The line goes straight to the terminal's standard error, past the test harness's
 /// capture of `eprintln!`, so that `cargo test` shows every skip among its results, not
 /// only a test that passed: `skipped (live test): WHY, at FILE:LINE`.
+///
+/// The line is also added to the run's skip log ([`skip_log`]), and when the test
+/// binary exits it prints every skip of the `cargo test` run so far: the last of these
+/// summaries, after the last binary that skipped, lists them all.
 #[track_caller]
 pub fn skip(why: impl std::fmt::Display) {
     use std::io::Write;
@@ -70,13 +74,84 @@ pub fn skip(why: impl std::fmt::Display) {
         panic!("{REQUIRE_LIVE}=1 but {why}");
     }
     let at = std::panic::Location::caller();
+    let line = format!("skipped (live test): {why}, at {}:{}", at.file(), at.line());
     // Not eprintln!: the harness captures it and shows it only for a test that failed.
-    let _ = writeln!(
-        std::io::stderr().lock(),
-        "skipped (live test): {why}, at {}:{}",
-        at.file(),
-        at.line()
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+    if let Some(log) = skip_log() {
+        let logged = log
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| {
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(&log)
+                    .and_then(|mut f| f.write_all(format!("{line}\n").as_bytes()))
+            });
+        if logged.is_ok() {
+            static AT_EXIT: std::sync::Once = std::sync::Once::new();
+            // SAFETY: registers a function without arguments to run at exit.
+            AT_EXIT.call_once(|| unsafe {
+                libc::atexit(skips_at_exit);
+            });
+        }
+    }
+}
+
+/// The environment variable that names the skip log instead of [`skip_log`]'s
+/// default (a test of the summary sets it).
+pub const SKIP_LOG: &str = "JITTERLAB_SKIP_LOG";
+
+/// Where the skips of this `cargo test` run are logged, a line each: `$JITTERLAB_SKIP_LOG`,
+/// else `jitterlab-skips/PID-START.log` in the temporary directory, named after the
+/// `cargo` process that runs the test binaries (this process when no cargo started it)
+/// and its start time, so that two runs never share a log.
+pub fn skip_log() -> Option<std::path::PathBuf> {
+    if let Some(p) = std::env::var_os(SKIP_LOG) {
+        return Some(p.into());
+    }
+    let parent = std::os::unix::process::parent_id();
+    let comm = std::fs::read_to_string(format!("/proc/{parent}/comm")).unwrap_or_default();
+    let run = if comm.trim() == "cargo" {
+        parent
+    } else {
+        std::process::id()
+    };
+    // The start time, field 22 of /proc/PID/stat: the 20th after the command's ')'.
+    let stat = std::fs::read_to_string(format!("/proc/{run}/stat")).ok()?;
+    let start = stat
+        .rsplit_once(") ")?
+        .1
+        .split_whitespace()
+        .nth(19)?
+        .to_string();
+    Some(
+        std::env::temp_dir()
+            .join("jitterlab-skips")
+            .join(format!("{run}-{start}.log")),
+    )
+}
+
+/// At the exit of a test binary that skipped: every skip of the run so far, and how to
+/// get a run without one.
+extern "C" fn skips_at_exit() {
+    use std::io::Write;
+    let Some(text) = skip_log().and_then(|l| std::fs::read_to_string(l).ok()) else {
+        return;
+    };
+    let lines: Vec<&str> = text.lines().filter(|l| !l.is_empty()).collect();
+    let mut out = format!(
+        "\nlive tests skipped in this test run so far: {} (the last such list is the whole run's)\n",
+        lines.len()
     );
+    for l in &lines {
+        out.push_str(&format!("  {l}\n"));
+    }
+    out.push_str(
+        "  to run them all: as root, with the peers .ci/run installs \
+         (JITTERLAB_REQUIRE_LIVE=1 makes a skip a failure)\n",
+    );
+    let _ = std::io::stderr().lock().write_all(out.as_bytes());
 }
 
 /// The last resort of a test or benchmark that changed the host: the partition

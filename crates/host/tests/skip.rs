@@ -1,6 +1,7 @@
 //! `testing::skip`: a message and a pass, or under `JITTERLAB_REQUIRE_LIVE=1` a failure.
 //! The message is seen with the harness capturing the test's output, as `cargo test`
-//! runs it: a skip is never silent.
+//! runs it: a skip is never silent. And a test binary that skipped ends with every skip
+//! of the run so far, from the run's skip log.
 
 use std::process::Command;
 
@@ -13,8 +14,11 @@ fn child_that_skips() {
 
 #[test]
 fn skip_fails_only_when_live_tests_are_required() {
+    let log = tempfile::tempdir().unwrap();
+    let log = log.path().join("skips.log");
     let child = |require: Option<&str>| {
         let mut c = Command::new(std::env::current_exe().unwrap());
+        c.env(jitterlab_host::testing::SKIP_LOG, &log);
         // Captured, as cargo test runs it: the skip's line must get through.
         c.args(["skip::child_that_skips", "--exact", "--ignored"]);
         match require {
@@ -34,7 +38,7 @@ fn skip_fails_only_when_live_tests_are_required() {
             stdout,
         )
     };
-    for require in [None, Some("0"), Some("")] {
+    for (n, require) in [None, Some("0"), Some("")].into_iter().enumerate() {
         let (ok, stderr, _) = child(require);
         assert!(ok, "{require:?}: {stderr}");
         assert!(
@@ -42,6 +46,13 @@ fn skip_fails_only_when_live_tests_are_required() {
                 && stderr.contains("tests/skip.rs:"),
             "{stderr}"
         );
+        // Its exit lists the skips of the run so far: each child's, one more each time.
+        let summary = &stderr[stderr.find("live tests skipped in this test run").unwrap()..];
+        assert!(
+            summary.contains(&format!("so far: {} ", n + 1)),
+            "{summary}"
+        );
+        assert_eq!(summary.matches("  skipped (live test): ").count(), n + 1);
     }
     let (ok, _, report) = child(Some("1"));
     assert!(!ok, "{report}");
