@@ -89,7 +89,7 @@ pub(super) fn write(s: &Summary, out: &mut dyn Write, style: &Style) -> io::Resu
     }
     writeln!(
         out,
-        "anomalies (corrections the analysis made; see the README):"
+        "anomalies (corrections the analysis made; GUIDE.md, `jitterlab analyze`, explains each kind):"
     )?;
     let mut t = Table::new([
         Col::left("KIND"),
