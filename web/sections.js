@@ -155,7 +155,7 @@ export function mountSummary(root, ctx) {
       ].filter(Boolean),
       rows: (report) => sum(report)?.events_by_type ?? [],
     })),
-    one ? section("Anomalies", "corrections the analysis made (see the README)", s.anomalies.length ? table({
+    one ? section("Anomalies", "corrections the analysis made (GUIDE.md explains each kind)", s.anomalies.length ? table({
       id: "jl-summary-anomalies",
       columns: [
         { label: "kind", value: (r) => r.kind },
