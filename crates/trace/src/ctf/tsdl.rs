@@ -877,6 +877,7 @@ impl<'a> Parser<'a> {
             Type::Struct(StructType {
                 fields: fields?,
                 align: 1,
+                layout: None,
             })
         } else {
             let name = name
