@@ -320,7 +320,8 @@ impl EventFilter {
         if !f.in_window(ev.ts) || !f.wants_cpu(ev.cpu) {
             return false;
         }
-        if !f.wants_process(ev.pid, self.tgids.get(&ev.pid).copied()) {
+        // The thread group is looked up only for a process to keep.
+        if f.pid.is_some() && !f.wants_process(ev.pid, self.tgids.get(&ev.pid).copied()) {
             return false;
         }
         if self.names.is_empty() {

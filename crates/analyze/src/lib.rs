@@ -54,7 +54,7 @@ mod background;
 mod driver;
 pub mod engine;
 mod filter;
-pub mod hash;
+pub use jitterlab_trace::hash;
 mod intervals;
 mod migrations;
 mod model;

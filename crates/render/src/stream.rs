@@ -52,6 +52,7 @@ pub fn write_events(
     // Losses waiting for the next event of their (buffer, CPU).
     let mut pending: Vec<(usize, u32, Option<u64>)> = Vec::new();
     let mut info = Vec::new();
+    let mut line_buf = Vec::with_capacity(256);
     while let Some(ev) = source.next_event()? {
         lines.names.learn(&ev);
         if filter.filter.past_window(ev.ts) {
@@ -113,7 +114,7 @@ pub fn write_events(
             seconds: lines.seconds,
             ..EventLine::new(&ev, lines.names.get(ev.pid))
         };
-        Events.write(&line, out)?;
+        Events.write_with(&line, &mut line_buf, out)?;
     }
     if let Some(out) = json.as_mut() {
         out.flush().map_err(StreamError::WriteJson)?;

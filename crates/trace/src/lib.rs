@@ -36,6 +36,7 @@ pub mod ctf;
 pub mod dat;
 pub mod decode;
 pub mod format;
+pub mod hash;
 pub mod lines;
 mod open;
 pub mod output;

@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use crate::dat::{CpuCount, DatFile, EventCounts};
+use crate::hash::FxMap;
 use crate::{Comm, Event, EventKind, EventSource, Result};
 
 /// Records of one event type.
@@ -264,7 +265,7 @@ impl TraceStats {
 /// events that name tasks (switches, wake-ups, forks, exits, migrations).
 #[derive(Clone, Debug, Default)]
 pub struct TaskNames {
-    names: HashMap<i32, Comm>,
+    names: FxMap<i32, Comm>,
     /// Learn from the events (false: the saved names only, as trace-cmd names tasks).
     learns: bool,
 }
@@ -273,7 +274,7 @@ impl TaskNames {
     /// Seeded with `cmdlines`, learning from the events.
     pub fn new(cmdlines: HashMap<i32, Comm>) -> TaskNames {
         TaskNames {
-            names: cmdlines,
+            names: cmdlines.into_iter().collect(),
             learns: true,
         }
     }
@@ -282,7 +283,7 @@ impl TaskNames {
     /// .dat: the saved cmdlines, `<...>` for a task they do not name).
     pub fn saved(cmdlines: HashMap<i32, Comm>) -> TaskNames {
         TaskNames {
-            names: cmdlines,
+            names: cmdlines.into_iter().collect(),
             learns: false,
         }
     }

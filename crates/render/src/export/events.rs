@@ -66,7 +66,22 @@ pub struct Events;
 
 impl Exporter<EventLine<'_>> for Events {
     fn write(&self, line: &EventLine<'_>, out: &mut dyn Write) -> io::Result<()> {
-        event_line(out, line)
+        self.write_with(line, &mut Vec::with_capacity(160), out)
+    }
+}
+
+impl Events {
+    /// [`Exporter::write`], the line made in `buf` (cleared first): a caller writing
+    /// many lines keeps one buffer for all of them.
+    pub fn write_with(
+        &self,
+        line: &EventLine<'_>,
+        buf: &mut Vec<u8>,
+        out: &mut dyn Write,
+    ) -> io::Result<()> {
+        buf.clear();
+        event_line(buf, line)?;
+        out.write_all(buf)
     }
 }
 
@@ -92,7 +107,7 @@ impl Exporter<EventLine<'_>> for EventsJson {
 /// Writes one event line (see the module documentation). The same as [`Events`]'
 /// [`Exporter::write`] of [`EventLine::new`].
 pub fn write_event_line(out: &mut dyn Write, ev: &Event, comm: &str) -> io::Result<()> {
-    event_line(out, &EventLine::new(ev, comm))
+    Events.write(&EventLine::new(ev, comm), out)
 }
 
 /// A symbol as the kernel prints it: its name, else its address.
@@ -137,40 +152,40 @@ fn dropped(buf: &mut Vec<u8>, cpu: u32, count: Option<u64>) {
     buf.extend_from_slice(text.as_bytes());
 }
 
-fn event_line(out: &mut dyn Write, line: &EventLine<'_>) -> io::Result<()> {
+/// The line of `line`, appended to `buf`.
+fn event_line(buf: &mut Vec<u8>, line: &EventLine<'_>) -> io::Result<()> {
     let ev = line.event;
-    let mut buf = Vec::with_capacity(160);
-    prefix(&mut buf, line.buffer);
+    prefix(buf, line.buffer);
     if let EventKind::Lost { count } = ev.kind {
         // A loss no event followed: its notice alone.
-        dropped(&mut buf, ev.cpu, count);
+        dropped(buf, ev.cpu, count);
         buf.push(b'\n');
-        return out.write_all(&buf);
+        return Ok(());
     }
     if let Some(count) = line.dropped {
         // trace-cmd prints the notice after the buffer's name, then the event's line.
-        dropped(&mut buf, ev.cpu, count);
+        dropped(buf, ev.cpu, count);
         buf.push(b'\n');
     }
-    right(&mut buf, line.comm, 16);
+    right(buf, line.comm, 16);
     // trace-cmd's " %6.1000d:" (seconds, the µs rounded), or "%12d:" for a clock that
     // does not count ns: the raw count, no space before.
     // "-{pid:<5} [{cpu:03}]" and the time, by hand: `write!` with widths was a fifth of
     // report's time.
     let mut n = itoa::Buffer::new();
     buf.push(b'-');
-    left(&mut buf, n.format(ev.pid), 5);
+    left(buf, n.format(ev.pid), 5);
     buf.extend_from_slice(b" [");
-    filled(&mut buf, n.format(ev.cpu), 3, b'0');
+    filled(buf, n.format(ev.cpu), 3, b'0');
     buf.push(b']');
     if line.seconds {
         let us = ev.ts.saturating_add(500) / 1000;
         buf.push(b' ');
-        right(&mut buf, n.format(us / 1_000_000), 5);
+        right(buf, n.format(us / 1_000_000), 5);
         buf.push(b'.');
-        filled(&mut buf, n.format(us % 1_000_000), 6, b'0');
+        filled(buf, n.format(us % 1_000_000), 6, b'0');
     } else {
-        right(&mut buf, n.format(ev.ts), 12);
+        right(buf, n.format(ev.ts), 12);
     }
     let name = line.name.unwrap_or_else(|| ev.kind.name());
     buf.extend_from_slice(b": ");
@@ -179,14 +194,14 @@ fn event_line(out: &mut dyn Write, line: &EventLine<'_>) -> io::Result<()> {
     buf.resize(buf.len() + 20usize.saturating_sub(name.len()), b' ');
     match line.info {
         Some(info) => buf.extend_from_slice(info),
-        None => fields(&mut buf, ev)?,
+        None => fields(buf, ev)?,
     }
     // As trace-cmd: a line's one trailing newline is its end.
     if buf.last() == Some(&b'\n') {
         buf.pop();
     }
     buf.push(b'\n');
-    out.write_all(&buf)
+    Ok(())
 }
 
 /// The fields of a decoded event (a text trace's), as the kernel prints them.

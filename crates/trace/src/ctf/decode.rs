@@ -6,7 +6,7 @@
 //! first, big-endian ones from the most significant (CTF 1.8, section 4.1.5). Alignments
 //! are counted from the start of the packet.
 
-use super::types::{align_up, IntType, Type, BYTE};
+use super::types::{align_up, IntType, Layout, Type, BYTE};
 
 /// What went wrong at a bit of a stream file; the reader adds the file's name.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -74,14 +74,7 @@ impl<'a> Cursor<'a> {
                 .data
                 .get(byte..byte + n)
                 .ok_or(Fault::Short { at: start, what })?;
-            let mut buf = [0u8; 8];
-            if be {
-                buf[8 - n..].copy_from_slice(raw);
-                u64::from_be_bytes(buf)
-            } else {
-                buf[..n].copy_from_slice(raw);
-                u64::from_le_bytes(buf)
-            }
+            load(raw, be)
         } else {
             let n = (shift as usize + usize::from(size)).div_ceil(8);
             let raw = self
@@ -139,6 +132,40 @@ impl<'a> Cursor<'a> {
         })?;
         self.bit = at + (n as u64 + 1) * 8;
         Ok(&rest[..n])
+    }
+}
+
+/// The number in `raw` (1 to 8 bytes) in either byte order.
+#[inline]
+fn load(raw: &[u8], be: bool) -> u64 {
+    // The usual sizes without a copy of variable length (a call to memcpy each).
+    match (raw.len(), be) {
+        (1, _) => u64::from(raw[0]),
+        (2, false) => raw
+            .first_chunk()
+            .map_or(0, |b| u16::from_le_bytes(*b).into()),
+        (2, true) => raw
+            .first_chunk()
+            .map_or(0, |b| u16::from_be_bytes(*b).into()),
+        (4, false) => raw
+            .first_chunk()
+            .map_or(0, |b| u32::from_le_bytes(*b).into()),
+        (4, true) => raw
+            .first_chunk()
+            .map_or(0, |b| u32::from_be_bytes(*b).into()),
+        (8, false) => raw.first_chunk().map_or(0, |b| u64::from_le_bytes(*b)),
+        (8, true) => raw.first_chunk().map_or(0, |b| u64::from_be_bytes(*b)),
+        (n, _) => {
+            let n = n.min(8);
+            let mut buf = [0u8; 8];
+            if be {
+                buf[8 - n..].copy_from_slice(&raw[..n]);
+                u64::from_be_bytes(buf)
+            } else {
+                buf[..n].copy_from_slice(&raw[..n]);
+                u64::from_le_bytes(buf)
+            }
+        }
     }
 }
 
@@ -236,6 +263,15 @@ impl Decoder {
         match ty {
             Type::Struct(s) => {
                 cur.align(s.align, "structure")?;
+                let first = self.leaves.len() as u32;
+                if let Some(l) = &s.layout {
+                    if self.laid_out(l, cur) {
+                        // One value per field.
+                        let step = u32::from(self.record);
+                        tops.extend((0..l.slots.len() as u32).map(|i| first + i * step));
+                        return Ok(());
+                    }
+                }
                 for f in &s.fields {
                     tops.push(self.leaves.len() as u32);
                     self.value(&f.ty, cur)?;
@@ -264,6 +300,52 @@ impl Decoder {
                 r
             }
         }
+    }
+
+    /// Reads a structure of [`Layout`] `l` at `cur` (aligned): its fields at their
+    /// offsets, with what [`Decoder::value`] does for each integer. `false` (nothing
+    /// read) when the structure does not start on a byte or does not fit in the packet's
+    /// content, or its values would pass [`MAX_LEAVES`]: the walk of its type reads it
+    /// then, or names the fault.
+    #[inline]
+    fn laid_out(&mut self, l: &Layout, cur: &mut Cursor) -> bool {
+        let bits = l.bytes as u64 * 8;
+        if cur.bit % 8 != 0 || cur.end.saturating_sub(cur.bit) < bits {
+            return false;
+        }
+        if self.record && self.leaves.len() + l.slots.len() > MAX_LEAVES {
+            return false;
+        }
+        let from = (cur.bit / 8) as usize;
+        let Some(bytes) = cur.data.get(from..from + l.bytes) else {
+            return false;
+        };
+        for s in &l.slots {
+            let raw = bytes.get(s.at..s.at + s.len).unwrap_or(&[]);
+            let mut v = load(raw, s.be);
+            if s.signed && s.len < 8 {
+                let shift = 64 - 8 * s.len as u32;
+                v = (((v << shift) as i64) >> shift) as u64;
+            }
+            if let Some(r) = self.regs.get_mut(s.reg as usize) {
+                *r = v;
+            }
+            if s.is_id {
+                self.id = Some(v);
+            }
+            if s.clock {
+                self.clock = extend(self.clock, v, (s.len * 8) as u8);
+            }
+            if self.record {
+                self.leaves.push(if s.signed {
+                    Leaf::Int(v as i64)
+                } else {
+                    Leaf::Uint(v)
+                });
+            }
+        }
+        cur.bit += bits;
+        true
     }
 
     fn int(&mut self, t: &IntType, cur: &mut Cursor) -> Res<u64> {
@@ -324,6 +406,11 @@ impl Decoder {
             }
             Type::Struct(s) => {
                 cur.align(s.align, "structure")?;
+                if let Some(l) = &s.layout {
+                    if self.laid_out(l, cur) {
+                        return Ok(());
+                    }
+                }
                 for f in &s.fields {
                     self.value(&f.ty, cur)?;
                 }
@@ -461,6 +548,57 @@ mod tests {
         let mut c = cur(&data);
         assert_eq!(c.bits(3, false, "").unwrap(), 0b101);
         assert_eq!(c.bits(64, false, "").unwrap(), v);
+    }
+
+    #[test]
+    fn laid_out_structures_read_as_their_walk_does() {
+        use super::super::types::{Field, StructType};
+        let int = |size: u8, signed: bool, be: bool, reg: u32| {
+            let mut i = IntType::new(size);
+            i.signed = signed;
+            i.align = u32::from(size);
+            i.be = Some(be);
+            i.reg = reg;
+            Type::Int(i)
+        };
+        for be in [false, true] {
+            let s = StructType {
+                fields: vec![
+                    Field::new("_a", int(8, true, be, 0)),
+                    Field::new("_b", int(32, false, be, 1)),
+                    Field::new("_c", int(16, true, be, 2)),
+                    Field::new("_d", int(64, false, be, 3)),
+                ],
+                align: 64,
+                layout: None,
+            };
+            let layout = Layout::of(&s).map(Box::new);
+            assert_eq!(layout.as_ref().map(|l| l.bytes), Some(24));
+            let walked = Type::Struct(s.clone());
+            let laid = Type::Struct(StructType { layout, ..s });
+            let data: Vec<u8> = (0..40u8).map(|b| b.wrapping_mul(37) | 0x80).collect();
+            for (start, len) in [(0u64, 40usize), (64, 40), (8, 40), (64, 20), (0, 23)] {
+                let run = |t: &Type| {
+                    let mut d = Decoder::new(4);
+                    let mut c = Cursor {
+                        data: &data[..len],
+                        bit: start,
+                        base: 0,
+                        end: len as u64 * 8,
+                    };
+                    let mut tops = Vec::new();
+                    let r = d.root(t, &mut c, &mut tops);
+                    (r, c.bit, d.leaves, d.regs, tops)
+                };
+                assert_eq!(run(&laid), run(&walked), "be {be}, at {start}, {len} bytes");
+            }
+        }
+        let packed = StructType {
+            fields: vec![Field::new("x", int(5, false, false, 0))],
+            align: 1,
+            layout: None,
+        };
+        assert_eq!(Layout::of(&packed), None);
     }
 
     #[test]

@@ -167,53 +167,97 @@ pub(crate) struct Token<'a> {
     pub line: u32,
 }
 
-const PUNCT: [&str; 19] = [
-    "...", ":=", "->", "{", "}", "[", "]", "(", ")", "<", ">", ";", ":", ",", "=", ".", "+", "-",
-    "*",
-];
+/// The punctuation that starts with byte `c`, longest first.
+fn punct(c: u8) -> &'static [&'static str] {
+    match c {
+        b'.' => &["...", "."],
+        b':' => &[":=", ":"],
+        b'-' => &["->", "-"],
+        b'{' => &["{"],
+        b'}' => &["}"],
+        b'[' => &["["],
+        b']' => &["]"],
+        b'(' => &["("],
+        b')' => &[")"],
+        b'<' => &["<"],
+        b'>' => &[">"],
+        b';' => &[";"],
+        b',' => &[","],
+        b'=' => &["="],
+        b'+' => &["+"],
+        b'*' => &["*"],
+        _ => &[],
+    }
+}
 
-/// The tokens of `text`; comments and whitespace dropped.
-pub(crate) fn tokens<'a>(name: &str, text: &'a str) -> Result<Vec<Token<'a>>> {
-    let b = text.as_bytes();
-    // LTTng's TSDL has a token per 3.6 bytes (49,790 in the test trace's 180 kB): one
-    // allocation, not a growing vector copied as it grows.
-    let mut out = Vec::with_capacity(text.len() / 3);
-    let mut i = 0usize;
-    let mut line = 1u32;
-    let err = |line: u32, msg: String| {
+/// The tokens of a metadata text, cut one at a time as the parser asks for them:
+/// LTTng's TSDL has a token per 3.6 bytes (49,790 in the test trace's 180 kB), which
+/// are never all kept.
+#[derive(Clone)]
+pub(crate) struct Lexer<'a> {
+    name: &'a str,
+    text: &'a str,
+    at: usize,
+    line: u32,
+}
+
+impl<'a> Lexer<'a> {
+    /// The tokens of `text`, from the metadata named `name` (for errors).
+    pub(crate) fn new(name: &'a str, text: &'a str) -> Lexer<'a> {
+        Lexer {
+            name,
+            text,
+            at: 0,
+            line: 1,
+        }
+    }
+
+    fn err(&self, line: u32, msg: String) -> Error {
         Error::new(
             ErrorKind::Format,
-            name,
+            self.name,
             Location::Line(u64::from(line)),
             msg,
         )
-    };
-    while i < b.len() {
-        let c = b[i];
-        if c == b'\n' {
-            line += 1;
-            i += 1;
-        } else if c.is_ascii_whitespace() {
-            i += 1;
-        } else if b[i..].starts_with(b"/*") {
-            let start = line;
-            let end = memchr::memmem::find(&b[i + 2..], b"*/")
-                .ok_or_else(|| err(start, "expected `*/` to end the comment opened here".into()))?;
-            line += b[i..i + 2 + end].iter().filter(|&&x| x == b'\n').count() as u32;
-            i += end + 4;
-        } else if b[i..].starts_with(b"//") {
-            i = memchr::memchr(b'\n', &b[i..]).map_or(b.len(), |n| i + n);
-        } else if c.is_ascii_alphabetic() || c == b'_' {
-            let s = i;
+    }
+
+    /// The next token, comments and whitespace skipped; `None` at the end of the text.
+    pub(crate) fn next_token(&mut self) -> Result<Option<Token<'a>>> {
+        let text = self.text;
+        let b = text.as_bytes();
+        let mut i = self.at;
+        while i < b.len() {
+            let c = b[i];
+            if c == b'\n' {
+                self.line += 1;
+                i += 1;
+            } else if c.is_ascii_whitespace() {
+                i += 1;
+            } else if c == b'/' && b.get(i + 1) == Some(&b'*') {
+                let start = self.line;
+                let end = memchr::memmem::find(&b[i + 2..], b"*/").ok_or_else(|| {
+                    self.err(start, "expected `*/` to end the comment opened here".into())
+                })?;
+                self.line += b[i..i + 2 + end].iter().filter(|&&x| x == b'\n').count() as u32;
+                i += end + 4;
+            } else if c == b'/' && b.get(i + 1) == Some(&b'/') {
+                i = memchr::memchr(b'\n', &b[i..]).map_or(b.len(), |n| i + n);
+            } else {
+                break;
+            }
+        }
+        let Some(&c) = b.get(i) else {
+            self.at = i;
+            return Ok(None);
+        };
+        let line = self.line;
+        let s = i;
+        let tok = if c.is_ascii_alphabetic() || c == b'_' {
             while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
                 i += 1;
             }
-            out.push(Token {
-                tok: Tok::Ident(&text[s..i]),
-                line,
-            });
+            Tok::Ident(&text[s..i])
         } else if c.is_ascii_digit() {
-            let s = i;
             while i < b.len() && (b[i].is_ascii_alphanumeric()) {
                 i += 1;
             }
@@ -229,21 +273,16 @@ pub(crate) fn tokens<'a>(name: &str, text: &'a str) -> Result<Vec<Token<'a>>> {
             } else {
                 digits.parse::<u64>()
             }
-            .map_err(|_| err(line, format!("expected an integer literal, found `{lit}`")))?;
-            out.push(Token {
-                tok: Tok::Int(v),
-                line,
-            });
+            .map_err(|_| self.err(line, format!("expected an integer literal, found `{lit}`")))?;
+            Tok::Int(v)
         } else if c == b'"' {
-            let start = line;
             let mut s = Vec::new();
             i += 1;
             loop {
                 let Some(&ch) = b.get(i) else {
-                    return Err(err(
-                        start,
-                        "expected `\"` to end the string opened here".into(),
-                    ));
+                    return Err(
+                        self.err(line, "expected `\"` to end the string opened here".into())
+                    );
                 };
                 i += 1;
                 match ch {
@@ -260,26 +299,32 @@ pub(crate) fn tokens<'a>(name: &str, text: &'a str) -> Result<Vec<Token<'a>>> {
                         });
                     }
                     b'\n' => {
-                        line += 1;
+                        self.line += 1;
                         s.push(ch);
                     }
                     _ => s.push(ch),
                 }
             }
-            out.push(Token {
-                tok: Tok::Str(String::from_utf8_lossy(&s).into_owned()),
-                line: start,
-            });
-        } else if let Some(p) = PUNCT.iter().find(|p| b[i..].starts_with(p.as_bytes())) {
-            out.push(Token {
-                tok: Tok::Punct(p),
-                line,
-            });
+            Tok::Str(String::from_utf8_lossy(&s).into_owned())
+        } else if let Some(p) = punct(c).iter().find(|p| b[i..].starts_with(p.as_bytes())) {
             i += p.len();
+            Tok::Punct(p)
         } else {
             let ch = text[i..].chars().next().unwrap_or('?');
-            return Err(err(line, format!("expected a TSDL token, found `{ch}`")));
-        }
+            return Err(self.err(line, format!("expected a TSDL token, found `{ch}`")));
+        };
+        self.at = i;
+        Ok(Some(Token { tok, line }))
+    }
+}
+
+/// All the tokens of `text`.
+#[cfg(test)]
+pub(crate) fn tokens<'a>(name: &'a str, text: &'a str) -> Result<Vec<Token<'a>>> {
+    let mut lex = Lexer::new(name, text);
+    let mut out = Vec::new();
+    while let Some(t) = lex.next_token()? {
+        out.push(t);
     }
     Ok(out)
 }

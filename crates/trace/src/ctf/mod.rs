@@ -133,8 +133,7 @@ pub(crate) struct Compiled {
 impl Compiled {
     fn new(name: &str, metadata: &[u8]) -> Result<Compiled> {
         let text = lex::metadata_text(name, metadata)?;
-        let toks = lex::tokens(name, &text)?;
-        let mut meta = tsdl::parse(name, &toks)?;
+        let mut meta = tsdl::parse(name, &text)?;
         resolve::settle(name, &mut meta)?;
         let top = |t: &Option<Type>, n: &str| t.as_ref().and_then(|t| t.field(n)).map(|f| f.0);
         let header = HeaderFields {

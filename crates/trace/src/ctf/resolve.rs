@@ -7,7 +7,7 @@
 //! in that scope.
 
 use super::tsdl::Metadata;
-use super::types::{Choices, ClockRef, Field, Type};
+use super::types::{Choices, ClockRef, Field, Layout, Type};
 use crate::{Error, ErrorKind, Location, Result};
 
 /// The dynamic scopes, in the order they are decoded.
@@ -151,7 +151,36 @@ pub(crate) fn settle(name: &str, m: &mut Metadata) -> Result<()> {
             }
         }
     }
+    lay_out(m);
     Ok(())
+}
+
+/// Gives every structure of whole-byte integers its [`Layout`].
+fn lay_out(m: &mut Metadata) {
+    let mut each = |t: &mut Type| {
+        t.walk_mut(&mut |node| {
+            if let Type::Struct(s) = node {
+                s.layout = Layout::of(s).map(Box::new);
+            }
+        })
+    };
+    m.packet_header.iter_mut().for_each(&mut each);
+    for s in &mut m.streams {
+        [
+            &mut s.packet_context,
+            &mut s.event_header,
+            &mut s.event_context,
+        ]
+        .into_iter()
+        .flatten()
+        .for_each(&mut each);
+        for e in s.events.values_mut() {
+            [&mut e.context, &mut e.fields]
+                .into_iter()
+                .flatten()
+                .for_each(&mut each);
+        }
+    }
 }
 
 fn settle_clock(name: &str, clocks: &[String], c: &mut Option<ClockRef>, err: &mut Option<Error>) {

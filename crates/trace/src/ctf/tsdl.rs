@@ -1,6 +1,7 @@
 //! The TSDL metadata parser (CTF 1.8, section 7): the `trace`, `env`, `clock`, `stream`
 //! and `event` blocks, type aliases and typedefs, named structures, enumerations and
-//! variants; then the types settled for decoding ([`super::resolve`]).
+//! variants (the blocks of integers and floating-point numbers in `tsdl/scalars.rs`);
+//! then the types settled for decoding ([`super::resolve`]).
 //!
 //! What it does not read: `callsite` blocks (skipped), floating-point numbers other than
 //! binary32 and binary64, character literals, and the `trace` block's packet header
@@ -8,12 +9,11 @@
 
 use std::collections::HashMap;
 
-use super::lex::{Tok, Token};
-use super::types::{
-    Choices, ClockRef, Encoding, EnumType, Field, FloatType, IntType, Mapping, Ref, StructType,
-    Type, BYTE,
-};
+use super::lex::{Lexer, Tok, Token};
+use super::types::{Choices, EnumType, Field, Mapping, Ref, StructType, Type};
 use crate::{Error, ErrorKind, Location, Result, Text};
+
+mod scalars;
 
 /// Deepest nesting of types and blocks.
 const MAX_DEPTH: usize = 64;
@@ -132,20 +132,33 @@ enum Val {
     Path(String),
 }
 
-/// Parses the tokens of the metadata named `name`.
-pub(crate) fn parse(name: &str, toks: &[Token<'_>]) -> Result<Metadata> {
+/// Parses the metadata text `text` of the metadata named `name`.
+pub(crate) fn parse(name: &str, text: &str) -> Result<Metadata> {
     let mut p = Parser {
         name,
-        toks,
-        at: 0,
+        lex: Lexer::new(name, text),
+        next: None,
+        last_line: 1,
+        lex_error: None,
         scopes: vec![Scope::default()],
         depth: 0,
         nodes: 0,
     };
+    p.bump();
+    let m = declarations(&mut p);
+    // Text that is not TSDL stops the tokens: what the parser says of their end is moot.
+    match p.lex_error.take() {
+        Some(e) => Err(e),
+        None => m,
+    }
+}
+
+fn declarations(p: &mut Parser<'_>) -> Result<Metadata> {
+    let name = p.name;
     let mut m = Metadata::default();
     let mut events = Vec::new();
     let mut byte_order_seen = false;
-    while p.at < toks.len() {
+    while p.peek().is_some() {
         let line = p.line();
         let word = match p.peek() {
             Some(Tok::Ident(w)) => *w,
@@ -161,9 +174,10 @@ pub(crate) fn parse(name: &str, toks: &[Token<'_>]) -> Result<Metadata> {
                 continue;
             }
             "trace" | "env" | "clock" | "stream" | "event" | "callsite"
-                if matches!(p.peek_at(1), Some(Tok::Punct("{"))) =>
+                if matches!(p.after().next(), Some(Tok::Punct("{"))) =>
             {
-                p.at += 2;
+                p.bump();
+                p.bump();
                 let entries = p.block()?;
                 p.punct(";")?;
                 match word {
@@ -369,27 +383,48 @@ struct Scope {
 
 struct Parser<'a> {
     name: &'a str,
-    toks: &'a [Token<'a>],
-    at: usize,
+    /// The tokens after `next`, cut from the text as the parser goes (the text's
+    /// ~50,000 tokens are never all kept).
+    lex: Lexer<'a>,
+    next: Option<Token<'a>>,
+    /// The line of the last token cut (the line of an error at the end of the text).
+    last_line: u32,
+    /// Where the text stopped being TSDL: the tokens end there, and it is the error.
+    lex_error: Option<Error>,
     scopes: Vec<Scope>,
     depth: usize,
     nodes: usize,
 }
 
 impl<'a> Parser<'a> {
-    fn peek(&self) -> Option<&'a Tok<'a>> {
-        self.toks.get(self.at).map(|t| &t.tok)
+    /// Moves past the next token.
+    fn bump(&mut self) {
+        self.next = match self.lex.next_token() {
+            Ok(Some(t)) => {
+                self.last_line = t.line;
+                Some(t)
+            }
+            Ok(None) => None,
+            Err(e) => {
+                self.lex_error.get_or_insert(e);
+                None
+            }
+        };
     }
 
-    fn peek_at(&self, n: usize) -> Option<&'a Tok<'a>> {
-        self.toks.get(self.at + n).map(|t| &t.tok)
+    fn peek(&self) -> Option<&Tok<'a>> {
+        self.next.as_ref().map(|t| &t.tok)
+    }
+
+    /// The tokens after the next one, cut from a copy of the lexer (the parser looks
+    /// past the next token only for a block's `{` and an alias's words).
+    fn after(&self) -> impl Iterator<Item = Tok<'a>> {
+        let mut lex = self.lex.clone();
+        std::iter::from_fn(move || lex.next_token().ok().flatten().map(|t| t.tok))
     }
 
     fn line(&self) -> u32 {
-        self.toks
-            .get(self.at)
-            .or(self.toks.last())
-            .map_or(1, |t| t.line)
+        self.next.as_ref().map_or(self.last_line, |t| t.line)
     }
 
     fn error_at(&self, line: u32, msg: impl Into<String>) -> Error {
@@ -415,7 +450,7 @@ impl<'a> Parser<'a> {
 
     fn punct(&mut self, p: &str) -> Result<()> {
         if self.is_punct(p) {
-            self.at += 1;
+            self.bump();
             Ok(())
         } else {
             Err(self.expected(&format!("`{p}`")))
@@ -426,7 +461,7 @@ impl<'a> Parser<'a> {
         match self.peek() {
             Some(Tok::Ident(s)) => {
                 let s = s.to_string();
-                self.at += 1;
+                self.bump();
                 Ok(s)
             }
             _ => Err(self.expected("a name")),
@@ -489,7 +524,7 @@ impl<'a> Parser<'a> {
             let mut words = Vec::new();
             while let Some(Tok::Ident(w)) = self.peek() {
                 words.push(*w);
-                self.at += 1;
+                self.bump();
             }
             if self.is_punct("*") {
                 return Err(self.expected("an alias name (pointers are not CTF types)"));
@@ -503,7 +538,7 @@ impl<'a> Parser<'a> {
             let mut words = Vec::new();
             while let Some(Tok::Ident(w)) = self.peek() {
                 words.push(*w);
-                self.at += 1;
+                self.bump();
             }
             // `typedef TYPE NAME[N];`
             let ty = self.dims(ty)?;
@@ -522,7 +557,7 @@ impl<'a> Parser<'a> {
         let mut out = Vec::new();
         loop {
             if self.is_punct("}") {
-                self.at += 1;
+                self.bump();
                 break;
             }
             if matches!(self.peek(), Some(Tok::Ident(w)) if *w == "typealias" || *w == "typedef") {
@@ -532,12 +567,12 @@ impl<'a> Parser<'a> {
             let line = self.line();
             let mut key = self.ident()?;
             while self.is_punct(".") {
-                self.at += 1;
+                self.bump();
                 key.push('.');
                 key.push_str(&self.ident()?);
             }
             if self.is_punct(":=") {
-                self.at += 1;
+                self.bump();
                 let t = self.type_spec()?;
                 self.count(&t)?;
                 out.push((key, line, Entry::Type(t)));
@@ -556,21 +591,21 @@ impl<'a> Parser<'a> {
     fn value(&mut self) -> Result<Val> {
         let neg = self.is_punct("-");
         if neg {
-            self.at += 1;
+            self.bump();
         }
         match self.peek().cloned() {
             Some(Tok::Int(v)) => {
-                self.at += 1;
+                self.bump();
                 Ok(Val::Int(if neg { -i128::from(v) } else { i128::from(v) }))
             }
             Some(Tok::Str(s)) if !neg => {
-                self.at += 1;
+                self.bump();
                 Ok(Val::Str(s))
             }
             Some(Tok::Ident(_)) if !neg => {
                 let mut s = self.ident()?;
                 while self.is_punct(".") {
-                    self.at += 1;
+                    self.bump();
                     s.push('.');
                     s.push_str(&self.ident()?);
                 }
@@ -597,48 +632,44 @@ impl<'a> Parser<'a> {
         };
         match word {
             "integer" => {
-                self.at += 1;
+                self.bump();
                 self.punct("{")?;
                 let entries = self.block()?;
                 self.integer(entries, line).map(Type::Int)
             }
             "floating_point" => {
-                self.at += 1;
+                self.bump();
                 self.punct("{")?;
                 let entries = self.block()?;
                 self.float(entries, line)
             }
             "string" => {
-                self.at += 1;
+                self.bump();
                 if self.is_punct("{") {
-                    self.at += 1;
+                    self.bump();
                     self.block()?;
                 }
                 Ok(Type::String)
             }
             "enum" => {
-                self.at += 1;
+                self.bump();
                 self.enumeration(line)
             }
             "struct" => {
-                self.at += 1;
+                self.bump();
                 self.structure()
             }
             "variant" => {
-                self.at += 1;
+                self.bump();
                 self.variant(line)
             }
             _ => {
                 // Alias words: all of them, or in a field all but the field's name.
-                let mut words = Vec::new();
-                let mut i = self.at;
-                while let Some(Token {
-                    tok: Tok::Ident(w), ..
-                }) = self.toks.get(i)
-                {
-                    words.push(*w);
-                    i += 1;
-                }
+                let mut words = vec![word];
+                words.extend(self.after().map_while(|t| match t {
+                    Tok::Ident(w) => Some(w),
+                    _ => None,
+                }));
                 let take = if in_field {
                     words.len().saturating_sub(1).max(1)
                 } else {
@@ -648,7 +679,7 @@ impl<'a> Parser<'a> {
                 for n in (1..=take).rev() {
                     let name = words[..n].join(" ");
                     if let Some(t) = self.lookup(|s| &s.aliases, &name) {
-                        self.at += n;
+                        (0..n).for_each(|_| self.bump());
                         self.count(&t)?;
                         return Ok(t);
                     }
@@ -664,125 +695,13 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn integer(&self, entries: Vec<(String, u32, Entry)>, line: u32) -> Result<IntType> {
-        let mut size = None;
-        let mut t = IntType::new(8);
-        let mut align = None;
-        for (key, l, v) in entries {
-            let bad =
-                |what: &str| self.error_at(l, format!("expected {what} for the integer's {key}"));
-            match (key.as_str(), v) {
-                ("size", Entry::Val(Val::Int(n))) if (1..=64).contains(&n) => size = Some(n as u8),
-                ("size", _) => return Err(bad("a size of 1 to 64 bits")),
-                ("align", Entry::Val(Val::Int(n)))
-                    if n > 0 && (n as u64).is_power_of_two() && n <= 1 << 16 =>
-                {
-                    align = Some(n as u32)
-                }
-                ("align", _) => return Err(bad("a power of two")),
-                ("signed", Entry::Val(v)) => {
-                    t.signed = match v {
-                        Val::Int(n) => n != 0,
-                        Val::Path(p) if p.eq_ignore_ascii_case("true") => true,
-                        Val::Path(p) if p.eq_ignore_ascii_case("false") => false,
-                        _ => return Err(bad("true or false")),
-                    }
-                }
-                ("byte_order", Entry::Val(Val::Path(b))) => t.be = self.byte_order(&b, l)?,
-                ("base", Entry::Val(v)) => {
-                    t.base = match v {
-                        Val::Int(n @ (2 | 8 | 10 | 16)) => n as u8,
-                        Val::Path(p) => match p.as_str() {
-                            "decimal" | "dec" | "d" | "i" | "u" => 10,
-                            "hexadecimal" | "hex" | "x" | "X" | "p" => 16,
-                            "octal" | "oct" | "o" => 8,
-                            "binary" | "b" => 2,
-                            _ => return Err(bad("a base (2, 8, 10, 16, hex, ...)")),
-                        },
-                        _ => return Err(bad("a base (2, 8, 10, 16, hex, ...)")),
-                    }
-                }
-                ("encoding", Entry::Val(Val::Path(e))) => {
-                    t.encoding = match e.as_str() {
-                        "none" => Encoding::None,
-                        "UTF8" | "utf8" | "ASCII" | "ascii" => Encoding::Text,
-                        _ => return Err(bad("none, UTF8 or ASCII")),
-                    }
-                }
-                ("map", Entry::Val(Val::Path(p))) => {
-                    let clock = p
-                        .strip_prefix("clock.")
-                        .and_then(|c| c.strip_suffix(".value"))
-                        .ok_or_else(|| bad("`clock.NAME.value`"))?;
-                    t.clock = Some(ClockRef::Named(clock.into(), l));
-                }
-                _ => {}
-            }
-        }
-        let size = size.ok_or_else(|| self.error_at(line, "expected a `size` in the integer"))?;
-        t.size = size;
-        t.align = align.unwrap_or(if size % 8 == 0 { BYTE } else { 1 });
-        Ok(t)
-    }
-
-    fn byte_order(&self, b: &str, line: u32) -> Result<Option<bool>> {
-        Ok(match b {
-            "native" => None,
-            "be" | "network" | "big_endian" => Some(true),
-            "le" | "little_endian" => Some(false),
-            _ => {
-                return Err(self.error_at(
-                    line,
-                    format!("expected a byte_order (native, le, be, network), found `{b}`"),
-                ))
-            }
-        })
-    }
-
-    fn float(&self, entries: Vec<(String, u32, Entry)>, line: u32) -> Result<Type> {
-        let (mut exp, mut mant, mut align, mut be) = (0, 0, None, None);
-        for (key, l, v) in entries {
-            match (key.as_str(), v) {
-                ("exp_dig", Entry::Val(Val::Int(n))) => exp = n,
-                ("mant_dig", Entry::Val(Val::Int(n))) => mant = n,
-                ("align", Entry::Val(Val::Int(n)))
-                    if n > 0 && (n as u64).is_power_of_two() && n <= 1 << 16 =>
-                {
-                    align = Some(n as u32)
-                }
-                ("byte_order", Entry::Val(Val::Path(b))) => be = self.byte_order(&b, l)?,
-                _ => {}
-            }
-        }
-        let size = match (exp, mant) {
-            (8, 24) => 32,
-            (11, 53) => 64,
-            _ => {
-                return Err(Error::new(
-                    ErrorKind::Unsupported,
-                    self.name,
-                    Location::Line(u64::from(line)),
-                    format!(
-                        "a floating_point of exp_dig {exp} and mant_dig {mant}: only binary32 \
-                         (8, 24) and binary64 (11, 53) are read"
-                    ),
-                ))
-            }
-        };
-        Ok(Type::Float(FloatType {
-            size,
-            align: align.unwrap_or(BYTE),
-            be,
-        }))
-    }
-
     fn enumeration(&mut self, line: u32) -> Result<Type> {
         let name = match self.peek() {
             Some(Tok::Ident(_)) => Some(self.ident()?),
             _ => None,
         };
         let container = if self.is_punct(":") {
-            self.at += 1;
+            self.bump();
             Some(self.type_spec()?)
         } else {
             None
@@ -793,7 +712,7 @@ impl<'a> Parser<'a> {
                 self.error_at(line, format!("no enumeration named `{name}` is declared"))
             });
         }
-        self.at += 1;
+        self.bump();
         let container = match container {
             Some(t) => t,
             None => self.lookup(|s| &s.aliases, "int").ok_or_else(|| {
@@ -810,26 +729,26 @@ impl<'a> Parser<'a> {
         let mut next: i128 = 0;
         loop {
             if self.is_punct("}") {
-                self.at += 1;
+                self.bump();
                 break;
             }
             let label = match self.peek() {
-                Some(Tok::Ident(s)) => {
-                    self.at += 1;
+                Some(&Tok::Ident(s)) => {
+                    self.bump();
                     s.to_string()
                 }
                 Some(Tok::Str(s)) => {
                     let s = s.clone();
-                    self.at += 1;
+                    self.bump();
                     s
                 }
                 _ => return Err(self.expected("an enumeration label")),
             };
             let (lo, hi) = if self.is_punct("=") {
-                self.at += 1;
+                self.bump();
                 let lo = self.int_value()?;
                 if self.is_punct("...") {
-                    self.at += 1;
+                    self.bump();
                     (lo, self.int_value()?)
                 } else {
                     (lo, lo)
@@ -844,7 +763,7 @@ impl<'a> Parser<'a> {
                 hi: lo.max(hi),
             });
             if self.is_punct(",") {
-                self.at += 1;
+                self.bump();
             } else if !self.is_punct("}") {
                 return Err(self.expected("`,` or `}` in the enumeration"));
             }
@@ -870,13 +789,14 @@ impl<'a> Parser<'a> {
             _ => None,
         };
         let mut t = if self.is_punct("{") {
-            self.at += 1;
+            self.bump();
             self.scopes.push(Scope::default());
             let fields = self.fields();
             self.scopes.pop();
             Type::Struct(StructType {
                 fields: fields?,
                 align: 1,
+                layout: None,
             })
         } else {
             let name = name
@@ -899,7 +819,7 @@ impl<'a> Parser<'a> {
 
     fn struct_align(&mut self, mut t: Type) -> Result<Type> {
         if matches!(self.peek(), Some(Tok::Ident(w)) if *w == "align") {
-            self.at += 1;
+            self.bump();
             self.punct("(")?;
             let line = self.line();
             let a = self.int_value()?;
@@ -924,7 +844,7 @@ impl<'a> Parser<'a> {
             _ => None,
         };
         let tag = if self.is_punct("<") {
-            self.at += 1;
+            self.bump();
             let l = self.line();
             let p = self.path()?;
             self.punct(">")?;
@@ -937,7 +857,7 @@ impl<'a> Parser<'a> {
             None
         };
         let mut t = if self.is_punct("{") {
-            self.at += 1;
+            self.bump();
             self.scopes.push(Scope::default());
             let options = self.fields();
             self.scopes.pop();
@@ -966,7 +886,7 @@ impl<'a> Parser<'a> {
     fn path(&mut self) -> Result<String> {
         let mut s = self.ident()?;
         while self.is_punct(".") || self.is_punct("->") {
-            self.at += 1;
+            self.bump();
             s.push('.');
             s.push_str(&self.ident()?);
         }
@@ -978,7 +898,7 @@ impl<'a> Parser<'a> {
         let mut out: Vec<Field> = Vec::new();
         loop {
             if self.is_punct("}") {
-                self.at += 1;
+                self.bump();
                 return Ok(out);
             }
             if matches!(self.peek(), Some(Tok::Ident(w)) if *w == "typealias" || *w == "typedef") {
@@ -991,7 +911,7 @@ impl<'a> Parser<'a> {
             let ty = ty?;
             if self.is_punct(";") {
                 // A type declared on its own inside the structure.
-                self.at += 1;
+                self.bump();
                 continue;
             }
             loop {
@@ -1003,7 +923,7 @@ impl<'a> Parser<'a> {
                 }
                 out.push(Field::new(&name, ty));
                 if self.is_punct(",") {
-                    self.at += 1;
+                    self.bump();
                     continue;
                 }
                 break;
@@ -1016,12 +936,12 @@ impl<'a> Parser<'a> {
     fn dims(&mut self, elem: Type) -> Result<Type> {
         let mut dims = Vec::new();
         while self.is_punct("[") {
-            self.at += 1;
+            self.bump();
             let line = self.line();
             match self.peek() {
                 Some(Tok::Int(n)) => {
                     dims.push(Err(*n));
-                    self.at += 1;
+                    self.bump();
                 }
                 _ => dims.push(Ok((self.path()?, line))),
             }
@@ -1051,11 +971,10 @@ impl<'a> Parser<'a> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::lex::tokens;
     use super::*;
 
     fn meta(text: &str) -> Result<Metadata> {
-        parse("metadata", &tokens("metadata", text)?)
+        parse("metadata", text)
     }
 
     #[test]
@@ -1102,6 +1021,9 @@ mod tests {
         assert!(e.message.contains("`foo`"), "{e}");
         let e = meta("trace { byte_order = middle; };").unwrap_err();
         assert_eq!(e.location, Location::Line(1), "{e}");
+        let e = meta("trace { byte_order = le; };\n\n @ stream").unwrap_err();
+        assert_eq!(e.location, Location::Line(3), "{e}");
+        assert!(e.message.contains("TSDL token, found `@`"), "{e}");
         let e = meta("trace { byte_order = le; }").unwrap_err();
         assert!(e.message.contains("expected `;`"), "{e}");
         let e = meta("stream { id = 1; };").unwrap_err();

@@ -140,6 +140,71 @@ pub(crate) struct StructType {
     pub fields: Vec<Field>,
     /// The `align(N)` attribute (bits), then the largest of it and the fields'.
     pub align: u32,
+    /// Where its fields are when they are all whole-byte integers (set once the types
+    /// are settled: [`Layout::of`]).
+    pub layout: Option<Box<Layout>>,
+}
+
+/// A structure whose fields are all integers (or enumerations) of 8, 16, 32 or 64 bits
+/// on byte boundaries: each field's byte offset from the structure's start is fixed, so
+/// it is read without walking its type (LTTng's payloads are mostly such). The
+/// structure's alignment is the largest of its fields', so offsets counted from its
+/// aligned start are the ones counted from the packet's.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Layout {
+    /// Its size, bytes.
+    pub bytes: usize,
+    /// One per field, in order.
+    pub slots: Vec<Slot>,
+}
+
+/// One field of a [`Layout`].
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Slot {
+    /// Bytes from the structure's start.
+    pub at: usize,
+    /// 1, 2, 4 or 8.
+    pub len: usize,
+    pub signed: bool,
+    pub be: bool,
+    /// [`IntType::reg`].
+    pub reg: u32,
+    pub is_id: bool,
+    /// Whether it maps to a clock.
+    pub clock: bool,
+}
+
+impl Layout {
+    /// The layout of `s`, settled (byte orders, alignments and registers set), when its
+    /// fields are all whole-byte integers on byte boundaries.
+    pub(crate) fn of(s: &StructType) -> Option<Layout> {
+        let mut at = 0u64;
+        let mut slots = Vec::with_capacity(s.fields.len());
+        for f in &s.fields {
+            let i = f.ty.int()?;
+            if i.size % 8 != 0 {
+                return None;
+            }
+            at = align_up(at, i.align)?;
+            if at % 8 != 0 {
+                return None;
+            }
+            slots.push(Slot {
+                at: usize::try_from(at / 8).ok()?,
+                len: usize::from(i.size / 8),
+                signed: i.signed,
+                be: i.be?,
+                reg: i.reg,
+                is_id: i.is_id,
+                clock: matches!(i.clock, Some(ClockRef::Index(_))),
+            });
+            at += u64::from(i.size);
+        }
+        Some(Layout {
+            bytes: usize::try_from(at / 8).ok()?,
+            slots,
+        })
+    }
 }
 
 /// The field a sequence's length or a variant's tag is read from.
