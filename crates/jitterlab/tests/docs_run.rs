@@ -154,6 +154,11 @@ const PROVIDED: &[(&str, &str)] = &[
         "crates/trace/tests/data/text/fgraph-smi-abstime.txt",
     ),
     ("smoke.toml", "crates/jitterlab/tests/docs/smoke.toml"),
+    // README.md runs it from the repository, as its set-up does.
+    (
+        "crates/jitterlab/tests/docs/smoke.toml",
+        "crates/jitterlab/tests/docs/smoke.toml",
+    ),
     // `lttng destroy` leaves the session's folder in ~/lttng-traces/jl-DATE-TIME/.
     (
         "~/lttng-traces/jl-20261129-101500",
@@ -806,7 +811,8 @@ fn every_command_of_readme_and_guide_runs_as_shown() {
     let mut problems = Vec::new();
     let mut used_not_run = vec![0; NOT_RUN.len()];
     let mut used_subst = vec![0; SUBSTITUTE.len()];
-    let (mut consoles, mut ran, mut compared, mut skipped, mut parsed) = (0, 0, 0, 0, 0);
+    let (mut consoles, mut console_commands) = (0, 0);
+    let (mut ran, mut compared, mut skipped, mut parsed) = (0, 0, 0, 0);
     let mut report = Vec::new();
     for page in PAGES {
         let text = std::fs::read_to_string(root.join(page)).unwrap();
@@ -829,6 +835,7 @@ fn every_command_of_readme_and_guide_runs_as_shown() {
             "{page}: console commands read"
         );
         consoles += c;
+        console_commands += dollar_lines;
         let scratch = provide();
         for step in &steps {
             let at = format!("{page}:{}", step.line);
@@ -938,5 +945,9 @@ fn every_command_of_readme_and_guide_runs_as_shown() {
     );
     assert!(problems.is_empty(), "{}", problems.join("\n\n"));
     assert!(consoles >= 12, "only {consoles} console blocks");
+    // As root every console command ran and its output was compared.
+    if live {
+        assert_eq!(compared, console_commands, "console commands compared");
+    }
     assert!(ran + skipped >= 60, "only {} commands", ran + skipped);
 }
