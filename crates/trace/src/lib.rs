@@ -10,7 +10,7 @@
 //! - LTTng kernel traces, CTF 1.8 (a folder of stream files and their TSDL metadata):
 //!   [`ctf`].
 //!
-//! A .dat or text file compressed whole with zstd or gzip is opened as it is
+//! A .dat or text file compressed whole with zstd, gzip or xz is opened as it is
 //! ([`Trace::open`]: a .dat decompressed into memory, a text as it is read).
 //!
 //! It does **not** touch the host: recording (tracefs writes, `trace_pipe_raw`) lives in the

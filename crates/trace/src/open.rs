@@ -1,7 +1,7 @@
 //! Opening a trace file by its content, whatever its name: a trace-cmd .dat (v6 or v7),
 //! the kernel's ftrace text, `trace-cmd report` text, function_graph text or `perf script`
 //! text; or a folder: an LTTng (CTF 1.8) kernel trace.
-//! A file compressed whole with zstd or gzip is decompressed as it is read.
+//! A file compressed whole with zstd, gzip or xz is decompressed as it is read.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -633,7 +633,13 @@ fn known(kind: Option<TextKind>, head: &[u8], name: &str) -> Result<TextKind> {
             Location::Offset(0),
             format!(
                 "compressed with {what}; jitterlab reads traces uncompressed or compressed with \
-                 zstd or gzip: `{cmd} {name}`, then give it the decompressed file"
+                 {}: `{cmd} {name}`, then give it the decompressed file",
+                COMPRESSIONS
+                    .iter()
+                    .filter(|c| c.3.is_some())
+                    .map(|c| c.1)
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         ));
     }
