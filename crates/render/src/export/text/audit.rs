@@ -474,15 +474,12 @@ fn meaning(out: &mut dyn Write, style: &Style, r: &AuditReport, summary: bool) -
              (3 when an RT CPU is unfit)"
             .to_string(),
     };
-    let head = format!("verdict {}: ", verdict(style, r.verdict));
+    // Wrapped uncoloured (colour codes have no width), the verdict coloured after.
     let plain_head = format!("verdict {}: ", r.verdict.name().to_uppercase());
-    for (i, l) in wrap(&format!("{plain_head}{what}"), "", 98)
-        .into_iter()
-        .enumerate()
-    {
+    for l in hanging(&format!("{plain_head}{what}")) {
         match l.strip_prefix(&plain_head) {
-            Some(rest) if i == 0 => writeln!(out, "{head}{rest}")?,
-            _ => writeln!(out, "  {l}")?,
+            Some(rest) => writeln!(out, "verdict {}: {rest}", verdict(style, r.verdict))?,
+            None => writeln!(out, "{l}")?,
         }
     }
     if summary {
@@ -500,12 +497,19 @@ fn meaning(out: &mut dyn Write, style: &Style, r: &AuditReport, summary: bool) -
             "details: {}: jitterlab audit --verbose, or --html FILE for a page",
             details.join(", ")
         );
-        for (i, l) in wrap(&text, "", 98).into_iter().enumerate() {
-            let indent = if i == 0 { "" } else { "  " };
-            writeln!(out, "{indent}{}", style.dim(&l))?;
+        for l in hanging(&text) {
+            writeln!(out, "{}", style.dim(&l))?;
         }
     }
     Ok(())
+}
+
+/// `text` wrapped at 100 columns, its lines after the first indented by two.
+fn hanging(text: &str) -> impl Iterator<Item = String> {
+    wrap(text, "", 98)
+        .into_iter()
+        .enumerate()
+        .map(|(i, l)| if i == 0 { l } else { format!("  {l}") })
 }
 
 /// What the trace of each noise window shows: the time of each kind away from the
