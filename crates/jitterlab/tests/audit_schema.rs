@@ -123,8 +123,7 @@ fn static_audit_compared_with_another_matches_the_schema() {
 
 /// The committed quick audit of the project's VM: what it measured included.
 fn audit_quick() -> Value {
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../web/test/fixtures/audit-quick.json");
+    let path = crate::util::repo().join("web/test/fixtures/audit-quick.json");
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 

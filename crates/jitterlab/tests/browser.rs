@@ -12,12 +12,10 @@ use std::process::{Command, Stdio};
 
 use jitterlab_host::testing::skip;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .expect("the repository")
-}
+#[allow(dead_code)] // the helpers the other test binaries use
+mod util;
+
+use util::repo;
 
 fn trace(name: &str) -> PathBuf {
     repo().join("crates/trace/tests/data").join(name)

@@ -8,13 +8,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
 
-/// The repository root (the workspace), two levels above this crate.
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
+#[allow(dead_code)] // the helpers the other test binaries use
+mod util;
+
+use util::repo;
 
 /// Every Markdown file of the repository, relative to its root; build output, fuzzer
 /// corpora, npm's node_modules (web/test) and hidden directories are not the repository's.

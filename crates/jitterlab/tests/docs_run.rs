@@ -26,17 +26,11 @@
 #[allow(dead_code)] // the helpers the other test binaries use
 mod util;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// The repository root (the workspace), two levels above this crate.
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
+use util::repo;
 
 /// The pages whose blocks are run.
 const PAGES: [&str; 2] = ["README.md", "GUIDE.md"];

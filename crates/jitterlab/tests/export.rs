@@ -25,8 +25,8 @@ fn parquet_files(dir: &Path) -> Vec<String> {
 }
 
 fn latency_json() -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../web/test/fixtures/latency-2cpu.json")
+    crate::util::repo()
+        .join("web/test/fixtures/latency-2cpu.json")
         .display()
         .to_string()
 }

@@ -69,10 +69,9 @@ fn input_bytes(name: &str) -> Vec<u8> {
     match name {
         "trace.dat" => std::fs::read(data("cyclictest-idle.v7.dat")).unwrap(),
         "trace.txt" => std::fs::read(data("text/cyclictest-idle.ftrace.txt")).unwrap(),
-        "result.json" => std::fs::read(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../web/test/fixtures/latency-2cpu.json"),
-        )
-        .unwrap(),
+        "result.json" => {
+            std::fs::read(crate::util::repo().join("web/test/fixtures/latency-2cpu.json")).unwrap()
+        }
         other => panic!("{other}"),
     }
 }

@@ -3,6 +3,14 @@
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
+/// The repository root (the workspace), two levels above this crate.
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("the repository")
+}
+
 /// The fixture tree captured from a 2-CPU VM (crates/host/tests/fixtures/capture.sh).
 pub fn vm2() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../host/tests/fixtures/vm2")
