@@ -104,15 +104,30 @@ impl Tasks {
         id
     }
 
+    /// The live incarnation of `tid`, named `comm` when given; `None` when there is none
+    /// (unseen, or dead): the hot path of [`Tasks::lookup`], one hash probe.
+    #[inline]
+    pub fn live(&mut self, tid: i32, comm: Option<Comm>) -> Option<TaskId> {
+        let id = *self.by_tid.get(&tid)?;
+        let i = id as usize;
+        if self.rt.get(i)?.run == Run::Dead {
+            return None;
+        }
+        if let (Some(c), Some(info)) = (comm, self.infos.get_mut(i)) {
+            info.comm = c;
+        }
+        Some(id)
+    }
+
     /// The live incarnation of `tid` (created when unseen, or when the last one is dead:
     /// that is a reuse without a traced fork). `tid` must be positive. A new incarnation
-    /// no event names takes the `saved` name (the trace's saved cmdlines).
+    /// no event names takes its name from `saved` (the trace's saved cmdlines).
     pub fn lookup(
         &mut self,
         tid: i32,
         ts: u64,
         comm: Option<Comm>,
-        saved: Option<Comm>,
+        saved: &FxMap<i32, Comm>,
         tgids: &FxMap<i32, i32>,
     ) -> (TaskId, Option<AnomalyKind>) {
         match self.by_tid.get(&tid) {
@@ -133,7 +148,8 @@ impl Tasks {
                 self.push(
                     tid,
                     ts,
-                    comm.or(saved).unwrap_or_default(),
+                    comm.or_else(|| saved.get(&tid).copied())
+                        .unwrap_or_default(),
                     tgids.get(&tid).copied(),
                 ),
                 None,
