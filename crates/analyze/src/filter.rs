@@ -137,11 +137,14 @@ pub(crate) struct WakeSelect {
     filter: Filter,
     task: Option<Pattern>,
     tgids: HashMap<i32, i32>,
+    /// Nothing is filtered: every wake-up is wanted.
+    all: bool,
 }
 
 impl WakeSelect {
     pub(crate) fn new(filter: &Filter, task: Option<&Pattern>, tgids: &HashMap<i32, i32>) -> Self {
         WakeSelect {
+            all: filter.is_empty() && task.is_none(),
             filter: filter.clone(),
             task: task.cloned(),
             // Only the process filter needs the tgids.
@@ -153,9 +156,17 @@ impl WakeSelect {
         }
     }
 
-    /// The name (a UTF-8 check, `Comm::as_str`) and the thread group are read only for a
-    /// pattern or a process to match: with neither, per wake-up that saved ~140 Ir.
+    /// Whether the blame considers `w`: inlined, and with nothing filtered answered
+    /// without a test (~45 Ir a wake-up saved).
+    #[inline]
     pub(crate) fn wants(&self, w: &Wake) -> bool {
+        self.all || self.filtered_wants(w)
+    }
+
+    /// [`WakeSelect::wants`] when something is filtered. The name (a UTF-8 check,
+    /// `Comm::as_str`) and the thread group are read only for a pattern or a process to
+    /// match: with neither, that saves ~140 Ir a wake-up.
+    fn filtered_wants(&self, w: &Wake) -> bool {
         self.filter.wants_wake(w)
             && (self.task.is_none() && self.filter.pid.is_none()
                 || task_selected(
