@@ -205,6 +205,7 @@ impl<S: Sink> Sink for Filtered<S> {
     fn begin(&mut self, ts: u64) {
         self.inner.begin(ts.max(self.filter.from_ns.unwrap_or(0)))
     }
+    #[inline]
     fn slice(&mut self, s: &RunSlice) {
         if self.all {
             self.inner.slice(s)
@@ -212,6 +213,7 @@ impl<S: Sink> Sink for Filtered<S> {
             self.inner.slice(&s)
         }
     }
+    #[inline]
     fn wake(&mut self, w: &Wake) {
         if self.all || self.filter.wants_wake(w) {
             self.inner.wake(w)
