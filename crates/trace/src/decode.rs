@@ -388,8 +388,9 @@ impl Decoder {
     }
 }
 
-/// The plan of event `id`, made on first use.
-#[inline]
+/// The plan of event `id`, made on first use. Inlined where records are decoded: as a
+/// call it was 30 instructions a record (85 M of an `analyze`'s 4,348 M).
+#[inline(always)]
 fn plan<'p>(
     formats: &Formats,
     plans: &'p mut [Slot],
