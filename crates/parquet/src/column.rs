@@ -3,8 +3,8 @@
 //! row group appended to the file when full ([`Writer`]).
 //!
 //! Strings are kept as indices into the table's [`Dict`] (a row costs a hash lookup and
-//! no allocation); the provenance columns, the same in every row of a file, are one
-//! [`Const`] each, repeated when written.
+//! no allocation), written as such by `strings.rs`; the provenance columns, the same in
+//! every row of a file, are one [`Const`] each, repeated when written.
 
 use std::borrow::Cow;
 use std::fs::File;
@@ -16,12 +16,15 @@ use std::thread::JoinHandle;
 use bytes::Bytes;
 use jitterlab_analyze::hash::FxMap;
 use jitterlab_trace::Comm;
+use parquet::basic::Type as Physical;
 use parquet::column::page::{CompressedPage, PageWriteSpec, PageWriter};
 use parquet::column::writer::{get_column_writer, ColumnWriter};
 use parquet::data_type::ByteArray;
 use parquet::errors::ParquetError;
+use parquet::file::properties::EnabledStatistics;
 use parquet::file::writer::{SerializedFileWriter, SerializedPageWriter, TrackedWrite};
 
+use crate::strings::Strings;
 use crate::table::{i64_of, Col, Table, Ty, PROVENANCE};
 use crate::Error;
 
@@ -67,31 +70,10 @@ impl Dict {
             return k;
         }
         let k = u32::try_from(self.values.len()).unwrap_or(u32::MAX);
-        self.values.push(ByteArray::from(lasting(s)));
+        self.values.push(ByteArray::from(s.to_vec()));
         self.index.insert(s.into(), k);
         k
     }
-}
-
-/// The strings of the dictionaries, each distinct one kept once for the life of the
-/// process (names, kinds, states: hundreds, not one per row).
-static LASTING: Mutex<Option<FxMap<&'static [u8], ()>>> = Mutex::new(None);
-
-/// `s` as bytes that live as long as the process: the writer takes one `ByteArray` per
-/// value, and a clone of static `Bytes` copies a pointer where a clone of shared ones
-/// counts references atomically (two atomic operations a value, 6 % of an export).
-fn lasting(s: &[u8]) -> Bytes {
-    let mut set = LASTING.lock().unwrap_or_else(|e| e.into_inner());
-    let set = set.get_or_insert_with(FxMap::default);
-    let kept = match set.get_key_value(s) {
-        Some((&k, ())) => k,
-        None => {
-            let k: &'static [u8] = Box::leak(s.into());
-            set.insert(k, ());
-            k
-        }
-    };
-    Bytes::from_static(kept)
 }
 
 pub(crate) enum Vals {
@@ -165,8 +147,8 @@ impl Buf {
     }
 }
 
-/// A value of a provenance column, the same in every row of a file, as [`CHUNK`] copies
-/// written again and again.
+/// A value of a provenance column, the same in every row of a file: a string, or
+/// [`CHUNK`] copies of a number written again and again.
 pub(crate) enum Const {
     Str(Vec<ByteArray>),
     I64(Vec<i64>),
@@ -183,7 +165,7 @@ static NULL: [i16; CHUNK] = [0; CHUNK];
 
 impl Const {
     pub(crate) fn text(s: &str) -> Const {
-        Const::Str(vec![ByteArray::from(s.as_bytes().to_vec()); CHUNK])
+        Const::Str(vec![ByteArray::from(s.as_bytes().to_vec())])
     }
     pub(crate) fn int(v: i64) -> Const {
         Const::I64(vec![v; CHUNK])
@@ -229,8 +211,8 @@ pub(crate) struct Writer<W: Write + Send = BufWriter<File>> {
 
 /// A row group being encoded.
 struct Open {
-    /// Each column's writer and the pages it wrote.
-    cols: Vec<(ColumnWriter<'static>, Pages)>,
+    /// Each column's writer.
+    cols: Vec<Chunk>,
     rows: usize,
     bytes: usize,
 }
@@ -238,8 +220,16 @@ struct Open {
 /// A column chunk's pages as they are written.
 type Pages = Arc<Mutex<TrackedWrite<Spill>>>;
 
+/// A column chunk being written: by the `parquet` crate's column writer (numbers,
+/// booleans) into its pages, or by [`Strings`] (strings); boxed, both a few hundred
+/// bytes or more.
+enum Chunk {
+    Values(Box<ColumnWriter<'static>>, Pages),
+    Strings(Box<Strings>),
+}
+
 /// Where a column chunk's pages wait: in memory, then in a file of their own.
-enum Spill {
+pub(crate) enum Spill {
     Mem(Vec<u8>, PathBuf),
     File(File),
 }
@@ -321,13 +311,22 @@ impl<W: Write + Send> Writer<W> {
                     .iter()
                     .map(|d| {
                         let spill = Spill::Mem(Vec::new(), self.dir.clone());
+                        if d.physical_type() == Physical::BYTE_ARRAY {
+                            let stats = props.statistics_enabled(d.path());
+                            return Chunk::Strings(Box::new(Strings::new(
+                                Arc::clone(d),
+                                props.compression(d.path()),
+                                stats != EnabledStatistics::None,
+                                spill,
+                            )));
+                        }
                         let pages: Pages = Arc::new(Mutex::new(TrackedWrite::new(spill)));
                         let w = get_column_writer(
                             Arc::clone(d),
                             Arc::clone(props),
                             Box::new(ChunkPages(Arc::clone(&pages))),
                         );
-                        (w, pages)
+                        Chunk::Values(Box::new(w), pages)
                     })
                     .collect();
                 self.open.insert(Open {
@@ -351,7 +350,15 @@ impl<W: Write + Send> Writer<W> {
             return Ok(());
         };
         let mut rg = self.file.next_row_group()?;
-        for (w, pages) in open.cols {
+        for col in open.cols {
+            let (w, pages) = match col {
+                Chunk::Values(w, pages) => (w, pages),
+                Chunk::Strings(s) => {
+                    let (chunk, close) = s.close()?;
+                    rg.append_column(&chunk, close)?;
+                    continue;
+                }
+            };
             let close = w.close()?;
             let spill = {
                 let mut sink = pages.lock().unwrap_or_else(|e| e.into_inner());
@@ -425,34 +432,36 @@ fn mismatch(c: usize) -> ParquetError {
 
 /// Encodes the batch `g` into the row group's column writers; returns its size as
 /// uncompressed values (for [`ROW_GROUP_BYTES`]).
-fn write_group(
-    cols: &mut [(ColumnWriter<'static>, Pages)],
-    g: &Group,
-) -> Result<usize, ParquetError> {
+fn write_group(cols: &mut [Chunk], g: &Group) -> Result<usize, ParquetError> {
     let rows = g.rows;
     let mut bytes = 0;
-    let mut cols = cols.iter_mut().map(|(w, _)| w).enumerate();
+    let mut cols = cols.iter_mut().enumerate();
     for (c, p) in g.origin.iter().zip(&PROVENANCE) {
         let Some((i, col)) = cols.next() else {
             break;
+        };
+        if let Chunk::Strings(s) = col {
+            // Every row the one string (index 0 of a dictionary of it), or null.
+            match c {
+                Const::Str(v) => bytes += s.put(&vec![0; rows], None, v, rows)?,
+                Const::Null => bytes += s.put(&[], Some(&vec![0; rows]), &[], rows)?,
+                Const::I64(_) => return Err(mismatch(i)),
+            }
+            continue;
+        }
+        let Chunk::Values(col, _) = col else {
+            return Err(mismatch(i));
         };
         let mut left = rows;
         while left > 0 {
             let n = left.min(CHUNK);
             let present = p.nullable.then_some(&PRESENT[..n]);
-            match (c, &mut *col) {
-                (Const::Str(v), ColumnWriter::ByteArrayColumnWriter(w)) => {
-                    bytes += n * (v.first().map_or(0, ByteArray::len) + 4);
-                    w.write_batch(&v[..n], present, None)
-                }
+            match (c, &mut **col) {
                 (Const::I64(v), ColumnWriter::Int64ColumnWriter(w)) => {
                     bytes += n * 8;
                     w.write_batch(&v[..n], present, None)
                 }
                 // Every provenance column may be null: `kernel` (a string) and the start times.
-                (Const::Null, ColumnWriter::ByteArrayColumnWriter(w)) => {
-                    w.write_batch(&[], Some(&NULL[..n]), None)
-                }
                 (Const::Null, ColumnWriter::Int64ColumnWriter(w)) => {
                     w.write_batch(&[], Some(&NULL[..n]), None)
                 }
@@ -461,12 +470,19 @@ fn write_group(
             left -= n;
         }
     }
-    let mut strs: Vec<ByteArray> = Vec::new();
     for (b, dict) in g.bufs.iter().zip(&g.dicts) {
         let Some((i, col)) = cols.next() else {
             break;
         };
         let defs = b.defs.as_deref();
+        let col = match (&b.vals, col) {
+            (Vals::Str(keys), Chunk::Strings(s)) => {
+                bytes += s.put(keys, defs, dict.as_deref().unwrap_or_default(), rows)?;
+                continue;
+            }
+            (_, Chunk::Values(col, _)) => &mut **col,
+            _ => return Err(mismatch(i)),
+        };
         match (&b.vals, col) {
             (Vals::I64(v), ColumnWriter::Int64ColumnWriter(w)) => {
                 bytes += v.len() * 8;
@@ -483,32 +499,6 @@ fn write_group(
             (Vals::F64(v), ColumnWriter::DoubleColumnWriter(w)) => {
                 bytes += v.len() * 8;
                 w.write_batch(v, defs, None)
-            }
-            (Vals::Str(keys), ColumnWriter::ByteArrayColumnWriter(w)) => {
-                // A chunk of rows at a time: the strings are copies of the dictionary's
-                // (static bytes: a pointer each), made for the writer and dropped after it.
-                let values = dict.as_deref().unwrap_or_default();
-                let mut at = 0;
-                for start in (0..rows).step_by(CHUNK) {
-                    let levels = defs.map(|d| &d[start..d.len().min(start + CHUNK)]);
-                    let n = match levels {
-                        Some(l) => l.iter().filter(|&&d| d == 1).count(),
-                        None => CHUNK.min(rows - start),
-                    };
-                    strs.clear();
-                    for &k in keys.get(at..at + n).unwrap_or_default() {
-                        let Some(v) = values.get(k as usize) else {
-                            return Err(ParquetError::General(format!(
-                                "string {k} of no dictionary"
-                            )));
-                        };
-                        bytes += v.len() + 4;
-                        strs.push(v.clone());
-                    }
-                    at += n;
-                    w.write_batch(&strs, levels, None)?;
-                }
-                Ok(rows)
             }
             _ => return Err(mismatch(i)),
         }?;
