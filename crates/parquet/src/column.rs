@@ -93,6 +93,7 @@ trait Val: Sized {
 macro_rules! val {
     ($t:ty, $variant:ident) => {
         impl Val for $t {
+            #[inline]
             fn vec(v: &mut Vals) -> Option<&mut Vec<$t>> {
                 match v {
                     Vals::$variant(x) => Some(x),
@@ -525,56 +526,72 @@ impl<'a> Row<'a> {
         Row { table, col: 0 }
     }
     /// The next column's buffer.
+    #[inline(always)]
     fn next(&mut self) -> &mut Buf {
         let c = self.col;
         self.col += 1;
-        let name = self.table.name();
-        match self.table.bufs.get_mut(c) {
-            Some(b) => b,
-            None => panic!("table {name}: a row of more columns than declared"),
+        if c >= self.table.bufs.len() {
+            too_many(self.table.name());
         }
-    }
-    fn mismatch(&self) -> ! {
-        panic!(
-            "table {}: column {} pushed a value of another type, or null into a column that is not nullable",
-            self.table.name(),
-            self.col - 1
-        )
+        &mut self.table.bufs[c]
     }
     /// A nullable value of a column of `T`.
+    ///
+    /// Inlined into the tables' `push` with its callers, the panics kept out of line:
+    /// a value costs its two pushes and a check of the column's type.
+    #[inline(always)]
     fn put<T: Val>(mut self, v: Option<T>) -> Self {
+        let c = self.col;
         let b = self.next();
-        b.def(v.is_some());
-        let nullable = b.defs.is_some();
-        match (T::vec(&mut b.vals), v) {
-            (Some(x), Some(v)) => x.push(v),
-            (Some(_), None) if nullable => {}
-            _ => self.mismatch(),
+        let pushed = match (T::vec(&mut b.vals), &mut b.defs, v) {
+            (Some(x), Some(d), Some(v)) => {
+                d.push(1);
+                x.push(v);
+                true
+            }
+            (Some(x), None, Some(v)) => {
+                x.push(v);
+                true
+            }
+            (Some(_), Some(d), None) => {
+                d.push(0);
+                true
+            }
+            _ => false,
+        };
+        if !pushed {
+            mismatch_row(self.table.name(), c);
         }
         self
     }
     /// A nullable int64.
+    #[inline(always)]
     pub(crate) fn opt_i64(self, v: Option<i64>) -> Self {
         self.put(v)
     }
     /// A nullable int32.
+    #[inline(always)]
     pub(crate) fn opt_i32(self, v: Option<i32>) -> Self {
         self.put(v)
     }
     /// A nullable boolean.
+    #[inline(always)]
     pub(crate) fn put_opt_bool(self, v: Option<bool>) -> Self {
         self.put(v)
     }
     /// A nullable double.
+    #[inline(always)]
     pub(crate) fn opt_f64(self, v: Option<f64>) -> Self {
         self.put(v)
     }
     /// A nullable string.
+    #[inline(always)]
     pub(crate) fn opt_str(self, v: Option<&str>) -> Self {
         self.text(v.map(Text::Str))
     }
     /// A nullable string that is mostly one of a few literals (a state): those are found
     /// by address.
+    #[inline(always)]
     pub(crate) fn put_str(self, v: Option<Cow<'static, str>>) -> Self {
         match v {
             Some(Cow::Borrowed(s)) => self.text(Some(Text::Literal(s))),
@@ -582,10 +599,12 @@ impl<'a> Row<'a> {
         }
     }
     /// A task name.
+    #[inline(always)]
     pub(crate) fn comm(self, c: Comm) -> Self {
         self.text(Some(Text::Comm(c)))
     }
     /// A string value, found in the column's dictionary by how it came.
+    #[inline(always)]
     fn text(mut self, v: Option<Text<'_>>) -> Self {
         let c = self.col;
         let present = v.is_some();
@@ -600,47 +619,57 @@ impl<'a> Row<'a> {
         match (&mut b.vals, key, b.defs.is_some()) {
             (Vals::Str(x), Some(k), _) => x.push(k),
             (Vals::Str(_), None, true) if !present => {}
-            _ => self.mismatch(),
+            _ => mismatch_row(self.table.name(), c),
         }
         self
     }
     /// An int64 (or wall-clock) value.
+    #[inline(always)]
     pub(crate) fn i64(self, v: i64) -> Self {
         self.opt_i64(Some(v))
     }
     /// A time or count in u64.
+    #[inline(always)]
     pub(crate) fn u64(self, v: u64) -> Self {
         self.opt_i64(Some(i64_of(v)))
     }
     /// A nullable time or count.
+    #[inline(always)]
     pub(crate) fn opt_u64(self, v: Option<u64>) -> Self {
         self.opt_i64(v.map(i64_of))
     }
     /// An int32.
+    #[inline(always)]
     pub(crate) fn i32(self, v: i32) -> Self {
         self.opt_i32(Some(v))
     }
     /// A u32 as int32 (CPUs, IRQs, vectors: beyond i32, the largest).
+    #[inline(always)]
     pub(crate) fn u32(self, v: u32) -> Self {
         self.opt_u32(Some(v))
     }
     /// A nullable u32 as int32.
+    #[inline(always)]
     pub(crate) fn opt_u32(self, v: Option<u32>) -> Self {
         self.opt_i32(v.map(|v| i32::try_from(v).unwrap_or(i32::MAX)))
     }
     /// A boolean.
+    #[inline(always)]
     pub(crate) fn bool(self, v: bool) -> Self {
         self.put_opt_bool(Some(v))
     }
     /// A string.
+    #[inline(always)]
     pub(crate) fn str(self, v: &str) -> Self {
         self.opt_str(Some(v))
     }
     /// One of a few literal strings (a kind).
+    #[inline(always)]
     pub(crate) fn kind(self, v: &'static str) -> Self {
         self.put_str(Some(Cow::Borrowed(v)))
     }
     /// A double.
+    #[inline(always)]
     pub(crate) fn f64(self, v: f64) -> Self {
         self.opt_f64(Some(v))
     }
@@ -656,6 +685,22 @@ impl<'a> Row<'a> {
         );
         self.table.end_row()
     }
+}
+
+/// A row of more values than its table's columns: a defect of the table's `push`.
+#[cold]
+#[inline(never)]
+fn too_many(table: &str) -> ! {
+    panic!("table {table}: a row of more columns than declared")
+}
+
+/// A value of the wrong type for its column: a defect of the table's `push`.
+#[cold]
+#[inline(never)]
+fn mismatch_row(table: &str, col: usize) -> ! {
+    panic!(
+        "table {table}: column {col} pushed a value of another type, or null into a column that is not nullable"
+    )
 }
 
 #[cfg(test)]
