@@ -4,7 +4,7 @@
 //!
 //! Strings are kept as indices into the table's [`Dict`] (a row costs a hash lookup and
 //! no allocation), written as such by `strings.rs`; the provenance columns, the same in
-//! every row of a file, are one [`Const`] each, repeated when written.
+//! every row of a file, are one [`Const`] each, written once a row group.
 
 use std::borrow::Cow;
 use std::fs::File;
@@ -24,7 +24,7 @@ use parquet::errors::ParquetError;
 use parquet::file::properties::EnabledStatistics;
 use parquet::file::writer::{SerializedFileWriter, SerializedPageWriter, TrackedWrite};
 
-use crate::strings::Strings;
+use crate::strings::{Repeated, Strings};
 use crate::table::{i64_of, Col, Table, Ty, PROVENANCE};
 use crate::Error;
 
@@ -161,28 +161,20 @@ impl Buf {
     }
 }
 
-/// A value of a provenance column, the same in every row of a file: a string, or
-/// [`CHUNK`] copies of a number written again and again.
+/// A value of a provenance column, the same in every row of a file.
+#[derive(Clone)]
 pub(crate) enum Const {
-    Str(Vec<ByteArray>),
-    I64(Vec<i64>),
+    Str(ByteArray),
+    I64(i64),
     Null,
 }
 
-/// Values of a provenance column written at a time: a few copies shared by every row
-/// group (1,024 strings are 32 KiB), not a copy per row.
-const CHUNK: usize = 1024;
-
-/// Definition levels of [`CHUNK`] present and null values.
-static PRESENT: [i16; CHUNK] = [1; CHUNK];
-static NULL: [i16; CHUNK] = [0; CHUNK];
-
 impl Const {
     pub(crate) fn text(s: &str) -> Const {
-        Const::Str(vec![ByteArray::from(s.as_bytes().to_vec())])
+        Const::Str(ByteArray::from(s.as_bytes().to_vec()))
     }
     pub(crate) fn int(v: i64) -> Const {
-        Const::I64(vec![v; CHUNK])
+        Const::I64(v)
     }
 }
 
@@ -240,6 +232,7 @@ type Pages = Arc<Mutex<TrackedWrite<Spill>>>;
 enum Chunk {
     Values(Box<ColumnWriter<'static>>, Pages),
     Strings(Box<Strings>),
+    Repeated(Box<Repeated>),
 }
 
 /// Where a column chunk's pages wait: in memory, then in a file of their own.
@@ -323,10 +316,19 @@ impl<W: Write + Send> Writer<W> {
                     .schema_descr()
                     .columns()
                     .iter()
-                    .map(|d| {
+                    .enumerate()
+                    .map(|(i, d)| {
                         let spill = Spill::Mem(Vec::new(), self.dir.clone());
+                        let stats = props.statistics_enabled(d.path());
+                        if let Some(c) = g.origin.get(i) {
+                            return Chunk::Repeated(Box::new(Repeated::new(
+                                Arc::clone(d),
+                                props.compression(d.path()),
+                                stats != EnabledStatistics::None,
+                                c.clone(),
+                            )));
+                        }
                         if d.physical_type() == Physical::BYTE_ARRAY {
-                            let stats = props.statistics_enabled(d.path());
                             return Chunk::Strings(Box::new(Strings::new(
                                 Arc::clone(d),
                                 props.compression(d.path()),
@@ -369,6 +371,11 @@ impl<W: Write + Send> Writer<W> {
                 Chunk::Values(w, pages) => (w, pages),
                 Chunk::Strings(s) => {
                     let (chunk, close) = s.close()?;
+                    rg.append_column(&chunk, close)?;
+                    continue;
+                }
+                Chunk::Repeated(r) => {
+                    let (chunk, close) = r.close()?;
                     rg.append_column(&chunk, close)?;
                     continue;
                 }
@@ -450,38 +457,11 @@ fn write_group(cols: &mut [Chunk], g: &Group) -> Result<usize, ParquetError> {
     let rows = g.rows;
     let mut bytes = 0;
     let mut cols = cols.iter_mut().enumerate();
-    for (c, p) in g.origin.iter().zip(&PROVENANCE) {
-        let Some((i, col)) = cols.next() else {
-            break;
-        };
-        if let Chunk::Strings(s) = col {
-            // Every row the one string (index 0 of a dictionary of it), or null.
-            match c {
-                Const::Str(v) => bytes += s.put(&vec![0; rows], None, v, rows)?,
-                Const::Null => bytes += s.put(&[], Some(&vec![0; rows]), &[], rows)?,
-                Const::I64(_) => return Err(mismatch(i)),
-            }
-            continue;
-        }
-        let Chunk::Values(col, _) = col else {
-            return Err(mismatch(i));
-        };
-        let mut left = rows;
-        while left > 0 {
-            let n = left.min(CHUNK);
-            let present = p.nullable.then_some(&PRESENT[..n]);
-            match (c, &mut **col) {
-                (Const::I64(v), ColumnWriter::Int64ColumnWriter(w)) => {
-                    bytes += n * 8;
-                    w.write_batch(&v[..n], present, None)
-                }
-                // Every provenance column may be null: `kernel` (a string) and the start times.
-                (Const::Null, ColumnWriter::Int64ColumnWriter(w)) => {
-                    w.write_batch(&[], Some(&NULL[..n]), None)
-                }
-                _ => return Err(mismatch(i)),
-            }?;
-            left -= n;
+    for _ in &PROVENANCE {
+        match cols.next() {
+            Some((_, Chunk::Repeated(r))) => bytes += r.put(rows),
+            Some((i, _)) => return Err(mismatch(i)),
+            None => break,
         }
     }
     for (b, dict) in g.bufs.iter().zip(&g.dicts) {
@@ -734,6 +714,19 @@ mod tests {
     /// batches of `batch` rows under the given limits; its row groups' sizes, and the
     /// largest chunk of `v` in bytes.
     fn written(total: usize, batch: usize, rows: usize, bytes: usize) -> (Vec<i64>, i64) {
+        let origin = [Const::text("6.18"), Const::Null, Const::int(7)];
+        written_from(origin, total, batch, rows, bytes)
+    }
+
+    /// [`written`] with the provenance columns of `origin`.
+    fn written_from(
+        origin: [Const; 3],
+        total: usize,
+        batch: usize,
+        rows: usize,
+        bytes: usize,
+    ) -> (Vec<i64>, i64) {
+        let known = [&origin[0], &origin[2]].map(|c| !matches!(c, Const::Null));
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.parquet");
         let schema = parse_message_type(
@@ -748,7 +741,7 @@ mod tests {
         )
         .unwrap();
         let mut w = Writer::with_limits(file, dir.path(), rows, bytes);
-        let origin = Arc::new([Const::text("6.18"), Const::Null, Const::int(7)]);
+        let origin = Arc::new(origin);
         let mut next = 0;
         while next < total {
             let n = batch.min(total - next);
@@ -773,8 +766,11 @@ mod tests {
         for (i, row) in reader.get_row_iter(None).unwrap().enumerate() {
             let row = row.unwrap();
             assert_eq!(row.get_long(3).unwrap(), v(i));
-            assert_eq!(row.get_string(0).unwrap(), "6.18");
-            assert_eq!(row.get_long(2).unwrap(), 7);
+            assert_eq!(
+                row.get_string(0).ok().map(String::as_str),
+                known[0].then_some("6.18")
+            );
+            assert_eq!(row.get_long(2).ok(), known[1].then_some(7));
         }
         let meta = reader.metadata();
         assert_eq!(meta.file_metadata().num_rows(), total as i64);
@@ -788,6 +784,69 @@ mod tests {
 
     fn row_groups(total: usize, batch: usize, rows: usize, bytes: usize) -> Vec<i64> {
         written(total, batch, rows, bytes).0
+    }
+
+    #[test]
+    fn a_string_column_beyond_the_memory_kept_is_spilled_and_read_back_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.parquet");
+        let schema = parse_message_type(
+            "message t { OPTIONAL BYTE_ARRAY kernel (STRING); OPTIONAL INT64 start_wall_us; \
+             OPTIONAL INT64 start_wall_ns; OPTIONAL BYTE_ARRAY s (STRING); }",
+        )
+        .unwrap();
+        let file = SerializedFileWriter::new(
+            File::create(&path).unwrap(),
+            Arc::new(schema),
+            Arc::new(WriterProperties::builder().build()),
+        )
+        .unwrap();
+        let mut w = Writer::with_limits(file, dir.path(), 60_000, usize::MAX);
+        let origin = Arc::new([Const::Null, Const::int(1), Const::int(2)]);
+        // 30,000 distinct strings in scattered order, every 7th row null: 15-bit
+        // indices that zstd cannot pack below what is kept in memory.
+        let strings: Vec<ByteArray> = (0..30_000)
+            .map(|i| ByteArray::from(format!("s{i}").into_bytes()))
+            .collect();
+        let key = |i: usize| (v(i) as u64 % 30_000) as u32;
+        let (total, batch) = (100_000, 16_384);
+        let mut next = 0;
+        while next < total {
+            let n = batch.min(total - next);
+            let rows = next..next + n;
+            let g = Group {
+                rows: n,
+                origin: Arc::clone(&origin),
+                dicts: vec![Some(strings.clone())],
+                bufs: vec![Buf {
+                    vals: Vals::Str(rows.clone().filter(|i| i % 7 != 0).map(key).collect()),
+                    defs: Some(rows.map(|i| i16::from(i % 7 != 0)).collect()),
+                }],
+            };
+            w.write(&g).unwrap();
+            next += n;
+        }
+        w.close().unwrap();
+        let reader = SerializedFileReader::new(File::open(&path).unwrap()).unwrap();
+        for (i, row) in reader.get_row_iter(None).unwrap().enumerate() {
+            let row = row.unwrap();
+            let want = (i % 7 != 0).then(|| format!("s{}", key(i)));
+            assert_eq!(row.get_string(3).ok().cloned(), want, "{i}");
+        }
+        let meta = reader.metadata();
+        assert_eq!(meta.file_metadata().num_rows(), total as i64);
+        let s_bytes = meta
+            .row_groups()
+            .iter()
+            .map(|g| g.column(3).compressed_size());
+        assert!(s_bytes.max().unwrap_or(0) > 2 * SPILL_BYTES as i64);
+    }
+
+    #[test]
+    fn provenance_columns_of_nulls_read_back() {
+        let origin = [Const::Null, Const::Null, Const::Null];
+        let (groups, _) = written_from(origin, 2500, 500, 1000, usize::MAX);
+        assert_eq!(groups, [1000, 1000, 500]);
     }
 
     #[test]

@@ -4,13 +4,14 @@
 //! pages of RLE_DICTIONARY indices, without hashing, comparing or copying a string per
 //! value as the crate's writer does (its dictionary hashed every kind, its statistics
 //! compared every kind twice, and its plain names were 20 MB a row group to compress:
-//! together 20 % of an export's instructions).
+//! together 20 % of an export's instructions). The provenance columns, one value a
+//! file, are written here too ([`Repeated`]).
 
 use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
 
 use bytes::{Buf as _, Bytes};
-use parquet::basic::{Compression, Encoding, PageType};
+use parquet::basic::{Compression, Encoding, PageType, Type as PhysicalType};
 use parquet::column::page::{CompressedPage, Page, PageWriter};
 use parquet::column::writer::ColumnCloseResult;
 use parquet::data_type::ByteArray;
@@ -21,7 +22,7 @@ use parquet::file::statistics::Statistics;
 use parquet::file::writer::{SerializedPageWriter, TrackedWrite};
 use parquet::schema::types::ColumnDescPtr;
 
-use crate::column::Spill;
+use crate::column::{Const, Spill};
 
 /// An index not yet in the chunk's dictionary.
 const UNUSED: u32 = u32::MAX;
@@ -155,15 +156,7 @@ impl Strings {
 
     /// `self.buf` compressed with the column's codec.
     fn compress(&self) -> Result<Bytes, ParquetError> {
-        match self.compression {
-            Compression::ZSTD(level) => zstd::bulk::compress(&self.buf, level.compression_level())
-                .map(Bytes::from)
-                .map_err(|e| ParquetError::External(Box::new(e))),
-            Compression::UNCOMPRESSED => Ok(Bytes::copy_from_slice(&self.buf)),
-            c => Err(ParquetError::General(format!(
-                "compression {c} not written"
-            ))),
-        }
+        Codec(self.compression).compress(&self.buf)
     }
 
     /// The chunk (the dictionary page, then the data pages) and what the row group
@@ -196,18 +189,7 @@ impl Strings {
                 Encoding::RLE,
                 Encoding::RLE_DICTIONARY,
             ])
-            .set_page_encoding_stats(vec![
-                PageEncodingStats {
-                    page_type: PageType::DICTIONARY_PAGE,
-                    encoding: Encoding::PLAIN,
-                    count: 1,
-                },
-                PageEncodingStats {
-                    page_type: PageType::DATA_PAGE,
-                    encoding: Encoding::RLE_DICTIONARY,
-                    count: self.data_pages,
-                },
-            ])
+            .set_page_encoding_stats(encoding_stats(self.data_pages))
             .set_total_compressed_size(dict.compressed_size as i64 + self.compressed)
             .set_total_uncompressed_size(dict.uncompressed_size as i64 + self.uncompressed)
             .set_num_values(i64::try_from(self.rows).unwrap_or(i64::MAX))
@@ -243,6 +225,182 @@ impl Strings {
             offset_index: Some(index.build()),
         };
         Ok((Spliced { head, tail }, close))
+    }
+}
+
+/// A provenance column's chunk: the same value (or null) in every row, so nothing is
+/// encoded as rows come; when the row group is sealed, a dictionary of the value and one
+/// data page of a run of its index. (Encoded as rows, the two times' delta packing and
+/// min/max and the kernel's indices cost 495 M of 8,494 M instructions of an export.)
+pub(crate) struct Repeated {
+    descr: ColumnDescPtr,
+    compression: Compression,
+    /// Min/max and null count in the chunk's metadata.
+    stats: bool,
+    value: Const,
+    rows: u64,
+}
+
+impl Repeated {
+    pub(crate) fn new(
+        descr: ColumnDescPtr,
+        compression: Compression,
+        stats: bool,
+        value: Const,
+    ) -> Repeated {
+        Repeated {
+            descr,
+            compression,
+            stats,
+            value,
+            rows: 0,
+        }
+    }
+
+    /// Adds `rows` rows; returns their size as PLAIN values.
+    pub(crate) fn put(&mut self, rows: usize) -> usize {
+        self.rows += rows as u64;
+        rows * match &self.value {
+            Const::Str(s) => s.len() + 4,
+            Const::I64(_) => 8,
+            Const::Null => 0,
+        }
+    }
+
+    /// The chunk (the dictionary page of a value, then the data page) and what the row
+    /// group records of it.
+    pub(crate) fn close(self) -> Result<(Spliced, ColumnCloseResult), ParquetError> {
+        let rows = usize::try_from(self.rows).unwrap_or(usize::MAX);
+        let num_values = u32::try_from(rows)
+            .map_err(|_| ParquetError::General(format!("a page of {rows} rows")))?;
+        // A null column's dictionary is empty, as that of a string column of nulls.
+        let (plain, present) = match &self.value {
+            Const::Str(s) => {
+                let len = u32::try_from(s.len()).unwrap_or(u32::MAX);
+                ([&len.to_le_bytes()[..], s.data()].concat(), true)
+            }
+            Const::I64(v) => (v.to_le_bytes().to_vec(), true),
+            Const::Null => (Vec::new(), false),
+        };
+        let codec = Codec(self.compression);
+        let page = Page::DictionaryPage {
+            buf: codec.compress(&plain)?,
+            num_values: u32::from(present),
+            encoding: Encoding::PLAIN,
+            is_sorted: false,
+        };
+        let mut head = TrackedWrite::new(Vec::new());
+        let dict = SerializedPageWriter::new(&mut head)
+            .write_page(CompressedPage::new(page, plain.len()))?;
+        let dict_len = head.bytes_written() as i64;
+        let mut buf = Vec::new();
+        if self.descr.max_def_level() > 0 {
+            let mut levels = Vec::new();
+            run(&mut levels, rows, u32::from(present), 1);
+            let len = u32::try_from(levels.len()).unwrap_or(u32::MAX);
+            buf.extend_from_slice(&len.to_le_bytes());
+            buf.extend_from_slice(&levels);
+        }
+        buf.push(1);
+        if present {
+            run(&mut buf, rows, 0, 1);
+        }
+        let page = Page::DataPage {
+            buf: codec.compress(&buf)?,
+            num_values,
+            encoding: Encoding::RLE_DICTIONARY,
+            def_level_encoding: Encoding::RLE,
+            rep_level_encoding: Encoding::RLE,
+            statistics: None,
+        };
+        let spec = SerializedPageWriter::new(&mut head)
+            .write_page(CompressedPage::new(page, buf.len()))?;
+        let head = Bytes::from(head.into_inner()?);
+        let mut meta = ColumnChunkMetaData::builder(self.descr.clone())
+            .set_compression(self.compression)
+            .set_encodings(vec![
+                Encoding::PLAIN,
+                Encoding::RLE,
+                Encoding::RLE_DICTIONARY,
+            ])
+            .set_page_encoding_stats(encoding_stats(1))
+            .set_total_compressed_size((dict.compressed_size + spec.compressed_size) as i64)
+            .set_total_uncompressed_size((dict.uncompressed_size + spec.uncompressed_size) as i64)
+            .set_num_values(i64::try_from(self.rows).unwrap_or(i64::MAX))
+            .set_dictionary_page_offset(Some(0))
+            .set_data_page_offset(dict_len);
+        if self.stats {
+            let nulls = Some(if present { 0 } else { self.rows });
+            let stats = match (&self.value, self.descr.physical_type()) {
+                (Const::Str(s), _) => {
+                    Statistics::new(Some(s.clone()), Some(s.clone()), None, nulls, false)
+                }
+                (Const::I64(v), _) => Statistics::new(Some(*v), Some(*v), None, nulls, false),
+                (Const::Null, PhysicalType::BYTE_ARRAY) => {
+                    Statistics::new::<ByteArray>(None, None, None, nulls, false)
+                }
+                (Const::Null, _) => Statistics::new::<i64>(None, None, None, nulls, false),
+            };
+            meta = meta.set_statistics(stats);
+        }
+        let metadata = meta.build()?;
+        let mut index = OffsetIndexBuilder::new();
+        let size = i32::try_from(spec.compressed_size).unwrap_or(i32::MAX);
+        index.append_offset_and_size(dict_len, size);
+        index.append_row_count(i64::try_from(self.rows).unwrap_or(i64::MAX));
+        let close = ColumnCloseResult {
+            bytes_written: metadata.compressed_size() as u64,
+            rows_written: self.rows,
+            metadata,
+            bloom_filter: None,
+            column_index: None,
+            offset_index: Some(index.build()),
+        };
+        let tail = Tail::Mem(Bytes::new());
+        Ok((Spliced { head, tail }, close))
+    }
+}
+
+/// The page encodings of a chunk: its dictionary page, then `data_pages` of indices.
+fn encoding_stats(data_pages: i32) -> Vec<PageEncodingStats> {
+    vec![
+        PageEncodingStats {
+            page_type: PageType::DICTIONARY_PAGE,
+            encoding: Encoding::PLAIN,
+            count: 1,
+        },
+        PageEncodingStats {
+            page_type: PageType::DATA_PAGE,
+            encoding: Encoding::RLE_DICTIONARY,
+            count: data_pages,
+        },
+    ]
+}
+
+/// One RLE run of `n` times `v`, of `width` bits.
+fn run(out: &mut Vec<u8>, n: usize, v: u32, width: u8) {
+    if n == 0 {
+        return;
+    }
+    uleb(out, (n as u64) << 1);
+    out.extend_from_slice(&v.to_le_bytes()[..usize::from(width).div_ceil(8)]);
+}
+
+/// A column's compression.
+struct Codec(Compression);
+
+impl Codec {
+    /// `buf` compressed.
+    fn compress(&self, buf: &[u8]) -> Result<Bytes, ParquetError> {
+        match self.0 {
+            Compression::ZSTD(level) => zstd::bulk::compress(buf, level.compression_level())
+                .map(Bytes::from)
+                .map_err(|e| ParquetError::External(Box::new(e))),
+            Compression::UNCOMPRESSED => Ok(Bytes::copy_from_slice(buf)),
+            c => Err(ParquetError::General(format!(
+                "compression {c} not written"
+            ))),
+        }
     }
 }
 
