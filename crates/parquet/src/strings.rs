@@ -102,19 +102,32 @@ impl Strings {
         self.strings.extend_from_slice(new);
         self.local.resize(self.strings.len(), UNUSED);
         self.buf.clear();
+        let mut present = rows;
         if self.descr.max_def_level() > 0 {
             self.vals.clear();
             match defs {
                 Some(d) => self.vals.extend(d.iter().map(|&l| u32::from(l == 1))),
                 None => self.vals.resize(rows, 1),
             }
-            let present = self.vals.iter().filter(|&&l| l == 1).count();
+            present = self.vals.iter().filter(|&&l| l == 1).count();
+            if self.vals.len() != rows {
+                return Err(ParquetError::General(format!(
+                    "{} levels for {rows} rows",
+                    self.vals.len()
+                )));
+            }
             self.nulls += (rows - present) as u64;
             // Levels of a v1 page: their length in 4 bytes, then the levels.
             self.buf.extend_from_slice(&[0; 4]);
             hybrid(&mut self.buf, &self.vals, 1);
             let len = u32::try_from(self.buf.len() - 4).unwrap_or(u32::MAX);
             self.buf[..4].copy_from_slice(&len.to_le_bytes());
+        }
+        if keys.len() != present {
+            return Err(ParquetError::General(format!(
+                "{} strings for {present} present values",
+                keys.len()
+            )));
         }
         self.vals.clear();
         let mut bytes = 0;
