@@ -36,11 +36,11 @@ pub(crate) struct Strings {
     /// The data pages, serialized as they come; the dictionary page goes before them
     /// when the row group is sealed.
     pages: TrackedWrite<Spill>,
-    /// The table's strings, by index (they only grow), and their lengths.
+    /// The table's strings, by index (they only grow).
     strings: Vec<ByteArray>,
-    lens: Vec<usize>,
-    /// Per table index, its index in the chunk's dictionary ([`UNUSED`]: none yet).
-    local: Vec<u32>,
+    /// Per table index, its index in the chunk's dictionary ([`UNUSED`]: none yet) and
+    /// its PLAIN size (the string's length and 4): one look-up a value.
+    local: Vec<(u32, usize)>,
     /// The chunk's dictionary: table indices in order of first use.
     used: Vec<u32>,
     rows: u64,
@@ -69,7 +69,6 @@ impl Strings {
             stats,
             pages: TrackedWrite::new(spill),
             strings: Vec::new(),
-            lens: Vec::new(),
             local: Vec::new(),
             used: Vec::new(),
             rows: 0,
@@ -98,9 +97,9 @@ impl Strings {
             return Ok(0);
         }
         let new = strings.get(self.strings.len()..).unwrap_or_default();
-        self.lens.extend(new.iter().map(|s| s.data().len()));
+        self.local
+            .extend(new.iter().map(|s| (UNUSED, s.data().len() + 4)));
         self.strings.extend_from_slice(new);
-        self.local.resize(self.strings.len(), UNUSED);
         self.buf.clear();
         let mut present = rows;
         if self.descr.max_def_level() > 0 {
@@ -132,13 +131,12 @@ impl Strings {
         self.vals.clear();
         let mut bytes = 0;
         for &k in keys {
-            let (Some(l), Some(len)) = (self.local.get_mut(k as usize), self.lens.get(k as usize))
-            else {
+            let Some((l, size)) = self.local.get_mut(k as usize) else {
                 return Err(ParquetError::General(format!(
                     "string {k} of no dictionary"
                 )));
             };
-            bytes += len + 4;
+            bytes += *size;
             if *l == UNUSED {
                 *l = u32::try_from(self.used.len()).unwrap_or(UNUSED);
                 self.used.push(k);
