@@ -37,6 +37,7 @@ mod dataset;
 mod error;
 mod origin;
 mod result;
+mod strings;
 mod table;
 pub mod tables;
 mod trace;

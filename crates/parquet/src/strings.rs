@@ -1,0 +1,603 @@
+//! A string column chunk encoded here rather than by the `parquet` crate's column
+//! writer: the values are already indices into the table's [`crate::column::Dict`], so
+//! a row group's chunk is its dictionary (the strings it uses, a PLAIN page) and data
+//! pages of RLE_DICTIONARY indices, without hashing, comparing or copying a string per
+//! value as the crate's writer does (its dictionary hashed every kind, its statistics
+//! compared every kind twice, and its plain names were 20 MB a row group to compress:
+//! together 20 % of an export's instructions). The provenance columns, one value a
+//! file, are written here too ([`Repeated`]).
+
+use std::fs::File;
+use std::io::{BufReader, Read, Seek, SeekFrom};
+
+use bytes::{Buf as _, Bytes};
+use parquet::basic::{Compression, Encoding, PageType, Type as PhysicalType};
+use parquet::column::page::{CompressedPage, Page, PageWriter};
+use parquet::column::writer::ColumnCloseResult;
+use parquet::data_type::ByteArray;
+use parquet::errors::ParquetError;
+use parquet::file::metadata::{ColumnChunkMetaData, OffsetIndexBuilder, PageEncodingStats};
+use parquet::file::reader::{ChunkReader, Length};
+use parquet::file::statistics::Statistics;
+use parquet::file::writer::{SerializedPageWriter, TrackedWrite};
+use parquet::schema::types::ColumnDescPtr;
+
+use crate::column::{Const, Spill};
+
+/// An index not yet in the chunk's dictionary.
+const UNUSED: u32 = u32::MAX;
+
+/// A string column's chunk of the open row group.
+pub(crate) struct Strings {
+    descr: ColumnDescPtr,
+    compression: Compression,
+    /// Min/max and null count in the chunk's metadata (kinds; names have none).
+    stats: bool,
+    /// The data pages, serialized as they come; the dictionary page goes before them
+    /// when the row group is sealed.
+    pages: TrackedWrite<Spill>,
+    /// The table's strings, by index (they only grow).
+    strings: Vec<ByteArray>,
+    /// Per table index, its index in the chunk's dictionary ([`UNUSED`]: none yet) and
+    /// its PLAIN size (the string's length and 4): one look-up a value.
+    local: Vec<(u32, usize)>,
+    /// The chunk's dictionary: table indices in order of first use.
+    used: Vec<u32>,
+    rows: u64,
+    nulls: u64,
+    data_pages: i32,
+    /// Sizes of the data pages, headers included.
+    compressed: i64,
+    /// Each data page's offset after the dictionary page, size and rows.
+    index: Vec<(i64, i32, i64)>,
+    uncompressed: i64,
+    /// Scratch: the page's levels or indices, and its bytes.
+    vals: Vec<u32>,
+    buf: Vec<u8>,
+}
+
+impl Strings {
+    pub(crate) fn new(
+        descr: ColumnDescPtr,
+        compression: Compression,
+        stats: bool,
+        spill: Spill,
+    ) -> Strings {
+        Strings {
+            descr,
+            compression,
+            stats,
+            pages: TrackedWrite::new(spill),
+            strings: Vec::new(),
+            local: Vec::new(),
+            used: Vec::new(),
+            rows: 0,
+            nulls: 0,
+            data_pages: 0,
+            compressed: 0,
+            uncompressed: 0,
+            index: Vec::new(),
+            vals: Vec::new(),
+            buf: Vec::new(),
+        }
+    }
+
+    /// Writes `rows` rows as a data page: `keys` index `strings` (the table's strings so
+    /// far), one per present row; `defs` are the definition levels of a nullable
+    /// column (`None`: every row present). Returns the values' size as PLAIN (a
+    /// string's length and 4).
+    pub(crate) fn put(
+        &mut self,
+        keys: &[u32],
+        defs: Option<&[i16]>,
+        strings: &[ByteArray],
+        rows: usize,
+    ) -> Result<usize, ParquetError> {
+        if rows == 0 {
+            return Ok(0);
+        }
+        let new = strings.get(self.strings.len()..).unwrap_or_default();
+        self.local
+            .extend(new.iter().map(|s| (UNUSED, s.data().len() + 4)));
+        self.strings.extend_from_slice(new);
+        self.buf.clear();
+        let mut present = rows;
+        if self.descr.max_def_level() > 0 {
+            self.vals.clear();
+            match defs {
+                Some(d) => self.vals.extend(d.iter().map(|&l| u32::from(l == 1))),
+                None => self.vals.resize(rows, 1),
+            }
+            present = self.vals.iter().filter(|&&l| l == 1).count();
+            if self.vals.len() != rows {
+                return Err(ParquetError::General(format!(
+                    "{} levels for {rows} rows",
+                    self.vals.len()
+                )));
+            }
+            self.nulls += (rows - present) as u64;
+            // Levels of a v1 page: their length in 4 bytes, then the levels.
+            self.buf.extend_from_slice(&[0; 4]);
+            hybrid(&mut self.buf, &self.vals, 1);
+            let len = u32::try_from(self.buf.len() - 4).unwrap_or(u32::MAX);
+            self.buf[..4].copy_from_slice(&len.to_le_bytes());
+        }
+        if keys.len() != present {
+            return Err(ParquetError::General(format!(
+                "{} strings for {present} present values",
+                keys.len()
+            )));
+        }
+        self.vals.clear();
+        let mut bytes = 0;
+        for &k in keys {
+            let Some((l, size)) = self.local.get_mut(k as usize) else {
+                return Err(ParquetError::General(format!(
+                    "string {k} of no dictionary"
+                )));
+            };
+            bytes += *size;
+            if *l == UNUSED {
+                *l = u32::try_from(self.used.len()).unwrap_or(UNUSED);
+                self.used.push(k);
+            }
+            self.vals.push(*l);
+        }
+        let width = width_of(self.used.len());
+        self.buf.push(width);
+        hybrid(&mut self.buf, &self.vals, width);
+        let page = Page::DataPage {
+            buf: self.compress()?,
+            num_values: u32::try_from(rows).unwrap_or(u32::MAX),
+            encoding: Encoding::RLE_DICTIONARY,
+            def_level_encoding: Encoding::RLE,
+            rep_level_encoding: Encoding::RLE,
+            statistics: None,
+        };
+        let spec = SerializedPageWriter::new(&mut self.pages)
+            .write_page(CompressedPage::new(page, self.buf.len()))?;
+        let size = i32::try_from(spec.compressed_size).unwrap_or(i32::MAX);
+        self.index.push((spec.offset as i64, size, rows as i64));
+        self.compressed += spec.compressed_size as i64;
+        self.uncompressed += spec.uncompressed_size as i64;
+        self.data_pages += 1;
+        self.rows += rows as u64;
+        Ok(bytes)
+    }
+
+    /// `self.buf` compressed with the column's codec.
+    fn compress(&self) -> Result<Bytes, ParquetError> {
+        Codec(self.compression).compress(&self.buf)
+    }
+
+    /// The chunk (the dictionary page, then the data pages) and what the row group
+    /// records of it.
+    pub(crate) fn close(mut self) -> Result<(Spliced, ColumnCloseResult), ParquetError> {
+        self.buf.clear();
+        for &k in &self.used {
+            let s = self
+                .strings
+                .get(k as usize)
+                .map_or(&[][..], ByteArray::data);
+            let len = u32::try_from(s.len()).unwrap_or(u32::MAX);
+            self.buf.extend_from_slice(&len.to_le_bytes());
+            self.buf.extend_from_slice(s);
+        }
+        let page = Page::DictionaryPage {
+            buf: self.compress()?,
+            num_values: u32::try_from(self.used.len()).unwrap_or(u32::MAX),
+            encoding: Encoding::PLAIN,
+            is_sorted: false,
+        };
+        let mut head = TrackedWrite::new(Vec::new());
+        let dict = SerializedPageWriter::new(&mut head)
+            .write_page(CompressedPage::new(page, self.buf.len()))?;
+        let head = Bytes::from(head.into_inner()?);
+        let mut meta = ColumnChunkMetaData::builder(self.descr.clone())
+            .set_compression(self.compression)
+            .set_encodings(vec![
+                Encoding::PLAIN,
+                Encoding::RLE,
+                Encoding::RLE_DICTIONARY,
+            ])
+            .set_page_encoding_stats(encoding_stats(self.data_pages))
+            .set_total_compressed_size(dict.compressed_size as i64 + self.compressed)
+            .set_total_uncompressed_size(dict.uncompressed_size as i64 + self.uncompressed)
+            .set_num_values(i64::try_from(self.rows).unwrap_or(i64::MAX))
+            .set_dictionary_page_offset(Some(0))
+            .set_data_page_offset(head.len() as i64);
+        if self.stats {
+            let used = || {
+                self.used
+                    .iter()
+                    .filter_map(|&k| self.strings.get(k as usize))
+            };
+            let min = used().min_by(|a, b| a.data().cmp(b.data())).cloned();
+            let max = used().max_by(|a, b| a.data().cmp(b.data())).cloned();
+            meta = meta.set_statistics(Statistics::new(min, max, None, Some(self.nulls), false));
+        }
+        let metadata = meta.build()?;
+        let tail = match self.pages.into_inner()? {
+            Spill::Mem(v, _) => Tail::Mem(Bytes::from(v)),
+            Spill::File(f) => Tail::File(f),
+        };
+        // The file writer wants an offset index of every column or of none.
+        let mut index = OffsetIndexBuilder::new();
+        for &(offset, size, rows) in &self.index {
+            index.append_offset_and_size(head.len() as i64 + offset, size);
+            index.append_row_count(rows);
+        }
+        let close = ColumnCloseResult {
+            bytes_written: metadata.compressed_size() as u64,
+            rows_written: self.rows,
+            metadata,
+            bloom_filter: None,
+            column_index: None,
+            offset_index: Some(index.build()),
+        };
+        Ok((Spliced { head, tail }, close))
+    }
+}
+
+/// A provenance column's chunk: the same value (or null) in every row, so nothing is
+/// encoded as rows come; when the row group is sealed, a dictionary of the value and one
+/// data page of a run of its index. (Encoded as rows, the two times' delta packing and
+/// min/max and the kernel's indices cost 495 M of 8,494 M instructions of an export.)
+pub(crate) struct Repeated {
+    descr: ColumnDescPtr,
+    compression: Compression,
+    /// Min/max and null count in the chunk's metadata.
+    stats: bool,
+    value: Const,
+    rows: u64,
+}
+
+impl Repeated {
+    pub(crate) fn new(
+        descr: ColumnDescPtr,
+        compression: Compression,
+        stats: bool,
+        value: Const,
+    ) -> Repeated {
+        Repeated {
+            descr,
+            compression,
+            stats,
+            value,
+            rows: 0,
+        }
+    }
+
+    /// Adds `rows` rows; returns their size as PLAIN values.
+    pub(crate) fn put(&mut self, rows: usize) -> usize {
+        self.rows += rows as u64;
+        rows * match &self.value {
+            Const::Str(s) => s.len() + 4,
+            Const::I64(_) => 8,
+            Const::Null => 0,
+        }
+    }
+
+    /// The chunk (the dictionary page of a value, then the data page) and what the row
+    /// group records of it.
+    pub(crate) fn close(self) -> Result<(Spliced, ColumnCloseResult), ParquetError> {
+        let rows = usize::try_from(self.rows).unwrap_or(usize::MAX);
+        let num_values = u32::try_from(rows)
+            .map_err(|_| ParquetError::General(format!("a page of {rows} rows")))?;
+        // A null column's dictionary is empty, as that of a string column of nulls.
+        let (plain, present) = match &self.value {
+            Const::Str(s) => {
+                let len = u32::try_from(s.len()).unwrap_or(u32::MAX);
+                ([&len.to_le_bytes()[..], s.data()].concat(), true)
+            }
+            Const::I64(v) => (v.to_le_bytes().to_vec(), true),
+            Const::Null => (Vec::new(), false),
+        };
+        let codec = Codec(self.compression);
+        let page = Page::DictionaryPage {
+            buf: codec.compress(&plain)?,
+            num_values: u32::from(present),
+            encoding: Encoding::PLAIN,
+            is_sorted: false,
+        };
+        let mut head = TrackedWrite::new(Vec::new());
+        let dict = SerializedPageWriter::new(&mut head)
+            .write_page(CompressedPage::new(page, plain.len()))?;
+        let dict_len = head.bytes_written() as i64;
+        let mut buf = Vec::new();
+        if self.descr.max_def_level() > 0 {
+            let mut levels = Vec::new();
+            run(&mut levels, rows, u32::from(present), 1);
+            let len = u32::try_from(levels.len()).unwrap_or(u32::MAX);
+            buf.extend_from_slice(&len.to_le_bytes());
+            buf.extend_from_slice(&levels);
+        }
+        buf.push(1);
+        if present {
+            run(&mut buf, rows, 0, 1);
+        }
+        let page = Page::DataPage {
+            buf: codec.compress(&buf)?,
+            num_values,
+            encoding: Encoding::RLE_DICTIONARY,
+            def_level_encoding: Encoding::RLE,
+            rep_level_encoding: Encoding::RLE,
+            statistics: None,
+        };
+        let spec = SerializedPageWriter::new(&mut head)
+            .write_page(CompressedPage::new(page, buf.len()))?;
+        let head = Bytes::from(head.into_inner()?);
+        let mut meta = ColumnChunkMetaData::builder(self.descr.clone())
+            .set_compression(self.compression)
+            .set_encodings(vec![
+                Encoding::PLAIN,
+                Encoding::RLE,
+                Encoding::RLE_DICTIONARY,
+            ])
+            .set_page_encoding_stats(encoding_stats(1))
+            .set_total_compressed_size((dict.compressed_size + spec.compressed_size) as i64)
+            .set_total_uncompressed_size((dict.uncompressed_size + spec.uncompressed_size) as i64)
+            .set_num_values(i64::try_from(self.rows).unwrap_or(i64::MAX))
+            .set_dictionary_page_offset(Some(0))
+            .set_data_page_offset(dict_len);
+        if self.stats {
+            let nulls = Some(if present { 0 } else { self.rows });
+            let stats = match (&self.value, self.descr.physical_type()) {
+                (Const::Str(s), _) => {
+                    Statistics::new(Some(s.clone()), Some(s.clone()), None, nulls, false)
+                }
+                (Const::I64(v), _) => Statistics::new(Some(*v), Some(*v), None, nulls, false),
+                (Const::Null, PhysicalType::BYTE_ARRAY) => {
+                    Statistics::new::<ByteArray>(None, None, None, nulls, false)
+                }
+                (Const::Null, _) => Statistics::new::<i64>(None, None, None, nulls, false),
+            };
+            meta = meta.set_statistics(stats);
+        }
+        let metadata = meta.build()?;
+        let mut index = OffsetIndexBuilder::new();
+        let size = i32::try_from(spec.compressed_size).unwrap_or(i32::MAX);
+        index.append_offset_and_size(dict_len, size);
+        index.append_row_count(i64::try_from(self.rows).unwrap_or(i64::MAX));
+        let close = ColumnCloseResult {
+            bytes_written: metadata.compressed_size() as u64,
+            rows_written: self.rows,
+            metadata,
+            bloom_filter: None,
+            column_index: None,
+            offset_index: Some(index.build()),
+        };
+        let tail = Tail::Mem(Bytes::new());
+        Ok((Spliced { head, tail }, close))
+    }
+}
+
+/// The page encodings of a chunk: its dictionary page, then `data_pages` of indices.
+fn encoding_stats(data_pages: i32) -> Vec<PageEncodingStats> {
+    vec![
+        PageEncodingStats {
+            page_type: PageType::DICTIONARY_PAGE,
+            encoding: Encoding::PLAIN,
+            count: 1,
+        },
+        PageEncodingStats {
+            page_type: PageType::DATA_PAGE,
+            encoding: Encoding::RLE_DICTIONARY,
+            count: data_pages,
+        },
+    ]
+}
+
+/// One RLE run of `n` times `v`, of `width` bits.
+fn run(out: &mut Vec<u8>, n: usize, v: u32, width: u8) {
+    if n == 0 {
+        return;
+    }
+    uleb(out, (n as u64) << 1);
+    out.extend_from_slice(&v.to_le_bytes()[..usize::from(width).div_ceil(8)]);
+}
+
+/// A column's compression.
+struct Codec(Compression);
+
+impl Codec {
+    /// `buf` compressed.
+    fn compress(&self, buf: &[u8]) -> Result<Bytes, ParquetError> {
+        match self.0 {
+            Compression::ZSTD(level) => zstd::bulk::compress(buf, level.compression_level())
+                .map(Bytes::from)
+                .map_err(|e| ParquetError::External(Box::new(e))),
+            Compression::UNCOMPRESSED => Ok(Bytes::copy_from_slice(buf)),
+            c => Err(ParquetError::General(format!(
+                "compression {c} not written"
+            ))),
+        }
+    }
+}
+
+/// Bits of an index into a dictionary of `n` strings (at least one).
+fn width_of(n: usize) -> u8 {
+    let max = u32::try_from(n.saturating_sub(1)).unwrap_or(u32::MAX);
+    (32 - max.leading_zeros()).max(1) as u8
+}
+
+/// Appends `vals` in Parquet's RLE/bit-packing hybrid of `width` bits: 8 or more equal
+/// values as one run (count and value), the others bit-packed 8 at a time.
+fn hybrid(out: &mut Vec<u8>, vals: &[u32], width: u8) {
+    let n = vals.len();
+    let mut i = 0;
+    while let Some(&v) = vals.get(i) {
+        let run = vals[i..].iter().take_while(|&&x| x == v).count();
+        if run >= 8 {
+            uleb(out, (run as u64) << 1);
+            out.extend_from_slice(&v.to_le_bytes()[..usize::from(width).div_ceil(8)]);
+            i += run;
+            continue;
+        }
+        // Groups of 8 up to one that starts a run (only the last group is padded).
+        let start = i;
+        i = (i + 8).min(n);
+        while i < n
+            && !vals
+                .get(i..i + 8)
+                .is_some_and(|g| g.iter().all(|&x| x == g[0]))
+        {
+            i = (i + 8).min(n);
+        }
+        pack(out, &vals[start..i], width);
+    }
+}
+
+/// One bit-packed run of `vals`, padded with zeros to a multiple of 8 values.
+fn pack(out: &mut Vec<u8>, vals: &[u32], width: u8) {
+    let groups = vals.len().div_ceil(8);
+    uleb(out, ((groups as u64) << 1) | 1);
+    let (mut acc, mut bits) = (0u64, 0u32);
+    for k in 0..groups * 8 {
+        acc |= u64::from(vals.get(k).copied().unwrap_or(0)) << bits;
+        bits += u32::from(width);
+        while bits >= 8 {
+            out.push(acc as u8);
+            acc >>= 8;
+            bits -= 8;
+        }
+    }
+}
+
+/// `v` as an unsigned LEB128 varint.
+fn uleb(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// Where the data pages waited.
+enum Tail {
+    Mem(Bytes),
+    File(File),
+}
+
+/// A chunk in two parts: the dictionary page, then the data pages (in memory or
+/// spilled), read as one for `append_column`.
+pub(crate) struct Spliced {
+    head: Bytes,
+    tail: Tail,
+}
+
+impl Length for Spliced {
+    fn len(&self) -> u64 {
+        let tail = match &self.tail {
+            Tail::Mem(b) => b.len() as u64,
+            Tail::File(f) => f.len(),
+        };
+        self.head.len() as u64 + tail
+    }
+}
+
+impl ChunkReader for Spliced {
+    type T = Box<dyn Read + Send>;
+
+    fn get_read(&self, start: u64) -> Result<Self::T, ParquetError> {
+        let tail: Box<dyn Read + Send> = match &self.tail {
+            Tail::Mem(b) => Box::new(b.clone().reader()),
+            Tail::File(f) => {
+                let mut f = f.try_clone()?;
+                f.seek(SeekFrom::Start(0))?;
+                Box::new(BufReader::new(f))
+            }
+        };
+        let mut read = self.head.clone().reader().chain(tail);
+        std::io::copy(&mut (&mut read).take(start), &mut std::io::sink())?;
+        Ok(Box::new(read))
+    }
+
+    fn get_bytes(&self, start: u64, length: usize) -> Result<Bytes, ParquetError> {
+        let mut v = Vec::with_capacity(length);
+        self.get_read(start)?
+            .take(length as u64)
+            .read_to_end(&mut v)?;
+        Ok(Bytes::from(v))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The hybrid decoded back (the reader's side, for the test).
+    fn unhybrid(mut b: &[u8], width: u8, n: usize) -> Vec<u32> {
+        let mut out = Vec::new();
+        let bytes = usize::from(width).div_ceil(8);
+        while out.len() < n {
+            let (mut h, mut shift) = (0u64, 0);
+            loop {
+                let (&c, rest) = b.split_first().unwrap();
+                b = rest;
+                h |= u64::from(c & 0x7f) << shift;
+                shift += 7;
+                if c < 0x80 {
+                    break;
+                }
+            }
+            if h & 1 == 0 {
+                let mut v = [0u8; 4];
+                v[..bytes].copy_from_slice(&b[..bytes]);
+                b = &b[bytes..];
+                out.extend(std::iter::repeat_n(
+                    u32::from_le_bytes(v),
+                    (h >> 1) as usize,
+                ));
+            } else {
+                let count = (h >> 1) as usize * 8;
+                let (mut acc, mut bits) = (0u64, 0u32);
+                for _ in 0..count {
+                    while bits < u32::from(width) {
+                        acc |= u64::from(b[0]) << bits;
+                        b = &b[1..];
+                        bits += 8;
+                    }
+                    out.push((acc & ((1u64 << width) - 1)) as u32);
+                    acc >>= width;
+                    bits -= u32::from(width);
+                }
+            }
+        }
+        out.truncate(n);
+        out
+    }
+
+    #[test]
+    fn the_hybrid_reads_back() {
+        let mut cases: Vec<Vec<u32>> = vec![
+            vec![],
+            vec![3],
+            vec![1; 100],
+            (0..37).map(|i| i % 5).collect(),
+            (0..50).map(|i| if i < 13 { i } else { 7 }).collect(),
+            (0..1000).map(|i| (i * 7919 % 300) as u32).collect(),
+        ];
+        cases.push(
+            (0..20)
+                .flat_map(|i| std::iter::repeat_n(i, i as usize))
+                .collect(),
+        );
+        for vals in cases {
+            let width = width_of(vals.iter().max().map_or(1, |&m| m as usize + 1));
+            let mut out = Vec::new();
+            hybrid(&mut out, &vals, width);
+            assert_eq!(unhybrid(&out, width, vals.len()), vals, "{width}");
+        }
+    }
+
+    #[test]
+    fn widths() {
+        assert_eq!(width_of(0), 1);
+        assert_eq!(width_of(1), 1);
+        assert_eq!(width_of(2), 1);
+        assert_eq!(width_of(3), 2);
+        assert_eq!(width_of(256), 8);
+        assert_eq!(width_of(257), 9);
+    }
+}
