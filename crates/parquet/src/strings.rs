@@ -16,7 +16,9 @@ use parquet::column::page::{CompressedPage, Page, PageWriter};
 use parquet::column::writer::ColumnCloseResult;
 use parquet::data_type::ByteArray;
 use parquet::errors::ParquetError;
-use parquet::file::metadata::{ColumnChunkMetaData, OffsetIndexBuilder, PageEncodingStats};
+use parquet::file::metadata::{
+    ColumnChunkMetaData, ColumnChunkMetaDataBuilder, OffsetIndexBuilder, PageEncodingStats,
+};
 use parquet::file::reader::{ChunkReader, Length};
 use parquet::file::statistics::Statistics;
 use parquet::file::writer::{SerializedPageWriter, TrackedWrite};
@@ -193,19 +195,17 @@ impl Strings {
         let dict = SerializedPageWriter::new(&mut head)
             .write_page(CompressedPage::new(page, self.buf.len()))?;
         let head = Bytes::from(head.into_inner()?);
-        let mut meta = ColumnChunkMetaData::builder(self.descr.clone())
-            .set_compression(self.compression)
-            .set_encodings(vec![
-                Encoding::PLAIN,
-                Encoding::RLE,
-                Encoding::RLE_DICTIONARY,
-            ])
-            .set_page_encoding_stats(encoding_stats(self.data_pages))
-            .set_total_compressed_size(dict.compressed_size as i64 + self.compressed)
-            .set_total_uncompressed_size(dict.uncompressed_size as i64 + self.uncompressed)
-            .set_num_values(i64::try_from(self.rows).unwrap_or(i64::MAX))
-            .set_dictionary_page_offset(Some(0))
-            .set_data_page_offset(head.len() as i64);
+        let mut meta = dict_chunk(
+            &self.descr,
+            self.compression,
+            self.data_pages,
+            (
+                dict.compressed_size as i64 + self.compressed,
+                dict.uncompressed_size as i64 + self.uncompressed,
+            ),
+            self.rows,
+            head.len() as i64,
+        );
         if self.stats {
             let used = || {
                 self.used
@@ -227,14 +227,7 @@ impl Strings {
             index.append_offset_and_size(head.len() as i64 + offset, size);
             index.append_row_count(rows);
         }
-        let close = ColumnCloseResult {
-            bytes_written: metadata.compressed_size() as u64,
-            rows_written: self.rows,
-            metadata,
-            bloom_filter: None,
-            column_index: None,
-            offset_index: Some(index.build()),
-        };
+        let close = closed(metadata, self.rows, index);
         Ok((Spliced { head, tail }, close))
     }
 }
@@ -327,19 +320,17 @@ impl Repeated {
         let spec = SerializedPageWriter::new(&mut head)
             .write_page(CompressedPage::new(page, buf.len()))?;
         let head = Bytes::from(head.into_inner()?);
-        let mut meta = ColumnChunkMetaData::builder(self.descr.clone())
-            .set_compression(self.compression)
-            .set_encodings(vec![
-                Encoding::PLAIN,
-                Encoding::RLE,
-                Encoding::RLE_DICTIONARY,
-            ])
-            .set_page_encoding_stats(encoding_stats(1))
-            .set_total_compressed_size((dict.compressed_size + spec.compressed_size) as i64)
-            .set_total_uncompressed_size((dict.uncompressed_size + spec.uncompressed_size) as i64)
-            .set_num_values(i64::try_from(self.rows).unwrap_or(i64::MAX))
-            .set_dictionary_page_offset(Some(0))
-            .set_data_page_offset(dict_len);
+        let mut meta = dict_chunk(
+            &self.descr,
+            self.compression,
+            1,
+            (
+                (dict.compressed_size + spec.compressed_size) as i64,
+                (dict.uncompressed_size + spec.uncompressed_size) as i64,
+            ),
+            self.rows,
+            dict_len,
+        );
         if self.stats {
             let nulls = Some(if present { 0 } else { self.rows });
             let stats = match (&self.value, self.descr.physical_type()) {
@@ -359,16 +350,52 @@ impl Repeated {
         let size = i32::try_from(spec.compressed_size).unwrap_or(i32::MAX);
         index.append_offset_and_size(dict_len, size);
         index.append_row_count(i64::try_from(self.rows).unwrap_or(i64::MAX));
-        let close = ColumnCloseResult {
-            bytes_written: metadata.compressed_size() as u64,
-            rows_written: self.rows,
-            metadata,
-            bloom_filter: None,
-            column_index: None,
-            offset_index: Some(index.build()),
-        };
+        let close = closed(metadata, self.rows, index);
         let tail = Tail::Mem(Bytes::new());
         Ok((Spliced { head, tail }, close))
+    }
+}
+
+/// The metadata of a dictionary-encoded chunk of `rows` values: its dictionary page at
+/// the chunk's start, then `data_pages` pages of indices from `data_offset`, of
+/// (compressed, uncompressed) bytes in all, headers included.
+fn dict_chunk(
+    descr: &ColumnDescPtr,
+    compression: Compression,
+    data_pages: i32,
+    (compressed, uncompressed): (i64, i64),
+    rows: u64,
+    data_offset: i64,
+) -> ColumnChunkMetaDataBuilder {
+    ColumnChunkMetaData::builder(descr.clone())
+        .set_compression(compression)
+        .set_encodings(vec![
+            Encoding::PLAIN,
+            Encoding::RLE,
+            Encoding::RLE_DICTIONARY,
+        ])
+        .set_page_encoding_stats(encoding_stats(data_pages))
+        .set_total_compressed_size(compressed)
+        .set_total_uncompressed_size(uncompressed)
+        .set_num_values(i64::try_from(rows).unwrap_or(i64::MAX))
+        .set_dictionary_page_offset(Some(0))
+        .set_data_page_offset(data_offset)
+}
+
+/// What the row group records of a chunk written here: its metadata, rows and page
+/// offsets (the file writer wants an offset index of every column or of none).
+fn closed(
+    metadata: ColumnChunkMetaData,
+    rows: u64,
+    index: OffsetIndexBuilder,
+) -> ColumnCloseResult {
+    ColumnCloseResult {
+        bytes_written: metadata.compressed_size() as u64,
+        rows_written: rows,
+        metadata,
+        bloom_filter: None,
+        column_index: None,
+        offset_index: Some(index.build()),
     }
 }
 
