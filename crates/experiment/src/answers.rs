@@ -59,9 +59,17 @@ pub fn show(v: f64, unit: &str) -> String {
         "bit/s" if v >= 1e9 => format!("{:.2} Gbit/s", v / 1e9),
         "bit/s" => format!("{:.0} Mbit/s", v / 1e6),
         "msg/s" if v >= 1e3 => format!("{:.0}k msg/s", v / 1e3),
+        // A count (operations, messages) is whole: `1116 op`, not `1116.000 op`.
+        "" if is_whole(v) => format!("{v:.0}"),
         "" => format!("{v:.3}"),
+        u if is_whole(v) => format!("{v:.0} {u}"),
         u => format!("{v:.3} {u}"),
     }
+}
+
+/// True for a whole number small enough to print exactly.
+fn is_whole(v: f64) -> bool {
+    v.fract() == 0.0 && v.abs() < 1e15
 }
 
 /// The measured runs of cell `c` that succeeded.
@@ -814,6 +822,9 @@ mod tests {
         assert_eq!(show(19_200.0, "ns"), "19.2 µs");
         assert_eq!(show(2.5e6, "ns"), "2.50 ms");
         assert_eq!(show(327_400.0, "msg/s"), "327k msg/s");
+        assert_eq!(show(1116.0, "op"), "1116 op");
+        assert_eq!(show(1116.25, "op"), "1116.250 op");
+        assert_eq!(show(3.0, ""), "3");
         assert_eq!(bitrate("1G"), Some(1e9));
         assert_eq!(bitrate("500M"), Some(5e8));
         assert_eq!(bitrate("unlimited"), None);
