@@ -38,6 +38,27 @@ enum WakeKind {
     WakeupNew,
 }
 
+impl WakeKind {
+    /// The event of this kind for `w`.
+    fn event(self, w: Wakeup) -> EventKind {
+        match self {
+            WakeKind::Waking => EventKind::SchedWaking(w),
+            WakeKind::Wakeup => EventKind::SchedWakeup(w),
+            WakeKind::WakeupNew => EventKind::SchedWakeupNew(w),
+        }
+    }
+}
+
+/// sched_switch's `prev_state` field `ps` of record `d`, through the trace's own state
+/// table when its numbering is not the kernel's of today.
+#[inline]
+fn prev_state(ps: &Field, table: Option<&StateTable>, e: Endian, d: &[u8]) -> Option<TaskState> {
+    Some(match table {
+        None => TaskState(ps.int(e, d)? as u64),
+        Some(t) => t.state(ps.uint(e, d)?),
+    })
+}
+
 #[derive(Clone, Copy, Debug)]
 enum SoftKind {
     Raise,
@@ -554,27 +575,17 @@ fn quick_kind(q: &Quick, plan: &Plan, e: Endian, d: &[u8]) -> Option<EventKind> 
             prev_pid: i32_at(d, a),
             prev_prio: i32_at(d, b),
             // The state's size is the kernel's long; read as the general path does.
-            prev_state: match table {
-                None => TaskState(ps.int(e, d)? as u64),
-                Some(t) => t.state(ps.uint(e, d)?),
-            },
+            prev_state: prev_state(ps, table.as_deref(), e, d)?,
             next_comm: comm_at(d, q.comms[1]),
             next_pid: i32_at(d, c),
             next_prio: i32_at(d, x),
         },
-        Plan::Wake(kind, _) => {
-            let w = Wakeup {
-                comm: comm_at(d, q.comms[0]),
-                pid: i32_at(d, a),
-                prio: i32_at(d, b),
-                target_cpu: i32_at(d, c) as u32,
-            };
-            match kind {
-                WakeKind::Waking => EventKind::SchedWaking(w),
-                WakeKind::Wakeup => EventKind::SchedWakeup(w),
-                WakeKind::WakeupNew => EventKind::SchedWakeupNew(w),
-            }
-        }
+        Plan::Wake(kind, _) => kind.event(Wakeup {
+            comm: comm_at(d, q.comms[0]),
+            pid: i32_at(d, a),
+            prio: i32_at(d, b),
+            target_cpu: i32_at(d, c) as u32,
+        }),
         _ => return None,
     })
 }
@@ -591,27 +602,17 @@ impl Ctx {
                 prev_comm: comm(pc)?,
                 prev_pid: i32f(pp)?,
                 prev_prio: i32f(ppr)?,
-                prev_state: match table {
-                    None => TaskState(ps.int(e, d)? as u64),
-                    Some(t) => t.state(ps.uint(e, d)?),
-                },
+                prev_state: prev_state(ps, table.as_deref(), e, d)?,
                 next_comm: comm(nc)?,
                 next_pid: i32f(np)?,
                 next_prio: i32f(npr)?,
             },
-            Plan::Wake(kind, [c, p, pr, t]) => {
-                let w = Wakeup {
-                    comm: comm(c)?,
-                    pid: i32f(p)?,
-                    prio: i32f(pr)?,
-                    target_cpu: u32f(t)?,
-                };
-                match kind {
-                    WakeKind::Waking => EventKind::SchedWaking(w),
-                    WakeKind::Wakeup => EventKind::SchedWakeup(w),
-                    WakeKind::WakeupNew => EventKind::SchedWakeupNew(w),
-                }
-            }
+            Plan::Wake(kind, [c, p, pr, t]) => kind.event(Wakeup {
+                comm: comm(c)?,
+                pid: i32f(p)?,
+                prio: i32f(pr)?,
+                target_cpu: u32f(t)?,
+            }),
             Plan::Migrate([c, p, pr, o, dst]) => EventKind::SchedMigrateTask {
                 comm: comm(c)?,
                 pid: i32f(p)?,
