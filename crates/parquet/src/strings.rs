@@ -8,11 +8,11 @@
 //! file, are written here too ([`Repeated`]).
 
 use std::fs::File;
-use std::io::{BufReader, Read, Seek, SeekFrom};
+use std::io::{BufReader, Read, Seek, SeekFrom, Write};
 
 use bytes::{Buf as _, Bytes};
 use parquet::basic::{Compression, Encoding, PageType, Type as PhysicalType};
-use parquet::column::page::{CompressedPage, Page, PageWriter};
+use parquet::column::page::{CompressedPage, Page, PageWriteSpec, PageWriter};
 use parquet::column::writer::ColumnCloseResult;
 use parquet::data_type::ByteArray;
 use parquet::errors::ParquetError;
@@ -118,11 +118,7 @@ impl Strings {
                 )));
             }
             self.nulls += (rows - present) as u64;
-            // Levels of a v1 page: their length in 4 bytes, then the levels.
-            self.buf.extend_from_slice(&[0; 4]);
-            hybrid(&mut self.buf, &self.vals, 1);
-            let len = u32::try_from(self.buf.len() - 4).unwrap_or(u32::MAX);
-            self.buf[..4].copy_from_slice(&len.to_le_bytes());
+            levels(&mut self.buf, |b| hybrid(b, &self.vals, 1));
         }
         if keys.len() != present {
             return Err(ParquetError::General(format!(
@@ -148,16 +144,9 @@ impl Strings {
         let width = width_of(self.used.len());
         self.buf.push(width);
         hybrid(&mut self.buf, &self.vals, width);
-        let page = Page::DataPage {
-            buf: self.compress()?,
-            num_values: u32::try_from(rows).unwrap_or(u32::MAX),
-            encoding: Encoding::RLE_DICTIONARY,
-            def_level_encoding: Encoding::RLE,
-            rep_level_encoding: Encoding::RLE,
-            statistics: None,
-        };
-        let spec = SerializedPageWriter::new(&mut self.pages)
-            .write_page(CompressedPage::new(page, self.buf.len()))?;
+        let codec = Codec(self.compression);
+        let num_values = u32::try_from(rows).unwrap_or(u32::MAX);
+        let spec = index_page(&codec, &self.buf, num_values, &mut self.pages)?;
         let size = i32::try_from(spec.compressed_size).unwrap_or(i32::MAX);
         self.index.push((spec.offset as i64, size, rows as i64));
         self.compressed += spec.compressed_size as i64;
@@ -165,11 +154,6 @@ impl Strings {
         self.data_pages += 1;
         self.rows += rows as u64;
         Ok(bytes)
-    }
-
-    /// `self.buf` compressed with the column's codec.
-    fn compress(&self) -> Result<Bytes, ParquetError> {
-        Codec(self.compression).compress(&self.buf)
     }
 
     /// The chunk (the dictionary page, then the data pages) and what the row group
@@ -185,15 +169,9 @@ impl Strings {
             self.buf.extend_from_slice(&len.to_le_bytes());
             self.buf.extend_from_slice(s);
         }
-        let page = Page::DictionaryPage {
-            buf: self.compress()?,
-            num_values: u32::try_from(self.used.len()).unwrap_or(u32::MAX),
-            encoding: Encoding::PLAIN,
-            is_sorted: false,
-        };
         let mut head = TrackedWrite::new(Vec::new());
-        let dict = SerializedPageWriter::new(&mut head)
-            .write_page(CompressedPage::new(page, self.buf.len()))?;
+        let values = u32::try_from(self.used.len()).unwrap_or(u32::MAX);
+        let dict = dict_page(&Codec(self.compression), &self.buf, values, &mut head)?;
         let head = Bytes::from(head.into_inner()?);
         let mut meta = dict_chunk(
             &self.descr,
@@ -287,38 +265,18 @@ impl Repeated {
             Const::Null => (Vec::new(), false),
         };
         let codec = Codec(self.compression);
-        let page = Page::DictionaryPage {
-            buf: codec.compress(&plain)?,
-            num_values: u32::from(present),
-            encoding: Encoding::PLAIN,
-            is_sorted: false,
-        };
         let mut head = TrackedWrite::new(Vec::new());
-        let dict = SerializedPageWriter::new(&mut head)
-            .write_page(CompressedPage::new(page, plain.len()))?;
+        let dict = dict_page(&codec, &plain, u32::from(present), &mut head)?;
         let dict_len = head.bytes_written() as i64;
         let mut buf = Vec::new();
         if self.descr.max_def_level() > 0 {
-            let mut levels = Vec::new();
-            run(&mut levels, rows, u32::from(present), 1);
-            let len = u32::try_from(levels.len()).unwrap_or(u32::MAX);
-            buf.extend_from_slice(&len.to_le_bytes());
-            buf.extend_from_slice(&levels);
+            levels(&mut buf, |b| run(b, rows, u32::from(present), 1));
         }
         buf.push(1);
         if present {
             run(&mut buf, rows, 0, 1);
         }
-        let page = Page::DataPage {
-            buf: codec.compress(&buf)?,
-            num_values,
-            encoding: Encoding::RLE_DICTIONARY,
-            def_level_encoding: Encoding::RLE,
-            rep_level_encoding: Encoding::RLE,
-            statistics: None,
-        };
-        let spec = SerializedPageWriter::new(&mut head)
-            .write_page(CompressedPage::new(page, buf.len()))?;
+        let spec = index_page(&codec, &buf, num_values, &mut head)?;
         let head = Bytes::from(head.into_inner()?);
         let mut meta = dict_chunk(
             &self.descr,
@@ -415,6 +373,51 @@ fn encoding_stats(data_pages: i32) -> Vec<PageEncodingStats> {
     ]
 }
 
+/// Writes a dictionary page of `plain`, `n` values PLAIN, to `out`.
+fn dict_page<W: Write + Send>(
+    codec: &Codec,
+    plain: &[u8],
+    n: u32,
+    out: &mut TrackedWrite<W>,
+) -> Result<PageWriteSpec, ParquetError> {
+    let page = Page::DictionaryPage {
+        buf: codec.compress(plain)?,
+        num_values: n,
+        encoding: Encoding::PLAIN,
+        is_sorted: false,
+    };
+    SerializedPageWriter::new(out).write_page(CompressedPage::new(page, plain.len()))
+}
+
+/// Writes a data page of `rows` rows to `out`: `buf` holds their definition levels (of a
+/// nullable column), the indices' bit width and the indices into the dictionary.
+fn index_page<W: Write + Send>(
+    codec: &Codec,
+    buf: &[u8],
+    rows: u32,
+    out: &mut TrackedWrite<W>,
+) -> Result<PageWriteSpec, ParquetError> {
+    let page = Page::DataPage {
+        buf: codec.compress(buf)?,
+        num_values: rows,
+        encoding: Encoding::RLE_DICTIONARY,
+        def_level_encoding: Encoding::RLE,
+        rep_level_encoding: Encoding::RLE,
+        statistics: None,
+    };
+    SerializedPageWriter::new(out).write_page(CompressedPage::new(page, buf.len()))
+}
+
+/// Appends the definition levels of a v1 data page, as `write` writes them: their
+/// length in 4 bytes, then the levels.
+fn levels(out: &mut Vec<u8>, write: impl FnOnce(&mut Vec<u8>)) {
+    let at = out.len();
+    out.extend_from_slice(&[0; 4]);
+    write(out);
+    let len = u32::try_from(out.len() - at - 4).unwrap_or(u32::MAX);
+    out[at..at + 4].copy_from_slice(&len.to_le_bytes());
+}
+
 /// One RLE run of `n` times `v`, of `width` bits.
 fn run(out: &mut Vec<u8>, n: usize, v: u32, width: u8) {
     if n == 0 {
@@ -454,11 +457,10 @@ fn hybrid(out: &mut Vec<u8>, vals: &[u32], width: u8) {
     let n = vals.len();
     let mut i = 0;
     while let Some(&v) = vals.get(i) {
-        let run = vals[i..].iter().take_while(|&&x| x == v).count();
-        if run >= 8 {
-            uleb(out, (run as u64) << 1);
-            out.extend_from_slice(&v.to_le_bytes()[..usize::from(width).div_ceil(8)]);
-            i += run;
+        let same = vals[i..].iter().take_while(|&&x| x == v).count();
+        if same >= 8 {
+            run(out, same, v, width);
+            i += same;
             continue;
         }
         // Groups of 8 up to one that starts a run (only the last group is padded).
