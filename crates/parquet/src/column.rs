@@ -367,29 +367,24 @@ impl<W: Write + Send> Writer<W> {
         };
         let mut rg = self.file.next_row_group()?;
         for col in open.cols {
-            let (w, pages) = match col {
-                Chunk::Values(w, pages) => (w, pages),
-                Chunk::Strings(s) => {
-                    let (chunk, close) = s.close()?;
-                    rg.append_column(&chunk, close)?;
-                    continue;
-                }
-                Chunk::Repeated(r) => {
-                    let (chunk, close) = r.close()?;
-                    rg.append_column(&chunk, close)?;
+            let (chunk, close) = match col {
+                Chunk::Strings(s) => s.close()?,
+                Chunk::Repeated(r) => r.close()?,
+                Chunk::Values(w, pages) => {
+                    let close = w.close()?;
+                    let spill = {
+                        let mut sink = pages.lock().unwrap_or_else(|e| e.into_inner());
+                        let dir = self.dir.clone();
+                        std::mem::replace(sink.inner_mut(), Spill::Mem(Vec::new(), dir))
+                    };
+                    match spill {
+                        Spill::Mem(v, _) => rg.append_column(&Bytes::from(v), close)?,
+                        Spill::File(f) => rg.append_column(&f, close)?,
+                    }
                     continue;
                 }
             };
-            let close = w.close()?;
-            let spill = {
-                let mut sink = pages.lock().unwrap_or_else(|e| e.into_inner());
-                let dir = self.dir.clone();
-                std::mem::replace(sink.inner_mut(), Spill::Mem(Vec::new(), dir))
-            };
-            match spill {
-                Spill::Mem(v, _) => rg.append_column(&Bytes::from(v), close)?,
-                Spill::File(f) => rg.append_column(&f, close)?,
-            }
+            rg.append_column(&chunk, close)?;
         }
         rg.close()?;
         release_freed_memory();
@@ -710,6 +705,24 @@ mod tests {
         (i as i64).wrapping_mul(0x9E37_79B9_7F4A_7C15_u64 as i64)
     }
 
+    /// A writer of `t.parquet` in `dir`, of the provenance columns and `column`, with
+    /// row groups of `rows` rows and `bytes` bytes at most.
+    fn writer(dir: &Path, column: &str, rows: usize, bytes: usize) -> (PathBuf, Writer<File>) {
+        let path = dir.join("t.parquet");
+        let schema = parse_message_type(&format!(
+            "message t {{ OPTIONAL BYTE_ARRAY kernel (STRING); OPTIONAL INT64 start_wall_us; \
+             OPTIONAL INT64 start_wall_ns; {column}; }}"
+        ))
+        .unwrap();
+        let file = SerializedFileWriter::new(
+            File::create(&path).unwrap(),
+            Arc::new(schema),
+            Arc::new(WriterProperties::builder().build()),
+        )
+        .unwrap();
+        (path, Writer::with_limits(file, dir, rows, bytes))
+    }
+
     /// A file of the provenance columns and one int64 column `v` ([`v`]), written in
     /// batches of `batch` rows under the given limits; its row groups' sizes, and the
     /// largest chunk of `v` in bytes.
@@ -728,19 +741,7 @@ mod tests {
     ) -> (Vec<i64>, i64) {
         let known = [&origin[0], &origin[2]].map(|c| !matches!(c, Const::Null));
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("t.parquet");
-        let schema = parse_message_type(
-            "message t { OPTIONAL BYTE_ARRAY kernel (STRING); OPTIONAL INT64 start_wall_us; \
-             OPTIONAL INT64 start_wall_ns; REQUIRED INT64 v; }",
-        )
-        .unwrap();
-        let file = SerializedFileWriter::new(
-            File::create(&path).unwrap(),
-            Arc::new(schema),
-            Arc::new(WriterProperties::builder().build()),
-        )
-        .unwrap();
-        let mut w = Writer::with_limits(file, dir.path(), rows, bytes);
+        let (path, mut w) = writer(dir.path(), "REQUIRED INT64 v", rows, bytes);
         let origin = Arc::new(origin);
         let mut next = 0;
         while next < total {
@@ -789,19 +790,12 @@ mod tests {
     #[test]
     fn a_string_column_beyond_the_memory_kept_is_spilled_and_read_back_whole() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("t.parquet");
-        let schema = parse_message_type(
-            "message t { OPTIONAL BYTE_ARRAY kernel (STRING); OPTIONAL INT64 start_wall_us; \
-             OPTIONAL INT64 start_wall_ns; OPTIONAL BYTE_ARRAY s (STRING); }",
-        )
-        .unwrap();
-        let file = SerializedFileWriter::new(
-            File::create(&path).unwrap(),
-            Arc::new(schema),
-            Arc::new(WriterProperties::builder().build()),
-        )
-        .unwrap();
-        let mut w = Writer::with_limits(file, dir.path(), 60_000, usize::MAX);
+        let (path, mut w) = writer(
+            dir.path(),
+            "OPTIONAL BYTE_ARRAY s (STRING)",
+            60_000,
+            usize::MAX,
+        );
         let origin = Arc::new([Const::Null, Const::int(1), Const::int(2)]);
         // 30,000 distinct strings in scattered order, every 7th row null: 15-bit
         // indices that zstd cannot pack below what is kept in memory.
