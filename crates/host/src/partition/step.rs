@@ -194,4 +194,43 @@ impl Action {
             Action::StopIrqbalance(ib) => format!("stop irqbalance (pid {})", ib.pid),
         }
     }
+
+    /// The IRQ whose mask this writes, if it writes one.
+    pub fn irq(&self) -> Option<u32> {
+        match self {
+            Action::Write {
+                target: Target::Irq { irq, .. },
+                ..
+            } => Some(*irq),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_write_to_an_irq_mask_names_an_irq() {
+        let write = |target| Action::Write {
+            path: "/proc/irq/41/smp_affinity_list".into(),
+            old: "0-1".into(),
+            new: "0".into(),
+            target,
+            undo: Undo::Restore,
+            expect: None,
+        };
+        let irq = Target::Irq {
+            irq: 41,
+            label: "virtio0".into(),
+        };
+        assert_eq!(write(irq).irq(), Some(41));
+        assert_eq!(write(Target::IrqDefault).irq(), None);
+        let mkdir = Action::Mkdir {
+            path: "/sys/fs/cgroup/cpuset/jitterlab".into(),
+            evacuate_to: "/sys/fs/cgroup/cpuset/tasks".into(),
+        };
+        assert_eq!(mkdir.irq(), None);
+    }
 }

@@ -20,7 +20,7 @@ use crate::partition::judge::{
     finding, judge_counters, judge_idle, judge_irqs, judge_tasks, machine_findings, sample_threads,
     Context, Ran,
 };
-use crate::partition::step::{Action, Outcome, Target};
+use crate::partition::step::Outcome;
 use crate::partition::Method;
 use crate::root::Root;
 use crate::tasks::{read_tasks, TaskKind, TaskQuery};
@@ -305,16 +305,8 @@ pub fn verify(root: &Root, req: &VerifyRequest) -> Result<VerifyReport> {
         .map(|r| {
             r.steps
                 .iter()
-                .filter_map(|(s, o)| match (&s.action, o) {
-                    (
-                        Action::Write {
-                            target: Target::Irq { irq, .. },
-                            ..
-                        },
-                        Some(Outcome::Refused { .. }),
-                    ) => Some(*irq),
-                    _ => None,
-                })
+                .filter(|(_, o)| matches!(o, Some(Outcome::Refused { .. })))
+                .filter_map(|(s, _)| s.action.irq())
                 .collect()
         })
         .unwrap_or_default();
