@@ -232,7 +232,7 @@ fn an_irq_widened_back_is_put_back_on_its_cpu() {
                 .diff(&now)
                 .iter()
                 .all(|d| !d.what.starts_with(&format!("IRQ {} ", i.irq))));
-            let moves = before.effective_moves(&now);
+            let moves = before.effective_moves(&now, &std::collections::BTreeSet::from([i.irq]));
             assert!(moves.iter().any(|m| m.irq == i.irq), "{moves:?}");
         }
         let after =

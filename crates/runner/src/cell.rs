@@ -26,6 +26,8 @@ pub struct Applied {
     pub housekeeping: Option<CpuSet>,
     /// The isolated CPUs when a partition is on.
     pub isolated: Option<CpuSet>,
+    /// The IRQs whose masks the cell wrote (its IRQ setting, its partition's moves).
+    pub irqs_written: Vec<u32>,
 }
 
 impl Applied {
@@ -100,6 +102,7 @@ fn apply_into(
             .collect();
         state.record_irqs(&before)?;
         applied.irqs = true;
+        applied.irqs_written.extend(irqs.iter().map(|i| i.irq));
         for irq in irqs {
             let change = set_irq_affinity(root, irq, cpus);
             if let Some(error) = change.error {
@@ -137,6 +140,9 @@ fn apply_into(
             )));
         }
         applied.partition = true;
+        applied
+            .irqs_written
+            .extend(plan.steps.iter().filter_map(|s| s.action.irq()));
         let report = apply_live(root, &plan, &state.partition_dir(), cancel)?;
         if !report.applied || report.failures() > 0 {
             return Err(Error::Invalid(format!(

@@ -68,6 +68,7 @@ pub use facts::{host_facts, parse_recipe};
 pub use restore::StateDir;
 pub use save::{compare, Compared, Saved, SAVED_FILES};
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -203,6 +204,7 @@ pub fn run_experiment(
     let mut restore_failures = Vec::new();
     let mut traces = Vec::new();
     let mut notes = Vec::new();
+    let mut irqs_written = BTreeSet::new();
     let scratch = tempfile::Builder::new()
         .prefix("jitterlab-experiment-")
         .tempdir()
@@ -230,8 +232,14 @@ pub fn run_experiment(
             online: &online,
             cancel,
         };
-        let (result, failed) =
-            one_run(&ctx, &state, &cell.settings, planned, trace_path.as_deref());
+        let (result, failed) = one_run(
+            &ctx,
+            &state,
+            &cell.settings,
+            planned,
+            trace_path.as_deref(),
+            &mut irqs_written,
+        );
         restore_failures.extend(failed);
         let mut run = Run {
             seq: planned.seq,
@@ -305,7 +313,13 @@ pub fn run_experiment(
     }
     let now = Snapshot::read(root)?;
     let mut left_over = before.diff(&now);
-    left_over.extend(restore::effective_cpus(root, &before, &now, &mut notes));
+    left_over.extend(restore::effective_cpus(
+        root,
+        &before,
+        &now,
+        &irqs_written,
+        &mut notes,
+    ));
     let mut report = ExperimentReport::new(
         &recipe.name,
         metrics,
@@ -354,18 +368,21 @@ struct RunContext<'a> {
 }
 
 /// One run: the cell applied, the workload and the measures, the trace, the cell
-/// undone. The undo's failures come back beside the run's result.
+/// undone. The undo's failures come back beside the run's result; the IRQs whose
+/// masks the cell wrote are added to `irqs_written`.
 fn one_run(
     ctx: &RunContext<'_>,
     state: &StateDir,
     settings: &jitterlab_experiment::recipe::Settings,
     planned: &PlannedRun,
     trace_path: Option<&Path>,
+    irqs_written: &mut BTreeSet<u32>,
 ) -> (Result<(Measured, Option<Traced>)>, Vec<String>) {
     let mut applied = match cell::apply(ctx.root, state, settings, ctx.cancel) {
         Ok(a) => a,
         Err(e) => return (Err(e), Vec::new()),
     };
+    irqs_written.extend(applied.irqs_written.iter().copied());
     let roles = watch::Roles::default();
     for pid in applied.load_pids() {
         roles.tool(pid);

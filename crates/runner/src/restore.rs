@@ -11,6 +11,7 @@
 //!
 //! [`recover`] undoes whatever a previous experiment left there.
 
+use std::collections::BTreeSet;
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -153,19 +154,21 @@ impl StateDir {
 /// it next fires.
 const MOVE_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
-/// Puts back the IRQs whose mask the experiment restored but whose effective CPU it
-/// moved (a cell narrowed the mask; widened back, the kernel left the IRQ where the
-/// narrow one put it): pin, wait for the move, widen (`jitterlab_host::irqs::
-/// restore_effective`). What was put back is said in `notes`; what could not be is a
-/// difference left over, and the experiment ends non-zero.
+/// Puts back the IRQs among `written` (those whose masks the cells wrote) whose mask
+/// the experiment restored but whose effective CPU it moved (a cell narrowed the mask;
+/// widened back, the kernel left the IRQ where the narrow one put it): pin, wait for
+/// the move, widen (`jitterlab_host::irqs::restore_effective`). An IRQ no cell touched
+/// is the kernel's to move, and left alone. What was put back is said in `notes`; what
+/// could not be is a difference left over, and the experiment ends non-zero.
 pub fn effective_cpus(
     root: &Root,
     before: &Snapshot,
     now: &Snapshot,
+    written: &BTreeSet<u32>,
     notes: &mut Vec<String>,
 ) -> Vec<Difference> {
     let mut left = Vec::new();
-    for m in before.effective_moves(now) {
+    for m in before.effective_moves(now, written) {
         let what = format!("IRQ {} effective_affinity_list", m.irq);
         let left_over = |after: String| Difference {
             what: what.clone(),

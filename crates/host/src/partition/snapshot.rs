@@ -1,5 +1,7 @@
 //! The state isolate changes, read before and after, and the differences.
 
+use std::collections::BTreeSet;
+
 use jitterlab_cpuset::CpuSet;
 use serde::{Deserialize, Serialize};
 
@@ -158,11 +160,14 @@ impl Snapshot {
         })
     }
 
-    /// The IRQs of `now` whose mask is as in `self` (before) but whose effective CPUs
-    /// moved, both active (a non-empty effective set each time).
-    pub fn effective_moves(&self, now: &Snapshot) -> Vec<EffectiveMove> {
+    /// The IRQs among `touched` (those whose masks were written in between) whose
+    /// mask in `now` is as in `self` (before) but whose effective CPUs moved, both
+    /// active (a non-empty effective set each time). An IRQ nobody touched that moved
+    /// was moved by the kernel (a CPU's vectors rebalanced, an IRQ shut down and
+    /// started again), and is not a change to undo.
+    pub fn effective_moves(&self, now: &Snapshot, touched: &BTreeSet<u32>) -> Vec<EffectiveMove> {
         let mut out = Vec::new();
-        for b in &self.irqs {
+        for b in self.irqs.iter().filter(|b| touched.contains(&b.irq)) {
             let Some(a) = now.irqs.iter().find(|a| a.irq == b.irq) else {
                 continue;
             };
@@ -304,17 +309,28 @@ mod tests {
             effective: l(effective),
         };
         let before = Snapshot {
-            irqs: vec![irq(38, "0-1", "1"), irq(39, "0-1", "0"), irq(40, "0-1", "")],
+            irqs: vec![
+                irq(38, "0-1", "1"),
+                irq(39, "0-1", "0"),
+                irq(40, "0-1", ""),
+                irq(41, "0-1", "0"),
+            ],
             ..Snapshot::default()
         };
         let now = Snapshot {
-            irqs: vec![irq(38, "0-1", "0"), irq(39, "1", "1"), irq(40, "0-1", "1")],
+            irqs: vec![
+                irq(38, "0-1", "0"),
+                irq(39, "1", "1"),
+                irq(40, "0-1", "1"),
+                irq(41, "0-1", "1"),
+            ],
             ..Snapshot::default()
         };
         // 38: the mask is back, the IRQ is not. 39: its mask differs (diff's business).
-        // 40: was not active.
+        // 40: was not active. 41: moved, but its mask was never written: the kernel's.
+        let touched = BTreeSet::from([38, 39, 40]);
         assert_eq!(
-            before.effective_moves(&now),
+            before.effective_moves(&now, &touched),
             [EffectiveMove {
                 irq: 38,
                 affinity: CpuSet::parse_list("0-1").unwrap(),
@@ -322,9 +338,17 @@ mod tests {
                 now: CpuSet::parse_list("0").unwrap(),
             }]
         );
+        assert_eq!(
+            before
+                .effective_moves(&now, &BTreeSet::from([38, 41]))
+                .iter()
+                .map(|m| m.irq)
+                .collect::<Vec<_>>(),
+            [38, 41]
+        );
         assert!(before
             .diff(&now)
             .iter()
-            .all(|d| !d.what.starts_with("IRQ 38")));
+            .all(|d| !d.what.starts_with("IRQ 38") && !d.what.starts_with("IRQ 41")));
     }
 }
