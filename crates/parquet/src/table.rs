@@ -229,6 +229,14 @@ impl Table {
             props = match c.ty {
                 // Times and durations are mostly distinct: a dictionary would hash every
                 // value and hold them all; deltas of sorted times pack in a few bits.
+                // Packed, they are noise to zstd: not compressed (on a 2.9 M-event
+                // export, zstd spent 173 M of 6,513 M instructions on them to make the
+                // files 0.1 % smaller).
+                Ty::I64 | Ty::Wall if c.name.ends_with("_ns") => props
+                    .set_column_dictionary_enabled(col.clone(), false)
+                    .set_column_compression(col.clone(), Compression::UNCOMPRESSED)
+                    .set_column_encoding(col, Encoding::DELTA_BINARY_PACKED),
+                // Ids (utid) and counts: their deltas repeat, zstd packs them 3x.
                 Ty::I64 | Ty::Wall => props
                     .set_column_dictionary_enabled(col.clone(), false)
                     .set_column_encoding(col, Encoding::DELTA_BINARY_PACKED),

@@ -172,11 +172,12 @@ fn the_trace_row_names_the_buffer_exported_and_those_left_out() {
 }
 
 /// Every string column is dictionary-encoded; the kind columns (`Ty::Kind`, what queries
-/// filter and group on) carry min/max statistics, names do not.
+/// filter and group on) carry min/max statistics, names do not. Times and durations
+/// (int64 `_ns`) are delta-packed and not compressed; the other columns are zstd's.
 #[test]
 fn kind_columns_carry_a_dictionary_and_statistics() {
     use jitterlab_parquet::Ty;
-    use parquet::basic::Encoding;
+    use parquet::basic::{Compression, Encoding};
     let tmp = tempfile::tempdir().unwrap();
     let summary = export(
         tmp.path(),
@@ -194,6 +195,20 @@ fn kind_columns_carry_a_dictionary_and_statistics() {
             let minmax = col.statistics().is_some_and(|s| {
                 s.min_bytes_opt().is_some() || s.null_count_opt() == Some(col.num_values() as u64)
             });
+            let packed_times = c.ty == Ty::I64 && c.name.ends_with("_ns");
+            assert_eq!(
+                col.compression() == Compression::UNCOMPRESSED,
+                packed_times,
+                "{}.{}: {:?}",
+                def.name,
+                c.name,
+                col.compression()
+            );
+            // (A provenance column is one value's dictionary.)
+            if packed_times && PROVENANCE.iter().all(|p| p.name != c.name) {
+                let delta = col.encodings().any(|e| e == Encoding::DELTA_BINARY_PACKED);
+                assert!(delta, "{}.{}", def.name, c.name);
+            }
             match c.ty {
                 Ty::Kind => {
                     kinds += 1;
