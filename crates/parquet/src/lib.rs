@@ -36,6 +36,7 @@ mod column;
 mod dataset;
 mod error;
 mod origin;
+mod pages;
 mod result;
 mod strings;
 mod table;

@@ -7,10 +7,9 @@
 //! together 20 % of an export's instructions). The provenance columns, one value a
 //! file, are written here too ([`Repeated`]).
 
-use std::fs::File;
-use std::io::{BufReader, Read, Seek, SeekFrom, Write};
+use std::io::Write;
 
-use bytes::{Buf as _, Bytes};
+use bytes::Bytes;
 use parquet::basic::{Compression, Encoding, PageType, Type as PhysicalType};
 use parquet::column::page::{CompressedPage, Page, PageWriteSpec, PageWriter};
 use parquet::column::writer::ColumnCloseResult;
@@ -19,12 +18,12 @@ use parquet::errors::ParquetError;
 use parquet::file::metadata::{
     ColumnChunkMetaData, ColumnChunkMetaDataBuilder, OffsetIndexBuilder, PageEncodingStats,
 };
-use parquet::file::reader::{ChunkReader, Length};
 use parquet::file::statistics::Statistics;
 use parquet::file::writer::{SerializedPageWriter, TrackedWrite};
 use parquet::schema::types::ColumnDescPtr;
 
 use crate::column::{Const, Spill};
+use crate::pages::{closed, hybrid, levels, run, width_of, Codec, Spliced, Tail};
 
 /// An index not yet in the chunk's dictionary.
 const UNUSED: u32 = u32::MAX;
@@ -340,23 +339,6 @@ fn dict_chunk(
         .set_data_page_offset(data_offset)
 }
 
-/// What the row group records of a chunk written here: its metadata, rows and page
-/// offsets (the file writer wants an offset index of every column or of none).
-fn closed(
-    metadata: ColumnChunkMetaData,
-    rows: u64,
-    index: OffsetIndexBuilder,
-) -> ColumnCloseResult {
-    ColumnCloseResult {
-        bytes_written: metadata.compressed_size() as u64,
-        rows_written: rows,
-        metadata,
-        bloom_filter: None,
-        column_index: None,
-        offset_index: Some(index.build()),
-    }
-}
-
 /// The page encodings of a chunk: its dictionary page, then `data_pages` of indices.
 fn encoding_stats(data_pages: i32) -> Vec<PageEncodingStats> {
     vec![
@@ -406,227 +388,4 @@ fn index_page<W: Write + Send>(
         statistics: None,
     };
     SerializedPageWriter::new(out).write_page(CompressedPage::new(page, buf.len()))
-}
-
-/// Appends the definition levels of a v1 data page, as `write` writes them: their
-/// length in 4 bytes, then the levels.
-fn levels(out: &mut Vec<u8>, write: impl FnOnce(&mut Vec<u8>)) {
-    let at = out.len();
-    out.extend_from_slice(&[0; 4]);
-    write(out);
-    let len = u32::try_from(out.len() - at - 4).unwrap_or(u32::MAX);
-    out[at..at + 4].copy_from_slice(&len.to_le_bytes());
-}
-
-/// One RLE run of `n` times `v`, of `width` bits.
-fn run(out: &mut Vec<u8>, n: usize, v: u32, width: u8) {
-    if n == 0 {
-        return;
-    }
-    uleb(out, (n as u64) << 1);
-    out.extend_from_slice(&v.to_le_bytes()[..usize::from(width).div_ceil(8)]);
-}
-
-/// A column's compression.
-struct Codec(Compression);
-
-impl Codec {
-    /// `buf` compressed.
-    fn compress(&self, buf: &[u8]) -> Result<Bytes, ParquetError> {
-        match self.0 {
-            Compression::ZSTD(level) => zstd::bulk::compress(buf, level.compression_level())
-                .map(Bytes::from)
-                .map_err(|e| ParquetError::External(Box::new(e))),
-            Compression::UNCOMPRESSED => Ok(Bytes::copy_from_slice(buf)),
-            c => Err(ParquetError::General(format!(
-                "compression {c} not written"
-            ))),
-        }
-    }
-}
-
-/// Bits of an index into a dictionary of `n` strings (at least one).
-fn width_of(n: usize) -> u8 {
-    let max = u32::try_from(n.saturating_sub(1)).unwrap_or(u32::MAX);
-    (32 - max.leading_zeros()).max(1) as u8
-}
-
-/// Appends `vals` in Parquet's RLE/bit-packing hybrid of `width` bits: 8 or more equal
-/// values as one run (count and value), the others bit-packed 8 at a time.
-fn hybrid(out: &mut Vec<u8>, vals: &[u32], width: u8) {
-    let n = vals.len();
-    let mut i = 0;
-    while let Some(&v) = vals.get(i) {
-        let same = vals[i..].iter().take_while(|&&x| x == v).count();
-        if same >= 8 {
-            run(out, same, v, width);
-            i += same;
-            continue;
-        }
-        // Groups of 8 up to one that starts a run (only the last group is padded).
-        let start = i;
-        i = (i + 8).min(n);
-        while i < n
-            && !vals
-                .get(i..i + 8)
-                .is_some_and(|g| g.iter().all(|&x| x == g[0]))
-        {
-            i = (i + 8).min(n);
-        }
-        pack(out, &vals[start..i], width);
-    }
-}
-
-/// One bit-packed run of `vals`, padded with zeros to a multiple of 8 values.
-fn pack(out: &mut Vec<u8>, vals: &[u32], width: u8) {
-    let groups = vals.len().div_ceil(8);
-    uleb(out, ((groups as u64) << 1) | 1);
-    let (mut acc, mut bits) = (0u64, 0u32);
-    for k in 0..groups * 8 {
-        acc |= u64::from(vals.get(k).copied().unwrap_or(0)) << bits;
-        bits += u32::from(width);
-        while bits >= 8 {
-            out.push(acc as u8);
-            acc >>= 8;
-            bits -= 8;
-        }
-    }
-}
-
-/// `v` as an unsigned LEB128 varint.
-fn uleb(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push(v as u8 | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-/// Where the data pages waited.
-enum Tail {
-    Mem(Bytes),
-    File(File),
-}
-
-/// A chunk in two parts: the dictionary page, then the data pages (in memory or
-/// spilled), read as one for `append_column`.
-pub(crate) struct Spliced {
-    head: Bytes,
-    tail: Tail,
-}
-
-impl Length for Spliced {
-    fn len(&self) -> u64 {
-        let tail = match &self.tail {
-            Tail::Mem(b) => b.len() as u64,
-            Tail::File(f) => f.len(),
-        };
-        self.head.len() as u64 + tail
-    }
-}
-
-impl ChunkReader for Spliced {
-    type T = Box<dyn Read + Send>;
-
-    fn get_read(&self, start: u64) -> Result<Self::T, ParquetError> {
-        let tail: Box<dyn Read + Send> = match &self.tail {
-            Tail::Mem(b) => Box::new(b.clone().reader()),
-            Tail::File(f) => {
-                let mut f = f.try_clone()?;
-                f.seek(SeekFrom::Start(0))?;
-                Box::new(BufReader::new(f))
-            }
-        };
-        let mut read = self.head.clone().reader().chain(tail);
-        std::io::copy(&mut (&mut read).take(start), &mut std::io::sink())?;
-        Ok(Box::new(read))
-    }
-
-    fn get_bytes(&self, start: u64, length: usize) -> Result<Bytes, ParquetError> {
-        let mut v = Vec::with_capacity(length);
-        self.get_read(start)?
-            .take(length as u64)
-            .read_to_end(&mut v)?;
-        Ok(Bytes::from(v))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The hybrid decoded back (the reader's side, for the test).
-    fn unhybrid(mut b: &[u8], width: u8, n: usize) -> Vec<u32> {
-        let mut out = Vec::new();
-        let bytes = usize::from(width).div_ceil(8);
-        while out.len() < n {
-            let (mut h, mut shift) = (0u64, 0);
-            loop {
-                let (&c, rest) = b.split_first().unwrap();
-                b = rest;
-                h |= u64::from(c & 0x7f) << shift;
-                shift += 7;
-                if c < 0x80 {
-                    break;
-                }
-            }
-            if h & 1 == 0 {
-                let mut v = [0u8; 4];
-                v[..bytes].copy_from_slice(&b[..bytes]);
-                b = &b[bytes..];
-                out.extend(std::iter::repeat_n(
-                    u32::from_le_bytes(v),
-                    (h >> 1) as usize,
-                ));
-            } else {
-                let count = (h >> 1) as usize * 8;
-                let (mut acc, mut bits) = (0u64, 0u32);
-                for _ in 0..count {
-                    while bits < u32::from(width) {
-                        acc |= u64::from(b[0]) << bits;
-                        b = &b[1..];
-                        bits += 8;
-                    }
-                    out.push((acc & ((1u64 << width) - 1)) as u32);
-                    acc >>= width;
-                    bits -= u32::from(width);
-                }
-            }
-        }
-        out.truncate(n);
-        out
-    }
-
-    #[test]
-    fn the_hybrid_reads_back() {
-        let mut cases: Vec<Vec<u32>> = vec![
-            vec![],
-            vec![3],
-            vec![1; 100],
-            (0..37).map(|i| i % 5).collect(),
-            (0..50).map(|i| if i < 13 { i } else { 7 }).collect(),
-            (0..1000).map(|i| (i * 7919 % 300) as u32).collect(),
-        ];
-        cases.push(
-            (0..20)
-                .flat_map(|i| std::iter::repeat_n(i, i as usize))
-                .collect(),
-        );
-        for vals in cases {
-            let width = width_of(vals.iter().max().map_or(1, |&m| m as usize + 1));
-            let mut out = Vec::new();
-            hybrid(&mut out, &vals, width);
-            assert_eq!(unhybrid(&out, width, vals.len()), vals, "{width}");
-        }
-    }
-
-    #[test]
-    fn widths() {
-        assert_eq!(width_of(0), 1);
-        assert_eq!(width_of(1), 1);
-        assert_eq!(width_of(2), 1);
-        assert_eq!(width_of(3), 2);
-        assert_eq!(width_of(256), 8);
-        assert_eq!(width_of(257), 9);
-    }
 }
