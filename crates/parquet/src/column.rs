@@ -24,6 +24,7 @@ use parquet::errors::ParquetError;
 use parquet::file::properties::EnabledStatistics;
 use parquet::file::writer::{SerializedFileWriter, SerializedPageWriter, TrackedWrite};
 
+use crate::ints::Ints;
 use crate::strings::{Repeated, Strings};
 use crate::table::{i64_of, Col, Table, Ty, PROVENANCE};
 use crate::Error;
@@ -226,12 +227,13 @@ struct Open {
 /// A column chunk's pages as they are written.
 type Pages = Arc<Mutex<TrackedWrite<Spill>>>;
 
-/// A column chunk being written: by the `parquet` crate's column writer (numbers,
-/// booleans) into its pages, or by [`Strings`] (strings); boxed, both a few hundred
-/// bytes or more.
+/// A column chunk being written: by the `parquet` crate's column writer (int32s,
+/// booleans, doubles) into its pages, or by [`Strings`] (strings) or [`Ints`] (int64s);
+/// boxed, each a few hundred bytes or more.
 enum Chunk {
     Values(Box<ColumnWriter<'static>>, Pages),
     Strings(Box<Strings>),
+    Ints(Box<Ints>),
     Repeated(Box<Repeated>),
 }
 
@@ -336,6 +338,14 @@ impl<W: Write + Send> Writer<W> {
                                 spill,
                             )));
                         }
+                        if d.physical_type() == Physical::INT64 {
+                            return Chunk::Ints(Box::new(Ints::new(
+                                Arc::clone(d),
+                                props.compression(d.path()),
+                                stats != EnabledStatistics::None,
+                                spill,
+                            )));
+                        }
                         let pages: Pages = Arc::new(Mutex::new(TrackedWrite::new(spill)));
                         let w = get_column_writer(
                             Arc::clone(d),
@@ -369,6 +379,7 @@ impl<W: Write + Send> Writer<W> {
         for col in open.cols {
             let (chunk, close) = match col {
                 Chunk::Strings(s) => s.close()?,
+                Chunk::Ints(i) => i.close()?,
                 Chunk::Repeated(r) => r.close()?,
                 Chunk::Values(w, pages) => {
                     let close = w.close()?;
@@ -467,6 +478,10 @@ fn write_group(cols: &mut [Chunk], g: &Group) -> Result<usize, ParquetError> {
         let col = match (&b.vals, col) {
             (Vals::Str(keys), Chunk::Strings(s)) => {
                 bytes += s.put(keys, defs, dict.as_deref().unwrap_or_default(), rows)?;
+                continue;
+            }
+            (Vals::I64(v), Chunk::Ints(c)) => {
+                bytes += c.put(v, defs, rows)?;
                 continue;
             }
             (_, Chunk::Values(col, _)) => &mut **col,
@@ -699,10 +714,13 @@ mod tests {
     use parquet::record::RowAccessor;
     use parquet::schema::parser::parse_message_type;
 
-    /// The value of row `i`: scattered, so that zstd cannot shrink a column of them
-    /// below [`SPILL_BYTES`].
+    /// The value of row `i`: scattered (splitmix64), so that neither their deltas nor
+    /// zstd shrink a column of them below [`SPILL_BYTES`].
     fn v(i: usize) -> i64 {
-        (i as i64).wrapping_mul(0x9E37_79B9_7F4A_7C15_u64 as i64)
+        let mut z = (i as u64).wrapping_add(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        (z ^ (z >> 31)) as i64
     }
 
     /// A writer of `t.parquet` in `dir`, of the provenance columns and `column`, with
@@ -834,6 +852,63 @@ mod tests {
             .iter()
             .map(|g| g.column(3).compressed_size());
         assert!(s_bytes.max().unwrap_or(0) > 2 * SPILL_BYTES as i64);
+    }
+
+    #[test]
+    fn an_int64_column_with_nulls_reads_back_with_its_statistics_and_page_index() {
+        use parquet::file::page_index::column_index::ColumnIndexMetaData;
+        use parquet::file::serialized_reader::ReadOptionsBuilder;
+        use parquet::file::statistics::Statistics;
+        let dir = tempfile::tempdir().unwrap();
+        let (path, mut w) = writer(dir.path(), "OPTIONAL INT64 n", usize::MAX, usize::MAX);
+        let origin = Arc::new([Const::Null, Const::int(1), Const::int(2)]);
+        // Batches (pages) of 1,000 rows, every 5th null; the second all nulls.
+        let value = |i: usize| (i % 5 != 0 && !(1000..2000).contains(&i)).then(|| v(i));
+        let total = 3000;
+        for start in (0..total).step_by(1000) {
+            let rows = start..start + 1000;
+            let g = Group {
+                rows: 1000,
+                origin: Arc::clone(&origin),
+                dicts: vec![None],
+                bufs: vec![Buf {
+                    vals: Vals::I64(rows.clone().filter_map(value).collect()),
+                    defs: Some(rows.map(|i| i16::from(value(i).is_some())).collect()),
+                }],
+            };
+            w.write(&g).unwrap();
+        }
+        w.close().unwrap();
+        let options = ReadOptionsBuilder::new().with_page_index().build();
+        let file = File::open(&path).unwrap();
+        let reader = SerializedFileReader::new_with_options(file, options).unwrap();
+        for (i, row) in reader.get_row_iter(None).unwrap().enumerate() {
+            assert_eq!(row.unwrap().get_long(3).ok(), value(i), "{i}");
+        }
+        let present: Vec<i64> = (0..total).filter_map(value).collect();
+        let nulls = (total - present.len()) as u64;
+        match reader.metadata().row_group(0).column(3).statistics() {
+            Some(Statistics::Int64(s)) => {
+                assert_eq!(s.min_opt(), present.iter().min());
+                assert_eq!(s.max_opt(), present.iter().max());
+                assert_eq!(s.null_count_opt(), Some(nulls));
+            }
+            s => panic!("{s:?}"),
+        }
+        let index = reader.metadata().column_index().expect("a column index");
+        let ColumnIndexMetaData::INT64(index) = &index[0][3] else {
+            panic!("{:?}", index[0][3]);
+        };
+        assert_eq!(index.num_pages(), 3);
+        assert!(index.is_null_page(1));
+        assert_eq!(index.null_count(1), Some(1000));
+        for (p, rows) in [(0, 0..1000), (2, 2000..3000)] {
+            let page: Vec<i64> = rows.filter_map(value).collect();
+            assert!(!index.is_null_page(p));
+            assert_eq!(index.min_value(p), page.iter().min(), "page {p}");
+            assert_eq!(index.max_value(p), page.iter().max(), "page {p}");
+            assert_eq!(index.null_count(p), Some(200));
+        }
     }
 
     #[test]
