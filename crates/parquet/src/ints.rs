@@ -21,7 +21,7 @@ use parquet::file::writer::{SerializedPageWriter, TrackedWrite};
 use parquet::schema::types::ColumnDescPtr;
 
 use crate::column::Spill;
-use crate::pages::{closed, hybrid, levels, uleb, Codec, Spliced, Tail};
+use crate::pages::{closed, hybrid, levels, uleb, Codec, Spliced};
 
 /// Values of a block of deltas (the `parquet` crate's and parquet-mr's choice).
 const BLOCK: usize = 128;
@@ -200,10 +200,7 @@ impl Ints {
             close.column_index = Some(self.column_index.build()?);
         }
         self.pages.flush()?;
-        let tail = match self.pages.into_inner()? {
-            Spill::Mem(v, _) => Tail::Mem(Bytes::from(v)),
-            Spill::File(f) => Tail::File(f),
-        };
+        let tail = self.pages.into_inner()?.into_tail()?;
         Ok((
             Spliced {
                 head: Bytes::new(),

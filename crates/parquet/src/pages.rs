@@ -14,6 +14,8 @@ use parquet::errors::ParquetError;
 use parquet::file::metadata::{ColumnChunkMetaData, OffsetIndexBuilder};
 use parquet::file::reader::{ChunkReader, Length};
 
+use crate::column::SPILL_BYTES;
+
 /// What the row group records of a chunk written here: its metadata, rows and page
 /// offsets (the file writer wants an offset index of every column or of none).
 pub(crate) fn closed(
@@ -157,7 +159,7 @@ impl ChunkReader for Spliced {
             Tail::File(f) => {
                 let mut f = f.try_clone()?;
                 f.seek(SeekFrom::Start(0))?;
-                Box::new(BufReader::new(f))
+                Box::new(BufReader::with_capacity(SPILL_BYTES, f))
             }
         };
         let mut read = self.head.clone().reader().chain(tail);

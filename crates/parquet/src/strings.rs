@@ -194,10 +194,7 @@ impl Strings {
             meta = meta.set_statistics(Statistics::new(min, max, None, Some(self.nulls), false));
         }
         let metadata = meta.build()?;
-        let tail = match self.pages.into_inner()? {
-            Spill::Mem(v, _) => Tail::Mem(Bytes::from(v)),
-            Spill::File(f) => Tail::File(f),
-        };
+        let tail = self.pages.into_inner()?.into_tail()?;
         // The file writer wants an offset index of every column or of none.
         let mut index = OffsetIndexBuilder::new();
         for &(offset, size, rows) in &self.index {
