@@ -21,7 +21,7 @@ use parquet::file::writer::{SerializedPageWriter, TrackedWrite};
 use parquet::schema::types::ColumnDescPtr;
 
 use crate::column::Spill;
-use crate::pages::{closed, hybrid, levels, uleb, Codec, Spliced};
+use crate::pages::{closed, def_levels, uleb, Codec, Spliced};
 
 /// Values of a block of deltas (the `parquet` crate's and parquet-mr's choice).
 const BLOCK: usize = 128;
@@ -102,19 +102,7 @@ impl Ints {
         self.buf.clear();
         let mut present = rows;
         if self.descr.max_def_level() > 0 {
-            self.levels.clear();
-            match defs {
-                Some(d) => self.levels.extend(d.iter().map(|&l| u32::from(l == 1))),
-                None => self.levels.resize(rows, 1),
-            }
-            if self.levels.len() != rows {
-                return Err(ParquetError::General(format!(
-                    "{} levels for {rows} rows",
-                    self.levels.len()
-                )));
-            }
-            present = self.levels.iter().filter(|&&l| l == 1).count();
-            levels(&mut self.buf, |b| hybrid(b, &self.levels, 1));
+            present = def_levels(&mut self.buf, &mut self.levels, defs, rows)?;
         }
         if values.len() != present {
             return Err(ParquetError::General(format!(

@@ -33,6 +33,30 @@ pub(crate) fn closed(
     }
 }
 
+/// Appends the definition levels of a data page of `rows` rows of a nullable column
+/// to `out`: `defs` (1 present, 0 null; `None`: every row present), as the hybrid of
+/// `scratch`. Returns the rows present.
+pub(crate) fn def_levels(
+    out: &mut Vec<u8>,
+    scratch: &mut Vec<u32>,
+    defs: Option<&[i16]>,
+    rows: usize,
+) -> Result<usize, ParquetError> {
+    scratch.clear();
+    match defs {
+        Some(d) => scratch.extend(d.iter().map(|&l| u32::from(l == 1))),
+        None => scratch.resize(rows, 1),
+    }
+    if scratch.len() != rows {
+        return Err(ParquetError::General(format!(
+            "{} levels for {rows} rows",
+            scratch.len()
+        )));
+    }
+    levels(out, |b| hybrid(b, scratch, 1));
+    Ok(scratch.iter().filter(|&&l| l == 1).count())
+}
+
 /// Appends the definition levels of a v1 data page, as `write` writes them: their
 /// length in 4 bytes, then the levels.
 pub(crate) fn levels(out: &mut Vec<u8>, write: impl FnOnce(&mut Vec<u8>)) {

@@ -23,7 +23,7 @@ use parquet::file::writer::{SerializedPageWriter, TrackedWrite};
 use parquet::schema::types::ColumnDescPtr;
 
 use crate::column::{Const, Spill};
-use crate::pages::{closed, hybrid, levels, run, width_of, Codec, Spliced, Tail};
+use crate::pages::{closed, def_levels, hybrid, levels, run, width_of, Codec, Spliced, Tail};
 
 /// An index not yet in the chunk's dictionary.
 const UNUSED: u32 = u32::MAX;
@@ -104,20 +104,8 @@ impl Strings {
         self.buf.clear();
         let mut present = rows;
         if self.descr.max_def_level() > 0 {
-            self.vals.clear();
-            match defs {
-                Some(d) => self.vals.extend(d.iter().map(|&l| u32::from(l == 1))),
-                None => self.vals.resize(rows, 1),
-            }
-            present = self.vals.iter().filter(|&&l| l == 1).count();
-            if self.vals.len() != rows {
-                return Err(ParquetError::General(format!(
-                    "{} levels for {rows} rows",
-                    self.vals.len()
-                )));
-            }
+            present = def_levels(&mut self.buf, &mut self.vals, defs, rows)?;
             self.nulls += (rows - present) as u64;
-            levels(&mut self.buf, |b| hybrid(b, &self.vals, 1));
         }
         if keys.len() != present {
             return Err(ParquetError::General(format!(
