@@ -13,15 +13,13 @@ use parquet::basic::{BoundaryOrder, Compression, Encoding, PageType, Type as Phy
 use parquet::column::page::{CompressedPage, Page, PageWriter};
 use parquet::column::writer::ColumnCloseResult;
 use parquet::errors::ParquetError;
-use parquet::file::metadata::{
-    ColumnChunkMetaData, ColumnIndexBuilder, OffsetIndexBuilder, PageEncodingStats,
-};
+use parquet::file::metadata::{ColumnChunkMetaData, ColumnIndexBuilder, PageEncodingStats};
 use parquet::file::statistics::Statistics;
 use parquet::file::writer::{SerializedPageWriter, TrackedWrite};
 use parquet::schema::types::ColumnDescPtr;
 
 use crate::column::Spill;
-use crate::pages::{closed, def_levels, uleb, Codec, Spliced};
+use crate::pages::{closed, def_levels, uleb, Codec, Spliced, Written};
 
 /// Values of a block of deltas (the `parquet` crate's and parquet-mr's choice).
 const BLOCK: usize = 128;
@@ -38,7 +36,8 @@ pub(crate) struct Ints {
     stats: bool,
     /// The data pages, serialized as they come.
     pages: TrackedWrite<Spill>,
-    rows: u64,
+    /// The data pages written.
+    written: Written,
     nulls: u64,
     /// The chunk's smallest and largest value.
     min_max: Option<(i64, i64)>,
@@ -48,12 +47,6 @@ pub(crate) struct Ints {
     ascending: bool,
     descending: bool,
     column_index: ColumnIndexBuilder,
-    data_pages: i32,
-    /// Sizes of the data pages, headers included.
-    compressed: i64,
-    uncompressed: i64,
-    /// Each data page's offset, size and rows.
-    index: Vec<(i64, i32, i64)>,
     /// Scratch: a page's levels, and its bytes.
     levels: Vec<u32>,
     buf: Vec<u8>,
@@ -71,17 +64,13 @@ impl Ints {
             compression,
             stats,
             pages: TrackedWrite::new(spill),
-            rows: 0,
+            written: Written::default(),
             nulls: 0,
             min_max: None,
             last: None,
             ascending: true,
             descending: true,
             column_index: ColumnIndexBuilder::new(PhysicalType::INT64),
-            data_pages: 0,
-            compressed: 0,
-            uncompressed: 0,
-            index: Vec::new(),
             levels: Vec::new(),
             buf: Vec::new(),
         }
@@ -123,12 +112,7 @@ impl Ints {
         };
         let spec = SerializedPageWriter::new(&mut self.pages)
             .write_page(CompressedPage::new(page, self.buf.len()))?;
-        let size = i32::try_from(spec.compressed_size).unwrap_or(i32::MAX);
-        self.index.push((spec.offset as i64, size, rows as i64));
-        self.compressed += spec.compressed_size as i64;
-        self.uncompressed += spec.uncompressed_size as i64;
-        self.data_pages += 1;
-        self.rows += rows as u64;
+        self.written.add(&spec, rows);
         self.nulls += nulls;
         let nulls = i64::try_from(nulls).unwrap_or(i64::MAX);
         match min_max {
@@ -161,23 +145,19 @@ impl Ints {
             .set_page_encoding_stats(vec![PageEncodingStats {
                 page_type: PageType::DATA_PAGE,
                 encoding: Encoding::DELTA_BINARY_PACKED,
-                count: self.data_pages,
+                count: self.written.pages,
             }])
-            .set_total_compressed_size(self.compressed)
-            .set_total_uncompressed_size(self.uncompressed)
-            .set_num_values(i64::try_from(self.rows).unwrap_or(i64::MAX))
+            .set_total_compressed_size(self.written.compressed)
+            .set_total_uncompressed_size(self.written.uncompressed)
+            .set_num_values(i64::try_from(self.written.rows).unwrap_or(i64::MAX))
             .set_data_page_offset(0);
         if self.stats {
             let (min, max) = self.min_max.unzip();
             meta = meta.set_statistics(Statistics::new(min, max, None, Some(self.nulls), false));
         }
         let metadata = meta.build()?;
-        let mut index = OffsetIndexBuilder::new();
-        for &(offset, size, rows) in &self.index {
-            index.append_offset_and_size(offset, size);
-            index.append_row_count(rows);
-        }
-        let mut close = closed(metadata, self.rows, index);
+        let index = self.written.offset_index(0);
+        let mut close = closed(metadata, self.written.rows, index);
         if self.stats {
             self.column_index
                 .set_boundary_order(match (self.ascending, self.descending) {

@@ -9,6 +9,7 @@ use std::io::{BufReader, Read, Seek, SeekFrom};
 
 use bytes::{Buf as _, Bytes};
 use parquet::basic::Compression;
+use parquet::column::page::PageWriteSpec;
 use parquet::column::writer::ColumnCloseResult;
 use parquet::errors::ParquetError;
 use parquet::file::metadata::{ColumnChunkMetaData, OffsetIndexBuilder};
@@ -30,6 +31,41 @@ pub(crate) fn closed(
         bloom_filter: None,
         column_index: None,
         offset_index: Some(index.build()),
+    }
+}
+
+/// The data pages of a chunk as they were written: their rows, count and sizes, and
+/// where each is (for the offset index).
+#[derive(Default)]
+pub(crate) struct Written {
+    pub(crate) rows: u64,
+    pub(crate) pages: i32,
+    /// Sizes of the pages, headers included.
+    pub(crate) compressed: i64,
+    pub(crate) uncompressed: i64,
+    /// Each page's offset, size and rows.
+    index: Vec<(i64, i32, i64)>,
+}
+
+impl Written {
+    /// Notes a page of `rows` rows, written as `spec` says.
+    pub(crate) fn add(&mut self, spec: &PageWriteSpec, rows: usize) {
+        let size = i32::try_from(spec.compressed_size).unwrap_or(i32::MAX);
+        self.index.push((spec.offset as i64, size, rows as i64));
+        self.compressed += spec.compressed_size as i64;
+        self.uncompressed += spec.uncompressed_size as i64;
+        self.pages += 1;
+        self.rows += rows as u64;
+    }
+
+    /// The offset index of the pages, which start `at` bytes into the chunk.
+    pub(crate) fn offset_index(&self, at: i64) -> OffsetIndexBuilder {
+        let mut index = OffsetIndexBuilder::new();
+        for &(offset, size, rows) in &self.index {
+            index.append_offset_and_size(at + offset, size);
+            index.append_row_count(rows);
+        }
+        index
     }
 }
 

@@ -23,7 +23,9 @@ use parquet::file::writer::{SerializedPageWriter, TrackedWrite};
 use parquet::schema::types::ColumnDescPtr;
 
 use crate::column::{Const, Spill};
-use crate::pages::{closed, def_levels, hybrid, levels, run, width_of, Codec, Spliced, Tail};
+use crate::pages::{
+    closed, def_levels, hybrid, levels, run, width_of, Codec, Spliced, Tail, Written,
+};
 
 /// An index not yet in the chunk's dictionary.
 const UNUSED: u32 = u32::MAX;
@@ -44,14 +46,9 @@ pub(crate) struct Strings {
     local: Vec<(u32, usize)>,
     /// The chunk's dictionary: table indices in order of first use.
     used: Vec<u32>,
-    rows: u64,
+    /// The data pages written (the dictionary page goes before them).
+    written: Written,
     nulls: u64,
-    data_pages: i32,
-    /// Sizes of the data pages, headers included.
-    compressed: i64,
-    /// Each data page's offset after the dictionary page, size and rows.
-    index: Vec<(i64, i32, i64)>,
-    uncompressed: i64,
     /// Scratch: the page's levels or indices, and its bytes.
     vals: Vec<u32>,
     buf: Vec<u8>,
@@ -72,12 +69,8 @@ impl Strings {
             strings: Vec::new(),
             local: Vec::new(),
             used: Vec::new(),
-            rows: 0,
+            written: Written::default(),
             nulls: 0,
-            data_pages: 0,
-            compressed: 0,
-            uncompressed: 0,
-            index: Vec::new(),
             vals: Vec::new(),
             buf: Vec::new(),
         }
@@ -134,12 +127,7 @@ impl Strings {
         let codec = Codec(self.compression);
         let num_values = u32::try_from(rows).unwrap_or(u32::MAX);
         let spec = index_page(&codec, &self.buf, num_values, &mut self.pages)?;
-        let size = i32::try_from(spec.compressed_size).unwrap_or(i32::MAX);
-        self.index.push((spec.offset as i64, size, rows as i64));
-        self.compressed += spec.compressed_size as i64;
-        self.uncompressed += spec.uncompressed_size as i64;
-        self.data_pages += 1;
-        self.rows += rows as u64;
+        self.written.add(&spec, rows);
         Ok(bytes)
     }
 
@@ -163,12 +151,12 @@ impl Strings {
         let mut meta = dict_chunk(
             &self.descr,
             self.compression,
-            self.data_pages,
+            self.written.pages,
             (
-                dict.compressed_size as i64 + self.compressed,
-                dict.uncompressed_size as i64 + self.uncompressed,
+                dict.compressed_size as i64 + self.written.compressed,
+                dict.uncompressed_size as i64 + self.written.uncompressed,
             ),
-            self.rows,
+            self.written.rows,
             head.len() as i64,
         );
         if self.stats {
@@ -184,12 +172,8 @@ impl Strings {
         let metadata = meta.build()?;
         let tail = self.pages.into_inner()?.into_tail()?;
         // The file writer wants an offset index of every column or of none.
-        let mut index = OffsetIndexBuilder::new();
-        for &(offset, size, rows) in &self.index {
-            index.append_offset_and_size(head.len() as i64 + offset, size);
-            index.append_row_count(rows);
-        }
-        let close = closed(metadata, self.rows, index);
+        let index = self.written.offset_index(head.len() as i64);
+        let close = closed(metadata, self.written.rows, index);
         Ok((Spliced { head, tail }, close))
     }
 }
