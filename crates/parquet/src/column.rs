@@ -24,6 +24,7 @@ use parquet::errors::ParquetError;
 use parquet::file::properties::EnabledStatistics;
 use parquet::file::writer::{SerializedFileWriter, SerializedPageWriter, TrackedWrite};
 
+use crate::int32s::Int32s;
 use crate::ints::Ints;
 use crate::pages::{Spliced, Tail};
 use crate::strings::{Repeated, Strings};
@@ -228,13 +229,14 @@ struct Open {
 /// A column chunk's pages as they are written.
 type Pages = Arc<Mutex<TrackedWrite<Spill>>>;
 
-/// A column chunk being written: by the `parquet` crate's column writer (int32s,
-/// booleans, doubles) into its pages, or by [`Strings`] (strings) or [`Ints`] (int64s);
-/// boxed, each a few hundred bytes or more.
+/// A column chunk being written: by the `parquet` crate's column writer (booleans,
+/// doubles) into its pages, or by [`Strings`] (strings), [`Ints`] (int64s) or
+/// [`Int32s`]; boxed, each a few hundred bytes or more.
 enum Chunk {
     Values(Box<ColumnWriter<'static>>, Pages),
     Strings(Box<Strings>),
     Ints(Box<Ints>),
+    Int32s(Box<Int32s>),
     Repeated(Box<Repeated>),
 }
 
@@ -379,6 +381,14 @@ impl<W: Write + Send> Writer<W> {
                                 spill,
                             )));
                         }
+                        if d.physical_type() == Physical::INT32 {
+                            return Chunk::Int32s(Box::new(Int32s::new(
+                                Arc::clone(d),
+                                props.compression(d.path()),
+                                stats != EnabledStatistics::None,
+                                spill,
+                            )));
+                        }
                         let pages: Pages = Arc::new(Mutex::new(TrackedWrite::new(spill)));
                         let w = get_column_writer(
                             Arc::clone(d),
@@ -413,6 +423,7 @@ impl<W: Write + Send> Writer<W> {
             let (chunk, close) = match col {
                 Chunk::Strings(s) => s.close()?,
                 Chunk::Ints(i) => i.close()?,
+                Chunk::Int32s(i) => i.close()?,
                 Chunk::Repeated(r) => r.close()?,
                 Chunk::Values(w, pages) => {
                     let close = w.close()?;
@@ -514,6 +525,10 @@ fn write_group(cols: &mut [Chunk], g: &Group) -> Result<usize, ParquetError> {
                 continue;
             }
             (Vals::I64(v), Chunk::Ints(c)) => {
+                bytes += c.put(v, defs, rows)?;
+                continue;
+            }
+            (Vals::I32(v), Chunk::Int32s(c)) => {
                 bytes += c.put(v, defs, rows)?;
                 continue;
             }
@@ -941,6 +956,51 @@ mod tests {
             assert_eq!(index.min_value(p), page.iter().min(), "page {p}");
             assert_eq!(index.max_value(p), page.iter().max(), "page {p}");
             assert_eq!(index.null_count(p), Some(200));
+        }
+    }
+
+    #[test]
+    fn an_int32_column_with_nulls_reads_back_through_its_dictionary() {
+        use parquet::basic::Encoding;
+        use parquet::file::statistics::Statistics;
+        let dir = tempfile::tempdir().unwrap();
+        let (path, mut w) = writer(dir.path(), "OPTIONAL INT32 n", usize::MAX, usize::MAX);
+        let origin = Arc::new([Const::Null, Const::int(1), Const::int(2)]);
+        // Few values, small and large, negative, some in runs; every 7th row null.
+        let value = |i: usize| {
+            let few = [0, 1, 120, 4_194_304, -5, i32::MAX, 31_150, 1024][i / 3 % 8];
+            (i % 7 != 0).then_some(few)
+        };
+        let total = 5000;
+        for start in (0..total).step_by(1000) {
+            let rows = start..start + 1000;
+            let g = Group {
+                rows: 1000,
+                origin: Arc::clone(&origin),
+                dicts: vec![None],
+                bufs: vec![Buf {
+                    vals: Vals::I32(rows.clone().filter_map(value).collect()),
+                    defs: Some(rows.map(|i| i16::from(value(i).is_some())).collect()),
+                }],
+            };
+            w.write(&g).unwrap();
+        }
+        w.close().unwrap();
+        let reader = SerializedFileReader::new(File::open(&path).unwrap()).unwrap();
+        for (i, row) in reader.get_row_iter(None).unwrap().enumerate() {
+            assert_eq!(row.unwrap().get_int(3).ok(), value(i), "{i}");
+        }
+        let col = reader.metadata().row_group(0).column(3);
+        assert!(col.encodings().any(|e| e == Encoding::RLE_DICTIONARY));
+        match col.statistics() {
+            Some(Statistics::Int32(s)) => {
+                assert_eq!((s.min_opt(), s.max_opt()), (Some(&-5), Some(&i32::MAX)));
+                assert_eq!(
+                    s.null_count_opt(),
+                    Some((0..total).step_by(7).count() as u64)
+                );
+            }
+            s => panic!("{s:?}"),
         }
     }
 

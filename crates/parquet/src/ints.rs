@@ -32,6 +32,7 @@ const MINI: usize = BLOCK / MINIBLOCKS;
 pub(crate) struct Ints {
     descr: ColumnDescPtr,
     compression: Compression,
+    codec: Codec,
     /// Min/max and null count, in the chunk's metadata and the column index.
     stats: bool,
     /// The data pages, serialized as they come.
@@ -62,6 +63,7 @@ impl Ints {
         Ints {
             descr,
             compression,
+            codec: Codec::new(compression),
             stats,
             pages: TrackedWrite::new(spill),
             written: Written::default(),
@@ -102,7 +104,7 @@ impl Ints {
         let nulls = (rows - present) as u64;
         let min_max = delta_pack(&mut self.buf, values);
         let page = Page::DataPage {
-            buf: Codec(self.compression).compress(&self.buf)?,
+            buf: self.codec.compress(&self.buf)?,
             num_values: u32::try_from(rows)
                 .map_err(|_| ParquetError::General(format!("a page of {rows} rows")))?,
             encoding: Encoding::DELTA_BINARY_PACKED,

@@ -35,6 +35,7 @@
 mod column;
 mod dataset;
 mod error;
+mod int32s;
 mod ints;
 mod origin;
 mod pages;

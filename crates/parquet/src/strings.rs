@@ -34,6 +34,7 @@ const UNUSED: u32 = u32::MAX;
 pub(crate) struct Strings {
     descr: ColumnDescPtr,
     compression: Compression,
+    codec: Codec,
     /// Min/max and null count in the chunk's metadata (kinds; names have none).
     stats: bool,
     /// The data pages, serialized as they come; the dictionary page goes before them
@@ -64,6 +65,7 @@ impl Strings {
         Strings {
             descr,
             compression,
+            codec: Codec::new(compression),
             stats,
             pages: TrackedWrite::new(spill),
             strings: Vec::new(),
@@ -124,9 +126,8 @@ impl Strings {
         let width = width_of(self.used.len());
         self.buf.push(width);
         hybrid(&mut self.buf, &self.vals, width);
-        let codec = Codec(self.compression);
         let num_values = u32::try_from(rows).unwrap_or(u32::MAX);
-        let spec = index_page(&codec, &self.buf, num_values, &mut self.pages)?;
+        let spec = index_page(&mut self.codec, &self.buf, num_values, &mut self.pages)?;
         self.written.add(&spec, rows);
         Ok(bytes)
     }
@@ -146,7 +147,7 @@ impl Strings {
         }
         let mut head = TrackedWrite::new(Vec::new());
         let values = u32::try_from(self.used.len()).unwrap_or(u32::MAX);
-        let dict = dict_page(&Codec(self.compression), &self.buf, values, &mut head)?;
+        let dict = dict_page(&mut self.codec, &self.buf, values, &mut head)?;
         let head = Bytes::from(head.into_inner()?);
         let mut meta = dict_chunk(
             &self.descr,
@@ -232,9 +233,9 @@ impl Repeated {
             Const::I64(v) => (v.to_le_bytes().to_vec(), true),
             Const::Null => (Vec::new(), false),
         };
-        let codec = Codec(self.compression);
+        let mut codec = Codec::new(self.compression);
         let mut head = TrackedWrite::new(Vec::new());
-        let dict = dict_page(&codec, &plain, u32::from(present), &mut head)?;
+        let dict = dict_page(&mut codec, &plain, u32::from(present), &mut head)?;
         let dict_len = head.bytes_written() as i64;
         let mut buf = Vec::new();
         if self.descr.max_def_level() > 0 {
@@ -244,7 +245,7 @@ impl Repeated {
         if present {
             run(&mut buf, rows, 0, 1);
         }
-        let spec = index_page(&codec, &buf, num_values, &mut head)?;
+        let spec = index_page(&mut codec, &buf, num_values, &mut head)?;
         let head = Bytes::from(head.into_inner()?);
         let mut meta = dict_chunk(
             &self.descr,
@@ -285,7 +286,7 @@ impl Repeated {
 /// The metadata of a dictionary-encoded chunk of `rows` values: its dictionary page at
 /// the chunk's start, then `data_pages` pages of indices from `data_offset`, of
 /// (compressed, uncompressed) bytes in all, headers included.
-fn dict_chunk(
+pub(crate) fn dict_chunk(
     descr: &ColumnDescPtr,
     compression: Compression,
     data_pages: i32,
@@ -325,8 +326,8 @@ fn encoding_stats(data_pages: i32) -> Vec<PageEncodingStats> {
 }
 
 /// Writes a dictionary page of `plain`, `n` values PLAIN, to `out`.
-fn dict_page<W: Write + Send>(
-    codec: &Codec,
+pub(crate) fn dict_page<W: Write + Send>(
+    codec: &mut Codec,
     plain: &[u8],
     n: u32,
     out: &mut TrackedWrite<W>,
@@ -342,8 +343,8 @@ fn dict_page<W: Write + Send>(
 
 /// Writes a data page of `rows` rows to `out`: `buf` holds their definition levels (of a
 /// nullable column), the indices' bit width and the indices into the dictionary.
-fn index_page<W: Write + Send>(
-    codec: &Codec,
+pub(crate) fn index_page<W: Write + Send>(
+    codec: &mut Codec,
     buf: &[u8],
     rows: u32,
     out: &mut TrackedWrite<W>,

@@ -249,15 +249,13 @@ impl Table {
                 // min/max from here. Those of names prune nothing (the hive path has
                 // host and run).
                 Ty::Str => props.set_column_statistics_enabled(col, EnabledStatistics::None),
-                // CPUs, tids, priorities: a dictionary would hash every value (6 % of an
-                // export's CPU time); plain, zstd packs them as well (1.7 % more bytes).
-                // No min/max: a row group's span the whole range and prune nothing, and
-                // with the booleans' they cost two comparisons a value (290 M of 12,420 M
+                // CPUs, tids, priorities: dictionary-encoded by `int32s.rs` (the
+                // parquet crate's dictionary hashed every value, 6 % of an export's CPU
+                // time; PLAIN left zstd 4 bytes a value to pack). No min/max: a row
+                // group's span the whole range and prune nothing, and with the
+                // booleans' they cost two comparisons a value (290 M of 12,420 M
                 // instructions of a 2.9 M-event export).
-                Ty::I32 => props
-                    .set_column_statistics_enabled(col.clone(), EnabledStatistics::None)
-                    .set_column_dictionary_enabled(col.clone(), false)
-                    .set_column_encoding(col, Encoding::PLAIN),
+                Ty::I32 => props.set_column_statistics_enabled(col, EnabledStatistics::None),
                 Ty::Bool => props.set_column_statistics_enabled(col, EnabledStatistics::None),
                 // Kinds: min/max per column chunk for the filters of docs/fleet.md and
                 // parquet.md.
