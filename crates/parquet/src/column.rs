@@ -26,7 +26,7 @@ use parquet::file::writer::{SerializedFileWriter, SerializedPageWriter, TrackedW
 
 use crate::int32s::Int32s;
 use crate::ints::Ints;
-use crate::pages::{Spliced, Tail};
+use crate::pages::{Out, Spliced, Tail};
 use crate::strings::{Repeated, Strings};
 use crate::table::{i64_of, Col, Table, Ty, PROVENANCE};
 use crate::Error;
@@ -365,29 +365,20 @@ impl<W: Write + Send> Writer<W> {
                                 c.clone(),
                             )));
                         }
-                        if d.physical_type() == Physical::BYTE_ARRAY {
-                            return Chunk::Strings(Box::new(Strings::new(
-                                Arc::clone(d),
-                                props.compression(d.path()),
-                                stats != EnabledStatistics::None,
-                                spill,
-                            )));
-                        }
-                        if d.physical_type() == Physical::INT64 {
-                            return Chunk::Ints(Box::new(Ints::new(
-                                Arc::clone(d),
-                                props.compression(d.path()),
-                                stats != EnabledStatistics::None,
-                                spill,
-                            )));
-                        }
-                        if d.physical_type() == Physical::INT32 {
-                            return Chunk::Int32s(Box::new(Int32s::new(
-                                Arc::clone(d),
-                                props.compression(d.path()),
-                                stats != EnabledStatistics::None,
-                                spill,
-                            )));
+                        let out = |spill| {
+                            let compression = props.compression(d.path());
+                            let stats = stats != EnabledStatistics::None;
+                            Out::new(Arc::clone(d), compression, stats, spill)
+                        };
+                        match d.physical_type() {
+                            Physical::BYTE_ARRAY => {
+                                return Chunk::Strings(Box::new(Strings::new(out(spill))))
+                            }
+                            Physical::INT64 => return Chunk::Ints(Box::new(Ints::new(out(spill)))),
+                            Physical::INT32 => {
+                                return Chunk::Int32s(Box::new(Int32s::new(out(spill))))
+                            }
+                            _ => {}
                         }
                         let pages: Pages = Arc::new(Mutex::new(TrackedWrite::new(spill)));
                         let w = get_column_writer(
@@ -902,17 +893,18 @@ mod tests {
         assert!(s_bytes.max().unwrap_or(0) > 2 * SPILL_BYTES as i64);
     }
 
-    #[test]
-    fn an_int64_column_with_nulls_reads_back_with_its_statistics_and_page_index() {
-        use parquet::file::page_index::column_index::ColumnIndexMetaData;
-        use parquet::file::serialized_reader::ReadOptionsBuilder;
-        use parquet::file::statistics::Statistics;
+    /// A file of the provenance columns and one nullable `column` of `total` rows,
+    /// `value(i)` in row `i` (made into a column's values by `vals`), written in
+    /// batches of 1,000 rows; its directory (removed when dropped) and path.
+    fn nullable<T>(
+        column: &str,
+        total: usize,
+        value: impl Fn(usize) -> Option<T>,
+        vals: fn(Vec<T>) -> Vals,
+    ) -> (tempfile::TempDir, PathBuf) {
         let dir = tempfile::tempdir().unwrap();
-        let (path, mut w) = writer(dir.path(), "OPTIONAL INT64 n", usize::MAX, usize::MAX);
+        let (path, mut w) = writer(dir.path(), column, usize::MAX, usize::MAX);
         let origin = Arc::new([Const::Null, Const::int(1), Const::int(2)]);
-        // Batches (pages) of 1,000 rows, every 5th null; the second all nulls.
-        let value = |i: usize| (i % 5 != 0 && !(1000..2000).contains(&i)).then(|| v(i));
-        let total = 3000;
         for start in (0..total).step_by(1000) {
             let rows = start..start + 1000;
             let g = Group {
@@ -920,13 +912,25 @@ mod tests {
                 origin: Arc::clone(&origin),
                 dicts: vec![None],
                 bufs: vec![Buf {
-                    vals: Vals::I64(rows.clone().filter_map(value).collect()),
+                    vals: vals(rows.clone().filter_map(&value).collect()),
                     defs: Some(rows.map(|i| i16::from(value(i).is_some())).collect()),
                 }],
             };
             w.write(&g).unwrap();
         }
         w.close().unwrap();
+        (dir, path)
+    }
+
+    #[test]
+    fn an_int64_column_with_nulls_reads_back_with_its_statistics_and_page_index() {
+        use parquet::file::page_index::column_index::ColumnIndexMetaData;
+        use parquet::file::serialized_reader::ReadOptionsBuilder;
+        use parquet::file::statistics::Statistics;
+        // Batches (pages) of 1,000 rows, every 5th null; the second all nulls.
+        let value = |i: usize| (i % 5 != 0 && !(1000..2000).contains(&i)).then(|| v(i));
+        let total = 3000;
+        let (_dir, path) = nullable("OPTIONAL INT64 n", total, value, Vals::I64);
         let options = ReadOptionsBuilder::new().with_page_index().build();
         let file = File::open(&path).unwrap();
         let reader = SerializedFileReader::new_with_options(file, options).unwrap();
@@ -963,29 +967,13 @@ mod tests {
     fn an_int32_column_with_nulls_reads_back_through_its_dictionary() {
         use parquet::basic::Encoding;
         use parquet::file::statistics::Statistics;
-        let dir = tempfile::tempdir().unwrap();
-        let (path, mut w) = writer(dir.path(), "OPTIONAL INT32 n", usize::MAX, usize::MAX);
-        let origin = Arc::new([Const::Null, Const::int(1), Const::int(2)]);
         // Few values, small and large, negative, some in runs; every 7th row null.
         let value = |i: usize| {
             let few = [0, 1, 120, 4_194_304, -5, i32::MAX, 31_150, 1024][i / 3 % 8];
             (i % 7 != 0).then_some(few)
         };
         let total = 5000;
-        for start in (0..total).step_by(1000) {
-            let rows = start..start + 1000;
-            let g = Group {
-                rows: 1000,
-                origin: Arc::clone(&origin),
-                dicts: vec![None],
-                bufs: vec![Buf {
-                    vals: Vals::I32(rows.clone().filter_map(value).collect()),
-                    defs: Some(rows.map(|i| i16::from(value(i).is_some())).collect()),
-                }],
-            };
-            w.write(&g).unwrap();
-        }
-        w.close().unwrap();
+        let (_dir, path) = nullable("OPTIONAL INT32 n", total, value, Vals::I32);
         let reader = SerializedFileReader::new(File::open(&path).unwrap()).unwrap();
         for (i, row) in reader.get_row_iter(None).unwrap().enumerate() {
             assert_eq!(row.unwrap().get_int(3).ok(), value(i), "{i}");

@@ -7,19 +7,14 @@
 
 use std::collections::hash_map::Entry;
 
-use bytes::Bytes;
-use parquet::basic::Compression;
+use parquet::basic::Encoding;
 use parquet::column::writer::ColumnCloseResult;
 use parquet::errors::ParquetError;
 use parquet::file::statistics::Statistics;
-use parquet::file::writer::TrackedWrite;
-use parquet::schema::types::ColumnDescPtr;
 
 use jitterlab_analyze::hash::FxMap;
 
-use crate::column::Spill;
-use crate::pages::{closed, def_levels, pack, width_of, Codec, Spliced, Written};
-use crate::strings::{dict_chunk, dict_page, index_page};
+use crate::pages::{pack, width_of, Out, Spliced};
 
 /// Slots of the cache of values recently found in the dictionary.
 const RECENT: usize = 256;
@@ -29,16 +24,7 @@ const UNUSED: u32 = u32::MAX;
 
 /// An int32 column's chunk of the open row group.
 pub(crate) struct Int32s {
-    descr: ColumnDescPtr,
-    compression: Compression,
-    codec: Codec,
-    /// Min/max and null count in the chunk's metadata.
-    stats: bool,
-    /// The data pages, serialized as they come; the dictionary page goes before them
-    /// when the row group is sealed.
-    pages: TrackedWrite<Spill>,
-    written: Written,
-    nulls: u64,
+    out: Out,
     /// The chunk's dictionary: its values in order of first use.
     dict: Vec<i32>,
     /// The index of each value.
@@ -46,31 +32,18 @@ pub(crate) struct Int32s {
     /// Values found lately and their indices, by the value's low 8 bits (index
     /// [`UNUSED`]: empty): a column's few values are found without hashing.
     recent: Box<[(i32, u32); RECENT]>,
-    /// Scratch: a page's levels, then its indices, and its bytes.
+    /// Scratch: a page's indices.
     keys: Vec<u32>,
-    buf: Vec<u8>,
 }
 
 impl Int32s {
-    pub(crate) fn new(
-        descr: ColumnDescPtr,
-        compression: Compression,
-        stats: bool,
-        spill: Spill,
-    ) -> Int32s {
+    pub(crate) fn new(out: Out) -> Int32s {
         Int32s {
-            descr,
-            compression,
-            codec: Codec::new(compression),
-            stats,
-            pages: TrackedWrite::new(spill),
-            written: Written::default(),
-            nulls: 0,
+            out,
             dict: Vec::new(),
             index: FxMap::default(),
             recent: Box::new([(0, UNUSED); RECENT]),
             keys: Vec::new(),
-            buf: Vec::new(),
         }
     }
 
@@ -113,72 +86,38 @@ impl Int32s {
         if rows == 0 {
             return Ok(0);
         }
-        self.buf.clear();
+        self.out.page(defs, rows, values.len())?;
         let mut keys = std::mem::take(&mut self.keys);
-        let mut present = rows;
-        if self.descr.max_def_level() > 0 {
-            present = def_levels(&mut self.buf, &mut keys, defs, rows)?;
-            self.nulls += (rows - present) as u64;
-        }
-        if values.len() != present {
-            return Err(ParquetError::General(format!(
-                "{} values for {present} present rows",
-                values.len()
-            )));
-        }
         keys.clear();
         keys.extend(values.iter().map(|&v| self.key(v)));
         let width = width_of(self.dict.len());
-        self.buf.push(width);
+        self.out.buf.push(width);
         // Bit-packed whole: the indices of tids and CPUs seldom repeat 8 times in a row,
         // and the hybrid's looking for runs cost more than the packing (zstd finds
         // what repeats).
         if !keys.is_empty() {
-            pack(&mut self.buf, &keys, width);
+            pack(&mut self.out.buf, &keys, width);
         }
         self.keys = keys;
-        let num_values = u32::try_from(rows).unwrap_or(u32::MAX);
-        let spec = index_page(&mut self.codec, &self.buf, num_values, &mut self.pages)?;
-        self.written.add(&spec, rows);
+        self.out.write_page(rows, Encoding::RLE_DICTIONARY)?;
         Ok(values.len() * 4)
     }
 
     /// The chunk (the dictionary page, then the data pages) and what the row group
     /// records of it.
-    pub(crate) fn close(mut self) -> Result<(Spliced, ColumnCloseResult), ParquetError> {
+    pub(crate) fn close(self) -> Result<(Spliced, ColumnCloseResult), ParquetError> {
         let plain: Vec<u8> = self.dict.iter().flat_map(|v| v.to_le_bytes()).collect();
-        let mut head = TrackedWrite::new(Vec::new());
-        let values = u32::try_from(self.dict.len()).unwrap_or(u32::MAX);
-        let dict = dict_page(&mut self.codec, &plain, values, &mut head)?;
-        let head = Bytes::from(head.into_inner()?);
-        let w = &self.written;
-        let mut meta = dict_chunk(
-            &self.descr,
-            self.compression,
-            w.pages,
-            (
-                dict.compressed_size as i64 + w.compressed,
-                dict.uncompressed_size as i64 + w.uncompressed,
-            ),
-            w.rows,
-            head.len() as i64,
-        );
-        if self.stats {
-            let (min, max) = (self.dict.iter().min(), self.dict.iter().max());
-            let stats = Statistics::new(min.copied(), max.copied(), None, Some(self.nulls), false);
-            meta = meta.set_statistics(stats);
-        }
-        let metadata = meta.build()?;
-        let index = w.offset_index(head.len() as i64);
-        let close = closed(metadata, w.rows, index);
-        let tail = self.pages.into_inner()?.into_tail()?;
-        Ok((Spliced { head, tail }, close))
+        let (min, max) = (self.dict.iter().min(), self.dict.iter().max());
+        let stats = |nulls| Statistics::new(min.copied(), max.copied(), None, Some(nulls), false);
+        self.out.finish_dict(&plain, self.dict.len(), stats)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::column::Spill;
+    use parquet::basic::Compression;
     use parquet::schema::parser::parse_message_type;
     use parquet::schema::types::{ColumnDescriptor, ColumnPath};
     use std::sync::Arc;
@@ -188,7 +127,12 @@ mod tests {
         let ty = Arc::new(schema.get_fields()[0].as_ref().clone());
         let descr = ColumnDescriptor::new(ty, 1, 0, ColumnPath::from("v"));
         let spill = Spill::Mem(Vec::new(), std::env::temp_dir());
-        Int32s::new(Arc::new(descr), Compression::UNCOMPRESSED, true, spill)
+        Int32s::new(Out::new(
+            Arc::new(descr),
+            Compression::UNCOMPRESSED,
+            true,
+            spill,
+        ))
     }
 
     #[test]
@@ -206,7 +150,8 @@ mod tests {
     fn a_page_counts_its_values_and_refuses_a_mismatch() {
         let mut c = chunk();
         assert_eq!(c.put(&[3, 4], Some(&[1, 0, 1]), 3).unwrap(), 8);
-        assert_eq!((c.nulls, c.written.rows, c.written.pages), (1, 3, 1));
+        let w = &c.out.written;
+        assert_eq!((c.out.nulls, w.rows, w.pages), (1, 3, 1));
         assert!(c.put(&[3], Some(&[1, 1]), 2).is_err());
     }
 }

@@ -6,20 +6,14 @@
 //! instructions of a 2.9 M-event export. Here a block of 128 deltas is found, its
 //! minimum taken, and each miniblock of 32 packed in one pass, the page's min/max beside.
 
-use std::io::Write;
-
 use bytes::Bytes;
-use parquet::basic::{BoundaryOrder, Compression, Encoding, PageType, Type as PhysicalType};
-use parquet::column::page::{CompressedPage, Page, PageWriter};
+use parquet::basic::{BoundaryOrder, Encoding, PageType, Type as PhysicalType};
 use parquet::column::writer::ColumnCloseResult;
 use parquet::errors::ParquetError;
 use parquet::file::metadata::{ColumnChunkMetaData, ColumnIndexBuilder, PageEncodingStats};
 use parquet::file::statistics::Statistics;
-use parquet::file::writer::{SerializedPageWriter, TrackedWrite};
-use parquet::schema::types::ColumnDescPtr;
 
-use crate::column::Spill;
-use crate::pages::{closed, def_levels, uleb, Codec, Spliced, Written};
+use crate::pages::{uleb, Out, Spliced};
 
 /// Values of a block of deltas (the `parquet` crate's and parquet-mr's choice).
 const BLOCK: usize = 128;
@@ -30,16 +24,7 @@ const MINI: usize = BLOCK / MINIBLOCKS;
 
 /// An int64 column's chunk of the open row group.
 pub(crate) struct Ints {
-    descr: ColumnDescPtr,
-    compression: Compression,
-    codec: Codec,
-    /// Min/max and null count, in the chunk's metadata and the column index.
-    stats: bool,
-    /// The data pages, serialized as they come.
-    pages: TrackedWrite<Spill>,
-    /// The data pages written.
-    written: Written,
-    nulls: u64,
+    out: Out,
     /// The chunk's smallest and largest value.
     min_max: Option<(i64, i64)>,
     /// The last page's that had values, and whether the pages' so far ascend and
@@ -48,33 +33,17 @@ pub(crate) struct Ints {
     ascending: bool,
     descending: bool,
     column_index: ColumnIndexBuilder,
-    /// Scratch: a page's levels, and its bytes.
-    levels: Vec<u32>,
-    buf: Vec<u8>,
 }
 
 impl Ints {
-    pub(crate) fn new(
-        descr: ColumnDescPtr,
-        compression: Compression,
-        stats: bool,
-        spill: Spill,
-    ) -> Ints {
+    pub(crate) fn new(out: Out) -> Ints {
         Ints {
-            descr,
-            compression,
-            codec: Codec::new(compression),
-            stats,
-            pages: TrackedWrite::new(spill),
-            written: Written::default(),
-            nulls: 0,
+            out,
             min_max: None,
             last: None,
             ascending: true,
             descending: true,
             column_index: ColumnIndexBuilder::new(PhysicalType::INT64),
-            levels: Vec::new(),
-            buf: Vec::new(),
         }
     }
 
@@ -90,32 +59,11 @@ impl Ints {
         if rows == 0 {
             return Ok(0);
         }
-        self.buf.clear();
-        let mut present = rows;
-        if self.descr.max_def_level() > 0 {
-            present = def_levels(&mut self.buf, &mut self.levels, defs, rows)?;
-        }
-        if values.len() != present {
-            return Err(ParquetError::General(format!(
-                "{} values for {present} present rows",
-                values.len()
-            )));
-        }
-        let nulls = (rows - present) as u64;
-        let min_max = delta_pack(&mut self.buf, values);
-        let page = Page::DataPage {
-            buf: self.codec.compress(&self.buf)?,
-            num_values: u32::try_from(rows)
-                .map_err(|_| ParquetError::General(format!("a page of {rows} rows")))?,
-            encoding: Encoding::DELTA_BINARY_PACKED,
-            def_level_encoding: Encoding::RLE,
-            rep_level_encoding: Encoding::RLE,
-            statistics: None,
-        };
-        let spec = SerializedPageWriter::new(&mut self.pages)
-            .write_page(CompressedPage::new(page, self.buf.len()))?;
-        self.written.add(&spec, rows);
-        self.nulls += nulls;
+        let nulls_before = self.out.nulls;
+        self.out.page(defs, rows, values.len())?;
+        let nulls = self.out.nulls - nulls_before;
+        let min_max = delta_pack(&mut self.out.buf, values);
+        self.out.write_page(rows, Encoding::DELTA_BINARY_PACKED)?;
         let nulls = i64::try_from(nulls).unwrap_or(i64::MAX);
         match min_max {
             None => self
@@ -141,26 +89,28 @@ impl Ints {
 
     /// The chunk (its data pages) and what the row group records of it.
     pub(crate) fn close(mut self) -> Result<(Spliced, ColumnCloseResult), ParquetError> {
-        let mut meta = ColumnChunkMetaData::builder(self.descr.clone())
-            .set_compression(self.compression)
+        let w = &self.out.written;
+        let mut meta = ColumnChunkMetaData::builder(self.out.descr.clone())
+            .set_compression(self.out.compression)
             .set_encodings(vec![Encoding::RLE, Encoding::DELTA_BINARY_PACKED])
             .set_page_encoding_stats(vec![PageEncodingStats {
                 page_type: PageType::DATA_PAGE,
                 encoding: Encoding::DELTA_BINARY_PACKED,
-                count: self.written.pages,
+                count: w.pages,
             }])
-            .set_total_compressed_size(self.written.compressed)
-            .set_total_uncompressed_size(self.written.uncompressed)
-            .set_num_values(i64::try_from(self.written.rows).unwrap_or(i64::MAX))
+            .set_total_compressed_size(w.compressed)
+            .set_total_uncompressed_size(w.uncompressed)
+            .set_num_values(i64::try_from(w.rows).unwrap_or(i64::MAX))
             .set_data_page_offset(0);
-        if self.stats {
+        let stats = self.out.stats;
+        if stats {
             let (min, max) = self.min_max.unzip();
-            meta = meta.set_statistics(Statistics::new(min, max, None, Some(self.nulls), false));
+            let nulls = Some(self.out.nulls);
+            meta = meta.set_statistics(Statistics::new(min, max, None, nulls, false));
         }
         let metadata = meta.build()?;
-        let index = self.written.offset_index(0);
-        let mut close = closed(metadata, self.written.rows, index);
-        if self.stats {
+        let (chunk, mut close) = self.out.finish(Bytes::new(), metadata)?;
+        if stats {
             self.column_index
                 .set_boundary_order(match (self.ascending, self.descending) {
                     (true, _) => BoundaryOrder::ASCENDING,
@@ -169,15 +119,7 @@ impl Ints {
                 });
             close.column_index = Some(self.column_index.build()?);
         }
-        self.pages.flush()?;
-        let tail = self.pages.into_inner()?.into_tail()?;
-        Ok((
-            Spliced {
-                head: Bytes::new(),
-                tail,
-            },
-            close,
-        ))
+        Ok((chunk, close))
     }
 }
 

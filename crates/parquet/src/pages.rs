@@ -1,21 +1,27 @@
 //! What the column chunks written here rather than by the `parquet` crate's column
-//! writer share ([`crate::strings`], [`crate::ints`]): a page's definition levels in
-//! Parquet's RLE/bit-packing hybrid, LEB128 varints, the column's compression, and a
-//! chunk whose pages waited in memory or in a file ([`Spliced`]), which the row group
-//! appends.
+//! writer share ([`crate::strings`], [`crate::ints`], [`crate::int32s`]): a chunk's
+//! data pages as they are made and written ([`Out`]) with its dictionary page, if any,
+//! and the metadata the row group records; a page's definition levels in Parquet's
+//! RLE/bit-packing hybrid; LEB128 varints; the column's compression; and a chunk whose
+//! pages waited in memory or in a file ([`Spliced`]), which the row group appends.
 
 use std::fs::File;
-use std::io::{BufReader, Read, Seek, SeekFrom};
+use std::io::{BufReader, Read, Seek, SeekFrom, Write};
 
 use bytes::{Buf as _, Bytes};
-use parquet::basic::Compression;
-use parquet::column::page::PageWriteSpec;
+use parquet::basic::{Compression, Encoding, PageType};
+use parquet::column::page::{CompressedPage, Page, PageWriteSpec, PageWriter};
 use parquet::column::writer::ColumnCloseResult;
 use parquet::errors::ParquetError;
-use parquet::file::metadata::{ColumnChunkMetaData, OffsetIndexBuilder};
+use parquet::file::metadata::{
+    ColumnChunkMetaData, ColumnChunkMetaDataBuilder, OffsetIndexBuilder, PageEncodingStats,
+};
 use parquet::file::reader::{ChunkReader, Length};
+use parquet::file::statistics::Statistics;
+use parquet::file::writer::{SerializedPageWriter, TrackedWrite};
+use parquet::schema::types::ColumnDescPtr;
 
-use crate::column::SPILL_BYTES;
+use crate::column::{Spill, SPILL_BYTES};
 
 /// What the row group records of a chunk written here: its metadata, rows and page
 /// offsets (the file writer wants an offset index of every column or of none).
@@ -31,6 +37,128 @@ pub(crate) fn closed(
         bloom_filter: None,
         column_index: None,
         offset_index: Some(index.build()),
+    }
+}
+
+/// What each chunk written here has: its column and compression, whether it records
+/// min/max and null counts, its data pages as they are serialized (a dictionary page
+/// goes before them when the row group is sealed) and what they hold, its nulls, and the
+/// page in the making.
+pub(crate) struct Out {
+    pub(crate) descr: ColumnDescPtr,
+    pub(crate) compression: Compression,
+    pub(crate) codec: Codec,
+    pub(crate) stats: bool,
+    pages: TrackedWrite<Spill>,
+    pub(crate) written: Written,
+    pub(crate) nulls: u64,
+    /// The page in the making.
+    pub(crate) buf: Vec<u8>,
+    /// Scratch: a page's definition levels.
+    levels: Vec<u32>,
+}
+
+impl Out {
+    pub(crate) fn new(
+        descr: ColumnDescPtr,
+        compression: Compression,
+        stats: bool,
+        spill: Spill,
+    ) -> Out {
+        Out {
+            descr,
+            compression,
+            codec: Codec::new(compression),
+            stats,
+            pages: TrackedWrite::new(spill),
+            written: Written::default(),
+            nulls: 0,
+            buf: Vec::new(),
+            levels: Vec::new(),
+        }
+    }
+
+    /// Starts a page of `rows` rows, `values` of them present: `defs` are the
+    /// definition levels of a nullable column (`None`: every row present), written
+    /// first into [`Out::buf`], its nulls counted. An error when they do not say
+    /// `values`.
+    pub(crate) fn page(
+        &mut self,
+        defs: Option<&[i16]>,
+        rows: usize,
+        values: usize,
+    ) -> Result<(), ParquetError> {
+        self.buf.clear();
+        let mut present = rows;
+        if self.descr.max_def_level() > 0 {
+            present = def_levels(&mut self.buf, &mut self.levels, defs, rows)?;
+        }
+        if values != present {
+            return Err(ParquetError::General(format!(
+                "{values} values for {present} present rows"
+            )));
+        }
+        self.nulls += (rows - present) as u64;
+        Ok(())
+    }
+
+    /// Writes the page made in [`Out::buf`], of `rows` rows, its values in `encoding`.
+    pub(crate) fn write_page(
+        &mut self,
+        rows: usize,
+        encoding: Encoding,
+    ) -> Result<(), ParquetError> {
+        let n = u32::try_from(rows)
+            .map_err(|_| ParquetError::General(format!("a page of {rows} rows")))?;
+        let spec = data_page(&mut self.codec, &self.buf, n, encoding, &mut self.pages)?;
+        self.written.add(&spec, rows);
+        Ok(())
+    }
+
+    /// The chunk: `head` (its dictionary page, or nothing), then the data pages, and
+    /// what the row group records of it: `metadata` and the pages' offsets.
+    pub(crate) fn finish(
+        self,
+        head: Bytes,
+        metadata: ColumnChunkMetaData,
+    ) -> Result<(Spliced, ColumnCloseResult), ParquetError> {
+        // The file writer wants an offset index of every column or of none.
+        let index = self.written.offset_index(head.len() as i64);
+        let close = closed(metadata, self.written.rows, index);
+        let tail = self.pages.into_inner()?.into_tail()?;
+        Ok((Spliced { head, tail }, close))
+    }
+
+    /// The chunk of a dictionary-encoded column: its dictionary page, `n` values PLAIN
+    /// in `plain`, then the data pages of indices; `stats` made only when the chunk
+    /// records them.
+    pub(crate) fn finish_dict(
+        mut self,
+        plain: &[u8],
+        n: usize,
+        stats: impl FnOnce(u64) -> Statistics,
+    ) -> Result<(Spliced, ColumnCloseResult), ParquetError> {
+        let mut head = TrackedWrite::new(Vec::new());
+        let n = u32::try_from(n).unwrap_or(u32::MAX);
+        let dict = dict_page(&mut self.codec, plain, n, &mut head)?;
+        let head = Bytes::from(head.into_inner()?);
+        let w = &self.written;
+        let mut meta = dict_chunk(
+            &self.descr,
+            self.compression,
+            w.pages,
+            (
+                dict.compressed_size as i64 + w.compressed,
+                dict.uncompressed_size as i64 + w.uncompressed,
+            ),
+            w.rows,
+            head.len() as i64,
+        );
+        if self.stats {
+            meta = meta.set_statistics(stats(self.nulls));
+        }
+        let metadata = meta.build()?;
+        self.finish(head, metadata)
     }
 }
 
@@ -263,6 +391,85 @@ impl ChunkReader for Spliced {
             .read_to_end(&mut v)?;
         Ok(Bytes::from(v))
     }
+}
+
+/// The metadata of a dictionary-encoded chunk of `rows` values: its dictionary page at
+/// the chunk's start, then `data_pages` pages of indices from `data_offset`, of
+/// (compressed, uncompressed) bytes in all, headers included.
+pub(crate) fn dict_chunk(
+    descr: &ColumnDescPtr,
+    compression: Compression,
+    data_pages: i32,
+    (compressed, uncompressed): (i64, i64),
+    rows: u64,
+    data_offset: i64,
+) -> ColumnChunkMetaDataBuilder {
+    ColumnChunkMetaData::builder(descr.clone())
+        .set_compression(compression)
+        .set_encodings(vec![
+            Encoding::PLAIN,
+            Encoding::RLE,
+            Encoding::RLE_DICTIONARY,
+        ])
+        .set_page_encoding_stats(encoding_stats(data_pages))
+        .set_total_compressed_size(compressed)
+        .set_total_uncompressed_size(uncompressed)
+        .set_num_values(i64::try_from(rows).unwrap_or(i64::MAX))
+        .set_dictionary_page_offset(Some(0))
+        .set_data_page_offset(data_offset)
+}
+
+/// The page encodings of a chunk: its dictionary page, then `data_pages` of indices.
+fn encoding_stats(data_pages: i32) -> Vec<PageEncodingStats> {
+    vec![
+        PageEncodingStats {
+            page_type: PageType::DICTIONARY_PAGE,
+            encoding: Encoding::PLAIN,
+            count: 1,
+        },
+        PageEncodingStats {
+            page_type: PageType::DATA_PAGE,
+            encoding: Encoding::RLE_DICTIONARY,
+            count: data_pages,
+        },
+    ]
+}
+
+/// Writes a dictionary page of `plain`, `n` values PLAIN, to `out`.
+pub(crate) fn dict_page<W: Write + Send>(
+    codec: &mut Codec,
+    plain: &[u8],
+    n: u32,
+    out: &mut TrackedWrite<W>,
+) -> Result<PageWriteSpec, ParquetError> {
+    let page = Page::DictionaryPage {
+        buf: codec.compress(plain)?,
+        num_values: n,
+        encoding: Encoding::PLAIN,
+        is_sorted: false,
+    };
+    SerializedPageWriter::new(out).write_page(CompressedPage::new(page, plain.len()))
+}
+
+/// Writes a data page of `rows` rows to `out`: `buf` holds their definition levels (of a
+/// nullable column), then the values in `encoding` (indices into the dictionary: the
+/// bit width and the indices).
+pub(crate) fn data_page<W: Write + Send>(
+    codec: &mut Codec,
+    buf: &[u8],
+    rows: u32,
+    encoding: Encoding,
+    out: &mut TrackedWrite<W>,
+) -> Result<PageWriteSpec, ParquetError> {
+    let page = Page::DataPage {
+        buf: codec.compress(buf)?,
+        num_values: rows,
+        encoding,
+        def_level_encoding: Encoding::RLE,
+        rep_level_encoding: Encoding::RLE,
+        statistics: None,
+    };
+    SerializedPageWriter::new(out).write_page(CompressedPage::new(page, buf.len()))
 }
 
 #[cfg(test)]
