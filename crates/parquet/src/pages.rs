@@ -316,10 +316,18 @@ pub(crate) fn pack(out: &mut Vec<u8>, vals: &[u32], width: u8) {
     let w = usize::from(width);
     if w <= 8 {
         // Eight values of 8 bits or fewer fill a u64: `width` bytes a group.
-        for group in vals.chunks(8) {
+        let group = |g: &[u32]| {
             let bits =
-                (group.iter().enumerate()).fold(0u64, |acc, (j, &v)| acc | u64::from(v) << (j * w));
-            out.extend_from_slice(&bits.to_le_bytes()[..w]);
+                (g.iter().enumerate()).fold(0u64, |acc, (j, &v)| acc | u64::from(v) << (j * w));
+            bits.to_le_bytes()
+        };
+        out.reserve(groups * w);
+        let mut whole = vals.chunks_exact(8);
+        for g in &mut whole {
+            out.extend_from_slice(&group(g)[..w]);
+        }
+        if !whole.remainder().is_empty() {
+            out.extend_from_slice(&group(whole.remainder())[..w]);
         }
         return;
     }
