@@ -107,9 +107,12 @@ impl Int32s {
     /// records of it.
     pub(crate) fn close(self) -> Result<(Spliced, ColumnCloseResult), ParquetError> {
         let plain: Vec<u8> = self.dict.iter().flat_map(|v| v.to_le_bytes()).collect();
-        let (min, max) = (self.dict.iter().min(), self.dict.iter().max());
-        let stats = |nulls| Statistics::new(min.copied(), max.copied(), None, Some(nulls), false);
-        self.out.finish_dict(&plain, self.dict.len(), stats)
+        let dict = &self.dict;
+        let stats = |nulls| {
+            let (min, max) = (dict.iter().min().copied(), dict.iter().max().copied());
+            Statistics::new(min, max, None, Some(nulls), false)
+        };
+        self.out.finish_dict(&plain, dict.len(), stats)
     }
 }
 

@@ -59,9 +59,7 @@ impl Ints {
         if rows == 0 {
             return Ok(0);
         }
-        let nulls_before = self.out.nulls;
-        self.out.page(defs, rows, values.len())?;
-        let nulls = self.out.nulls - nulls_before;
+        let nulls = self.out.page(defs, rows, values.len())?;
         let min_max = delta_pack(&mut self.out.buf, values);
         self.out.write_page(rows, Encoding::DELTA_BINARY_PACKED)?;
         let nulls = i64::try_from(nulls).unwrap_or(i64::MAX);

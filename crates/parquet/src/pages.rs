@@ -80,14 +80,14 @@ impl Out {
 
     /// Starts a page of `rows` rows, `values` of them present: `defs` are the
     /// definition levels of a nullable column (`None`: every row present), written
-    /// first into [`Out::buf`], its nulls counted. An error when they do not say
-    /// `values`.
+    /// first into [`Out::buf`], its nulls counted. Returns the page's nulls; an error
+    /// when `defs` do not say `values`.
     pub(crate) fn page(
         &mut self,
         defs: Option<&[i16]>,
         rows: usize,
         values: usize,
-    ) -> Result<(), ParquetError> {
+    ) -> Result<u64, ParquetError> {
         self.buf.clear();
         let mut present = rows;
         if self.descr.max_def_level() > 0 {
@@ -98,8 +98,9 @@ impl Out {
                 "{values} values for {present} present rows"
             )));
         }
-        self.nulls += (rows - present) as u64;
-        Ok(())
+        let nulls = (rows - present) as u64;
+        self.nulls += nulls;
+        Ok(nulls)
     }
 
     /// Writes the page made in [`Out::buf`], of `rows` rows, its values in `encoding`.
