@@ -15,7 +15,7 @@ use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use parquet::basic::{Compression, Encoding, ZstdLevel};
+use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::file::writer::SerializedFileWriter;
@@ -231,19 +231,17 @@ impl Table {
         for c in PROVENANCE.iter().chain(def.cols) {
             let col = ColumnPath::from(c.name);
             props = match c.ty {
-                // Times and durations are mostly distinct: a dictionary would hash every
-                // value and hold them all; deltas of sorted times pack in a few bits.
-                // Packed, they are noise to zstd: not compressed (on a 2.9 M-event
-                // export, zstd spent 173 M of 6,513 M instructions on them to make the
-                // files 0.1 % smaller).
-                Ty::I64 | Ty::Wall if c.name.ends_with("_ns") => props
-                    .set_column_dictionary_enabled(col.clone(), false)
-                    .set_column_compression(col.clone(), Compression::UNCOMPRESSED)
-                    .set_column_encoding(col, Encoding::DELTA_BINARY_PACKED),
-                // Ids (utid) and counts: their deltas repeat, zstd packs them 3x.
-                Ty::I64 | Ty::Wall => props
-                    .set_column_dictionary_enabled(col.clone(), false)
-                    .set_column_encoding(col, Encoding::DELTA_BINARY_PACKED),
+                // Every int64 column is delta-packed by `ints.rs`, which takes only the
+                // compression and whether to record min/max from here (times and
+                // durations are mostly distinct: a dictionary would hash every value;
+                // deltas of sorted times pack in a few bits). Packed, times and
+                // durations are noise to zstd: not compressed (on a 2.9 M-event export,
+                // zstd spent 173 M of 6,513 M instructions on them to make the files
+                // 0.1 % smaller). Ids (utid) and counts keep zstd: their deltas repeat,
+                // it packs them 3x.
+                Ty::I64 if c.name.ends_with("_ns") => {
+                    props.set_column_compression(col, Compression::UNCOMPRESSED)
+                }
                 // Strings are written by `strings.rs` (a dictionary of the table's own
                 // indices), which takes only the compression and whether to record
                 // min/max from here. Those of names prune nothing (the hive path has
