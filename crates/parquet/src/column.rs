@@ -28,7 +28,7 @@ use crate::int32s::Int32s;
 use crate::ints::Ints;
 use crate::pages::{Out, Spliced, Tail};
 use crate::strings::{Repeated, Strings};
-use crate::table::{i64_of, Col, Table, Ty, PROVENANCE};
+use crate::table::{i32_of, i64_of, Col, Table, Ty, PROVENANCE};
 use crate::Error;
 
 /// The distinct strings of a string column: each once, with its index (the strings of a
@@ -49,7 +49,7 @@ pub(crate) struct Dict {
 
 impl Dict {
     /// The index of a static string, added if new.
-    fn key_static(&mut self, s: &'static str) -> u32 {
+    pub(crate) fn key_static(&mut self, s: &'static str) -> u32 {
         let at = (s.as_ptr() as usize, s.len());
         if let Some(&(_, _, k)) = self.statics.iter().find(|&&(a, l, _)| (a, l) == at) {
             return k;
@@ -62,7 +62,7 @@ impl Dict {
     }
 
     /// The index of a task name, added if new.
-    fn key_comm(&mut self, c: Comm) -> u32 {
+    pub(crate) fn key_comm(&mut self, c: Comm) -> u32 {
         if let Some((last, k)) = self.last_comm {
             if last == c {
                 return k;
@@ -81,7 +81,7 @@ impl Dict {
     }
 
     /// The index of `s`, added if new.
-    fn key(&mut self, s: &[u8]) -> u32 {
+    pub(crate) fn key(&mut self, s: &[u8]) -> u32 {
         if let Some(&k) = self.index.get(s) {
             return k;
         }
@@ -102,12 +102,17 @@ pub(crate) enum Vals {
 }
 
 /// A type of column values, and its buffer in [`Vals`].
-trait Val: Sized {
+pub(crate) trait Val: Sized {
     fn vec(v: &mut Vals) -> Option<&mut Vec<Self>>;
+    /// The buffer's values, if of this type.
+    fn unwrap(v: Vals) -> Option<Vec<Self>>;
+    fn wrap(v: Vec<Self>) -> Vals;
+    /// Whether a column of `ty` holds values of this type.
+    fn fits(ty: Ty) -> bool;
 }
 
 macro_rules! val {
-    ($t:ty, $variant:ident) => {
+    ($t:ty, $variant:ident, $($ty:ident)|+) => {
         impl Val for $t {
             #[inline]
             fn vec(v: &mut Vals) -> Option<&mut Vec<$t>> {
@@ -116,19 +121,31 @@ macro_rules! val {
                     _ => None,
                 }
             }
+            fn unwrap(v: Vals) -> Option<Vec<$t>> {
+                match v {
+                    Vals::$variant(x) => Some(x),
+                    _ => None,
+                }
+            }
+            fn wrap(v: Vec<$t>) -> Vals {
+                Vals::$variant(v)
+            }
+            fn fits(ty: Ty) -> bool {
+                matches!(ty, $(Ty::$ty)|+)
+            }
         }
     };
 }
-val!(i64, I64);
-val!(i32, I32);
-val!(bool, Bool);
-val!(f64, F64);
+val!(i64, I64, I64 | Wall);
+val!(i32, I32, I32);
+val!(bool, Bool, Bool);
+val!(f64, F64, F64);
 
 /// One column's values of the rows pushed since the last row group.
 pub(crate) struct Buf {
-    vals: Vals,
+    pub(crate) vals: Vals,
     /// Definition levels (1 = present) of a nullable column.
-    defs: Option<Vec<i16>>,
+    pub(crate) defs: Option<Vec<i16>>,
 }
 
 impl Buf {
@@ -144,7 +161,7 @@ impl Buf {
             defs: c.nullable.then(Vec::new),
         }
     }
-    fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         match &mut self.vals {
             Vals::I64(v) => v.clear(),
             Vals::I32(v) => v.clear(),
@@ -572,10 +589,10 @@ impl<'a> Row<'a> {
     fn next(&mut self) -> &mut Buf {
         let c = self.col;
         self.col += 1;
-        if c >= self.table.bufs.len() {
+        if c >= self.table.batch.bufs.len() {
             too_many(self.table.name());
         }
-        &mut self.table.bufs[c]
+        &mut self.table.batch.bufs[c]
     }
     /// A nullable value of a column of `T`.
     ///
@@ -650,7 +667,7 @@ impl<'a> Row<'a> {
     fn text(mut self, v: Option<Text<'_>>) -> Self {
         let c = self.col;
         let present = v.is_some();
-        let key = match (v, self.table.dicts.get_mut(c)) {
+        let key = match (v, self.table.batch.dicts.get_mut(c)) {
             (Some(Text::Literal(l)), Some(Some(d))) => Some(d.key_static(l)),
             (Some(Text::Comm(n)), Some(Some(d))) => Some(d.key_comm(n)),
             (Some(Text::Str(s)), Some(Some(d))) => Some(d.key(s.as_bytes())),
@@ -693,7 +710,7 @@ impl<'a> Row<'a> {
     /// A nullable u32 as int32.
     #[inline(always)]
     pub(crate) fn opt_u32(self, v: Option<u32>) -> Self {
-        self.opt_i32(v.map(|v| i32::try_from(v).unwrap_or(i32::MAX)))
+        self.opt_i32(v.map(i32_of))
     }
     /// A boolean.
     #[inline(always)]
@@ -719,11 +736,11 @@ impl<'a> Row<'a> {
     pub(crate) fn end(self) -> Result<(), Error> {
         debug_assert_eq!(
             self.col,
-            self.table.bufs.len(),
+            self.table.batch.bufs.len(),
             "table {}: a row of {} columns, expected {}",
             self.table.name(),
             self.col,
-            self.table.bufs.len()
+            self.table.batch.bufs.len()
         );
         self.table.end_row()
     }

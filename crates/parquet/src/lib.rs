@@ -32,6 +32,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod batch;
 mod column;
 mod dataset;
 mod error;

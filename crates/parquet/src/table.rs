@@ -22,7 +22,8 @@ use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::parser::parse_message_type;
 use parquet::schema::types::ColumnPath;
 
-use crate::column::{Buf, Const, Dict, Group, Pending, Row, Writer};
+use crate::batch::{Batch, Columns};
+use crate::column::{Buf, Const, Group, Pending, Row, Writer};
 pub use crate::column::{ROW_GROUP_BYTES, ROW_GROUP_ROWS};
 use crate::{Error, Origin, SCHEMA_VERSION};
 
@@ -172,13 +173,12 @@ pub struct TableDef {
     pub cols: &'static [Col],
 }
 
-/// A table being written to `DIR/NAME/host=HOST/run_id=RUN/part.parquet`.
-pub(crate) struct Table {
+/// A table being written to `DIR/NAME/host=HOST/run_id=RUN/part.parquet`, its rows
+/// pushed into a [`Batch`]: [`Columns`] through a [`Row`], or a typed one.
+pub(crate) struct Table<B: Batch = Columns> {
     def: &'static TableDef,
     /// The rows being filled, column by column (the provenance columns excluded).
-    pub(crate) bufs: Vec<Buf>,
-    /// The distinct strings of each string column, in every row group the same indices.
-    pub(crate) dicts: Vec<Option<Dict>>,
+    pub(crate) batch: B,
     rows: usize,
     written: u64,
     origin: Arc<[Const; 3]>,
@@ -198,13 +198,25 @@ pub(crate) fn i64_of(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
 }
 
+/// A u32 as int32 (CPUs, IRQs, vectors: beyond i32, the largest).
+pub(crate) fn i32_of(v: u32) -> i32 {
+    i32::try_from(v).unwrap_or(i32::MAX)
+}
+
 impl Table {
+    /// A new row; push its values in column order, then [`Row::end`].
+    pub(crate) fn row(&mut self) -> Row<'_> {
+        Row::new(self)
+    }
+}
+
+impl<B: Batch> Table<B> {
     /// Creates the table's file (under a temporary name until [`Table::finish`]).
     pub(crate) fn create(
         dir: &Path,
         def: &'static TableDef,
         origin: &Origin,
-    ) -> Result<Table, Error> {
+    ) -> Result<Table<B>, Error> {
         // The names as given: checked by `dataset::check_names`, never rewritten.
         let part = crate::dataset::partition_dir(dir, def.name, origin);
         fs::create_dir_all(&part).map_err(|e| Error::io(&part, "cannot create", e))?;
@@ -283,12 +295,7 @@ impl Table {
         let text = |s: &str| Const::text(s);
         Ok(Table {
             def,
-            bufs: def.cols.iter().map(Buf::new).collect(),
-            dicts: def
-                .cols
-                .iter()
-                .map(|c| matches!(c.ty, Ty::Str | Ty::Kind).then(Dict::default))
-                .collect(),
+            batch: B::new(def),
             rows: 0,
             written: 0,
             origin: Arc::new([
@@ -304,11 +311,6 @@ impl Table {
             tmp,
             path,
         })
-    }
-
-    /// A new row; push its values in column order, then [`Row::end`].
-    pub(crate) fn row(&mut self) -> Row<'_> {
-        Row::new(self)
     }
 
     /// The table's name.
@@ -347,20 +349,11 @@ impl Table {
         let Some(writer) = self.writer.take() else {
             return Ok(());
         };
-        let fresh = match self.spare.take() {
-            Some(b) => b,
-            None => self.def.cols.iter().map(Buf::new).collect(),
-        };
-        let bufs = std::mem::replace(&mut self.bufs, fresh);
+        let (bufs, dicts) = self.batch.take(self.def, self.spare.take());
         let group = Group {
             rows: self.rows,
             origin: Arc::clone(&self.origin),
-            // The strings so far, in index order (a few hundred names at most).
-            dicts: self
-                .dicts
-                .iter()
-                .map(|d| d.as_ref().map(|d| d.values.clone()))
-                .collect(),
+            dicts,
             bufs,
         };
         self.pending = Some(Pending::spawn(writer, group));
@@ -409,7 +402,7 @@ impl Table {
     }
 }
 
-impl Drop for Table {
+impl<B: Batch> Drop for Table<B> {
     fn drop(&mut self) {
         // Not finished (an error): leave no half-written file behind.
         let pending = self.pending.take().map(Pending::join);

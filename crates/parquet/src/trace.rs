@@ -14,6 +14,7 @@ use jitterlab_trace::dat::ClockPair;
 use jitterlab_trace::Trace;
 use serde::Serialize;
 
+use crate::batch::Batch;
 use crate::table::{Table, TableDef};
 use crate::tables::{
     anomaly, chain, cpu, irq, lost, marker, migration, sched_slice, softirq, thread, trace_info,
@@ -99,8 +100,8 @@ pub struct ExportSummary {
 
 /// The tables of a trace being written.
 struct Tables {
-    slice: Table,
-    wakeup: Table,
+    slice: Table<sched_slice::Batch>,
+    wakeup: Table<wakeup::Batch>,
     chain: Table,
     irq: Table,
     softirq: Table,
@@ -238,8 +239,8 @@ pub fn export_trace(
     let mk = |def: &'static TableDef| Table::create(dir, def, origin);
     let mut sink = RowSink {
         t: Tables {
-            slice: mk(&sched_slice::DEF)?,
-            wakeup: mk(&wakeup::DEF)?,
+            slice: Table::create(dir, &sched_slice::DEF, origin)?,
+            wakeup: Table::create(dir, &wakeup::DEF, origin)?,
             chain: mk(&chain::DEF)?,
             irq: mk(&irq::DEF)?,
             softirq: mk(&softirq::DEF)?,
@@ -334,8 +335,12 @@ pub fn export_trace(
         (&trace_info::DEF, info),
         (&thread::DEF, threads),
         (&cpu::DEF, cpus),
-        (&sched_slice::DEF, t.slice),
-        (&wakeup::DEF, t.wakeup),
+    ] {
+        files.extend(finish(def, table)?);
+    }
+    files.extend(finish(&sched_slice::DEF, t.slice)?);
+    files.extend(finish(&wakeup::DEF, t.wakeup)?);
+    for (def, table) in [
         (&chain::DEF, t.chain),
         (&irq::DEF, t.irq),
         (&softirq::DEF, t.softirq),
@@ -363,7 +368,10 @@ pub(crate) fn written(files: &[FileWritten]) -> Vec<&str> {
 }
 
 /// Finishes a table's file; `None` for a table without rows, which writes no file.
-pub(crate) fn finish(def: &TableDef, table: Table) -> Result<Option<FileWritten>, Error> {
+pub(crate) fn finish<B: Batch>(
+    def: &TableDef,
+    table: Table<B>,
+) -> Result<Option<FileWritten>, Error> {
     let Some((path, rows)) = table.finish()? else {
         return Ok(None);
     };

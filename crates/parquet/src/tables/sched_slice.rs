@@ -5,7 +5,8 @@ use std::borrow::Cow;
 use jitterlab_analyze::{RunSlice, SliceEnd, SliceStart};
 use jitterlab_trace::TaskState;
 
-use crate::table::{opt, req, Table, TableDef, Ty};
+use crate::batch::{batch, Opt, OptStr, Req, Str};
+use crate::table::{i32_of, i64_of, opt, req, Table, TableDef, Ty};
 use crate::Error;
 
 /// The table.
@@ -27,7 +28,24 @@ pub const DEF: TableDef = TableDef {
     ],
 };
 
-pub(crate) fn push(t: &mut Table, s: &RunSlice, tgid: Option<i32>) -> Result<(), Error> {
+batch! {
+    /// The columns of [`DEF`], typed: a trace fills this table by the million.
+    Batch {
+        ts_ns: Req<i64>,
+        dur_ns: Req<i64>,
+        cpu: Req<i32>,
+        utid: Opt<i64>,
+        tid: Req<i32>,
+        tgid: Opt<i32>,
+        comm: Str,
+        prio: Opt<i32>,
+        start_kind: Str,
+        end_kind: Str,
+        end_state: OptStr,
+    }
+}
+
+pub(crate) fn push(t: &mut Table<Batch>, s: &RunSlice, tgid: Option<i32>) -> Result<(), Error> {
     let (end_kind, state) = match s.end_kind {
         SliceEnd::Preempted => ("preempted", Some(Cow::Borrowed("R"))),
         // The common states without formatting them.
@@ -41,21 +59,21 @@ pub(crate) fn push(t: &mut Table, s: &RunSlice, tgid: Option<i32>) -> Result<(),
         SliceEnd::Displaced => ("displaced", None),
         SliceEnd::Lost => ("lost", None),
     };
-    t.row()
-        .u64(s.start)
-        .u64(s.duration())
-        .u32(s.cpu)
-        .opt_i64(s.task.map(i64::from))
-        .i32(s.tid)
-        .opt_i32(tgid)
-        .comm(s.comm)
-        .opt_i32(s.prio)
-        .kind(match s.start_kind {
-            SliceStart::Switch => "switch",
-            SliceStart::TraceStart => "trace_start",
-            SliceStart::Inferred => "inferred",
-        })
-        .kind(end_kind)
-        .put_str(state)
-        .end()
+    let b = &mut t.batch;
+    b.ts_ns.push(i64_of(s.start));
+    b.dur_ns.push(i64_of(s.duration()));
+    b.cpu.push(i32_of(s.cpu));
+    b.utid.push(s.task.map(i64::from));
+    b.tid.push(s.tid);
+    b.tgid.push(tgid);
+    b.comm.comm(s.comm);
+    b.prio.push(s.prio);
+    b.start_kind.lit(match s.start_kind {
+        SliceStart::Switch => "switch",
+        SliceStart::TraceStart => "trace_start",
+        SliceStart::Inferred => "inferred",
+    });
+    b.end_kind.lit(end_kind);
+    b.end_state.put(state);
+    t.end_row()
 }

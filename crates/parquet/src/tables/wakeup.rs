@@ -2,7 +2,8 @@
 
 use jitterlab_analyze::{Wake, Waker};
 
-use crate::table::{opt, req, Table, TableDef, Ty};
+use crate::batch::{batch, Opt, Req, Str};
+use crate::table::{i32_of, i64_of, opt, req, Table, TableDef, Ty};
 use crate::Error;
 
 /// The table.
@@ -34,33 +35,60 @@ pub const DEF: TableDef = TableDef {
     ],
 };
 
-pub(crate) fn push(t: &mut Table, w: &Wake, tgid: Option<i32>) -> Result<(), Error> {
+batch! {
+    /// The columns of [`DEF`], typed: a trace fills this table by the million.
+    Batch {
+        ts_ns: Req<i64>,
+        waking_ts_ns: Req<i64>,
+        wakeup_ts_ns: Opt<i64>,
+        latency_ns: Req<i64>,
+        cpu: Req<i32>,
+        utid: Req<i64>,
+        tid: Req<i32>,
+        tgid: Opt<i32>,
+        comm: Str,
+        prio: Req<i32>,
+        waker_kind: Str,
+        waker_tid: Opt<i32>,
+        waker_irq: Opt<i32>,
+        waker_softirq_vec: Opt<i32>,
+        waker_cpu: Req<i32>,
+        by_hrtimer: Req<bool>,
+        inferred: Req<bool>,
+        inferred_after_ts_ns: Opt<i64>,
+        irq_exit_ts_ns: Opt<i64>,
+        softirq_exit_ts_ns: Opt<i64>,
+        new_task: Req<bool>,
+    }
+}
+
+pub(crate) fn push(t: &mut Table<Batch>, w: &Wake, tgid: Option<i32>) -> Result<(), Error> {
     let (kind, wtid, wirq, wvec) = match w.waker {
         Waker::Task { tid } => ("task", Some(tid), None, None),
         Waker::Hardirq { irq } => ("hardirq", None, irq, None),
         Waker::Softirq { vec, raised_by } => ("softirq", None, raised_by, vec),
     };
-    t.row()
-        .u64(w.switch_in_ts)
-        .u64(w.waking_ts)
-        .opt_u64(w.wakeup_ts)
-        .u64(w.latency())
-        .u32(w.cpu)
-        .i64(i64::from(w.task))
-        .i32(w.tid)
-        .opt_i32(tgid)
-        .comm(w.comm)
-        .i32(w.prio)
-        .kind(kind)
-        .opt_i32(wtid)
-        .opt_u32(wirq)
-        .opt_u32(wvec)
-        .u32(w.waker_cpu)
-        .bool(w.by_hrtimer)
-        .bool(w.inferred)
-        .opt_u64(w.inferred_after)
-        .opt_u64(w.irq_exit_ts)
-        .opt_u64(w.softirq_exit_ts)
-        .bool(w.new_task)
-        .end()
+    let b = &mut t.batch;
+    b.ts_ns.push(i64_of(w.switch_in_ts));
+    b.waking_ts_ns.push(i64_of(w.waking_ts));
+    b.wakeup_ts_ns.push(w.wakeup_ts.map(i64_of));
+    b.latency_ns.push(i64_of(w.latency()));
+    b.cpu.push(i32_of(w.cpu));
+    b.utid.push(i64::from(w.task));
+    b.tid.push(w.tid);
+    b.tgid.push(tgid);
+    b.comm.comm(w.comm);
+    b.prio.push(w.prio);
+    b.waker_kind.lit(kind);
+    b.waker_tid.push(wtid);
+    b.waker_irq.push(wirq.map(i32_of));
+    b.waker_softirq_vec.push(wvec.map(i32_of));
+    b.waker_cpu.push(i32_of(w.waker_cpu));
+    b.by_hrtimer.push(w.by_hrtimer);
+    b.inferred.push(w.inferred);
+    b.inferred_after_ts_ns.push(w.inferred_after.map(i64_of));
+    b.irq_exit_ts_ns.push(w.irq_exit_ts.map(i64_of));
+    b.softirq_exit_ts_ns.push(w.softirq_exit_ts.map(i64_of));
+    b.new_task.push(w.new_task);
+    t.end_row()
 }
