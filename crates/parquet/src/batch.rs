@@ -6,13 +6,16 @@
 //! A [`Row`](crate::column::Row) checks each value's column, type and nullability as it
 //! comes: on a 2.9 M-event export, its pushes were 930 M of 5,797 M instructions, about
 //! 32 a value. A typed batch is checked once, against the table's declaration, when the
-//! table is made; a value then costs its `Vec::push`.
+//! table is made, and its columns are arrays of [`BATCH_ROWS`] values written at the
+//! row's [`Slot`]: a value costs a store (as `Vec::push`es, 8 instructions; 5,420 M of
+//! that export). The arrays are the memory of the batch encoded before, reused as they
+//! are.
 
 use jitterlab_trace::Comm;
 use parquet::data_type::ByteArray;
 
 use crate::column::{Buf, Dict, Val, Vals};
-use crate::table::{TableDef, Ty};
+use crate::table::{TableDef, Ty, BATCH_ROWS};
 
 /// The columns of the rows pushed since the last batch was handed to the encoder.
 pub(crate) trait Batch: Sized {
@@ -25,6 +28,7 @@ pub(crate) trait Batch: Sized {
     fn take(
         &mut self,
         def: &TableDef,
+        rows: usize,
         spare: Option<Vec<Buf>>,
     ) -> (Vec<Buf>, Vec<Option<Vec<ByteArray>>>);
 }
@@ -50,9 +54,16 @@ impl Batch for Columns {
     fn take(
         &mut self,
         def: &TableDef,
+        _rows: usize,
         spare: Option<Vec<Buf>>,
     ) -> (Vec<Buf>, Vec<Option<Vec<ByteArray>>>) {
-        let fresh = spare.unwrap_or_else(|| def.cols.iter().map(Buf::new).collect());
+        let fresh = match spare {
+            Some(mut bufs) => {
+                bufs.iter_mut().for_each(Buf::clear);
+                bufs
+            }
+            None => def.cols.iter().map(Buf::new).collect(),
+        };
         let bufs = std::mem::replace(&mut self.bufs, fresh);
         // The strings so far, in index order (a few hundred names at most).
         let dicts = self
@@ -64,53 +75,101 @@ impl Batch for Columns {
     }
 }
 
-/// A column of a typed batch.
-pub(crate) trait Column: Default {
+/// A row's place in a typed batch: below [`BATCH_ROWS`], so that the columns' arrays
+/// of that length are written without a bounds check.
+#[derive(Clone, Copy)]
+pub(crate) struct Slot(usize);
+
+impl Slot {
+    /// The slot of row `row` of the batch (a table flushes at [`BATCH_ROWS`]).
+    #[inline(always)]
+    pub(crate) fn new(row: usize) -> Slot {
+        if row >= BATCH_ROWS {
+            full();
+        }
+        Slot(row)
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn full() -> ! {
+    panic!("a typed batch of more than {BATCH_ROWS} rows")
+}
+
+/// An array of [`BATCH_ROWS`] values.
+type Slots<T> = Box<[T; BATCH_ROWS]>;
+
+/// `v`'s memory as an array of [`BATCH_ROWS`] values: its own (the values of a batch
+/// encoded before, which every row overwrites and no row past the batch's is read),
+/// then defaults. No allocation and nothing written when it is a full batch's.
+fn slots<T: Copy + Default>(mut v: Vec<T>) -> Slots<T> {
+    v.resize(BATCH_ROWS, T::default());
+    match v.into_boxed_slice().try_into() {
+        Ok(b) => b,
+        Err(_) => unreachable!("resized to BATCH_ROWS"),
+    }
+}
+
+/// The first `n` values of `s`, as a vector (no copy).
+fn values<T>(s: Slots<T>, n: usize) -> Vec<T> {
+    let s: Box<[T]> = s;
+    let mut v = Vec::from(s);
+    v.truncate(n);
+    v
+}
+
+/// A column of a typed batch: its values written at their row's [`Slot`] (a nullable
+/// column's present values one after the other).
+pub(crate) trait Column {
     /// Whether it may be null.
     const NULLABLE: bool;
+    /// An empty column.
+    fn empty() -> Self;
     /// Whether it holds the values of a column of `ty`.
     fn fits(ty: Ty) -> bool;
-    /// Its values, as a buffer; it is left empty, with `spare`'s capacity.
-    fn take(&mut self, spare: Option<Buf>) -> Buf;
+    /// The values of its first `rows` rows, as a buffer; it is left empty, in `spare`'s
+    /// memory.
+    fn take(&mut self, rows: usize, spare: Option<Buf>) -> Buf;
     /// The strings its indices name, for a string column.
     fn strings(&self) -> Option<Vec<ByteArray>> {
         None
     }
 }
 
-/// The values of `spare` if of type `T`, else an empty vector.
-fn reuse<T: Val>(spare: Option<Buf>) -> (Vec<T>, Option<Vec<i16>>) {
+/// The values of `spare` if of type `T`, and its definition levels.
+fn reuse<T: Val>(spare: Option<Buf>) -> (Vec<T>, Vec<i16>) {
     match spare {
-        Some(b) => (T::unwrap(b.vals).unwrap_or_default(), b.defs),
-        None => (Vec::new(), None),
+        Some(b) => (
+            T::unwrap(b.vals).unwrap_or_default(),
+            b.defs.unwrap_or_default(),
+        ),
+        None => (Vec::new(), Vec::new()),
     }
 }
 
 /// A column that is never null.
-pub(crate) struct Req<T>(Vec<T>);
+pub(crate) struct Req<T>(Slots<T>);
 
-impl<T> Default for Req<T> {
-    fn default() -> Self {
-        Req(Vec::new())
-    }
-}
-
-impl<T: Val> Req<T> {
+impl<T: Val + Copy + Default> Req<T> {
     #[inline(always)]
-    pub(crate) fn push(&mut self, v: T) {
-        self.0.push(v);
+    pub(crate) fn put(&mut self, at: Slot, v: T) {
+        self.0[at.0] = v;
     }
 }
 
-impl<T: Val> Column for Req<T> {
+impl<T: Val + Copy + Default> Column for Req<T> {
     const NULLABLE: bool = false;
+    fn empty() -> Self {
+        Req(slots(Vec::new()))
+    }
     fn fits(ty: Ty) -> bool {
         T::fits(ty)
     }
-    fn take(&mut self, spare: Option<Buf>) -> Buf {
-        let v = std::mem::replace(&mut self.0, reuse(spare).0);
+    fn take(&mut self, rows: usize, spare: Option<Buf>) -> Buf {
+        let full = std::mem::replace(&mut self.0, slots(reuse(spare).0));
         Buf {
-            vals: T::wrap(v),
+            vals: T::wrap(values(full, rows)),
             defs: None,
         }
     }
@@ -118,49 +177,57 @@ impl<T: Val> Column for Req<T> {
 
 /// A column that may be null: its present values, and a definition level a row.
 pub(crate) struct Opt<T> {
-    vals: Vec<T>,
-    defs: Vec<i16>,
+    vals: Slots<T>,
+    /// Present values so far.
+    n: usize,
+    defs: Slots<i16>,
 }
 
-impl<T> Default for Opt<T> {
-    fn default() -> Self {
-        Opt {
-            vals: Vec::new(),
-            defs: Vec::new(),
-        }
-    }
-}
-
-impl<T: Val> Opt<T> {
+impl<T: Val + Copy + Default> Opt<T> {
     #[inline(always)]
-    pub(crate) fn push(&mut self, v: Option<T>) {
-        self.defs.push(i16::from(v.is_some()));
+    pub(crate) fn put(&mut self, at: Slot, v: Option<T>) {
+        self.defs[at.0] = i16::from(v.is_some());
         if let Some(v) = v {
-            self.vals.push(v);
+            // `n` is at most the row's slot.
+            if let Some(x) = self.vals.get_mut(self.n) {
+                *x = v;
+                self.n += 1;
+            }
         }
     }
 }
 
-impl<T: Val> Column for Opt<T> {
+impl<T: Val + Copy + Default> Column for Opt<T> {
     const NULLABLE: bool = true;
+    fn empty() -> Self {
+        Opt {
+            vals: slots(Vec::new()),
+            n: 0,
+            defs: slots(Vec::new()),
+        }
+    }
     fn fits(ty: Ty) -> bool {
         T::fits(ty)
     }
-    fn take(&mut self, spare: Option<Buf>) -> Buf {
+    fn take(&mut self, rows: usize, spare: Option<Buf>) -> Buf {
         let (v, d) = reuse(spare);
+        let vals = std::mem::replace(&mut self.vals, slots(v));
+        let defs = std::mem::replace(&mut self.defs, slots(d));
+        let n = std::mem::take(&mut self.n);
         Buf {
-            vals: T::wrap(std::mem::replace(&mut self.vals, v)),
-            defs: Some(std::mem::replace(&mut self.defs, d.unwrap_or_default())),
+            vals: T::wrap(values(vals, n)),
+            defs: Some(values(defs, rows)),
         }
     }
 }
 
-/// A string column: each row's index into the column's [`Dict`], and whether present
-/// (`defs`, a nullable column's).
-#[derive(Default)]
+/// A string column: each row's index into the column's [`Dict`] (a nullable column's
+/// present ones one after the other), and a nullable column's definition levels.
 pub(crate) struct Text<const NULLABLE: bool> {
-    keys: Vec<u32>,
-    defs: Vec<i16>,
+    keys: Slots<u32>,
+    /// Present values so far.
+    n: usize,
+    defs: Slots<i16>,
     dict: Dict,
 }
 
@@ -172,54 +239,65 @@ pub(crate) type OptStr = Text<true>;
 impl Text<false> {
     /// A task name.
     #[inline(always)]
-    pub(crate) fn comm(&mut self, c: Comm) {
-        let k = self.dict.key_comm(c);
-        self.keys.push(k);
+    pub(crate) fn comm(&mut self, at: Slot, c: Comm) {
+        self.keys[at.0] = self.dict.key_comm(c);
     }
     /// One of a few literal strings (a kind), found by address.
     #[inline(always)]
-    pub(crate) fn lit(&mut self, s: &'static str) {
-        let k = self.dict.key_static(s);
-        self.keys.push(k);
+    pub(crate) fn lit(&mut self, at: Slot, s: &'static str) {
+        self.keys[at.0] = self.dict.key_static(s);
     }
 }
 
 impl Text<true> {
     /// One of a few literal strings or another string, or null.
     #[inline(always)]
-    pub(crate) fn put(&mut self, v: Option<std::borrow::Cow<'static, str>>) {
+    pub(crate) fn put(&mut self, at: Slot, v: Option<std::borrow::Cow<'static, str>>) {
         use std::borrow::Cow;
         let k = match v {
             Some(Cow::Borrowed(s)) => self.dict.key_static(s),
             Some(Cow::Owned(s)) => self.dict.key(s.as_bytes()),
             None => {
-                self.defs.push(0);
+                self.defs[at.0] = 0;
                 return;
             }
         };
-        self.defs.push(1);
-        self.keys.push(k);
+        self.defs[at.0] = 1;
+        // `n` is at most the row's slot.
+        if let Some(x) = self.keys.get_mut(self.n) {
+            *x = k;
+            self.n += 1;
+        }
     }
 }
 
 impl<const NULLABLE: bool> Column for Text<NULLABLE> {
     const NULLABLE: bool = NULLABLE;
+    fn empty() -> Self {
+        Text {
+            keys: slots(Vec::new()),
+            n: 0,
+            defs: slots(Vec::new()),
+            dict: Dict::default(),
+        }
+    }
     fn fits(ty: Ty) -> bool {
         matches!(ty, Ty::Str | Ty::Kind)
     }
-    fn take(&mut self, spare: Option<Buf>) -> Buf {
-        let (keys, defs) = match spare {
+    fn take(&mut self, rows: usize, spare: Option<Buf>) -> Buf {
+        let (k, d) = match spare {
             Some(Buf {
                 vals: Vals::Str(k),
                 defs,
-            }) => (k, defs),
-            _ => (Vec::new(), None),
+            }) => (k, defs.unwrap_or_default()),
+            _ => (Vec::new(), Vec::new()),
         };
-        let keys = std::mem::replace(&mut self.keys, keys);
-        let defs = std::mem::replace(&mut self.defs, defs.unwrap_or_default());
+        let keys = std::mem::replace(&mut self.keys, slots(k));
+        let defs = std::mem::replace(&mut self.defs, slots(d));
+        let n = std::mem::take(&mut self.n);
         Buf {
-            vals: Vals::Str(keys),
-            defs: NULLABLE.then_some(defs),
+            vals: Vals::Str(values(keys, if NULLABLE { n } else { rows })),
+            defs: NULLABLE.then(|| values(defs, rows)),
         }
     }
     fn strings(&self) -> Option<Vec<ByteArray>> {
@@ -257,7 +335,6 @@ pub(crate) fn check(def: &TableDef, cols: &[Layout]) {
 macro_rules! batch {
     ($(#[$m:meta])* $name:ident { $($f:ident: $t:ty),* $(,)? }) => {
         $(#[$m])*
-        #[derive(Default)]
         pub(crate) struct $name {
             $(pub(crate) $f: $t),*
         }
@@ -269,11 +346,14 @@ macro_rules! batch {
                     def,
                     &[$((stringify!($f), <$t>::fits as fn(_) -> bool, <$t>::NULLABLE)),*],
                 );
-                Self::default()
+                $name {
+                    $($f: <$t>::empty()),*
+                }
             }
             fn take(
                 &mut self,
                 _def: &$crate::table::TableDef,
+                rows: usize,
                 spare: Option<Vec<$crate::column::Buf>>,
             ) -> (
                 Vec<$crate::column::Buf>,
@@ -282,7 +362,7 @@ macro_rules! batch {
                 use $crate::batch::Column;
                 let mut spare = spare.map(Vec::into_iter);
                 let mut next = || spare.as_mut().and_then(Iterator::next);
-                let bufs = vec![$(self.$f.take(next())),*];
+                let bufs = vec![$(self.$f.take(rows, next())),*];
                 let strings = vec![$(self.$f.strings()),*];
                 (bufs, strings)
             }
@@ -317,37 +397,50 @@ mod tests {
     };
 
     #[test]
-    fn a_batch_takes_its_values_and_strings_and_reuses_the_spare_buffers() {
+    fn a_batch_takes_its_rows_values_and_strings_and_reuses_the_spare_buffers() {
         let mut t = Two::new(&TWO);
-        t.a.push(5);
-        t.b.put(Some("x".into()));
-        t.b.put(None);
-        t.a.push(6);
-        t.b.put(Some(String::from("x").into()));
-        let (bufs, strings) = t.take(&TWO, None);
-        assert!(matches!(&bufs[0], Buf { vals: Vals::I64(v), defs: None } if v == &[5, 6]));
+        let at = Slot::new;
+        t.a.put(at(0), 5);
+        t.b.put(at(0), Some("x".into()));
+        t.a.put(at(1), 6);
+        t.b.put(at(1), None);
+        t.a.put(at(2), 7);
+        t.b.put(at(2), Some(String::from("x").into()));
+        let (bufs, strings) = t.take(&TWO, 3, None);
+        assert!(matches!(&bufs[0], Buf { vals: Vals::I64(v), defs: None } if v == &[5, 6, 7]));
         assert!(
             matches!(&bufs[1], Buf { vals: Vals::Str(k), defs: Some(d) } if k == &[0, 0] && d == &[1, 0, 1])
         );
         assert_eq!(strings[0], None);
         assert_eq!(strings[1].as_deref(), Some(&[ByteArray::from("x")][..]));
-        // The spare buffers' capacity comes back; the strings keep their indices.
-        let cap = match &bufs[0].vals {
-            Vals::I64(v) => v.capacity(),
-            _ => 0,
+        // The next batch, in the memory of the one before: only its own rows are taken,
+        // the strings keep their indices.
+        let spare = bufs;
+        let keys = match &spare[1].vals {
+            Vals::Str(k) => k.as_ptr(),
+            _ => std::ptr::null(),
         };
-        let mut spare = bufs;
-        for b in &mut spare {
-            b.clear();
-        }
-        let (again, _) = t.take(&TWO, Some(spare));
-        assert!(matches!(&again[0].vals, Vals::I64(v) if v.is_empty()));
-        assert!(matches!(&t.a.0, v if v.capacity() == cap));
-        t.b.put(Some("y".into()));
-        t.b.put(Some("x".into()));
-        let (bufs, strings) = t.take(&TWO, None);
-        assert!(matches!(&bufs[1].vals, Vals::Str(k) if k == &[1, 0]));
+        let (empty, _) = t.take(&TWO, 0, Some(spare));
+        assert!(matches!(&empty[0].vals, Vals::I64(v) if v.is_empty()));
+        assert!(
+            matches!(&empty[1], Buf { vals: Vals::Str(k), defs: Some(d) } if k.is_empty() && d.is_empty())
+        );
+        t.a.put(at(0), 8);
+        t.b.put(at(0), Some("y".into()));
+        t.a.put(at(1), 9);
+        t.b.put(at(1), Some("x".into()));
+        let (bufs, strings) = t.take(&TWO, 2, None);
+        assert!(matches!(&bufs[0].vals, Vals::I64(v) if v == &[8, 9]));
+        assert!(
+            matches!(&bufs[1], Buf { vals: Vals::Str(k), defs: Some(d) } if k == &[1, 0] && d == &[1, 1] && k.as_ptr() == keys)
+        );
         assert_eq!(strings[1].as_ref().map(Vec::len), Some(2));
+    }
+
+    #[test]
+    #[should_panic(expected = "a typed batch of more than")]
+    fn a_row_past_the_batch_is_refused() {
+        Slot::new(BATCH_ROWS);
     }
 
     #[test]

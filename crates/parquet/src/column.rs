@@ -486,16 +486,13 @@ impl Pending {
     pub(crate) fn spawn(writer: Writer, group: Group) -> Pending {
         Pending(std::thread::spawn(move || {
             let mut writer = writer;
-            let mut group = group;
             writer.write(&group)?;
-            for b in &mut group.bufs {
-                b.clear();
-            }
+            // Not emptied: a typed batch reuses the values' memory as it is.
             Ok((writer, group.bufs))
         }))
     }
 
-    /// The writer and the emptied buffers, once the batch is encoded.
+    /// The writer and the batch's buffers (with its values), once the batch is encoded.
     pub(crate) fn join(self) -> Result<(Writer, Vec<Buf>), ParquetError> {
         self.0
             .join()

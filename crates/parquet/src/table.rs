@@ -22,7 +22,7 @@ use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::parser::parse_message_type;
 use parquet::schema::types::ColumnPath;
 
-use crate::batch::{Batch, Columns};
+use crate::batch::{Batch, Columns, Slot};
 use crate::column::{Buf, Const, Group, Pending, Row, Writer};
 pub use crate::column::{ROW_GROUP_BYTES, ROW_GROUP_ROWS};
 use crate::{Error, Origin, SCHEMA_VERSION};
@@ -185,9 +185,9 @@ pub(crate) struct Table<B: Batch = Columns> {
     /// The file being written, while no batch is being encoded in the background.
     writer: Option<Writer>,
     /// The batch being encoded in the background; it gives back the writer and the
-    /// emptied buffers.
+    /// buffers.
     pending: Option<Pending>,
-    /// Emptied buffers, for the next batch.
+    /// The buffers of the batch encoded before, for the next.
     spare: Option<Vec<Buf>>,
     tmp: PathBuf,
     path: PathBuf,
@@ -313,6 +313,12 @@ impl<B: Batch> Table<B> {
         })
     }
 
+    /// The slot of the row being pushed into a typed batch.
+    #[inline(always)]
+    pub(crate) fn slot(&self) -> Slot {
+        Slot::new(self.rows)
+    }
+
     /// The table's name.
     pub(crate) fn name(&self) -> &'static str {
         self.def.name
@@ -349,7 +355,7 @@ impl<B: Batch> Table<B> {
         let Some(writer) = self.writer.take() else {
             return Ok(());
         };
-        let (bufs, dicts) = self.batch.take(self.def, self.spare.take());
+        let (bufs, dicts) = self.batch.take(self.def, self.rows, self.spare.take());
         let group = Group {
             rows: self.rows,
             origin: Arc::clone(&self.origin),

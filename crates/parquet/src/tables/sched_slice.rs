@@ -59,21 +59,25 @@ pub(crate) fn push(t: &mut Table<Batch>, s: &RunSlice, tgid: Option<i32>) -> Res
         SliceEnd::Displaced => ("displaced", None),
         SliceEnd::Lost => ("lost", None),
     };
+    let at = t.slot();
     let b = &mut t.batch;
-    b.ts_ns.push(i64_of(s.start));
-    b.dur_ns.push(i64_of(s.duration()));
-    b.cpu.push(i32_of(s.cpu));
-    b.utid.push(s.task.map(i64::from));
-    b.tid.push(s.tid);
-    b.tgid.push(tgid);
-    b.comm.comm(s.comm);
-    b.prio.push(s.prio);
-    b.start_kind.lit(match s.start_kind {
-        SliceStart::Switch => "switch",
-        SliceStart::TraceStart => "trace_start",
-        SliceStart::Inferred => "inferred",
-    });
-    b.end_kind.lit(end_kind);
-    b.end_state.put(state);
+    b.ts_ns.put(at, i64_of(s.start));
+    b.dur_ns.put(at, i64_of(s.duration()));
+    b.cpu.put(at, i32_of(s.cpu));
+    b.utid.put(at, s.task.map(i64::from));
+    b.tid.put(at, s.tid);
+    b.tgid.put(at, tgid);
+    b.comm.comm(at, s.comm);
+    b.prio.put(at, s.prio);
+    b.start_kind.lit(
+        at,
+        match s.start_kind {
+            SliceStart::Switch => "switch",
+            SliceStart::TraceStart => "trace_start",
+            SliceStart::Inferred => "inferred",
+        },
+    );
+    b.end_kind.lit(at, end_kind);
+    b.end_state.put(at, state);
     t.end_row()
 }

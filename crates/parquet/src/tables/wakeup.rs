@@ -68,27 +68,28 @@ pub(crate) fn push(t: &mut Table<Batch>, w: &Wake, tgid: Option<i32>) -> Result<
         Waker::Hardirq { irq } => ("hardirq", None, irq, None),
         Waker::Softirq { vec, raised_by } => ("softirq", None, raised_by, vec),
     };
+    let at = t.slot();
     let b = &mut t.batch;
-    b.ts_ns.push(i64_of(w.switch_in_ts));
-    b.waking_ts_ns.push(i64_of(w.waking_ts));
-    b.wakeup_ts_ns.push(w.wakeup_ts.map(i64_of));
-    b.latency_ns.push(i64_of(w.latency()));
-    b.cpu.push(i32_of(w.cpu));
-    b.utid.push(i64::from(w.task));
-    b.tid.push(w.tid);
-    b.tgid.push(tgid);
-    b.comm.comm(w.comm);
-    b.prio.push(w.prio);
-    b.waker_kind.lit(kind);
-    b.waker_tid.push(wtid);
-    b.waker_irq.push(wirq.map(i32_of));
-    b.waker_softirq_vec.push(wvec.map(i32_of));
-    b.waker_cpu.push(i32_of(w.waker_cpu));
-    b.by_hrtimer.push(w.by_hrtimer);
-    b.inferred.push(w.inferred);
-    b.inferred_after_ts_ns.push(w.inferred_after.map(i64_of));
-    b.irq_exit_ts_ns.push(w.irq_exit_ts.map(i64_of));
-    b.softirq_exit_ts_ns.push(w.softirq_exit_ts.map(i64_of));
-    b.new_task.push(w.new_task);
+    b.ts_ns.put(at, i64_of(w.switch_in_ts));
+    b.waking_ts_ns.put(at, i64_of(w.waking_ts));
+    b.wakeup_ts_ns.put(at, w.wakeup_ts.map(i64_of));
+    b.latency_ns.put(at, i64_of(w.latency()));
+    b.cpu.put(at, i32_of(w.cpu));
+    b.utid.put(at, i64::from(w.task));
+    b.tid.put(at, w.tid);
+    b.tgid.put(at, tgid);
+    b.comm.comm(at, w.comm);
+    b.prio.put(at, w.prio);
+    b.waker_kind.lit(at, kind);
+    b.waker_tid.put(at, wtid);
+    b.waker_irq.put(at, wirq.map(i32_of));
+    b.waker_softirq_vec.put(at, wvec.map(i32_of));
+    b.waker_cpu.put(at, i32_of(w.waker_cpu));
+    b.by_hrtimer.put(at, w.by_hrtimer);
+    b.inferred.put(at, w.inferred);
+    b.inferred_after_ts_ns.put(at, w.inferred_after.map(i64_of));
+    b.irq_exit_ts_ns.put(at, w.irq_exit_ts.map(i64_of));
+    b.softirq_exit_ts_ns.put(at, w.softirq_exit_ts.map(i64_of));
+    b.new_task.put(at, w.new_task);
     t.end_row()
 }
