@@ -174,20 +174,32 @@ fn pack_mini(out: &mut Vec<u8>, mini: &[i64], least: i64, width: u32) {
     if width == 0 {
         return;
     }
+    let mut padded = [least; MINI];
+    for (p, &d) in padded.iter_mut().zip(mini) {
+        *p = d;
+    }
+    // 32 values of `width` bits fill `width / 2` words (an odd width ends half-way into
+    // the last): packed into a buffer, appended at once.
+    let mut le = [0u8; 8 * MINI];
+    let mut words = le.chunks_exact_mut(8);
     let (mut acc, mut bits) = (0u64, 0u32);
-    for k in 0..MINI {
-        let v = mini.get(k).map_or(0, |&d| d.wrapping_sub(least) as u64);
+    for &d in &padded {
+        let v = d.wrapping_sub(least) as u64;
         acc |= v << bits;
         bits += width;
         if bits >= 64 {
-            out.extend_from_slice(&acc.to_le_bytes());
+            if let Some(w) = words.next() {
+                w.copy_from_slice(&acc.to_le_bytes());
+            }
             bits -= 64;
             // The bits of `v` that did not fit.
             acc = if bits == 0 { 0 } else { v >> (width - bits) };
         }
     }
-    // 32 values of an odd width end half-way into a word.
-    out.extend_from_slice(&acc.to_le_bytes()[..(bits / 8) as usize]);
+    if let Some(w) = words.next() {
+        w.copy_from_slice(&acc.to_le_bytes());
+    }
+    out.extend_from_slice(&le[..4 * width as usize]);
 }
 
 #[cfg(test)]
