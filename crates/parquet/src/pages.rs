@@ -207,6 +207,13 @@ pub(crate) fn def_levels(
     defs: Option<&[i16]>,
     rows: usize,
 ) -> Result<usize, ParquetError> {
+    // A page of every row present, or of none (most pages of most nullable columns):
+    // one run, as the hybrid writes 8 or more equal levels, without a copy of them.
+    let present = defs.map_or(rows, |d| d.iter().filter(|&&l| l == 1).count());
+    if rows >= 8 && defs.is_none_or(|d| d.len() == rows) && (present == rows || present == 0) {
+        levels(out, |b| run(b, rows, u32::from(present == rows), 1));
+        return Ok(present);
+    }
     scratch.clear();
     match defs {
         Some(d) => scratch.extend(d.iter().map(|&l| u32::from(l == 1))),
@@ -219,7 +226,7 @@ pub(crate) fn def_levels(
         )));
     }
     levels(out, |b| hybrid(b, scratch, 1));
-    Ok(scratch.iter().filter(|&&l| l == 1).count())
+    Ok(present)
 }
 
 /// Appends the definition levels of a v1 data page, as `write` writes them: their
