@@ -535,6 +535,33 @@ mod tests {
     }
 
     #[test]
+    fn definition_levels_are_the_hybrid_of_the_rows_present() {
+        // As the hybrid of the levels writes them, whatever the shortcut taken.
+        let hybrid_of = |l: &[u32]| {
+            let mut b = Vec::new();
+            levels(&mut b, |b| hybrid(b, l, 1));
+            b
+        };
+        for rows in [1, 7, 8, 9, 100] {
+            for pattern in [[1i16, 1], [0, 0], [1, 0]] {
+                let defs: Vec<i16> = (0..rows).map(|i| pattern[i % 2]).collect();
+                let (mut out, mut scratch) = (Vec::new(), Vec::new());
+                let present = def_levels(&mut out, &mut scratch, Some(&defs), rows).unwrap();
+                let l: Vec<u32> = defs.iter().map(|&d| u32::from(d == 1)).collect();
+                assert_eq!(out, hybrid_of(&l), "{rows} {pattern:?}");
+                assert_eq!(present, l.iter().filter(|&&l| l == 1).count());
+            }
+            let mut out = Vec::new();
+            assert_eq!(
+                def_levels(&mut out, &mut Vec::new(), None, rows).unwrap(),
+                rows
+            );
+            assert_eq!(out, hybrid_of(&vec![1; rows]));
+        }
+        assert!(def_levels(&mut Vec::new(), &mut Vec::new(), Some(&[1; 9]), 10).is_err());
+    }
+
+    #[test]
     fn the_hybrid_reads_back() {
         let mut cases: Vec<Vec<u32>> = vec![
             vec![],
