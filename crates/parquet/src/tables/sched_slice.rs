@@ -1,7 +1,5 @@
 //! `sched_slice`: a task's (or the idle task's) time on a CPU, switch-in to switch-out.
 
-use std::borrow::Cow;
-
 use jitterlab_analyze::{RunSlice, SliceEnd, SliceStart};
 use jitterlab_trace::TaskState;
 
@@ -45,19 +43,29 @@ batch! {
     }
 }
 
+/// The values of `start_kind`, `end_kind` and `end_state` (but the rare states).
+static STARTS: [&str; 3] = ["switch", "trace_start", "inferred"];
+static ENDS: [&str; 6] = [
+    "preempted",
+    "slept",
+    "exited",
+    "trace_end",
+    "displaced",
+    "lost",
+];
+static STATES: [&str; 4] = ["R", "S", "D", "X"];
+
 pub(crate) fn push(t: &mut Table<Batch>, s: &RunSlice, tgid: Option<i32>) -> Result<(), Error> {
-    let (end_kind, state) = match s.end_kind {
-        SliceEnd::Preempted => ("preempted", Some(Cow::Borrowed("R"))),
-        // The common states without formatting them.
-        SliceEnd::Slept(TaskState(TaskState::INTERRUPTIBLE)) => ("slept", Some(Cow::Borrowed("S"))),
-        SliceEnd::Slept(TaskState(TaskState::UNINTERRUPTIBLE)) => {
-            ("slept", Some(Cow::Borrowed("D")))
-        }
-        SliceEnd::Slept(st) => ("slept", Some(Cow::Owned(st.to_string()))),
-        SliceEnd::Exited => ("exited", Some(Cow::Borrowed("X"))),
-        SliceEnd::TraceEnd => ("trace_end", None),
-        SliceEnd::Displaced => ("displaced", None),
-        SliceEnd::Lost => ("lost", None),
+    // The end, and the state by index into STATES, without formatting the common ones.
+    let (end, state) = match s.end_kind {
+        SliceEnd::Preempted => (0, Some(Ok(0))),
+        SliceEnd::Slept(TaskState(TaskState::INTERRUPTIBLE)) => (1, Some(Ok(1))),
+        SliceEnd::Slept(TaskState(TaskState::UNINTERRUPTIBLE)) => (1, Some(Ok(2))),
+        SliceEnd::Slept(st) => (1, Some(Err(st))),
+        SliceEnd::Exited => (2, Some(Ok(3))),
+        SliceEnd::TraceEnd => (3, None),
+        SliceEnd::Displaced => (4, None),
+        SliceEnd::Lost => (5, None),
     };
     let at = t.slot();
     let b = &mut t.batch;
@@ -69,15 +77,17 @@ pub(crate) fn push(t: &mut Table<Batch>, s: &RunSlice, tgid: Option<i32>) -> Res
     b.tgid.put(at, tgid);
     b.comm.comm(at, s.comm);
     b.prio.put(at, s.prio);
-    b.start_kind.lit(
-        at,
-        match s.start_kind {
-            SliceStart::Switch => "switch",
-            SliceStart::TraceStart => "trace_start",
-            SliceStart::Inferred => "inferred",
-        },
-    );
-    b.end_kind.lit(at, end_kind);
-    b.end_state.put(at, state);
+    let start = match s.start_kind {
+        SliceStart::Switch => 0,
+        SliceStart::TraceStart => 1,
+        SliceStart::Inferred => 2,
+    };
+    b.start_kind.kind(at, &STARTS, start);
+    b.end_kind.kind(at, &ENDS, end);
+    match state {
+        Some(Ok(i)) => b.end_state.kind(at, &STATES, i),
+        Some(Err(st)) => b.end_state.str(at, &st.to_string()),
+        None => b.end_state.null(at),
+    }
     t.end_row()
 }

@@ -62,11 +62,14 @@ batch! {
     }
 }
 
+/// The values of `waker_kind`.
+static WAKERS: [&str; 3] = ["task", "hardirq", "softirq"];
+
 pub(crate) fn push(t: &mut Table<Batch>, w: &Wake, tgid: Option<i32>) -> Result<(), Error> {
     let (kind, wtid, wirq, wvec) = match w.waker {
-        Waker::Task { tid } => ("task", Some(tid), None, None),
-        Waker::Hardirq { irq } => ("hardirq", None, irq, None),
-        Waker::Softirq { vec, raised_by } => ("softirq", None, raised_by, vec),
+        Waker::Task { tid } => (0, Some(tid), None, None),
+        Waker::Hardirq { irq } => (1, None, irq, None),
+        Waker::Softirq { vec, raised_by } => (2, None, raised_by, vec),
     };
     let at = t.slot();
     let b = &mut t.batch;
@@ -80,7 +83,7 @@ pub(crate) fn push(t: &mut Table<Batch>, w: &Wake, tgid: Option<i32>) -> Result<
     b.tgid.put(at, tgid);
     b.comm.comm(at, w.comm);
     b.prio.put(at, w.prio);
-    b.waker_kind.lit(at, kind);
+    b.waker_kind.kind(at, &WAKERS, kind);
     b.waker_tid.put(at, wtid);
     b.waker_irq.put(at, wirq.map(i32_of));
     b.waker_softirq_vec.put(at, wvec.map(i32_of));
