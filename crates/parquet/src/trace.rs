@@ -6,7 +6,7 @@ use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 use jitterlab_analyze::engine::{self, PassOptions};
-use jitterlab_analyze::hash::FxMap;
+use jitterlab_analyze::hash::TidMap;
 use jitterlab_analyze::{
     Anomaly, Blind, IrqSpan, Marker, Migration, RunSlice, Sink, SoftirqSpan, Wake,
 };
@@ -115,13 +115,14 @@ struct Tables {
 /// is returned at the end (the sink's methods cannot fail).
 struct RowSink {
     t: Tables,
-    tgids: FxMap<i32, i32>,
+    /// Thread groups by tid (a lookup a row).
+    tgids: TidMap<Option<i32>>,
     irq_names: HashMap<u32, jitterlab_trace::Text>,
     err: Option<Error>,
 }
 
 impl RowSink {
-    fn put(&mut self, f: impl FnOnce(&mut Tables, &FxMap<i32, i32>) -> Result<(), Error>) {
+    fn put(&mut self, f: impl FnOnce(&mut Tables, &TidMap<Option<i32>>) -> Result<(), Error>) {
         if self.err.is_none() {
             if let Err(e) = f(&mut self.t, &self.tgids) {
                 self.err = Some(e);
@@ -132,12 +133,12 @@ impl RowSink {
 
 impl Sink for RowSink {
     fn slice(&mut self, s: &RunSlice) {
-        self.put(|t, g| sched_slice::push(&mut t.slice, s, g.get(&s.tid).copied()));
+        self.put(|t, g| sched_slice::push(&mut t.slice, s, g.get(s.tid).flatten()));
     }
     fn wake(&mut self, w: &Wake) {
         let name = w.irq().and_then(|n| self.irq_names.get(&n).cloned());
         self.put(|t, g| {
-            wakeup::push(&mut t.wakeup, w, g.get(&w.tid).copied())?;
+            wakeup::push(&mut t.wakeup, w, g.get(w.tid).flatten())?;
             chain::push(&mut t.chain, w, name.as_deref())
         });
     }
@@ -249,11 +250,13 @@ pub fn export_trace(
             anomaly: mk(&anomaly::DEF)?,
             marker: mk(&marker::DEF)?,
         },
-        tgids: tables
-            .tgids
-            .iter()
-            .map(|(&tid, &tgid)| (tid, tgid))
-            .collect(),
+        tgids: {
+            let mut m = TidMap::new(None);
+            for (&tid, &tgid) in &tables.tgids {
+                m.insert(tid, Some(tgid));
+            }
+            m
+        },
         irq_names: HashMap::new(),
         err: None,
     };

@@ -3,7 +3,7 @@
 use jitterlab_trace::Comm;
 use serde::Serialize;
 
-use crate::hash::FxMap;
+use crate::hash::{FxMap, TidMap};
 use crate::model::{AnomalyKind, TaskId, Waker};
 
 /// What is known of one task incarnation at the end of the pass.
@@ -75,48 +75,22 @@ pub(crate) struct TaskRt {
 }
 
 /// Every task incarnation seen.
-#[derive(Default)]
 pub(crate) struct Tasks {
     pub infos: Vec<TaskInfo>,
     pub rt: Vec<TaskRt>,
-    by_tid: TidIndex,
+    /// The latest incarnation of each tid: a lookup per sched event.
+    by_tid: TidMap<TaskId>,
 }
 
-/// Tids below this are found by index (a table of at most 256 KiB), the others by hash.
-const DIRECT_TIDS: usize = 1 << 16;
-/// No incarnation of the tid yet, in [`TidIndex::low`].
+/// No incarnation of the tid yet, in the table of [`Tasks::by_tid`].
 const UNSEEN: TaskId = TaskId::MAX;
 
-/// The latest incarnation of each tid: a lookup per sched event, so the usual tids are
-/// an index into a table (a hash probe cost ~23 Ir more, 2.9 M lookups on a 2.9
-/// M-event trace).
-#[derive(Default)]
-struct TidIndex {
-    /// By tid, for tids below [`DIRECT_TIDS`], up to the largest seen; [`UNSEEN`] = none.
-    low: Vec<TaskId>,
-    high: FxMap<i32, TaskId>,
-}
-
-impl TidIndex {
-    #[inline]
-    fn get(&self, tid: i32) -> Option<TaskId> {
-        match usize::try_from(tid) {
-            Ok(i) if i < DIRECT_TIDS => self.low.get(i).copied().filter(|&id| id != UNSEEN),
-            _ => self.high.get(&tid).copied(),
-        }
-    }
-
-    fn insert(&mut self, tid: i32, id: TaskId) {
-        match usize::try_from(tid) {
-            Ok(i) if i < DIRECT_TIDS => {
-                if self.low.len() <= i {
-                    self.low.resize(i + 1, UNSEEN);
-                }
-                self.low[i] = id;
-            }
-            _ => {
-                self.high.insert(tid, id);
-            }
+impl Default for Tasks {
+    fn default() -> Tasks {
+        Tasks {
+            infos: Vec::new(),
+            rt: Vec::new(),
+            by_tid: TidMap::new(UNSEEN),
         }
     }
 }
@@ -237,30 +211,5 @@ impl Tasks {
     /// Number of pending wake-ups, for the end of the pass.
     pub fn pending_count(&self) -> u64 {
         self.rt.iter().filter(|r| r.pending.is_some()).count() as u64
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn tids_low_and_high_are_found() {
-        let mut t = TidIndex::default();
-        for (tid, id) in [
-            (5, 0),
-            (70_000, 1),
-            (i32::MAX, 2),
-            (0, 3),
-            (65_535, 4),
-            (65_536, 5),
-        ] {
-            assert_eq!(t.get(tid), None, "{tid}");
-            t.insert(tid, id);
-            assert_eq!(t.get(tid), Some(id), "{tid}");
-        }
-        t.insert(70_000, 9);
-        assert_eq!((t.get(70_000), t.get(6), t.get(-1)), (Some(9), None, None));
-        assert_eq!(t.low.len(), 65_536);
     }
 }
