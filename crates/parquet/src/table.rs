@@ -3,10 +3,11 @@
 //!
 //! A table is declared once, as a list of [`Col`]s (name, type, nullable, meaning); the
 //! provenance columns ([`PROVENANCE`]) come first in every table and are filled from the
-//! [`Origin`] of the export. Rows are pushed column by column in declared order through a
-//! [`Row`] into the column buffers of `column.rs`; every [`BATCH_ROWS`] rows the
-//! buffers are handed to a thread that encodes them into the open row group while the
-//! next ones fill; a row group is appended to the file at [`ROW_GROUP_ROWS`] rows or
+//! [`Origin`] of the export. Rows are pushed into a [`Batch`]: column by column in
+//! declared order through a [`Row`], or into a typed batch (`batch.rs`); every
+//! [`BATCH_ROWS`] rows the batch is handed to the table's encoding thread, which encodes
+//! it into the open row group while the next one fills (in the buffers of the one
+//! before); a row group is appended to the file at [`ROW_GROUP_ROWS`] rows or
 //! [`ROW_GROUP_BYTES`], so memory stays bounded (two batches raw and one row group
 //! compressed, a table) whatever the trace's length.
 
@@ -23,7 +24,7 @@ use parquet::schema::parser::parse_message_type;
 use parquet::schema::types::ColumnPath;
 
 use crate::batch::{Batch, Columns, Slot};
-use crate::column::{Buf, Const, Group, Pending, Row, Writer};
+use crate::column::{Const, Encoder, Group, Row, Writer};
 pub use crate::column::{ROW_GROUP_BYTES, ROW_GROUP_ROWS};
 use crate::{Error, Origin, SCHEMA_VERSION};
 
@@ -182,13 +183,11 @@ pub(crate) struct Table<B: Batch = Columns> {
     rows: usize,
     written: u64,
     origin: Arc<[Const; 3]>,
-    /// The file being written, while no batch is being encoded in the background.
+    /// The file being written, until the first batch goes to the encoder.
     writer: Option<Writer>,
-    /// The batch being encoded in the background; it gives back the writer and the
-    /// buffers.
-    pending: Option<Pending>,
-    /// The buffers of the batch encoded before, for the next.
-    spare: Option<Vec<Buf>>,
+    /// The thread that encodes the batches into the file, from the first batch on; it
+    /// gives the writer back when finished.
+    encoder: Option<Encoder>,
     tmp: PathBuf,
     path: PathBuf,
 }
@@ -306,8 +305,7 @@ impl<B: Batch> Table<B> {
                 origin.start_wall_ns.map_or(Const::Null, Const::int),
             ]),
             writer: Some(writer),
-            pending: None,
-            spare: None,
+            encoder: None,
             tmp,
             path,
         })
@@ -332,39 +330,42 @@ impl<B: Batch> Table<B> {
         Ok(())
     }
 
-    /// Waits for the batch being encoded in the background, if any: its writer and
-    /// buffers come back.
-    fn settle(&mut self) -> Result<(), Error> {
-        if let Some(p) = self.pending.take() {
-            let (writer, spare) = p
-                .join()
-                .map_err(|e| Error::parquet(&self.path, "a batch of rows", e))?;
-            self.writer = Some(writer);
-            self.spare = Some(spare);
-        }
-        Ok(())
-    }
-
-    /// Hands the buffered rows to a thread that encodes them into the open row group
-    /// (encoding and compressing while the trace is read on), after the previous batch.
+    /// Hands the buffered rows to the thread that encodes them into the open row group
+    /// (encoding and compressing while the trace is read on), once it encoded the batch
+    /// before, whose buffers the next rows fill.
     fn flush(&mut self) -> Result<(), Error> {
         if self.rows == 0 {
             return Ok(());
         }
-        self.settle()?;
-        let Some(writer) = self.writer.take() else {
-            return Ok(());
+        let encoder = match (&mut self.encoder, self.writer.take()) {
+            (Some(e), _) => e,
+            (None, Some(w)) => self.encoder.insert(Encoder::spawn(w)),
+            (None, None) => return Ok(()),
         };
-        let (bufs, dicts) = self.batch.take(self.def, self.rows, self.spare.take());
+        let batch_err = |e| Error::parquet(&self.path, "a batch of rows", e);
+        let spare = encoder.settle().map_err(batch_err)?;
+        let (bufs, dicts) = self.batch.take(self.def, self.rows, spare);
         let group = Group {
             rows: self.rows,
             origin: Arc::clone(&self.origin),
             dicts,
             bufs,
         };
-        self.pending = Some(Pending::spawn(writer, group));
+        encoder.send(group).map_err(batch_err)?;
         self.written += self.rows as u64;
         self.rows = 0;
+        Ok(())
+    }
+
+    /// Waits for the encoder, if started, to encode what it was handed: the writer comes
+    /// back.
+    fn settle(&mut self) -> Result<(), Error> {
+        if let Some(e) = self.encoder.take() {
+            let writer = e
+                .finish()
+                .map_err(|e| Error::parquet(&self.path, "a batch of rows", e))?;
+            self.writer = Some(writer);
+        }
         Ok(())
     }
 
@@ -411,8 +412,8 @@ impl<B: Batch> Table<B> {
 impl<B: Batch> Drop for Table<B> {
     fn drop(&mut self) {
         // Not finished (an error): leave no half-written file behind.
-        let pending = self.pending.take().map(Pending::join);
-        if self.writer.take().is_some() || pending.is_some() {
+        let encoder = self.encoder.take().map(Encoder::finish);
+        if self.writer.take().is_some() || encoder.is_some() {
             let _ = fs::remove_file(&self.tmp);
         }
     }
