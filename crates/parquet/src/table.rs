@@ -28,12 +28,16 @@ use crate::column::{Const, Encoder, Group, Row, Writer};
 pub use crate::column::{ROW_GROUP_BYTES, ROW_GROUP_ROWS};
 use crate::{Error, Origin, SCHEMA_VERSION};
 
-/// Rows pushed before they are handed to the encoding thread.
+/// Rows pushed before they are handed to the encoding thread (and a data page).
 ///
-/// Two batches of a table are held raw (one filling, one being encoded): 16,384 rows
-/// of the `wakeup` table are 2.5 MB. With batches of 32,768 a 9 M-event export peaked at
-/// 52 MB, with 16,384 at 46 MB, at the same speed.
-pub const BATCH_ROWS: usize = 16 * 1024;
+/// Two batches of a table are held raw (one filling, one being encoded): 8,192 rows of
+/// the `wakeup` table are 1.3 MB. On the 14 M-event recording of the `trace` bench
+/// (8 interleaved runs each): batches of 16,384 rows peaked at 45.7 MB and took 1.26x
+/// the CPU time of `analyze --json`; of 8,192, 40.7 MB and 1.23x (the batch being
+/// filled and the one being encoded stay in the caches); of 4,096, 38.4 MB and 1.27x
+/// (twice the hand-overs). The files are 1.7 % larger (twice the pages). Earlier, with
+/// 32,768 a 9 M-event export peaked at 52 MB.
+pub const BATCH_ROWS: usize = 8 * 1024;
 
 /// Bytes of a data page, uncompressed: every column of an open row group holds a page in
 /// the making; with the default 1 MiB, the export of a 9 M-event trace peaked at 77 MB
