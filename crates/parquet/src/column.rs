@@ -39,10 +39,11 @@ pub(crate) struct Dict {
     index: FxMap<Box<[u8]>, u32>,
     /// Task names by value: found by hashing 16 bytes, not by a check of the UTF-8.
     comms: FxMap<Comm, u32>,
-    /// The last task name and its index: consecutive rows are mostly of the same task
-    /// or name (99.5 % of `sched_slice`'s on a `stress-ng --switch` trace), found
-    /// without hashing (194 M instructions fewer of 8,690 M for 2 M names).
-    last_comm: Option<(Comm, u32)>,
+    /// The last two task names and their indices, the latest first: consecutive rows
+    /// are mostly of the same task or of two taking turns (99.5 % of `sched_slice`'s on
+    /// a `stress-ng --switch` trace), found without hashing (194 M instructions fewer
+    /// of 8,690 M for 2 M names).
+    last_comms: [Option<(Comm, u32)>; 2],
     pub(crate) values: Vec<ByteArray>,
     /// Static strings (kinds, states) by address and length: found without hashing.
     statics: Vec<(usize, usize, u32)>,
@@ -63,12 +64,20 @@ impl Dict {
     }
 
     /// The index of a task name, added if new.
+    #[inline]
     pub(crate) fn key_comm(&mut self, c: Comm) -> u32 {
-        if let Some((last, k)) = self.last_comm {
-            if last == c {
-                return k;
+        match self.last_comms {
+            [Some((last, k)), _] if last == c => k,
+            [first, Some((last, k))] if last == c => {
+                self.last_comms = [Some((c, k)), first];
+                k
             }
+            _ => self.key_comm_hashed(c),
         }
+    }
+
+    /// [`Dict::key_comm`] of a name not among the last two.
+    fn key_comm_hashed(&mut self, c: Comm) -> u32 {
         let k = match self.comms.get(&c) {
             Some(&k) => k,
             None => {
@@ -77,7 +86,7 @@ impl Dict {
                 k
             }
         };
-        self.last_comm = Some((c, k));
+        self.last_comms = [Some((c, k)), self.last_comms[0]];
         k
     }
 
@@ -1055,6 +1064,22 @@ mod tests {
         let origin = [Const::Null, Const::Null, Const::Null];
         let (groups, _) = written_from(origin, 2500, 500, 1000, usize::MAX);
         assert_eq!(groups, [1000, 1000, 500]);
+    }
+
+    #[test]
+    fn a_task_name_has_one_index_however_it_is_found() {
+        let mut d = Dict::default();
+        let [a, b, c] = [b"alpha".as_slice(), b"beta", b"gamma"].map(Comm::from_bytes);
+        // New, the latest, the one before, then names past the last two.
+        let keys: Vec<u32> = [a, b, a, b, b, c, a, c, b, a]
+            .map(|n| d.key_comm(n))
+            .to_vec();
+        assert_eq!(keys, [0, 1, 0, 1, 1, 2, 0, 2, 1, 0]);
+        assert_eq!(d.values.len(), 3);
+        // A name added as text before it came as a task name keeps its index.
+        let mut d = Dict::default();
+        assert_eq!(d.key(b"beta"), 0);
+        assert_eq!((d.key_comm(a), d.key_comm(b)), (1, 0));
     }
 
     #[test]
