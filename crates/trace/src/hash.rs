@@ -109,24 +109,18 @@ mod tests {
     #[test]
     fn a_tid_map_finds_low_high_and_negative_tids_and_nothing_else() {
         let mut m = TidMap::new(u32::MAX);
-        for (tid, v) in [
+        let set = [
             (0, 1),
             (7, 2),
             (65_535, 3),
             (65_536, 4),
             (4_194_304, 5),
             (-1, 6),
-        ] {
+        ];
+        for (tid, v) in set {
             m.insert(tid, v);
         }
-        for (tid, v) in [
-            (0, 1),
-            (7, 2),
-            (65_535, 3),
-            (65_536, 4),
-            (4_194_304, 5),
-            (-1, 6),
-        ] {
+        for (tid, v) in set {
             assert_eq!(m.get(tid), Some(v), "{tid}");
         }
         for tid in [1, 6, 8, 65_534, 65_537, 100_000, -2, i32::MIN, i32::MAX] {
