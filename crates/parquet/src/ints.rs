@@ -156,35 +156,37 @@ fn delta_pack(out: &mut Vec<u8>, values: &[i64]) -> Option<(i64, i64)> {
         uleb(out, zigzag(least));
         let widths = out.len();
         out.extend_from_slice(&[0; MINIBLOCKS]);
-        for (m, mini) in deltas[..block.len()].chunks(MINI).enumerate() {
-            let bits = mini
-                .iter()
-                .fold(0u64, |acc, &d| acc | d.wrapping_sub(least) as u64);
+        // Less the minimum, once (a loop the compiler vectorizes); a last block's
+        // missing deltas pack as zeros.
+        let n = block.len();
+        let mut packed = [0u64; BLOCK];
+        for (u, &d) in packed.iter_mut().zip(&deltas[..n]) {
+            *u = d.wrapping_sub(least) as u64;
+        }
+        for (m, mini) in packed.chunks_exact(MINI).take(n.div_ceil(MINI)).enumerate() {
+            let bits = mini.iter().fold(0u64, |acc, &u| acc | u);
             let width = 64 - bits.leading_zeros();
             out[widths + m] = width as u8;
-            pack_mini(out, mini, least, width);
+            if let Ok(mini) = mini.try_into() {
+                pack_mini(out, mini, width);
+            }
         }
     }
     Some((min, max))
 }
 
-/// One miniblock: 32 deltas less `least`, `width` bits each, least significant bit
-/// first, the missing ones (a last miniblock's) zeros: exactly `4 * width` bytes.
-fn pack_mini(out: &mut Vec<u8>, mini: &[i64], least: i64, width: u32) {
+/// One miniblock: 32 values of `width` bits each (the deltas less the block's least),
+/// least significant bit first: exactly `4 * width` bytes.
+fn pack_mini(out: &mut Vec<u8>, mini: &[u64; MINI], width: u32) {
     if width == 0 {
         return;
-    }
-    let mut padded = [least; MINI];
-    for (p, &d) in padded.iter_mut().zip(mini) {
-        *p = d;
     }
     // 32 values of `width` bits fill `width / 2` words (an odd width ends half-way into
     // the last): packed into a buffer, appended at once.
     let mut le = [0u8; 8 * MINI];
     let mut words = le.chunks_exact_mut(8);
     let (mut acc, mut bits) = (0u64, 0u32);
-    for &d in &padded {
-        let v = d.wrapping_sub(least) as u64;
+    for &v in mini {
         acc |= v << bits;
         bits += width;
         if bits >= 64 {
@@ -312,11 +314,9 @@ mod tests {
             } else {
                 u64::MAX >> (64 - width)
             };
-            let mini: Vec<i64> = (0..MINI as u64)
-                .map(|k| (top - k.min(top)) as i64)
-                .collect();
+            let mini: [u64; MINI] = std::array::from_fn(|k| top - (k as u64).min(top));
             let mut out = Vec::new();
-            pack_mini(&mut out, &mini, 0, width);
+            pack_mini(&mut out, &mini, width);
             assert_eq!(out.len(), 4 * width as usize, "{width}");
         }
     }
