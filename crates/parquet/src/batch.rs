@@ -14,7 +14,7 @@
 use jitterlab_trace::Comm;
 use parquet::data_type::ByteArray;
 
-use crate::column::{Buf, Dict, Val, Vals};
+use crate::column::{Buf, Dict, Val};
 use crate::table::{TableDef, Ty, BATCH_ROWS};
 
 /// The columns of the rows pushed since the last batch was handed to the encoder.
@@ -221,13 +221,10 @@ impl<T: Val + Copy + Default> Column for Opt<T> {
     }
 }
 
-/// A string column: each row's index into the column's [`Dict`] (a nullable column's
-/// present ones one after the other), and a nullable column's definition levels.
-pub(crate) struct Text<const NULLABLE: bool> {
-    keys: Slots<u32>,
-    /// Present values so far.
-    n: usize,
-    defs: Slots<i16>,
+/// A string column: each row's index into the column's [`Dict`], kept as an int column
+/// is ([`Req`] of a column that is never null, [`Opt`] of one that may be).
+pub(crate) struct Text<K> {
+    keys: K,
     dict: Dict,
     /// The names a kind column's values come from ([`Text::kind`]), and the index of
     /// each in `dict` once seen.
@@ -245,11 +242,30 @@ const KNOWN: usize = 16;
 const UNKNOWN: u32 = u32::MAX;
 
 /// A string column that is never null.
-pub(crate) type Str = Text<false>;
+pub(crate) type Str = Text<Req<u32>>;
 /// A string column that may be null.
-pub(crate) type OptStr = Text<true>;
+pub(crate) type OptStr = Text<Opt<u32>>;
 
-impl<const NULLABLE: bool> Text<NULLABLE> {
+/// The indices of a [`Text`] column: a present value's goes at its row.
+pub(crate) trait Keys: Column {
+    fn key(&mut self, at: Slot, k: u32);
+}
+
+impl Keys for Req<u32> {
+    #[inline(always)]
+    fn key(&mut self, at: Slot, k: u32) {
+        self.put(at, k);
+    }
+}
+
+impl Keys for Opt<u32> {
+    #[inline(always)]
+    fn key(&mut self, at: Slot, k: u32) {
+        self.put(at, Some(k));
+    }
+}
+
+impl<K: Keys> Text<K> {
     /// The index of `names[i]`: one comparison when seen before (on a 2.9 M-event
     /// export, a search of the literals by address was 60 M instructions).
     #[inline(always)]
@@ -282,81 +298,50 @@ impl<const NULLABLE: bool> Text<NULLABLE> {
         k
     }
 
-    /// A present value's index.
-    #[inline(always)]
-    fn present(&mut self, at: Slot, k: u32) {
-        if NULLABLE {
-            self.defs[at.0] = 1;
-            // `n` is at most the row's slot.
-            if let Some(x) = self.keys.get_mut(self.n) {
-                *x = k;
-                self.n += 1;
-            }
-        } else {
-            self.keys[at.0] = k;
-        }
-    }
-
     /// `names[i]` (a kind: `names` is the one `static` array of the column's kinds).
     #[inline(always)]
     pub(crate) fn kind(&mut self, at: Slot, names: Names, i: usize) {
         let k = self.key_of(names, i);
-        self.present(at, k);
+        self.keys.key(at, k);
     }
 
     /// Another string.
     pub(crate) fn str(&mut self, at: Slot, s: &str) {
         let k = self.dict.key(s.as_bytes());
-        self.present(at, k);
+        self.keys.key(at, k);
     }
-}
 
-impl Text<false> {
     /// A task name.
     #[inline(always)]
     pub(crate) fn comm(&mut self, at: Slot, c: Comm) {
-        self.keys[at.0] = self.dict.key_comm(c);
+        let k = self.dict.key_comm(c);
+        self.keys.key(at, k);
     }
 }
 
-impl Text<true> {
+impl Text<Opt<u32>> {
     /// Null.
     #[inline(always)]
     pub(crate) fn null(&mut self, at: Slot) {
-        self.defs[at.0] = 0;
+        self.keys.put(at, None);
     }
 }
 
-impl<const NULLABLE: bool> Column for Text<NULLABLE> {
-    const NULLABLE: bool = NULLABLE;
+impl<K: Keys> Column for Text<K> {
+    const NULLABLE: bool = K::NULLABLE;
     fn empty() -> Self {
         Text {
-            keys: slots(Vec::new()),
-            n: 0,
-            defs: slots(Vec::new()),
+            keys: K::empty(),
             dict: Dict::default(),
             names: &[],
             known: [UNKNOWN; KNOWN],
         }
     }
     fn fits(ty: Ty) -> bool {
-        matches!(ty, Ty::Str | Ty::Kind)
+        K::fits(ty)
     }
     fn take(&mut self, rows: usize, spare: Option<Buf>) -> Buf {
-        let (k, d) = match spare {
-            Some(Buf {
-                vals: Vals::Str(k),
-                defs,
-            }) => (k, defs.unwrap_or_default()),
-            _ => (Vec::new(), Vec::new()),
-        };
-        let keys = std::mem::replace(&mut self.keys, slots(k));
-        let defs = std::mem::replace(&mut self.defs, slots(d));
-        let n = std::mem::take(&mut self.n);
-        Buf {
-            vals: Vals::Str(values(keys, if NULLABLE { n } else { rows })),
-            defs: NULLABLE.then(|| values(defs, rows)),
-        }
+        self.keys.take(rows, spare)
     }
     fn strings(&self) -> Option<Vec<ByteArray>> {
         Some(self.dict.values.clone())
@@ -432,6 +417,7 @@ pub(crate) use batch;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::column::Vals;
     use crate::table::{opt, req};
     use crate::tables::{sched_slice, wakeup};
 

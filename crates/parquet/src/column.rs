@@ -150,6 +150,8 @@ val!(i64, I64, I64 | Wall);
 val!(i32, I32, I32);
 val!(bool, Bool, Bool);
 val!(f64, F64, F64);
+// A string column's indices into its dictionary.
+val!(u32, Str, Str | Kind);
 
 /// One column's values of the rows pushed since the last row group.
 pub(crate) struct Buf {
