@@ -6,7 +6,6 @@
 //! no allocation), written as such by `strings.rs`; the provenance columns, the same in
 //! every row of a file, are one [`Const`] each, written once a row group.
 
-use std::borrow::Cow;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -51,7 +50,7 @@ pub(crate) struct Dict {
 
 impl Dict {
     /// The index of a static string, added if new.
-    pub(crate) fn key_static(&mut self, s: &'static str) -> u32 {
+    fn key_static(&mut self, s: &'static str) -> u32 {
         let at = (s.as_ptr() as usize, s.len());
         if let Some(&(_, _, k)) = self.statics.iter().find(|&&(a, l, _)| (a, l) == at) {
             return k;
@@ -700,15 +699,6 @@ impl<'a> Row<'a> {
     pub(crate) fn opt_str(self, v: Option<&str>) -> Self {
         self.text(v.map(Text::Str))
     }
-    /// A nullable string that is mostly one of a few literals (a state): those are found
-    /// by address.
-    #[inline(always)]
-    pub(crate) fn put_str(self, v: Option<Cow<'static, str>>) -> Self {
-        match v {
-            Some(Cow::Borrowed(s)) => self.text(Some(Text::Literal(s))),
-            v => self.text(v.as_deref().map(Text::Str)),
-        }
-    }
     /// A task name.
     #[inline(always)]
     pub(crate) fn comm(self, c: Comm) -> Self {
@@ -774,10 +764,10 @@ impl<'a> Row<'a> {
     pub(crate) fn str(self, v: &str) -> Self {
         self.opt_str(Some(v))
     }
-    /// One of a few literal strings (a kind).
+    /// One of a few literal strings (a kind), found by address.
     #[inline(always)]
     pub(crate) fn kind(self, v: &'static str) -> Self {
-        self.put_str(Some(Cow::Borrowed(v)))
+        self.text(Some(Text::Literal(v)))
     }
     /// A double.
     #[inline(always)]
