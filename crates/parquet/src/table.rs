@@ -363,7 +363,7 @@ impl<B: Batch> Table<B> {
 
     /// Waits for the encoder, if started, to encode what it was handed: the writer comes
     /// back.
-    fn settle(&mut self) -> Result<(), Error> {
+    fn writer_back(&mut self) -> Result<(), Error> {
         if let Some(e) = self.encoder.take() {
             let writer = e
                 .finish()
@@ -377,7 +377,7 @@ impl<B: Batch> Table<B> {
     /// path and the rows written.
     pub(crate) fn finish(mut self) -> Result<Option<(PathBuf, u64)>, Error> {
         self.flush()?;
-        self.settle()?;
+        self.writer_back()?;
         if self.written == 0 {
             // No row: no file (an engine reads a table's files; an empty one is 230 B
             // of footer to open for nothing). The partition's directories go too when
