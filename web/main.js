@@ -178,7 +178,7 @@ function showError(message, where) {
 
 async function start() {
   const meta = readMeta();
-  if (meta.format !== 2) throw new Error(`report format ${meta.format}; this viewer reads format 2 (another jitterlab wrote it: open it with that one's view)`);
+  if (meta.format !== 3) throw new Error(`report format ${meta.format}; this viewer reads format 3 (another jitterlab wrote it: open it with that one's view)`);
   if (!meta.report || !meta.report.data) throw new Error("the report holds no result (meta.report.data)");
   const app = el("div", { id: "jl-app" });
   document.body.append(app);

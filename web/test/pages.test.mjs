@@ -268,9 +268,9 @@ export const tests = {
   },
 
   async "errors are shown on the page"({ browser }) {
-    const format = edited("disk.html", (h) => h.replace('{"format":2,', '{"format":3,'));
+    const format = edited("disk.html", (h) => h.replace('{"format":3,', '{"format":4,'));
     const r1 = await open(browser, format, { allowError: true });
-    assert((await r1.text(".jl-error")).includes("report format 3"), "a bad format");
+    assert((await r1.text(".jl-error")).includes("report format 4"), "a bad format");
     await r1.close();
     // A data block that does not inflate to its size: the tables still show.
     const block = edited("disk.html", (h) => h.replace(/(id="jl-data-0" data-bytes=")(\d+)/, (_, a, n) => `${a}${Number(n) + 1}`));

@@ -2,7 +2,7 @@
 // docs/html.md: a real report's page (its viewer and its report JSON) with a made-up
 // timeline of N task slices on two CPUs, each switched in by a wake-up of 1-30 us but one
 // of 500 us. The columns are encoded here from the documentation (byte planes, gaps,
-// draw and detail blocks, raw deflate, a block's bytes as the UTF-16 units of the page
+// chunks of draw and detail blocks, raw deflate, a block's bytes as the UTF-16 units of the page
 // with U+0000, CR, `<`, `=` and the surrogates escaped), which checks the page's decoder
 // against the format's description as much as it feeds the tests.
 import fs from "node:fs";
@@ -89,7 +89,7 @@ export function writePage(file, text) {
  * Returns what the tests check: the outlier's CPU, slice and time, per-CPU counts, the
  * tasks, and the expected matches of a comm.
  */
-export function writeSynthReport(template, out, { slices = 1_000_000, cpus = 2, seed = 7, leftOut = false } = {}) {
+export function writeSynthReport(template, out, { slices = 1_000_000, cpus = 2, seed = 7, leftOut = false, chunkRows = 1 << 16 } = {}) {
   const html = readPage(template);
   const m0 = html.indexOf('<script type="application/json" id="jl-meta">');
   const m1 = html.indexOf("</script>", m0);
@@ -135,23 +135,40 @@ export function writeSynthReport(template, out, { slices = 1_000_000, cpus = 2, 
     }
     end = Math.max(end, t);
     if (outlierAt >= 0) info.outlier = { cpu: c, slice: outlierAt, start: start[outlierAt], lat: 500_000 };
-    const draw = new Block(2 * c), detail = new Block(2 * c + 1);
-    draw.u32("slices.start", gap, 3, true, { delta: "end" });
-    draw.u32("slices.dur", dur, 3, true);
-    draw.u32("slices.task", task, 1);
-    detail.u8("slices.prio", new Uint8Array(n).fill(120));
-    detail.u8("slices.flags", Uint8Array.from(task, (_, i) => (i === 0 ? 1 << 4 : 5)));
+    // Chunks of `chunkRows` slices and as many wake-ups, as `view` spills them, each
+    // its draw and detail blocks; the IRQs, softirqs and overview in the last.
     const nw = lat.length;
-    // Wake-up k switches in slice k + 1: every delta is 1.
-    draw.u32("wakes.slice", new Uint32Array(nw).fill(1), 1);
-    draw.u32("wakes.lat", lat, 3, true);
-    detail.u8("wakes.waker", new Uint8Array(nw));
-    detail.u32("wakes.waker_cpu", new Uint32Array(nw).fill(c), 1);
-    detail.u32("wakes.waker_id", waker, 2);
-    detail.u8("wakes.vec", new Uint8Array(nw).fill(255));
-    detail.u32("wakes.irq_exit", new Uint32Array(nw), 1, true);
-    detail.u32("wakes.wakeup", new Uint32Array(nw), 1, true);
-    detail.u8("wakes.flags", new Uint8Array(nw));
+    const chunks = [];
+    const chunk = () => {
+      const k = { draw: new Block(blocks.length), detail: new Block(blocks.length + 1), slices: 0, wakes: 0, irqs: 0, softirqs: 0 };
+      blocks.push(null, null);
+      chunks.push(k);
+      return k;
+    };
+    for (let a = 0; a < Math.max(n, 1); a += chunkRows) {
+      const b = Math.min(n, a + chunkRows), wb = Math.min(nw, b);
+      const { draw, detail } = chunk();
+      const k = chunks[chunks.length - 1];
+      k.slices = b - a;
+      k.wakes = Math.max(0, wb - a);
+      draw.u32("slices.start", gap.subarray(a, b), 3, true, { delta: "end" });
+      draw.u32("slices.dur", dur.subarray(a, b), 3, true);
+      draw.u32("slices.task", task.subarray(a, b), 1);
+      detail.u8("slices.prio", new Uint8Array(b - a).fill(120));
+      detail.u8("slices.flags", Uint8Array.from(task.subarray(a, b), (_, i) => (a + i === 0 ? 1 << 4 : 5)));
+      const w = Math.max(0, wb - a);
+      // Wake-up k switches in slice k + 1: every delta is 1.
+      draw.u32("wakes.slice", new Uint32Array(w).fill(1), 1);
+      draw.u32("wakes.lat", lat.subarray(a, a + w), 3, true);
+      detail.u8("wakes.waker", new Uint8Array(w));
+      detail.u32("wakes.waker_cpu", new Uint32Array(w).fill(c), 1);
+      detail.u32("wakes.waker_id", waker.subarray(a, a + w), 2);
+      detail.u8("wakes.vec", new Uint8Array(w).fill(255));
+      detail.u32("wakes.irq_exit", new Uint32Array(w), 1, true);
+      detail.u32("wakes.wakeup", new Uint32Array(w), 1, true);
+      detail.u8("wakes.flags", new Uint8Array(w));
+    }
+    const { draw, detail } = chunk();
     for (const k of ["irqs", "softirqs"]) {
       draw.u32(`${k}.start`, new Uint32Array(0), 1, true);
       draw.u32(`${k}.dur`, new Uint32Array(0), 1, true);
@@ -165,8 +182,17 @@ export function writeSynthReport(template, out, { slices = 1_000_000, cpus = 2, 
     draw.u32("overview.max_dur", Uint32Array.from(overview.maxDur), 4, true);
     draw.u32("overview.max_lat", Uint32Array.from(overview.maxLat), 4, true);
     draw.u32("overview.count", Uint32Array.from(overview.count), 4, true);
-    blocks.push(draw.bytes(), detail.bytes());
-    cpuMeta.push({ cpu: c, first: 0, last: t, slices: n, irqs: 0, softirqs: 0, wakes: nw, block: 2 * c, detail_block: 2 * c + 1, columns: { ...draw.columns, ...detail.columns } });
+    for (const k of chunks) {
+      blocks[k.draw.index] = k.draw.bytes();
+      blocks[k.detail.index] = k.detail.bytes();
+    }
+    cpuMeta.push({
+      cpu: c, first: 0, last: t, slices: n, irqs: 0, softirqs: 0, wakes: nw,
+      chunks: chunks.map((k) => ({
+        block: k.draw.index, detail_block: k.detail.index, slices: k.slices, wakes: k.wakes, irqs: k.irqs, softirqs: k.softirqs,
+        columns: { ...k.draw.columns, ...k.detail.columns },
+      })),
+    });
     info.cpus.push({ cpu: c, slices: n, wakes: nw });
   }
   info.end = end;

@@ -66,6 +66,7 @@ impl Analyses {
                 .then(functions::FunctionFold::default),
             timeline: options
                 .timeline
+                .clone()
                 .map(|o| Background::new(timeline::TimelineFold::new(o), "timeline")),
         };
         Analyses {

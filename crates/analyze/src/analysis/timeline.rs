@@ -5,9 +5,13 @@
 //! Unlike the other folds, its memory grows with the trace (about 30 bytes an interval),
 //! up to [`TimelineOptions::max_slices`]: past it, intervals that start later are counted,
 //! not kept, and the [`LeftOut`] says so. The overview and the counts always cover
-//! everything the filter keeps.
+//! everything the filter keeps. Given a [`Spill`] (`view` gives the page's encoder), the
+//! fold hands its task slices and wake-ups out in chunks as they are done, and holds
+//! only the last of each per CPU.
 
+use std::any::Any;
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -22,12 +26,15 @@ use crate::sink::Sink;
 use jitterlab_trace::TaskState;
 
 /// What the timeline keeps.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TimelineOptions {
     /// Slices, IRQ spans and softirq spans kept, at most (then the rest is left out).
     pub max_slices: u64,
     /// Overview buckets per CPU, at most.
     pub overview_buckets: usize,
+    /// Where finished task slices and wake-ups go during the pass; none: the timeline
+    /// holds them all.
+    pub spill: Option<SpillTo>,
 }
 
 impl Default for TimelineOptions {
@@ -35,9 +42,43 @@ impl Default for TimelineOptions {
         TimelineOptions {
             max_slices: 8_000_000,
             overview_buckets: 2048,
+            spill: None,
         }
     }
 }
+
+/// Takes a timeline's task slices and wake-ups while the pass runs, a chunk at a time,
+/// each CPU's in order: rows that will not change again (a wake-up's `slice` is
+/// resolved). The timeline keeps the rest, and the [`Timeline::spill`] it was given.
+/// Called from the thread that folds the timeline.
+pub trait Spill: Send + Sync {
+    /// Rows per chunk.
+    fn rows(&self) -> usize;
+    /// The next task slices of `cpu` (times absolute; `origin` is the timeline's).
+    fn slices(&self, cpu: u32, origin: u64, rows: SliceColumns);
+    /// The next wake-ups of `cpu`.
+    fn wakes(&self, cpu: u32, rows: WakeColumns);
+    /// Itself, for its owner to find its own type again.
+    fn as_any(&self) -> &dyn Any;
+}
+
+/// A [`Spill`] shared by the fold and whoever reads what it took.
+#[derive(Clone)]
+pub struct SpillTo(pub Arc<dyn Spill>);
+
+impl std::fmt::Debug for SpillTo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SpillTo({} rows)", self.0.rows())
+    }
+}
+
+impl PartialEq for SpillTo {
+    fn eq(&self, other: &SpillTo) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for SpillTo {}
 
 /// A slice's end code (see docs/html.md): preempted.
 pub const END_PREEMPTED: u8 = 0;
@@ -105,6 +146,25 @@ pub struct WakeColumns {
     pub flags: Vec<u8>,
 }
 
+impl WakeColumns {
+    /// Keeps the rows whose `keep` is true.
+    fn retain_rows(&mut self, keep: &[bool]) {
+        fn pick<T>(v: &mut Vec<T>, keep: &[bool]) {
+            let mut f = keep.iter();
+            v.retain(|_| f.next().copied().unwrap_or(false));
+        }
+        pick(&mut self.slice, keep);
+        pick(&mut self.lat, keep);
+        pick(&mut self.waker, keep);
+        pick(&mut self.waker_cpu, keep);
+        pick(&mut self.waker_id, keep);
+        pick(&mut self.vec, keep);
+        pick(&mut self.irq_exit, keep);
+        pick(&mut self.wakeup, keep);
+        pick(&mut self.flags, keep);
+    }
+}
+
 /// A CPU's hardirq spans, in time order of their starts.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct IrqColumns {
@@ -151,6 +211,10 @@ pub struct OverviewColumns {
 pub struct CpuLanes {
     /// The CPU.
     pub cpu: u32,
+    /// Task slices handed to the [`Spill`] before those in `slices`.
+    pub spilled_slices: usize,
+    /// Wake-ups handed to the [`Spill`] before those in `wakes`.
+    pub spilled_wakes: usize,
     /// Its first and last event, ns.
     pub first: Option<u64>,
     /// Its last event, ns.
@@ -165,6 +229,18 @@ pub struct CpuLanes {
     pub softirqs: SoftirqColumns,
     /// The overview.
     pub overview: OverviewColumns,
+}
+
+impl CpuLanes {
+    /// Task slices, those spilled included.
+    pub fn slice_count(&self) -> usize {
+        self.spilled_slices + self.slices.start.len()
+    }
+
+    /// Wake-ups, those spilled included.
+    pub fn wake_count(&self) -> usize {
+        self.spilled_wakes + self.wakes.lat.len()
+    }
 }
 
 /// A task of the timeline.
@@ -267,12 +343,19 @@ pub struct Timeline {
     pub overview_ns: u64,
     /// What was not kept.
     pub left_out: Option<LeftOut>,
+    /// What took the rows spilled ([`TimelineOptions::spill`]).
+    pub spill: Option<SpillTo>,
 }
 
 impl Timeline {
     /// Task slices kept, all CPUs.
     pub fn slices(&self) -> usize {
-        self.cpus.iter().map(|c| c.slices.start.len()).sum()
+        self.cpus.iter().map(CpuLanes::slice_count).sum()
+    }
+
+    /// Wake-ups kept, all CPUs.
+    pub fn wakes(&self) -> usize {
+        self.cpus.iter().map(CpuLanes::wake_count).sum()
     }
 }
 
@@ -370,10 +453,19 @@ impl From<&Wake> for WakeRec {
 /// A kept wake-up waiting for the slice it switched in.
 #[derive(Clone, Copy)]
 struct PendingWake {
-    /// Its index in its CPU's wake columns.
+    /// Its index among its CPU's wake-ups (spilled ones counted).
     index: u32,
     switch_in: u64,
     tid: i32,
+}
+
+/// Per CPU: the rows gone from the columns to the [`Spill`] (the index of the first
+/// row held), and the wake-ups held whose slice was not found, to be dropped.
+#[derive(Clone, Default)]
+struct Held {
+    slices: u32,
+    wakes: u32,
+    unfound: Vec<u32>,
 }
 
 /// Folds the intervals into a [`Timeline`].
@@ -386,11 +478,17 @@ pub struct TimelineFold {
     /// slice takes its own as it is kept (the machine emits a wake-up at its switch-in,
     /// the slice at its switch-out).
     pending: Vec<VecDeque<PendingWake>>,
-    /// Per CPU, the wake-ups whose slice did not come next, looked up at the end.
-    unresolved: Vec<Vec<PendingWake>>,
+    /// Per CPU, what went to the spill.
+    held: Vec<Held>,
+    /// Wake-ups whose slice was not found (dropped).
+    unfound: u64,
+    /// Rows per chunk spilled (`usize::MAX` without a spill).
+    rows: usize,
     /// The timeline's index of each task incarnation (`u32::MAX`: none yet).
     tasks: Vec<u32>,
     task_order: Vec<TaskId>,
+    /// The tid of each timeline task.
+    task_tids: Vec<i32>,
     irqs: FxMap<u32, u32>,
     irq_order: Vec<u32>,
     /// Sleep states seen, with their letters.
@@ -410,6 +508,10 @@ const OVERVIEW_BASE_NS: u64 = 1024;
 impl TimelineFold {
     /// A fold with `options`.
     pub fn new(options: TimelineOptions) -> TimelineFold {
+        let rows = options
+            .spill
+            .as_ref()
+            .map_or(usize::MAX, |s| s.0.rows().max(1));
         TimelineFold {
             options: TimelineOptions {
                 overview_buckets: options.overview_buckets.max(2),
@@ -419,9 +521,12 @@ impl TimelineFold {
             end: 0,
             cpus: Vec::new(),
             pending: Vec::new(),
-            unresolved: Vec::new(),
+            held: Vec::new(),
+            unfound: 0,
+            rows,
             tasks: Vec::new(),
             task_order: Vec::new(),
+            task_tids: Vec::new(),
             irqs: FxMap::default(),
             irq_order: Vec::new(),
             states: Vec::new(),
@@ -449,7 +554,7 @@ impl TimelineFold {
                 ..CpuLanes::default()
             });
             self.pending.push(VecDeque::new());
-            self.unresolved.push(Vec::new());
+            self.held.push(Held::default());
         }
         &mut self.cpus[i]
     }
@@ -590,59 +695,18 @@ impl TimelineFold {
                 end = end.max(lanes.last);
             }
         }
-        // The wake-ups whose slice did not come next (and those still waiting): found by
-        // their switch-in among the CPU's slices, which are in time order.
-        let tasks = ctx.machine.tasks();
-        // The tid of each timeline task (a small table, where the machine's is not).
-        let tids: Vec<Option<i32>> = self
-            .task_order
-            .iter()
-            .map(|&t| tasks.get(t as usize).map(|t| t.tid))
-            .collect();
-        let cpus = self.cpus.iter_mut().zip(&mut self.pending);
-        for ((lanes, pending), unresolved) in cpus.zip(&mut self.unresolved) {
-            let w = &mut lanes.wakes;
-            // Whether each wake-up's slice was found (all of them, but past the limit).
-            let mut found = Vec::new();
-            let mut lost = 0usize;
-            for p in unresolved.drain(..).chain(pending.drain(..)) {
-                let starts = &lanes.slices.start;
-                // Slices of no time can share a start: the one of this task.
-                let tid_of = |k: usize| tids.get(lanes.slices.task[k] as usize).copied().flatten();
-                let mut k = starts.partition_point(|&s| s < p.switch_in);
-                while k < starts.len() && starts[k] == p.switch_in && tid_of(k) != Some(p.tid) {
-                    k += 1;
-                }
-                if starts.get(k) == Some(&p.switch_in) {
-                    w.slice[p.index as usize] = k as u32;
-                } else {
-                    if found.is_empty() {
-                        found = vec![true; w.slice.len()];
-                    }
-                    found[p.index as usize] = false;
-                    lost += 1;
-                }
+        // The wake-ups still waiting: found by their switch-in among the CPU's slices.
+        for cpu in 0..self.cpus.len() {
+            while let Some(p) = self.pending[cpu].pop_front() {
+                self.look_up(cpu, p);
             }
-            if lost > 0 {
-                // A wake-up whose slice was not kept (left out past the limit).
-                if let Some(l) = &mut self.left_out {
-                    l.wakes += lost as u64;
-                }
-                fn pick<T: Copy>(v: &mut Vec<T>, found: &[bool]) {
-                    let mut f = found.iter();
-                    v.retain(|_| f.next().copied().unwrap_or(false));
-                }
-                pick(&mut w.lat, &found);
-                pick(&mut w.irq_exit, &found);
-                pick(&mut w.wakeup, &found);
-                pick(&mut w.slice, &found);
-                pick(&mut w.waker_cpu, &found);
-                pick(&mut w.waker_id, &found);
-                pick(&mut w.waker, &found);
-                pick(&mut w.vec, &found);
-                pick(&mut w.flags, &found);
-            }
+            self.drop_unfound(cpu);
         }
+        if let Some(l) = &mut self.left_out {
+            // A wake-up whose slice was not kept (left out past the limit).
+            l.wakes += self.unfound;
+        }
+        let tasks = ctx.machine.tasks();
         for lanes in &mut self.cpus {
             sort_irqs(&mut lanes.irqs);
         }
@@ -684,7 +748,116 @@ impl TimelineFold {
             lost: self.lost,
             overview_ns: self.overview_ns,
             left_out: self.left_out,
+            spill: self.options.spill,
         }
+    }
+
+    /// Wake-up `p`, whose slice did not come next: its slice found by its switch-in
+    /// among the slices of its CPU held (in time order; slices of no time can share a
+    /// start: the one of its task), or it is dropped. A slice kept later starts later, so
+    /// only one kept before the wake-up can be its own; of those, the ones spilled
+    /// already are not looked at (no trace seen so far has such a wake-up).
+    fn look_up(&mut self, cpu: usize, p: PendingWake) {
+        let held = &self.held[cpu];
+        let lanes = &mut self.cpus[cpu];
+        let starts = &lanes.slices.start;
+        let tids = &self.task_tids;
+        let tid_of = |k: usize| tids.get(lanes.slices.task[k] as usize).copied();
+        let mut k = starts.partition_point(|&s| s < p.switch_in);
+        while k < starts.len() && starts[k] == p.switch_in && tid_of(k) != Some(p.tid) {
+            k += 1;
+        }
+        let row = p.index - held.wakes;
+        if starts.get(k) == Some(&p.switch_in) {
+            lanes.wakes.slice[row as usize] = held.slices + k as u32;
+        } else {
+            self.held[cpu].unfound.push(row);
+            self.unfound += 1;
+        }
+    }
+
+    /// Drops the held wake-ups of `cpu` whose slice was not found.
+    fn drop_unfound(&mut self, cpu: usize) {
+        let unfound = std::mem::take(&mut self.held[cpu].unfound);
+        if unfound.is_empty() {
+            return;
+        }
+        let w = &mut self.cpus[cpu].wakes;
+        let mut keep = vec![true; w.slice.len()];
+        for &row in &unfound {
+            keep[row as usize] = false;
+        }
+        w.retain_rows(&keep);
+    }
+
+    /// Hands `cpu`'s slices held to the spill.
+    fn spill_slices(&mut self, cpu: usize) {
+        let Some(spill) = &self.options.spill else {
+            return;
+        };
+        let rows = self.rows;
+        let c = &mut self.cpus[cpu];
+        let n = c.slices.start.len();
+        let fresh = SliceColumns {
+            start: Vec::with_capacity(rows),
+            dur: Vec::with_capacity(rows),
+            task: Vec::with_capacity(rows),
+            prio: Vec::with_capacity(rows),
+            flags: Vec::with_capacity(rows),
+        };
+        let out = std::mem::replace(&mut c.slices, fresh);
+        c.spilled_slices += n;
+        self.held[cpu].slices += n as u32;
+        spill.0.slices(c.cpu, self.origin(), out);
+    }
+
+    /// Hands `cpu`'s wake-ups held to the spill, up to the first still waiting for its
+    /// slice, when that is half a chunk or more.
+    fn spill_wakes(&mut self, cpu: usize) {
+        let Some(spill) = &self.options.spill else {
+            return;
+        };
+        let held = &mut self.held[cpu];
+        let w = &mut self.cpus[cpu].wakes;
+        let m = self.pending[cpu]
+            .front()
+            .map_or(w.slice.len(), |p| (p.index - held.wakes) as usize);
+        if m == 0 || m < self.rows / 2 {
+            return;
+        }
+        fn split<T>(v: &mut Vec<T>, m: usize, rows: usize) -> Vec<T> {
+            let mut rest = Vec::with_capacity(rows.max(v.len() - m));
+            rest.extend(v.drain(m..));
+            std::mem::replace(v, rest)
+        }
+        let rows = self.rows;
+        let mut out = WakeColumns {
+            slice: split(&mut w.slice, m, rows),
+            lat: split(&mut w.lat, m, rows),
+            waker: split(&mut w.waker, m, rows),
+            waker_cpu: split(&mut w.waker_cpu, m, rows),
+            waker_id: split(&mut w.waker_id, m, rows),
+            vec: split(&mut w.vec, m, rows),
+            irq_exit: split(&mut w.irq_exit, m, rows),
+            wakeup: split(&mut w.wakeup, m, rows),
+            flags: split(&mut w.flags, m, rows),
+        };
+        held.wakes += m as u32;
+        // The rows not found go with their chunk, the later ones move down.
+        let unfound = std::mem::take(&mut held.unfound);
+        let (gone, stay): (Vec<u32>, Vec<u32>) =
+            unfound.into_iter().partition(|&r| (r as usize) < m);
+        held.unfound = stay.into_iter().map(|r| r - m as u32).collect();
+        if !gone.is_empty() {
+            let mut keep = vec![true; m];
+            for r in gone {
+                keep[r as usize] = false;
+            }
+            out.retain_rows(&keep);
+        }
+        let c = &mut self.cpus[cpu];
+        c.spilled_wakes += out.lat.len();
+        spill.0.wakes(c.cpu, out);
     }
 }
 
@@ -723,6 +896,7 @@ impl TimelineFold {
         if self.tasks[t] == u32::MAX {
             self.tasks[t] = self.task_order.len() as u32;
             self.task_order.push(s.task);
+            self.task_tids.push(s.tid);
         }
         let index = self.tasks[t];
         let end = self.end_code(s.end_kind);
@@ -733,24 +907,30 @@ impl TimelineFold {
         c.task.push(index);
         c.prio.push(s.prio);
         c.flags.push(end | s.begin << 4);
-        self.resolve(s.cpu as usize, k, s.start, s.tid);
+        let cpu = s.cpu as usize;
+        self.resolve(cpu, self.held[cpu].slices + k, s.start, s.tid);
+        if k as usize + 1 >= self.rows {
+            self.spill_slices(cpu);
+        }
     }
 
     /// Slice `k` of `cpu`, of `tid`, starting at `start`, is kept: the wake-up that
     /// switched it in gets its index; those that switched in earlier and are still
-    /// waiting did not get theirs next, and are looked up at the end.
+    /// waiting did not get theirs next, and are looked up among the slices kept before.
     fn resolve(&mut self, cpu: usize, k: u32, start: u64, tid: i32) {
-        let queue = &mut self.pending[cpu];
-        while let Some(p) = queue.front().filter(|p| p.switch_in < start) {
-            self.unresolved[cpu].push(*p);
-            queue.pop_front();
+        while let Some(p) = self.pending[cpu].front().filter(|p| p.switch_in < start) {
+            let p = *p;
+            self.pending[cpu].pop_front();
+            self.look_up(cpu, p);
         }
+        let queue = &mut self.pending[cpu];
         let mine = queue
             .iter()
             .take_while(|p| p.switch_in == start)
             .position(|p| p.tid == tid);
         if let Some(p) = mine.and_then(|at| queue.remove(at)) {
-            self.cpus[cpu].wakes.slice[p.index as usize] = k;
+            let row = p.index - self.held[cpu].wakes;
+            self.cpus[cpu].wakes.slice[row as usize] = k;
         }
     }
 
@@ -774,7 +954,7 @@ impl TimelineFold {
             ),
         };
         let c = &mut self.lanes(w.cpu).wakes;
-        let index = c.slice.len() as u32;
+        let row = c.slice.len();
         c.slice.push(0);
         c.lat.push(w.latency);
         c.waker.push(kind);
@@ -784,11 +964,15 @@ impl TimelineFold {
         c.irq_exit.push(w.irq_exit);
         c.wakeup.push(w.wakeup);
         c.flags.push(w.flags);
-        self.pending[w.cpu as usize].push_back(PendingWake {
-            index,
+        let cpu = w.cpu as usize;
+        self.pending[cpu].push_back(PendingWake {
+            index: self.held[cpu].wakes + row as u32,
             switch_in: w.switch_in,
             tid: w.tid,
         });
+        if row + 1 >= self.rows {
+            self.spill_wakes(cpu);
+        }
     }
 }
 
@@ -923,6 +1107,111 @@ mod tests {
         }
     }
 
+    /// A spill that keeps what it is given, by CPU.
+    struct Kept {
+        rows: usize,
+        slices: std::sync::Mutex<Vec<(u32, SliceColumns)>>,
+        wakes: std::sync::Mutex<Vec<(u32, WakeColumns)>>,
+    }
+
+    impl Spill for Kept {
+        fn rows(&self) -> usize {
+            self.rows
+        }
+        fn slices(&self, cpu: u32, _origin: u64, rows: SliceColumns) {
+            self.slices.lock().unwrap().push((cpu, rows));
+        }
+        fn wakes(&self, cpu: u32, rows: WakeColumns) {
+            self.wakes.lock().unwrap().push((cpu, rows));
+        }
+        fn as_any(&self) -> &dyn Any {
+            self
+        }
+    }
+
+    #[test]
+    fn a_spilling_fold_hands_out_in_order_what_a_holding_one_keeps() {
+        let feed = |f: &mut TimelineFold| {
+            f.begin(0);
+            for i in 0..500u64 {
+                let cpu = (i % 2) as u32;
+                let (t0, t1) = (100 * i, 100 * i + 90);
+                let tid = 10 + (i % 7) as i32;
+                // Every third slice switched in by a wake-up; two slices of no time.
+                if i % 3 == 0 {
+                    f.wake(&Wake {
+                        cpu,
+                        ..wake(tid, t0 - 5, t0)
+                    });
+                }
+                let end = if i % 50 == 0 { t0 } else { t1 };
+                f.slice(&RunSlice {
+                    cpu,
+                    ..slice(tid, t0, end)
+                });
+            }
+        };
+        let mut held = TimelineFold::new(TimelineOptions::default());
+        feed(&mut held);
+        for rows in [1, 4, 33] {
+            let kept = Arc::new(Kept {
+                rows,
+                slices: Default::default(),
+                wakes: Default::default(),
+            });
+            let mut f = TimelineFold::new(TimelineOptions {
+                spill: Some(SpillTo(kept.clone())),
+                ..TimelineOptions::default()
+            });
+            feed(&mut f);
+            for (cpu, lanes) in held.cpus.iter().enumerate() {
+                let mut s = SliceColumns::default();
+                for (_, c) in kept
+                    .slices
+                    .lock()
+                    .unwrap()
+                    .iter()
+                    .filter(|c| c.0 == cpu as u32)
+                {
+                    assert!(c.start.len() <= rows);
+                    s.start.extend(&c.start);
+                    s.dur.extend(&c.dur);
+                    s.task.extend(&c.task);
+                    s.prio.extend(&c.prio);
+                    s.flags.extend(&c.flags);
+                }
+                let mine = &f.cpus[cpu];
+                assert_eq!(mine.spilled_slices, s.start.len());
+                assert!(mine.slices.start.len() < rows);
+                s.start.extend(&mine.slices.start);
+                s.dur.extend(&mine.slices.dur);
+                s.task.extend(&mine.slices.task);
+                s.prio.extend(&mine.slices.prio);
+                s.flags.extend(&mine.slices.flags);
+                assert_eq!(s, lanes.slices, "{rows} rows a chunk");
+                let mut w = WakeColumns::default();
+                for (_, c) in kept
+                    .wakes
+                    .lock()
+                    .unwrap()
+                    .iter()
+                    .filter(|c| c.0 == cpu as u32)
+                {
+                    w.slice.extend(&c.slice);
+                    w.lat.extend(&c.lat);
+                    w.flags.extend(&c.flags);
+                }
+                assert_eq!(mine.spilled_wakes, w.slice.len());
+                w.slice.extend(&mine.wakes.slice);
+                w.lat.extend(&mine.wakes.lat);
+                w.flags.extend(&mine.wakes.flags);
+                assert_eq!(w.slice, lanes.wakes.slice, "{rows} rows a chunk");
+                assert_eq!(w.lat, lanes.wakes.lat);
+                assert_eq!(w.flags, lanes.wakes.flags);
+            }
+        }
+    }
+
     #[test]
     fn a_slice_takes_the_wake_up_that_switched_it_in() {
         let mut f = TimelineFold::new(TimelineOptions::default());
@@ -938,9 +1227,10 @@ mod tests {
         // A wake-up whose slice never came: the next slice starts later.
         f.wake(&wake(11, 295, 300));
         f.slice(&slice(12, 400, 500));
-        assert_eq!(f.cpus[0].wakes.slice[..4], [1, 3, 2, 0]);
+        assert_eq!(f.cpus[0].wakes.slice[..3], [1, 3, 2]);
         assert!(f.pending[0].is_empty());
-        let left: Vec<_> = f.unresolved[0].iter().map(|p| (p.index, p.tid)).collect();
-        assert_eq!(left, [(3, 11)], "looked up at the end");
+        // Looked up among the slices before, not found: dropped.
+        assert_eq!(f.held[0].unfound, [3]);
+        assert_eq!(f.unfound, 1);
     }
 }

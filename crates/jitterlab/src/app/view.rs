@@ -5,10 +5,12 @@
 use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
+use jitterlab_analyze::analysis::timeline::TimelineOptions;
 use jitterlab_analyze::{analyze_trace, AnalyzeReport, Options};
 use jitterlab_render::view::{write_html, Shown, Viewed};
-use jitterlab_render::{Compared, Html, HtmlModel, SavedResult};
+use jitterlab_render::{Compared, Html, HtmlModel, PageSpill, SavedResult};
 use jitterlab_trace::Trace;
 
 use super::Error;
@@ -148,10 +150,15 @@ impl Analysis<'_> {
     }
 }
 
-/// `options` with the timeline kept (its limits as given, or the default ones).
+/// `options` with the timeline kept (its limits as given, or the default ones), its
+/// task slices and wake-ups compressed into the page's blocks as the pass goes.
 fn timeline_kept(options: Options) -> Options {
+    let spill = Arc::new(PageSpill::new());
     Options {
-        timeline: Some(options.timeline.unwrap_or_default()),
+        timeline: Some(TimelineOptions {
+            spill: Some(spill.spill_to()),
+            ..options.timeline.unwrap_or_default()
+        }),
         ..options
     }
 }
@@ -181,7 +188,7 @@ fn shown_trace(report: &AnalyzeReport) -> Shown {
     if let Some(t) = &report.timeline {
         shown.cpus = t.cpus.len();
         shown.slices = t.slices() as u64;
-        shown.wakes = t.cpus.iter().map(|c| c.wakes.lat.len() as u64).sum();
+        shown.wakes = t.wakes() as u64;
         shown.spans = t
             .cpus
             .iter()

@@ -13,11 +13,14 @@
 //! from the model. The zoom-out summaries the viewer draws are built in the page.
 
 use std::collections::BTreeMap;
+use std::fs::File;
 use std::io::{self, Write};
+use std::os::unix::fs::FileExt;
+use std::sync::Arc;
 
 use jitterlab_analyze::analysis::timeline::{
-    CpuLanes, LeftOut, Timeline, TimelineBlind, TimelineIrq, TimelineLost, TimelineMarker,
-    TimelineTask,
+    IrqColumns, LeftOut, OverviewColumns, SliceColumns, SoftirqColumns, Timeline, TimelineBlind,
+    TimelineIrq, TimelineLost, TimelineMarker, TimelineTask, WakeColumns,
 };
 use jitterlab_analyze::AnalyzeReport;
 use jitterlab_experiment::ExperimentReport;
@@ -28,6 +31,7 @@ use zlib_rs::{compress_bound, Deflate, DeflateConfig, DeflateFlush, Strategy};
 
 use super::htmltext::{html_block_text, utf16le};
 use super::json::Envelope;
+use super::spill::{PageSpill, Spilled};
 use super::{escape_markup, Exporter};
 use crate::Render;
 
@@ -37,7 +41,7 @@ mod web {
 }
 
 /// The format of the embedded data; the viewer refuses others.
-pub const HTML_FORMAT: u32 = 2;
+pub const HTML_FORMAT: u32 = 3;
 
 /// The HTML report format.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -183,8 +187,8 @@ enum Source<'a> {
     U64(&'a [u64]),
     /// `v[i] - v[i - 1]` (`v[0] - first`); the values are in time order.
     Deltas(&'a [u64], u64),
-    /// `v[i] - v[i - 1]` (`v[0]`), of indices in order.
-    Deltas32(&'a [u32]),
+    /// `v[i] - v[i - 1]` (`v[0] - first`), of indices in order.
+    Deltas32(&'a [u32], u32),
     /// Each start minus the previous interval's end (the first: minus `first`), where no
     /// interval starts before the previous one ends ([`ends_before_starts`]).
     Gaps(&'a [u64], &'a [u64], u64),
@@ -194,7 +198,7 @@ impl Source<'_> {
     fn len(&self) -> usize {
         match *self {
             Source::U8(v) => v.len(),
-            Source::U32(v) | Source::Deltas32(v) => v.len(),
+            Source::U32(v) | Source::Deltas32(v, _) => v.len(),
             Source::U64(v) | Source::Deltas(v, _) | Source::Gaps(v, _, _) => v.len(),
         }
     }
@@ -238,8 +242,8 @@ impl Source<'_> {
                     prev = x;
                 }
             }
-            Source::Deltas32(v) => {
-                let mut prev = 0;
+            Source::Deltas32(v, first) => {
+                let mut prev = first;
                 for &x in v {
                     f(u64::from(x.saturating_sub(prev)));
                     prev = x;
@@ -302,8 +306,7 @@ impl Segment<'_> {
 }
 
 /// One block of columns: where each column is, and the segments that make its bytes.
-struct Block<'a> {
-    index: usize,
+pub(super) struct Block<'a> {
     /// Bytes, uncompressed.
     size: usize,
     columns: BTreeMap<&'static str, ColumnRef>,
@@ -326,9 +329,8 @@ fn escape_of(planes: u8) -> u64 {
 }
 
 impl<'a> Block<'a> {
-    fn new(index: usize) -> Block<'a> {
+    fn new() -> Block<'a> {
         Block {
-            index,
             size: 0,
             columns: BTreeMap::new(),
             segments: Vec::new(),
@@ -338,7 +340,7 @@ impl<'a> Block<'a> {
     fn add(&mut self, name: &'static str, kind: &'static str, count: usize) -> &mut ColumnRef {
         let r = ColumnRef {
             kind,
-            block: self.index,
+            block: 0,
             offset: self.size,
             count,
             planes: None,
@@ -428,58 +430,164 @@ fn ends_before_starts(start: &[u64], dur: &[u64], first: u64) -> bool {
     true
 }
 
-/// A CPU's draw block (number `index`): what the timeline draws, which the page inflates
-/// before the first paint.
-fn draw_block(c: &CpuLanes, origin: u64, index: usize) -> Block<'_> {
-    let mut b = Block::new(index);
-    let s = &c.slices;
-    if ends_before_starts(&s.start, &s.dur, origin) {
-        let gaps = Source::Gaps(&s.start, &s.dur, origin);
-        b.u32x("slices.start", gaps).delta = Some("end");
-    } else {
-        b.u32x("slices.start", Source::Deltas(&s.start, origin));
+/// What a CPU's chunks before ended with: the last task slice's start and end, and the
+/// last wake-up's slice (the first chunk's: the origin, and 0).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct After {
+    pub(super) start: u64,
+    pub(super) end: u64,
+    pub(super) slice: u32,
+}
+
+impl After {
+    pub(super) fn origin(origin: u64) -> After {
+        After {
+            start: origin,
+            end: origin,
+            slice: 0,
+        }
     }
-    b.u32x("slices.dur", Source::U64(&s.dur));
-    b.u32s("slices.task", Source::U32(&s.task));
-    let w = &c.wakes;
-    b.u32s("wakes.slice", Source::Deltas32(&w.slice));
-    b.u32x("wakes.lat", Source::U64(&w.lat));
-    let i = &c.irqs;
-    b.u32x("irqs.start", Source::Deltas(&i.start, origin));
-    b.u32x("irqs.dur", Source::U64(&i.dur));
-    let s = &c.softirqs;
-    b.u32x("softirqs.start", Source::Deltas(&s.start, origin));
-    b.u32x("softirqs.dur", Source::U64(&s.dur));
-    let o = &c.overview;
-    b.u32x("overview.busy", Source::U64(&o.busy));
-    b.u32x("overview.max_dur", Source::U64(&o.max_dur));
-    b.u32x("overview.max_lat", Source::U64(&o.max_lat));
-    b.u32x("overview.count", Source::U64(&o.count));
+
+    /// After `s` too.
+    pub(super) fn slices(self, s: &SliceColumns) -> After {
+        match (s.start.last(), s.dur.last()) {
+            (Some(&start), Some(&dur)) => After {
+                start,
+                end: start + dur,
+                ..self
+            },
+            _ => self,
+        }
+    }
+
+    /// After `w` too.
+    pub(super) fn wakes(self, w: &WakeColumns) -> After {
+        match w.slice.last() {
+            Some(&slice) => After { slice, ..self },
+            None => self,
+        }
+    }
+}
+
+/// The rows of one chunk of a CPU's timeline: task slices, or wake-ups (spilled during
+/// the pass), or what the CPU's lanes held at the end, with its IRQs, softirqs and
+/// overview.
+#[derive(Clone, Copy, Default)]
+pub(super) struct Rows<'a> {
+    pub(super) slices: Option<&'a SliceColumns>,
+    pub(super) wakes: Option<&'a WakeColumns>,
+    pub(super) irqs: Option<&'a IrqColumns>,
+    pub(super) softirqs: Option<&'a SoftirqColumns>,
+    pub(super) overview: Option<&'a OverviewColumns>,
+}
+
+/// A chunk's draw block: what the timeline draws, which the page inflates before the
+/// first paint. `origin`: the timeline's; `after`: the CPU's chunks before.
+fn draw_block<'a>(r: &Rows<'a>, origin: u64, after: After) -> Block<'a> {
+    let mut b = Block::new();
+    if let Some(s) = r.slices {
+        if ends_before_starts(&s.start, &s.dur, after.end) {
+            let gaps = Source::Gaps(&s.start, &s.dur, after.end);
+            b.u32x("slices.start", gaps).delta = Some("end");
+        } else {
+            b.u32x("slices.start", Source::Deltas(&s.start, after.start));
+        }
+        b.u32x("slices.dur", Source::U64(&s.dur));
+        b.u32s("slices.task", Source::U32(&s.task));
+    }
+    if let Some(w) = r.wakes {
+        b.u32s("wakes.slice", Source::Deltas32(&w.slice, after.slice));
+        b.u32x("wakes.lat", Source::U64(&w.lat));
+    }
+    if let Some(i) = r.irqs {
+        b.u32x("irqs.start", Source::Deltas(&i.start, origin));
+        b.u32x("irqs.dur", Source::U64(&i.dur));
+    }
+    if let Some(s) = r.softirqs {
+        b.u32x("softirqs.start", Source::Deltas(&s.start, origin));
+        b.u32x("softirqs.dur", Source::U64(&s.dur));
+    }
+    if let Some(o) = r.overview {
+        b.u32x("overview.busy", Source::U64(&o.busy));
+        b.u32x("overview.max_dur", Source::U64(&o.max_dur));
+        b.u32x("overview.max_lat", Source::U64(&o.max_lat));
+        b.u32x("overview.count", Source::U64(&o.count));
+    }
     b
 }
 
-/// A CPU's detail block (number `index`): the columns the timeline does not draw.
-fn detail_block(c: &CpuLanes, index: usize) -> Block<'_> {
-    let mut d = Block::new(index);
-    let s = &c.slices;
-    d.u8s("slices.prio", &s.prio);
-    d.u8s("slices.flags", &s.flags);
-    let w = &c.wakes;
-    d.u8s("wakes.waker", &w.waker);
-    d.u32s("wakes.waker_cpu", Source::U32(&w.waker_cpu));
-    d.u32s("wakes.waker_id", Source::U32(&w.waker_id));
-    d.u8s("wakes.vec", &w.vec);
-    d.u32x("wakes.irq_exit", Source::U64(&w.irq_exit));
-    d.u32x("wakes.wakeup", Source::U64(&w.wakeup));
-    d.u8s("wakes.flags", &w.flags);
-    let i = &c.irqs;
-    d.u32s("irqs.irq", Source::U32(&i.irq));
-    d.u8s("irqs.depth", &i.depth);
-    let s = &c.softirqs;
-    d.u8s("softirqs.vec", &s.vec);
-    d.u32s("softirqs.raised_by", Source::U32(&s.raised_by));
-    d.u32x("softirqs.raise", Source::U64(&s.raise));
+/// A chunk's detail block: the columns the timeline does not draw.
+fn detail_block<'a>(r: &Rows<'a>) -> Block<'a> {
+    let mut d = Block::new();
+    if let Some(s) = r.slices {
+        d.u8s("slices.prio", &s.prio);
+        d.u8s("slices.flags", &s.flags);
+    }
+    if let Some(w) = r.wakes {
+        d.u8s("wakes.waker", &w.waker);
+        d.u32s("wakes.waker_cpu", Source::U32(&w.waker_cpu));
+        d.u32s("wakes.waker_id", Source::U32(&w.waker_id));
+        d.u8s("wakes.vec", &w.vec);
+        d.u32x("wakes.irq_exit", Source::U64(&w.irq_exit));
+        d.u32x("wakes.wakeup", Source::U64(&w.wakeup));
+        d.u8s("wakes.flags", &w.flags);
+    }
+    if let Some(i) = r.irqs {
+        d.u32s("irqs.irq", Source::U32(&i.irq));
+        d.u8s("irqs.depth", &i.depth);
+    }
+    if let Some(s) = r.softirqs {
+        d.u8s("softirqs.vec", &s.vec);
+        d.u32s("softirqs.raised_by", Source::U32(&s.raised_by));
+        d.u32x("softirqs.raise", Source::U64(&s.raise));
+    }
     d
+}
+
+/// A chunk, compressed: its two blocks and its rows.
+pub(super) struct Chunk {
+    pub(super) draw: Packed,
+    pub(super) detail: Packed,
+    slices: usize,
+    wakes: usize,
+    irqs: usize,
+    softirqs: usize,
+}
+
+impl Chunk {
+    /// The chunk of `rows`, compressed, its pieces on rayon's threads when `parallel`.
+    pub(super) fn pack(
+        rows: &Rows,
+        origin: u64,
+        after: After,
+        parallel: bool,
+    ) -> io::Result<Chunk> {
+        let blocks = vec![draw_block(rows, origin, after), detail_block(rows)];
+        let mut packed = pack(blocks, parallel)?.into_iter();
+        let (Some(draw), Some(detail)) = (packed.next(), packed.next()) else {
+            return Err(io::Error::other("a chunk packed to fewer than two blocks"));
+        };
+        Ok(Chunk {
+            draw,
+            detail,
+            slices: rows.slices.map_or(0, |s| s.start.len()),
+            wakes: rows.wakes.map_or(0, |w| w.lat.len()),
+            irqs: rows.irqs.map_or(0, |i| i.start.len()),
+            softirqs: rows.softirqs.map_or(0, |s| s.start.len()),
+        })
+    }
+}
+
+/// A chunk in a CPU's `chunks`.
+#[derive(Serialize)]
+struct ChunkMeta {
+    block: usize,
+    detail_block: usize,
+    slices: usize,
+    wakes: usize,
+    irqs: usize,
+    softirqs: usize,
+    columns: BTreeMap<&'static str, ColumnRef>,
 }
 
 /// A CPU in `meta.timeline.cpus`.
@@ -492,10 +600,8 @@ struct CpuMeta {
     wakes: usize,
     irqs: usize,
     softirqs: usize,
-    /// Its draw block (`detail_block` has the rest).
-    block: usize,
-    detail_block: usize,
-    columns: BTreeMap<&'static str, ColumnRef>,
+    /// Its rows, in order, chunk by chunk.
+    chunks: Vec<ChunkMeta>,
 }
 
 /// `meta.timeline`: times relative to `origin_ns`.
@@ -545,36 +651,80 @@ fn report_of(model: &dyn HtmlModel) -> io::Result<Box<serde_json::value::RawValu
     serde_json::from_slice(&envelope).map_err(io::Error::other)
 }
 
-/// A timeline's meta and its blocks, numbered from `base`.
+/// A timeline's meta and its blocks, numbered from `base`: each CPU's chunks spilled
+/// during the pass ([`PageSpill`]), then the chunk of what its lanes held.
 fn timeline_side<'a>(
     t: &'a Timeline,
     pins: &'a [String],
     base: usize,
 ) -> io::Result<(TimelineMeta<'a>, Vec<Packed>)> {
     let o = t.origin;
-    let blocks = packed_blocks(t, base)?;
-    let cpus = t
+    let mut spilled = match &t.spill {
+        Some(s) => match s.0.as_any().downcast_ref::<PageSpill>() {
+            Some(page) => page.take()?,
+            None => return Err(io::Error::other("a timeline spilled to another encoder")),
+        },
+        None => Spilled::default(),
+    };
+    let lasts: Vec<Chunk> = t
         .cpus
-        .iter()
-        .zip(&blocks)
-        .map(|(c, (b, d))| CpuMeta {
+        .par_iter()
+        .map(|c| {
+            let rows = Rows {
+                slices: Some(&c.slices),
+                wakes: Some(&c.wakes),
+                irqs: Some(&c.irqs),
+                softirqs: Some(&c.softirqs),
+                overview: Some(&c.overview),
+            };
+            let after = spilled.after(c.cpu, o);
+            Chunk::pack(&rows, o, after, true)
+        })
+        .collect::<io::Result<_>>()?;
+    let mut blocks = Vec::new();
+    let mut cpus = Vec::with_capacity(t.cpus.len());
+    for (c, last) in t.cpus.iter().zip(lasts) {
+        let mut chunks = Vec::new();
+        for chunk in spilled.take_cpu(c.cpu).into_iter().chain([last]) {
+            let Chunk {
+                mut draw,
+                mut detail,
+                slices,
+                wakes,
+                irqs,
+                softirqs,
+            } = chunk;
+            let (block, detail_block) = (base + blocks.len(), base + blocks.len() + 1);
+            draw.number(block);
+            detail.number(detail_block);
+            chunks.push(ChunkMeta {
+                block,
+                detail_block,
+                slices,
+                wakes,
+                irqs,
+                softirqs,
+                columns: draw
+                    .columns
+                    .iter()
+                    .chain(&detail.columns)
+                    .map(|(k, v)| (*k, *v))
+                    .collect(),
+            });
+            blocks.push(draw);
+            blocks.push(detail);
+        }
+        cpus.push(CpuMeta {
             cpu: c.cpu,
             first: c.first.map(|f| rel(f, o)),
             last: rel(c.last, o),
-            slices: c.slices.start.len(),
-            wakes: c.wakes.lat.len(),
+            slices: c.slice_count(),
+            wakes: c.wake_count(),
             irqs: c.irqs.start.len(),
             softirqs: c.softirqs.start.len(),
-            block: b.index,
-            detail_block: d.index,
-            columns: b
-                .columns
-                .iter()
-                .chain(&d.columns)
-                .map(|(k, v)| (*k, *v))
-                .collect(),
-        })
-        .collect();
+            chunks,
+        });
+    }
     let meta = TimelineMeta {
         origin_ns: o,
         end: rel(t.end, o),
@@ -615,19 +765,59 @@ fn timeline_side<'a>(
         }),
         pins,
     };
-    Ok((meta, blocks.into_iter().flat_map(|(b, d)| [b, d]).collect()))
+    Ok((meta, blocks))
 }
 
 fn rel(ts: u64, origin: u64) -> u64 {
     ts.saturating_sub(origin)
 }
 
-/// A block compressed: its columns, its size inflated and its element's text.
-struct Packed {
+/// A block compressed: its number (`jl-data-K`), its columns, its size inflated and its
+/// element's text.
+pub(super) struct Packed {
     index: usize,
     columns: BTreeMap<&'static str, ColumnRef>,
     size: usize,
-    text: Vec<u8>,
+    pub(super) text: BlockText,
+}
+
+/// A block's text: in memory, or where [`PageSpill`] stored it.
+pub(super) enum BlockText {
+    Bytes(Vec<u8>),
+    Stored {
+        file: Arc<File>,
+        offset: u64,
+        len: usize,
+    },
+}
+
+impl BlockText {
+    fn write_to(&self, out: &mut dyn Write) -> io::Result<()> {
+        match self {
+            BlockText::Bytes(b) => out.write_all(b),
+            BlockText::Stored { file, offset, len } => {
+                let mut buf = vec![0u8; (*len).min(1 << 20)];
+                let mut done = 0;
+                while done < *len {
+                    let n = buf.len().min(len - done);
+                    file.read_exact_at(&mut buf[..n], offset + done as u64)?;
+                    out.write_all(&buf[..n])?;
+                    done += n;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl Packed {
+    /// Makes it block `index`.
+    fn number(&mut self, index: usize) {
+        self.index = index;
+        for c in self.columns.values_mut() {
+            c.block = index;
+        }
+    }
 }
 
 /// A piece is at least this long, unless it is a block's last (smaller segments are
@@ -747,23 +937,10 @@ fn deflate_piece(bytes: &[u8]) -> io::Result<Vec<u8>> {
 /// its end code).
 const FINAL_BLOCK: [u8; 2] = [0x03, 0x00];
 
-/// Every CPU's draw and detail blocks, compressed: the pieces of every block written
-/// and compressed in parallel (each worker writes its piece into a buffer of its own,
+/// `blocks`, compressed: the pieces of every block written and compressed (on rayon's
+/// threads when `parallel`; each worker writes its piece into a buffer of its own,
 /// reused), then put back together in order.
-fn packed_blocks(t: &Timeline, base: usize) -> io::Result<Vec<(Packed, Packed)>> {
-    let o = t.origin;
-    let blocks: Vec<Block> = t
-        .cpus
-        .par_iter()
-        .enumerate()
-        .flat_map_iter(|(k, c)| {
-            let (b, d) = rayon::join(
-                || draw_block(c, o, base + 2 * k),
-                || detail_block(c, base + 2 * k + 1),
-            );
-            [b, d]
-        })
-        .collect();
+fn pack(blocks: Vec<Block>, parallel: bool) -> io::Result<Vec<Packed>> {
     // (block, segments, bytes), the longest first so that the last piece to finish is
     // short.
     let mut work: Vec<(usize, std::ops::Range<usize>, usize)> = blocks
@@ -777,43 +954,43 @@ fn packed_blocks(t: &Timeline, base: usize) -> io::Result<Vec<(Packed, Packed)>>
         })
         .collect();
     work.sort_by_key(|w| std::cmp::Reverse(w.2));
-
-    let mut done: Vec<(usize, usize, Vec<u8>)> = work
-        .par_iter()
-        .map_init(Vec::new, |buf, (i, r, _)| {
-            buf.clear();
-            for s in &blocks[*i].segments[r.clone()] {
-                s.write(buf);
-            }
-            Ok((*i, r.start, deflate_piece(buf)?))
-        })
-        .collect::<io::Result<_>>()?;
+    let piece = |buf: &mut Vec<u8>, (i, r, _): &(usize, std::ops::Range<usize>, usize)| {
+        buf.clear();
+        for s in &blocks[*i].segments[r.clone()] {
+            s.write(buf);
+        }
+        Ok((*i, r.start, deflate_piece(buf)?))
+    };
+    let mut done: Vec<(usize, usize, Vec<u8>)> = if parallel {
+        work.par_iter()
+            .map_init(Vec::new, piece)
+            .collect::<io::Result<_>>()?
+    } else {
+        let mut buf = Vec::new();
+        work.iter()
+            .map(|w| piece(&mut buf, w))
+            .collect::<io::Result<_>>()?
+    };
     done.sort_by_key(|&(i, first, _)| (i, first));
     let mut streams: Vec<Vec<u8>> = blocks.iter().map(|_| Vec::new()).collect();
     for (i, _, z) in done {
         streams[i].extend_from_slice(&z);
     }
-    let packed: Vec<Packed> = blocks
-        .into_par_iter()
+    Ok(blocks
+        .into_iter()
         .zip(streams)
         .map(|(b, mut z)| {
             z.extend_from_slice(&FINAL_BLOCK);
             let mut text = Vec::new();
             html_block_text(&z, &mut text);
             Packed {
-                index: b.index,
+                index: 0,
                 columns: b.columns,
                 size: b.size,
-                text,
+                text: BlockText::Bytes(text),
             }
         })
-        .collect();
-    let mut packed = packed.into_iter();
-    let mut out = Vec::with_capacity(t.cpus.len());
-    while let (Some(b), Some(d)) = (packed.next(), packed.next()) {
-        out.push((b, d));
-    }
-    Ok(out)
+        .collect())
 }
 
 /// The viewer's modules as one script: `import` lines dropped, `export ` removed.
@@ -929,7 +1106,7 @@ impl<M: HtmlModel> Exporter<M> for Html {
                 ),
                 out,
             )?;
-            out.write_all(&b.text)?;
+            b.text.write_to(out)?;
             cs.write("</script>\n", out)?;
         }
         cs.write("<script type=\"module\">\n", out)?;
@@ -964,7 +1141,7 @@ mod tests {
 
     #[test]
     fn u32x_escapes_values_past_its_planes() {
-        let mut b = Block::new(0);
+        let mut b = Block::new();
         b.u32x("t", Source::U64(&[1u64, 0x1_0000_0000, 2]));
         let c = b.columns["t"];
         // A third of the values past u32: four planes, the big one escaped.
@@ -977,7 +1154,7 @@ mod tests {
             4294967296.0
         );
         // Under 1 % past three planes: three planes, the rest escaped.
-        let mut b = Block::new(0);
+        let mut b = Block::new();
         let v = [300u64, 0x1_0000_0000, 70_000, 255];
         let v: Vec<u64> = v.into_iter().chain(std::iter::repeat_n(7, 96)).collect();
         b.u32x("t", Source::U64(&v));
@@ -1008,7 +1185,7 @@ mod tests {
             x
         };
         let n = 3 * PIECE_MIN;
-        let mut b = Block::new(0);
+        let mut b = Block::new();
         let random: Vec<u8> = (0..n).map(|_| noise() as u8).collect();
         b.u8s("random", &random);
         let skewed: Vec<u8> = (0..n).map(|_| (noise() % 150) as u8).collect();
@@ -1072,7 +1249,8 @@ mod tests {
     fn deltas_start_from_the_origin() {
         let d = values(Source::Deltas(&[105, 110, 110, 200], 100));
         assert_eq!(d, [5, 5, 0, 90]);
-        assert_eq!(values(Source::Deltas32(&[0, 3, 3, 9])), [0, 3, 0, 6]);
+        assert_eq!(values(Source::Deltas32(&[0, 3, 3, 9], 0)), [0, 3, 0, 6]);
+        assert_eq!(values(Source::Deltas32(&[5, 6], 4)), [1, 1]);
     }
 
     #[test]

@@ -5,9 +5,11 @@
 
 use std::io::Read;
 
+use std::sync::Arc;
+
 use jitterlab_analyze::analysis::timeline::{Timeline, TimelineOptions};
 use jitterlab_analyze::{AnalyzeReport, Options};
-use jitterlab_render::{Exporter, Html, SavedResult};
+use jitterlab_render::{Exporter, Html, PageSpill, SavedResult};
 use serde_json::Value;
 
 use crate::check;
@@ -19,6 +21,23 @@ fn with_timeline(name: &str, max_slices: u64) -> AnalyzeReport {
         &Options {
             timeline: Some(TimelineOptions {
                 max_slices,
+                ..TimelineOptions::default()
+            }),
+            ..Options::default()
+        },
+    )
+}
+
+/// The report of `name` whose timeline handed its rows to a page encoder of `rows` rows
+/// a chunk during the pass.
+fn spilled(name: &str, max_slices: u64, rows: usize) -> AnalyzeReport {
+    let spill = Arc::new(PageSpill::with_rows(rows));
+    analyzed(
+        name,
+        &Options {
+            timeline: Some(TimelineOptions {
+                max_slices,
+                spill: Some(spill.spill_to()),
                 ..TimelineOptions::default()
             }),
             ..Options::default()
@@ -99,10 +118,19 @@ fn block(page: &str, k: usize) -> Vec<u8> {
     bytes
 }
 
-/// Column `name` of a CPU as u64 values, as the page decodes it, from the inflated
-/// blocks (`blocks[k]` is `jl-data-K`).
-fn column(blocks: &[Vec<u8>], cols: &Value, name: &str) -> Vec<u64> {
-    let c = &cols[name];
+/// The parts of a CPU's column `name`, one per chunk holding it, in order.
+fn parts<'a>(cpu: &'a Value, name: &str) -> Vec<&'a Value> {
+    cpu["chunks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|k| k["columns"].get(name))
+        .collect()
+}
+
+/// One part of a column as u64 values, from the inflated blocks (`blocks[k]` is
+/// `jl-data-K`).
+fn part(blocks: &[Vec<u8>], c: &Value) -> Vec<u64> {
     let bytes = &blocks[c["block"].as_u64().unwrap() as usize];
     let (off, n) = (
         c["offset"].as_u64().unwrap() as usize,
@@ -132,22 +160,34 @@ fn column(blocks: &[Vec<u8>], cols: &Value, name: &str) -> Vec<u64> {
     }
 }
 
-/// A start column back to times: running sums of starts, or of gaps after each end.
-fn starts(blocks: &[Vec<u8>], cols: &Value, prefix: &str, origin: u64) -> Vec<u64> {
-    let d = column(blocks, cols, &format!("{prefix}.start"));
-    if cols[format!("{prefix}.start")]["delta"] != "end" {
-        return sums(d, origin);
-    }
-    let dur = column(blocks, cols, &format!("{prefix}.dur"));
-    let mut end = origin;
-    d.iter()
-        .zip(&dur)
-        .map(|(gap, dur)| {
-            let start = end + gap;
-            end = start + dur;
-            start
-        })
+/// Column `name` of a CPU as u64 values, as the page decodes it: its parts one after
+/// the other.
+fn column(blocks: &[Vec<u8>], cpu: &Value, name: &str) -> Vec<u64> {
+    parts(cpu, name)
+        .into_iter()
+        .flat_map(|c| part(blocks, c))
         .collect()
+}
+
+/// A start column back to times, part by part: running sums of starts, or of gaps after
+/// each end (`"delta": "end"`), the first part's from `origin`.
+fn starts(blocks: &[Vec<u8>], cpu: &Value, prefix: &str, origin: u64) -> Vec<u64> {
+    let (ps, pd) = (
+        parts(cpu, &format!("{prefix}.start")),
+        parts(cpu, &format!("{prefix}.dur")),
+    );
+    assert_eq!(ps.len(), pd.len());
+    let (mut last_start, mut last_end) = (origin, origin);
+    let mut out = Vec::new();
+    for (s, d) in ps.into_iter().zip(pd) {
+        let gaps = s["delta"] == "end";
+        for (v, dur) in part(blocks, s).into_iter().zip(part(blocks, d)) {
+            let start = if gaps { last_end + v } else { last_start + v };
+            out.push(start);
+            (last_start, last_end) = (start, start + dur);
+        }
+    }
+    out
 }
 
 fn sums(v: Vec<u64>, first: u64) -> Vec<u64> {
@@ -159,21 +199,38 @@ fn sums(v: Vec<u64>, first: u64) -> Vec<u64> {
         .collect()
 }
 
-/// Every column of every CPU decodes to the timeline's values.
+/// Every block of the page inflated, in order, and the number of the first missing.
+fn blocks(page: &str) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    while element(page, &format!("jl-data-{}", out.len())).is_some() {
+        out.push(block(page, out.len()));
+    }
+    out
+}
+
+/// Every column of every CPU decodes to the timeline's values (`t` holding them all).
 fn assert_round_trip(page: &str, t: &Timeline) {
     let m = meta(page);
     let cpus = m["timeline"]["cpus"].as_array().unwrap();
     assert_eq!(cpus.len(), t.cpus.len());
-    let n = 2 * cpus.len();
-    let blocks: Vec<Vec<u8>> = (0..n).map(|k| block(page, k)).collect();
-    assert!(element(page, &format!("jl-data-{n}")).is_none());
+    let blocks = blocks(page);
+    let numbered: Vec<u64> = cpus
+        .iter()
+        .flat_map(|c| c["chunks"].as_array().unwrap())
+        .flat_map(|k| {
+            [
+                k["block"].as_u64().unwrap(),
+                k["detail_block"].as_u64().unwrap(),
+            ]
+        })
+        .collect();
+    assert_eq!(numbered, (0..blocks.len() as u64).collect::<Vec<_>>());
     for (c, lanes) in cpus.iter().zip(&t.cpus) {
-        let cols = &c["columns"];
-        let col = |name| column(&blocks, cols, name);
+        let col = |name| column(&blocks, c, name);
         let u32s = |v: &[u32]| v.iter().map(|&x| u64::from(x)).collect::<Vec<_>>();
         let u8s = |v: &[u8]| v.iter().map(|&x| u64::from(x)).collect::<Vec<_>>();
         let s = &lanes.slices;
-        assert_eq!(starts(&blocks, cols, "slices", t.origin), s.start);
+        assert_eq!(starts(&blocks, c, "slices", t.origin), s.start);
         assert_eq!(col("slices.dur"), s.dur);
         assert_eq!(col("slices.task"), u32s(&s.task));
         assert_eq!(col("slices.prio"), u8s(&s.prio));
@@ -189,12 +246,12 @@ fn assert_round_trip(page: &str, t: &Timeline) {
         assert_eq!(col("wakes.wakeup"), w.wakeup);
         assert_eq!(col("wakes.flags"), u8s(&w.flags));
         let i = &lanes.irqs;
-        assert_eq!(starts(&blocks, cols, "irqs", t.origin), i.start);
+        assert_eq!(starts(&blocks, c, "irqs", t.origin), i.start);
         assert_eq!(col("irqs.dur"), i.dur);
         assert_eq!(col("irqs.irq"), u32s(&i.irq));
         assert_eq!(col("irqs.depth"), u8s(&i.depth));
         let so = &lanes.softirqs;
-        assert_eq!(starts(&blocks, cols, "softirqs", t.origin), so.start);
+        assert_eq!(starts(&blocks, c, "softirqs", t.origin), so.start);
         assert_eq!(col("softirqs.dur"), so.dur);
         assert_eq!(col("softirqs.vec"), u8s(&so.vec));
         assert_eq!(col("softirqs.raised_by"), u32s(&so.raised_by));
@@ -211,6 +268,9 @@ fn assert_round_trip(page: &str, t: &Timeline) {
             ("softirqs", so.start.len()),
         ] {
             assert_eq!(c[key].as_u64(), Some(n as u64), "{key}");
+            let chunks = c["chunks"].as_array().unwrap();
+            let sum: u64 = chunks.iter().map(|k| k[key].as_u64().unwrap()).sum();
+            assert_eq!(sum, n as u64, "{key}: the chunks' counts");
         }
     }
 }
@@ -233,7 +293,7 @@ fn html_layout_meta_and_columns_of_a_trace() {
     assert_eq!(page.matches("<script type=\"module\">").count(), 1);
     assert!(page.find("jl-data-1").unwrap() < page.find("<script type=\"module\">").unwrap());
     let m = meta(&page);
-    assert_eq!(m["format"], 2);
+    assert_eq!(m["format"], 3);
     assert_eq!(m["report"]["schema"], "jitterlab.analyze");
     // The report inside is the --json output.
     assert_eq!(m["report"]["data"], serde_json::to_value(&report).unwrap());
@@ -242,13 +302,56 @@ fn html_layout_meta_and_columns_of_a_trace() {
     for (k, c) in m["timeline"]["cpus"].as_array().unwrap().iter().enumerate() {
         assert_eq!(c["slices"], cpus[k]["slices"]);
     }
-    let wakes: u64 = t.cpus.iter().map(|c| c.wakes.lat.len() as u64).sum();
+    let wakes = t.wakes() as u64;
     assert_eq!(
         Some(wakes),
         m["report"]["data"]["summary"]["wakeups"].as_u64()
     );
     assert_eq!(m["timeline"]["left_out"], Value::Null);
     assert_round_trip(&page, t);
+}
+
+#[test]
+fn html_of_a_timeline_spilled_in_chunks_decodes_to_the_same_columns() {
+    // Chunks of one row (every row a chunk) on a short trace, of a few rows on longer
+    // ones: each page takes a second per few thousand chunks.
+    for (name, max_slices, sizes) in [
+        ("cyclictest-idle.v7.dat", 8_000_000, &[1, 100][..]),
+        ("disk-irq-stress.v7.dat", 8_000_000, &[7, 100][..]),
+        // Past the limit: wake-ups whose slice was left out are dropped.
+        ("disk-irq-stress.v7.dat", 1000, &[7][..]),
+    ] {
+        let held = with_timeline(name, max_slices);
+        let t = held.timeline.as_ref().unwrap();
+        for &rows in sizes {
+            let report = spilled(name, max_slices, rows);
+            let s = report.timeline.as_ref().unwrap();
+            assert_eq!((s.slices(), s.wakes()), (t.slices(), t.wakes()));
+            assert_eq!(s.left_out, t.left_out);
+            // The lanes hold less than a chunk of each; the rest went to the page.
+            for c in &s.cpus {
+                assert!(c.slices.start.len() < rows, "{name}: {rows} rows a chunk");
+                assert!(
+                    c.wakes.lat.len() < 2 * rows + 2,
+                    "{name}: {rows} rows a chunk"
+                );
+            }
+            let page = html(&report);
+            let m = meta(&page);
+            let chunks: usize = m["timeline"]["cpus"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c["chunks"].as_array().unwrap().len())
+                .sum();
+            assert!(chunks > 2 * t.slices() / rows / 2, "{chunks} chunks");
+            assert_round_trip(&page, t);
+            // The chunks went into that page.
+            let mut again = Vec::new();
+            let e = Html::titled("x").write(&report, &mut again).unwrap_err();
+            assert!(e.to_string().contains("written before"), "{e}");
+        }
+    }
 }
 
 #[test]

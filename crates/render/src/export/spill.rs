@@ -1,0 +1,226 @@
+//! The HTML report's timeline compressed while the pass runs: [`PageSpill`] takes each
+//! chunk of task slices or wake-ups the timeline's fold hands out
+//! ([`jitterlab_analyze::analysis::timeline::Spill`]) and compresses it into the chunk's
+//! two data blocks (docs/html.md, "Chunks"). The timeline then
+//! holds a chunk or two per CPU, and the page's blocks are its only copy of the rest:
+//! `view`'s memory stays about that of `analyze`, whatever the trace's length.
+
+use std::any::Any;
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::sync::{Arc, Mutex};
+
+use jitterlab_analyze::analysis::timeline::{SliceColumns, Spill, SpillTo, WakeColumns};
+
+use super::html::{After, BlockText, Chunk, Rows};
+
+/// Rows per chunk: 16,384 task slices hold 352 KiB, as many wake-ups 624 KiB, which
+/// the compression reads from the CPU's cache. Measured on 14.2 M events (BENCHMARKS.md):
+/// chunks of 65,536 rows took 9 % more CPU time and 12 MB more memory, of 8,192 made
+/// the page 10 % larger.
+pub const CHUNK_ROWS: usize = 1 << 14;
+
+/// One chunk to compress.
+enum Job {
+    Slices {
+        cpu: u32,
+        origin: u64,
+        rows: SliceColumns,
+    },
+    Wakes {
+        cpu: u32,
+        rows: WakeColumns,
+    },
+}
+
+/// A CPU's chunks compressed, in order, and what they ended with: the last task slice's
+/// start and end, the last wake-up's slice.
+#[derive(Default)]
+struct CpuChunks {
+    chunks: Vec<Chunk>,
+    slice_ends: Option<(u64, u64)>,
+    slice: u32,
+}
+
+/// The chunks compressed during a pass, by CPU, and where their text waits for the page.
+#[derive(Default)]
+pub(super) struct Spilled {
+    cpus: BTreeMap<u32, CpuChunks>,
+    store: Store,
+}
+
+/// Where the compressed chunks' text waits: an unnamed temporary file (deleted when
+/// closed), so that the page cache holds it rather than the process; in memory when no
+/// file can be made or written.
+#[derive(Default)]
+struct Store {
+    file: Option<Arc<File>>,
+    at: u64,
+    /// No file to try again.
+    failed: bool,
+}
+
+impl Store {
+    fn put(&mut self, text: &mut BlockText) {
+        let BlockText::Bytes(bytes) = text else {
+            return;
+        };
+        if self.file.is_none() && !self.failed {
+            match tempfile::tempfile() {
+                Ok(f) => self.file = Some(Arc::new(f)),
+                Err(_) => self.failed = true,
+            }
+        }
+        let Some(file) = &self.file else {
+            return;
+        };
+        if file.write_all_at(bytes, self.at).is_err() {
+            // A full disk: this one and the rest stay in memory.
+            self.file = None;
+            self.failed = true;
+            return;
+        }
+        let len = bytes.len();
+        *text = BlockText::Stored {
+            file: file.clone(),
+            offset: self.at,
+            len,
+        };
+        self.at += len as u64;
+    }
+}
+
+impl Spilled {
+    /// What `cpu`'s chunks ended with (a timeline of origin `origin`).
+    pub(super) fn after(&self, cpu: u32, origin: u64) -> After {
+        let first = After::origin(origin);
+        match self.cpus.get(&cpu) {
+            Some(c) => After {
+                start: c.slice_ends.map_or(first.start, |e| e.0),
+                end: c.slice_ends.map_or(first.end, |e| e.1),
+                slice: c.slice,
+            },
+            None => first,
+        }
+    }
+
+    /// `cpu`'s chunks, in order.
+    pub(super) fn take_cpu(&mut self, cpu: u32) -> Vec<Chunk> {
+        self.cpus.remove(&cpu).map_or_else(Vec::new, |c| c.chunks)
+    }
+
+    /// `chunk`, its blocks' text stored.
+    fn stored(&mut self, mut chunk: Chunk) -> Chunk {
+        self.store.put(&mut chunk.draw.text);
+        self.store.put(&mut chunk.detail.text);
+        chunk
+    }
+
+    fn add(&mut self, job: Job) -> io::Result<()> {
+        match job {
+            Job::Slices { cpu, origin, rows } => {
+                let before = self.after(cpu, origin);
+                let r = Rows {
+                    slices: Some(&rows),
+                    ..Rows::default()
+                };
+                let chunk = self.stored(Chunk::pack(&r, origin, before, false)?);
+                let after = before.slices(&rows);
+                let c = self.cpus.entry(cpu).or_default();
+                c.chunks.push(chunk);
+                c.slice_ends = Some((after.start, after.end));
+            }
+            Job::Wakes { cpu, rows } => {
+                // A wake-up chunk has no times counted from the origin.
+                let before = self.after(cpu, 0);
+                let r = Rows {
+                    wakes: Some(&rows),
+                    ..Rows::default()
+                };
+                let chunk = self.stored(Chunk::pack(&r, 0, before, false)?);
+                let c = self.cpus.entry(cpu).or_default();
+                c.chunks.push(chunk);
+                c.slice = before.wakes(&rows).slice;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The HTML report's chunk encoder: give [`PageSpill::spill_to`] as the timeline's
+/// [`jitterlab_analyze::analysis::timeline::TimelineOptions::spill`], and write the
+/// report of that pass with [`super::Html`], which takes the chunks back. It compresses
+/// each chunk in the thread that hands it over: the timeline's fold, on the analysis
+/// thread on a 2-CPU machine. (A thread of its own, for the fold or for the
+/// compression, made `view` no faster there and took 9 MB more: the .dat reader and the
+/// analysis keep both CPUs busy.)
+pub struct PageSpill {
+    rows: usize,
+    /// The chunks so far, or why one failed; none once taken.
+    spilled: Mutex<Option<io::Result<Spilled>>>,
+}
+
+impl PageSpill {
+    /// An encoder of [`CHUNK_ROWS`] rows a chunk.
+    pub fn new() -> PageSpill {
+        PageSpill::with_rows(CHUNK_ROWS)
+    }
+
+    /// An encoder of `rows` rows a chunk.
+    pub fn with_rows(rows: usize) -> PageSpill {
+        PageSpill {
+            rows: rows.max(1),
+            spilled: Mutex::new(Some(Ok(Spilled::default()))),
+        }
+    }
+
+    /// Itself as a timeline's spill.
+    pub fn spill_to(self: &Arc<PageSpill>) -> SpillTo {
+        SpillTo(self.clone())
+    }
+
+    fn add(&self, job: Job) {
+        let Ok(mut spilled) = self.spilled.lock() else {
+            return;
+        };
+        if let Some(Ok(s)) = spilled.as_mut() {
+            if let Err(e) = s.add(job) {
+                *spilled = Some(Err(e));
+            }
+        }
+    }
+
+    /// The chunks compressed (once: a second call is an error, the chunks being in the
+    /// page written first).
+    pub(super) fn take(&self) -> io::Result<Spilled> {
+        let taken = self.spilled.lock().ok().and_then(|mut s| s.take());
+        taken.unwrap_or_else(|| {
+            Err(io::Error::other(
+                "the timeline's chunks went into a report written before",
+            ))
+        })
+    }
+}
+
+impl Default for PageSpill {
+    fn default() -> PageSpill {
+        PageSpill::new()
+    }
+}
+
+impl Spill for PageSpill {
+    fn rows(&self) -> usize {
+        self.rows
+    }
+    fn slices(&self, cpu: u32, origin: u64, rows: SliceColumns) {
+        self.add(Job::Slices { cpu, origin, rows });
+    }
+    fn wakes(&self, cpu: u32, rows: WakeColumns) {
+        self.add(Job::Wakes { cpu, rows });
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
