@@ -1,7 +1,7 @@
 //! The HTML report's timeline compressed while the pass runs: [`PageSpill`] takes each
 //! chunk of task slices or wake-ups the timeline's fold hands out
-//! ([`jitterlab_analyze::analysis::timeline::Spill`]) and compresses it into the chunk's
-//! two data blocks (docs/html.md, "Chunks"). The timeline then
+//! ([`jitterlab_analyze::analysis::timeline::Spill`]) and compresses it, on a thread of
+//! its own at the lowest priority, into the chunk's two data blocks (docs/html.md, "Chunks"). The timeline then
 //! holds a chunk or two per CPU, and the page's blocks are its only copy of the rest:
 //! `view`'s memory stays about that of `analyze`, whatever the trace's length.
 
@@ -10,7 +10,9 @@ use std::collections::BTreeMap;
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
+use std::sync::mpsc::{sync_channel, SyncSender};
 use std::sync::{Arc, Mutex};
+use std::thread::{self, JoinHandle};
 
 use jitterlab_analyze::analysis::timeline::{SliceColumns, Spill, SpillTo, WakeColumns};
 
@@ -151,16 +153,25 @@ impl Spilled {
 
 /// The HTML report's chunk encoder: give [`PageSpill::spill_to`] as the timeline's
 /// [`jitterlab_analyze::analysis::timeline::TimelineOptions::spill`], and write the
-/// report of that pass with [`super::Html`], which takes the chunks back. It compresses
-/// each chunk in the thread that hands it over: the timeline's fold, on the analysis
-/// thread on a 2-CPU machine. (A thread of its own, for the fold or for the
-/// compression, made `view` no faster there and took 9 MB more: the .dat reader and the
-/// analysis keep both CPUs busy.)
+/// report of that pass with [`super::Html`], which takes the chunks back.
+///
+/// It compresses the chunks on a thread of its own at the lowest priority (nice 19): the
+/// .dat reader and the analysis keep two CPUs about busy, and the compression takes the
+/// time they leave, or waits for them to leave it (at most [`IN_FLIGHT`] chunks wait,
+/// then the fold does). At the normal priority it took its share from the reader and the
+/// analysis, and `view` was no faster than compressing on the analysis thread
+/// (BENCHMARKS.md). Without a thread, the chunks are compressed as they come.
 pub struct PageSpill {
     rows: usize,
-    /// The chunks so far, or why one failed; none once taken.
+    /// The thread's queue, while it runs.
+    send: Mutex<Option<SyncSender<Job>>>,
+    thread: Mutex<Option<JoinHandle<io::Result<Spilled>>>>,
+    /// The chunks so far without a thread, or why one failed; none once taken.
     spilled: Mutex<Option<io::Result<Spilled>>>,
 }
+
+/// Chunks handed to the thread and not compressed yet, at most.
+const IN_FLIGHT: usize = 4;
 
 impl PageSpill {
     /// An encoder of [`CHUNK_ROWS`] rows a chunk.
@@ -170,8 +181,22 @@ impl PageSpill {
 
     /// An encoder of `rows` rows a chunk.
     pub fn with_rows(rows: usize) -> PageSpill {
+        let (send, work) = sync_channel::<Job>(IN_FLIGHT);
+        let thread = thread::Builder::new()
+            .name("page".into())
+            .spawn(move || {
+                lowest_priority();
+                let mut spilled = Spilled::default();
+                for job in work {
+                    spilled.add(job)?;
+                }
+                Ok(spilled)
+            })
+            .ok();
         PageSpill {
             rows: rows.max(1),
+            send: Mutex::new(thread.as_ref().map(|_| send)),
+            thread: Mutex::new(thread),
             spilled: Mutex::new(Some(Ok(Spilled::default()))),
         }
     }
@@ -182,6 +207,11 @@ impl PageSpill {
     }
 
     fn add(&self, job: Job) {
+        if let Some(s) = self.send.lock().ok().and_then(|s| s.clone()) {
+            // A closed queue: the thread failed, and `take` says why.
+            let _ = s.send(job);
+            return;
+        }
         let Ok(mut spilled) = self.spilled.lock() else {
             return;
         };
@@ -192,15 +222,33 @@ impl PageSpill {
         }
     }
 
-    /// The chunks compressed (once: a second call is an error, the chunks being in the
-    /// page written first).
+    /// The chunks compressed, once the thread has done them all (once: a second call is
+    /// an error, the chunks being in the page written first).
     pub(super) fn take(&self) -> io::Result<Spilled> {
+        if let Ok(mut s) = self.send.lock() {
+            s.take();
+        }
+        let thread = self.thread.lock().ok().and_then(|mut t| t.take());
         let taken = self.spilled.lock().ok().and_then(|mut s| s.take());
-        taken.unwrap_or_else(|| {
-            Err(io::Error::other(
+        match (thread, taken) {
+            (Some(t), Some(_)) => t
+                .join()
+                .map_err(|_| io::Error::other("the page's compression thread panicked"))?,
+            (None, Some(inline)) => inline,
+            _ => Err(io::Error::other(
                 "the timeline's chunks went into a report written before",
-            ))
-        })
+            )),
+        }
+    }
+}
+
+/// The calling thread at nice 19 (Linux sets a thread's nice value by its tid); a
+/// thread left at its priority is only slower to give way.
+fn lowest_priority() {
+    // SAFETY: gettid and setpriority take no pointers; `who` is this thread.
+    unsafe {
+        let tid = libc::gettid();
+        libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, 19);
     }
 }
 
