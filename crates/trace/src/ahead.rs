@@ -67,6 +67,20 @@ where
     })
 }
 
+/// Puts the calling thread at the lowest priority (nice 19), for work beside a pass that
+/// need not be done before the pass is: compressing what it made (the HTML report's
+/// chunks, the Parquet tables' batches). The .dat reader and the analysis keep two CPUs
+/// about busy; such a thread at the normal priority takes its share of them, where at
+/// nice 19 it runs when they wait (BENCHMARKS.md). Linux sets a thread's nice value by
+/// its tid; where that fails the thread keeps its priority.
+pub fn lowest_priority() {
+    // SAFETY: gettid and setpriority take no pointers; `who` is this thread.
+    unsafe {
+        let tid = libc::gettid();
+        libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, 19);
+    }
+}
+
 /// The consumer's side.
 struct Ahead {
     rx: Receiver<Batch>,

@@ -45,7 +45,7 @@ pub mod ringbuf;
 pub mod stats;
 pub mod text;
 
-pub use ahead::read_ahead;
+pub use ahead::{lowest_priority, read_ahead};
 pub use error::{Error, ErrorKind, Location, Result};
 pub use event::{
     Comm, Event, EventJson, EventKind, Flags, Sym, TaskState, Text, Value, Wakeup, SOFTIRQ_NAMES,

@@ -185,7 +185,7 @@ impl PageSpill {
         let thread = thread::Builder::new()
             .name("page".into())
             .spawn(move || {
-                lowest_priority();
+                jitterlab_trace::lowest_priority();
                 let mut spilled = Spilled::default();
                 for job in work {
                     spilled.add(job)?;
@@ -239,16 +239,6 @@ impl PageSpill {
                 "the timeline's chunks went into a report written before",
             )),
         }
-    }
-}
-
-/// The calling thread at nice 19 (Linux sets a thread's nice value by its tid); a
-/// thread left at its priority is only slower to give way.
-fn lowest_priority() {
-    // SAFETY: gettid and setpriority take no pointers; `who` is this thread.
-    unsafe {
-        let tid = libc::gettid();
-        libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, 19);
     }
 }
 
