@@ -57,7 +57,7 @@ pub use convert::Conversion;
 pub use export::{
     html_block_text, write_cyclictest_histogram, write_event_line, write_latency_plot,
     AuditSummary, Compared, Cyclictest, EventLine, Events, EventsJson, ExportError, ExportManager,
-    Exporter, Html, HtmlModel, Json, Opened, PageSpill, PerfettoCounts, PerfettoWriter,
+    Exporter, Html, HtmlModel, Json, Opened, PageSpill, PageWork, PerfettoCounts, PerfettoWriter,
     SavedResult, Svg, Target, Text, CHUNK_ROWS, HTML_FORMAT,
 };
 pub use export::{named_output, PftraceCounts, PftraceTables, PftraceWriter, BUNDLE_EVENTS};

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use jitterlab_analyze::analysis::timeline::TimelineOptions;
 use jitterlab_analyze::{analyze_trace, AnalyzeReport, Options};
 use jitterlab_render::view::{write_html, Shown, Viewed};
-use jitterlab_render::{Compared, Html, HtmlModel, PageSpill, SavedResult};
+use jitterlab_render::{Compared, Html, HtmlModel, PageSpill, SavedResult, CHUNK_ROWS};
 use jitterlab_trace::Trace;
 
 use super::Error;
@@ -150,13 +150,28 @@ impl Analysis<'_> {
     }
 }
 
+/// The HTML report's chunk encoder, its compression on a thread of its own at the
+/// lowest priority (render starts no thread; docs/html.md, "Chunks"). The thread ends
+/// once the report is written. When none can be started, the chunks are compressed as
+/// they come.
+pub fn page_spill() -> Arc<PageSpill> {
+    let (spill, work) = PageSpill::with_worker(CHUNK_ROWS);
+    // Dropped unrun (no thread), the work leaves the compression to the spill.
+    let _ = std::thread::Builder::new()
+        .name("page".into())
+        .spawn(move || {
+            jitterlab_trace::lowest_priority();
+            work.run();
+        });
+    Arc::new(spill)
+}
+
 /// `options` with the timeline kept (its limits as given, or the default ones), its
 /// task slices and wake-ups compressed into the page's blocks as the pass goes.
 fn timeline_kept(options: Options) -> Options {
-    let spill = Arc::new(PageSpill::new());
     Options {
         timeline: Some(TimelineOptions {
-            spill: Some(spill.spill_to()),
+            spill: Some(page_spill().spill_to()),
             ..options.timeline.unwrap_or_default()
         }),
         ..options

@@ -1,13 +1,12 @@
 //! `jitterlab analyze FILE`: Tracealyzer-style answers from a kernel trace.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use clap::Args;
 use jitterlab_analyze::analysis::timeline::TimelineOptions;
 use jitterlab_analyze::{analyze_trace, Options, Pattern, Section};
 use jitterlab_render::view::write_html;
-use jitterlab_render::{Html, PageSpill};
+use jitterlab_render::Html;
 use jitterlab_trace::Trace;
 
 use crate::cli::{Color, JsonOut, TraceInput, Window};
@@ -88,7 +87,7 @@ pub fn run(args: AnalyzeArgs, color: Color) -> Result {
         // The page's timeline compressed as the pass goes (docs/html.md, "Chunks").
         timeline: args.html.as_ref().map(|_| TimelineOptions {
             max_slices: args.max_slices,
-            spill: Some(Arc::new(PageSpill::new()).spill_to()),
+            spill: Some(crate::app::view::page_spill().spill_to()),
             ..TimelineOptions::default()
         }),
         ..Options::default()

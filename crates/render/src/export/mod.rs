@@ -68,7 +68,7 @@ pub use htmltext::html_block_text;
 pub use json::Json;
 pub use perfetto::{PerfettoCounts, PerfettoWriter};
 pub use pftrace::{PftraceCounts, PftraceTables, PftraceWriter, BUNDLE_EVENTS};
-pub use spill::{PageSpill, CHUNK_ROWS};
+pub use spill::{PageSpill, PageWork, CHUNK_ROWS};
 pub use svg::{write_latency_plot, Svg};
 pub use text::{AuditSummary, Text};
 

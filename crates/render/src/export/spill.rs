@@ -1,7 +1,8 @@
 //! The HTML report's timeline compressed while the pass runs: [`PageSpill`] takes each
 //! chunk of task slices or wake-ups the timeline's fold hands out
-//! ([`jitterlab_analyze::analysis::timeline::Spill`]) and compresses it, on a thread of
-//! its own at the lowest priority, into the chunk's two data blocks (docs/html.md, "Chunks"). The timeline then
+//! ([`jitterlab_analyze::analysis::timeline::Spill`]) and compresses it (in a
+//! [`PageWork`] that `view` runs on a thread at the lowest priority) into the chunk's
+//! two data blocks (docs/html.md, "Chunks"). The timeline then
 //! holds a chunk or two per CPU, and the page's blocks are its only copy of the rest:
 //! `view`'s memory stays about that of `analyze`, whatever the trace's length.
 
@@ -10,9 +11,9 @@ use std::collections::BTreeMap;
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
-use std::sync::mpsc::{sync_channel, SyncSender};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
-use std::thread::{self, JoinHandle};
 
 use jitterlab_analyze::analysis::timeline::{SliceColumns, Spill, SpillTo, WakeColumns};
 
@@ -155,48 +156,73 @@ impl Spilled {
 /// [`jitterlab_analyze::analysis::timeline::TimelineOptions::spill`], and write the
 /// report of that pass with [`super::Html`], which takes the chunks back.
 ///
-/// It compresses the chunks on a thread of its own at the lowest priority (nice 19): the
-/// .dat reader and the analysis keep two CPUs about busy, and the compression takes the
-/// time they leave, or waits for them to leave it (at most [`IN_FLIGHT`] chunks wait,
-/// then the fold does). At the normal priority it took its share from the reader and the
-/// analysis, and `view` was no faster than compressing on the analysis thread
-/// (BENCHMARKS.md). Without a thread, the chunks are compressed as they come.
+/// Made [`PageSpill::with_worker`], it hands the chunks to a [`PageWork`] that the
+/// caller runs on a thread of its own (render starts none), at the lowest priority
+/// (`view` does: `jitterlab_trace::lowest_priority`): the .dat reader and the analysis
+/// keep two CPUs about busy, and the compression takes the time they leave, or waits
+/// for them to leave it (at most [`IN_FLIGHT`] chunks wait, then the fold does). At the
+/// normal priority it took its share from the reader and the analysis, and `view` was no
+/// faster than compressing on the analysis thread (BENCHMARKS.md). Made
+/// [`PageSpill::with_rows`], or when its work is dropped unrun, it compresses each
+/// chunk as it comes.
 pub struct PageSpill {
     rows: usize,
-    /// The thread's queue, while it runs.
+    /// The work's queue, while it may run.
     send: Mutex<Option<SyncSender<Job>>>,
-    thread: Mutex<Option<JoinHandle<io::Result<Spilled>>>>,
-    /// The chunks so far without a thread, or why one failed; none once taken.
+    /// What the work compressed, once it has run.
+    done: Mutex<Option<Receiver<io::Result<Spilled>>>>,
+    /// A chunk went to the work.
+    sent: AtomicBool,
+    /// The chunks compressed here, or why one failed; none once taken.
     spilled: Mutex<Option<io::Result<Spilled>>>,
 }
 
-/// Chunks handed to the thread and not compressed yet, at most.
+/// The compression of a [`PageSpill`]'s chunks, for a thread of the caller's: it ends
+/// when the spill's report is written, or when the spill is dropped.
+pub struct PageWork {
+    work: Receiver<Job>,
+    done: SyncSender<io::Result<Spilled>>,
+}
+
+impl PageWork {
+    /// Compresses every chunk as it comes.
+    pub fn run(self) {
+        let mut spilled = Spilled::default();
+        let mut result = Ok(());
+        for job in self.work {
+            // After an error, the rest is only taken off the queue.
+            if result.is_ok() {
+                result = spilled.add(job);
+            }
+        }
+        let _ = self.done.send(result.map(|()| spilled));
+    }
+}
+
+/// Chunks handed to the work and not compressed yet, at most.
 const IN_FLIGHT: usize = 4;
 
 impl PageSpill {
-    /// An encoder of [`CHUNK_ROWS`] rows a chunk.
-    pub fn new() -> PageSpill {
-        PageSpill::with_rows(CHUNK_ROWS)
+    /// An encoder of `rows` rows a chunk ([`CHUNK_ROWS`] for a report), whose work the
+    /// caller runs.
+    pub fn with_worker(rows: usize) -> (PageSpill, PageWork) {
+        let (send, work) = sync_channel::<Job>(IN_FLIGHT);
+        let (done, result) = sync_channel(1);
+        let spill = PageSpill {
+            send: Mutex::new(Some(send)),
+            done: Mutex::new(Some(result)),
+            ..PageSpill::with_rows(rows)
+        };
+        (spill, PageWork { work, done })
     }
 
-    /// An encoder of `rows` rows a chunk.
+    /// An encoder of `rows` rows a chunk that compresses each as it comes.
     pub fn with_rows(rows: usize) -> PageSpill {
-        let (send, work) = sync_channel::<Job>(IN_FLIGHT);
-        let thread = thread::Builder::new()
-            .name("page".into())
-            .spawn(move || {
-                jitterlab_trace::lowest_priority();
-                let mut spilled = Spilled::default();
-                for job in work {
-                    spilled.add(job)?;
-                }
-                Ok(spilled)
-            })
-            .ok();
         PageSpill {
             rows: rows.max(1),
-            send: Mutex::new(thread.as_ref().map(|_| send)),
-            thread: Mutex::new(thread),
+            send: Mutex::new(None),
+            done: Mutex::new(None),
+            sent: AtomicBool::new(false),
             spilled: Mutex::new(Some(Ok(Spilled::default()))),
         }
     }
@@ -207,11 +233,24 @@ impl PageSpill {
     }
 
     fn add(&self, job: Job) {
-        if let Some(s) = self.send.lock().ok().and_then(|s| s.clone()) {
-            // A closed queue: the thread failed, and `take` says why.
-            let _ = s.send(job);
-            return;
-        }
+        let send = self.send.lock().ok().and_then(|s| s.clone());
+        let job = match send {
+            Some(s) => match s.send(job) {
+                Ok(()) => {
+                    self.sent.store(true, Ordering::Relaxed);
+                    return;
+                }
+                // The work was dropped unrun (no thread could run it), or stopped: this
+                // chunk and the rest are compressed here (`take` tells the two apart).
+                Err(back) => {
+                    if let Ok(mut s) = self.send.lock() {
+                        s.take();
+                    }
+                    back.0
+                }
+            },
+            None => job,
+        };
         let Ok(mut spilled) = self.spilled.lock() else {
             return;
         };
@@ -222,29 +261,31 @@ impl PageSpill {
         }
     }
 
-    /// The chunks compressed, once the thread has done them all (once: a second call is
-    /// an error, the chunks being in the page written first).
+    /// The chunks compressed (once: a second call is an error, the chunks being in the
+    /// page written first).
     pub(super) fn take(&self) -> io::Result<Spilled> {
+        // The work ends once its queue is closed and emptied.
         if let Ok(mut s) = self.send.lock() {
             s.take();
         }
-        let thread = self.thread.lock().ok().and_then(|mut t| t.take());
-        let taken = self.spilled.lock().ok().and_then(|mut s| s.take());
-        match (thread, taken) {
-            (Some(t), Some(_)) => t
-                .join()
-                .map_err(|_| io::Error::other("the page's compression thread panicked"))?,
-            (None, Some(inline)) => inline,
-            _ => Err(io::Error::other(
+        let done = self.done.lock().ok().and_then(|mut d| d.take());
+        let here = self.spilled.lock().ok().and_then(|mut s| s.take());
+        let Some(here) = here else {
+            return Err(io::Error::other(
                 "the timeline's chunks went into a report written before",
+            ));
+        };
+        match done.map(|d| d.recv()) {
+            // The work ran: every chunk went to it (a chunk comes here only once it
+            // stopped taking them, and it takes them to its queue's end).
+            Some(Ok(result)) => result,
+            // It took chunks and stopped without a word (a panic): they are lost.
+            Some(Err(_)) if self.sent.load(Ordering::Relaxed) => Err(io::Error::other(
+                "the page's compression stopped before the end of the timeline",
             )),
+            // No work, or dropped unrun: the chunks were compressed here.
+            None | Some(Err(_)) => here,
         }
-    }
-}
-
-impl Default for PageSpill {
-    fn default() -> PageSpill {
-        PageSpill::new()
     }
 }
 

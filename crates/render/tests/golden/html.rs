@@ -28,10 +28,30 @@ fn with_timeline(name: &str, max_slices: u64) -> AnalyzeReport {
     )
 }
 
+/// How a test's page encoder compresses its chunks.
+#[derive(Clone, Copy, Debug)]
+enum Work {
+    /// As they come.
+    Here,
+    /// On a thread of the test's.
+    Thread,
+    /// Its work dropped unrun: as they come.
+    Dropped,
+}
+
 /// The report of `name` whose timeline handed its rows to a page encoder of `rows` rows
 /// a chunk during the pass.
-fn spilled(name: &str, max_slices: u64, rows: usize) -> AnalyzeReport {
-    let spill = Arc::new(PageSpill::with_rows(rows));
+fn spilled(name: &str, max_slices: u64, rows: usize, work: Work) -> AnalyzeReport {
+    let spill = match work {
+        Work::Here => PageSpill::with_rows(rows),
+        Work::Thread => {
+            let (spill, w) = PageSpill::with_worker(rows);
+            std::thread::spawn(move || w.run());
+            spill
+        }
+        Work::Dropped => PageSpill::with_worker(rows).0,
+    };
+    let spill = Arc::new(spill);
     analyzed(
         name,
         &Options {
@@ -314,17 +334,22 @@ fn html_layout_meta_and_columns_of_a_trace() {
 #[test]
 fn html_of_a_timeline_spilled_in_chunks_decodes_to_the_same_columns() {
     // Chunks of one row (every row a chunk) on a short trace, of a few rows on longer
-    // ones: each page takes a second per few thousand chunks.
+    // ones: each page takes a second per few thousand chunks. Each size with the next
+    // way to compress: as the chunks come, on a thread, or as they come after the
+    // thread's work was dropped unrun.
     for (name, max_slices, sizes) in [
-        ("cyclictest-idle.v7.dat", 8_000_000, &[1, 100][..]),
-        ("disk-irq-stress.v7.dat", 8_000_000, &[7, 100][..]),
+        ("cyclictest-idle.v7.dat", 8_000_000, &[1, 100, 3][..]),
+        ("disk-irq-stress.v7.dat", 8_000_000, &[7, 100, 50][..]),
         // Past the limit: wake-ups whose slice was left out are dropped.
-        ("disk-irq-stress.v7.dat", 1000, &[7][..]),
+        ("disk-irq-stress.v7.dat", 1000, &[7, 7][..]),
     ] {
         let held = with_timeline(name, max_slices);
         let t = held.timeline.as_ref().unwrap();
-        for &rows in sizes {
-            let report = spilled(name, max_slices, rows);
+        for (&rows, work) in sizes
+            .iter()
+            .zip([Work::Here, Work::Thread, Work::Dropped].iter().cycle())
+        {
+            let report = spilled(name, max_slices, rows, *work);
             let s = report.timeline.as_ref().unwrap();
             assert_eq!((s.slices(), s.wakes()), (t.slices(), t.wakes()));
             assert_eq!(s.left_out, t.left_out);
