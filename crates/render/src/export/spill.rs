@@ -160,7 +160,7 @@ impl Spilled {
 /// caller runs on a thread of its own (render starts none), at the lowest priority
 /// (`view` does: `jitterlab_trace::lowest_priority`): the .dat reader and the analysis
 /// keep two CPUs about busy, and the compression takes the time they leave, or waits
-/// for them to leave it (at most [`IN_FLIGHT`] chunks wait, then the fold does). At the
+/// for them to leave it (at most 4 chunks wait, then the fold does). At the
 /// normal priority it took its share from the reader and the analysis, and `view` was no
 /// faster than compressing on the analysis thread (BENCHMARKS.md). Made
 /// [`PageSpill::with_rows`], or when its work is dropped unrun, it compresses each
