@@ -1135,7 +1135,7 @@ mod tests {
             f.begin(0);
             for i in 0..500u64 {
                 let cpu = (i % 2) as u32;
-                let (t0, t1) = (100 * i, 100 * i + 90);
+                let (t0, t1) = (100 * i + 100, 100 * i + 190);
                 let tid = 10 + (i % 7) as i32;
                 // Every third slice switched in by a wake-up; two slices of no time.
                 if i % 3 == 0 {
