@@ -147,21 +147,28 @@ pub struct WakeColumns {
 }
 
 impl WakeColumns {
-    /// Keeps the rows whose `keep` is true.
-    fn retain_rows(&mut self, keep: &[bool]) {
+    /// Drops rows `rows`.
+    fn drop_rows(&mut self, rows: &[u32]) {
+        if rows.is_empty() {
+            return;
+        }
+        let mut keep = vec![true; self.slice.len()];
+        for &row in rows {
+            keep[row as usize] = false;
+        }
         fn pick<T>(v: &mut Vec<T>, keep: &[bool]) {
             let mut f = keep.iter();
             v.retain(|_| f.next().copied().unwrap_or(false));
         }
-        pick(&mut self.slice, keep);
-        pick(&mut self.lat, keep);
-        pick(&mut self.waker, keep);
-        pick(&mut self.waker_cpu, keep);
-        pick(&mut self.waker_id, keep);
-        pick(&mut self.vec, keep);
-        pick(&mut self.irq_exit, keep);
-        pick(&mut self.wakeup, keep);
-        pick(&mut self.flags, keep);
+        pick(&mut self.slice, &keep);
+        pick(&mut self.lat, &keep);
+        pick(&mut self.waker, &keep);
+        pick(&mut self.waker_cpu, &keep);
+        pick(&mut self.waker_id, &keep);
+        pick(&mut self.vec, &keep);
+        pick(&mut self.irq_exit, &keep);
+        pick(&mut self.wakeup, &keep);
+        pick(&mut self.flags, &keep);
     }
 }
 
@@ -459,11 +466,12 @@ struct PendingWake {
     tid: i32,
 }
 
-/// Per CPU: the rows gone from the columns to the [`Spill`] (the index of the first
-/// row held), and the wake-ups held whose slice was not found, to be dropped.
+/// Per CPU: the wake-ups gone from the columns to the [`Spill`], those dropped among
+/// them counted (the index of the first row held; the slices' is
+/// [`CpuLanes::spilled_slices`]), and the wake-ups held whose slice was not found, to be
+/// dropped.
 #[derive(Clone, Default)]
 struct Held {
-    slices: u32,
     wakes: u32,
     unfound: Vec<u32>,
 }
@@ -769,7 +777,7 @@ impl TimelineFold {
         }
         let row = p.index - held.wakes;
         if starts.get(k) == Some(&p.switch_in) {
-            lanes.wakes.slice[row as usize] = held.slices + k as u32;
+            lanes.wakes.slice[row as usize] = (lanes.spilled_slices + k) as u32;
         } else {
             self.held[cpu].unfound.push(row);
             self.unfound += 1;
@@ -779,15 +787,7 @@ impl TimelineFold {
     /// Drops the held wake-ups of `cpu` whose slice was not found.
     fn drop_unfound(&mut self, cpu: usize) {
         let unfound = std::mem::take(&mut self.held[cpu].unfound);
-        if unfound.is_empty() {
-            return;
-        }
-        let w = &mut self.cpus[cpu].wakes;
-        let mut keep = vec![true; w.slice.len()];
-        for &row in &unfound {
-            keep[row as usize] = false;
-        }
-        w.retain_rows(&keep);
+        self.cpus[cpu].wakes.drop_rows(&unfound);
     }
 
     /// Hands `cpu`'s slices held to the spill.
@@ -807,7 +807,6 @@ impl TimelineFold {
         };
         let out = std::mem::replace(&mut c.slices, fresh);
         c.spilled_slices += n;
-        self.held[cpu].slices += n as u32;
         spill.0.slices(c.cpu, self.origin(), out);
     }
 
@@ -848,13 +847,7 @@ impl TimelineFold {
         let (gone, stay): (Vec<u32>, Vec<u32>) =
             unfound.into_iter().partition(|&r| (r as usize) < m);
         held.unfound = stay.into_iter().map(|r| r - m as u32).collect();
-        if !gone.is_empty() {
-            let mut keep = vec![true; m];
-            for r in gone {
-                keep[r as usize] = false;
-            }
-            out.retain_rows(&keep);
-        }
+        out.drop_rows(&gone);
         let c = &mut self.cpus[cpu];
         c.spilled_wakes += out.lat.len();
         spill.0.wakes(c.cpu, out);
@@ -908,7 +901,12 @@ impl TimelineFold {
         c.prio.push(s.prio);
         c.flags.push(end | s.begin << 4);
         let cpu = s.cpu as usize;
-        self.resolve(cpu, self.held[cpu].slices + k, s.start, s.tid);
+        self.resolve(
+            cpu,
+            self.cpus[cpu].spilled_slices as u32 + k,
+            s.start,
+            s.tid,
+        );
         if k as usize + 1 >= self.rows {
             self.spill_slices(cpu);
         }
