@@ -56,8 +56,8 @@ pub trait Spill: Send + Sync {
     fn rows(&self) -> usize;
     /// The next task slices of `cpu` (times absolute; `origin` is the timeline's).
     fn slices(&self, cpu: u32, origin: u64, rows: SliceColumns);
-    /// The next wake-ups of `cpu`.
-    fn wakes(&self, cpu: u32, rows: WakeColumns);
+    /// The next wake-ups of `cpu` (`origin` is the timeline's).
+    fn wakes(&self, cpu: u32, origin: u64, rows: WakeColumns);
     /// Itself, for its owner to find its own type again.
     fn as_any(&self) -> &dyn Any;
 }
@@ -850,7 +850,7 @@ impl TimelineFold {
         out.drop_rows(&gone);
         let c = &mut self.cpus[cpu];
         c.spilled_wakes += out.lat.len();
-        spill.0.wakes(c.cpu, out);
+        spill.0.wakes(c.cpu, self.origin(), out);
     }
 }
 
@@ -1119,7 +1119,7 @@ mod tests {
         fn slices(&self, cpu: u32, _origin: u64, rows: SliceColumns) {
             self.slices.lock().unwrap().push((cpu, rows));
         }
-        fn wakes(&self, cpu: u32, rows: WakeColumns) {
+        fn wakes(&self, cpu: u32, _origin: u64, rows: WakeColumns) {
             self.wakes.lock().unwrap().push((cpu, rows));
         }
         fn as_any(&self) -> &dyn Any {

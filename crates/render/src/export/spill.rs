@@ -25,26 +25,22 @@ use super::html::{After, BlockText, Chunk, Rows};
 /// the page 10 % larger.
 pub const CHUNK_ROWS: usize = 1 << 14;
 
-/// One chunk to compress.
-enum Job {
-    Slices {
-        cpu: u32,
-        origin: u64,
-        rows: SliceColumns,
-    },
-    Wakes {
-        cpu: u32,
-        rows: WakeColumns,
-    },
+/// One chunk to compress: a CPU's, of a timeline of origin `origin`.
+struct Job {
+    cpu: u32,
+    origin: u64,
+    rows: JobRows,
 }
 
-/// A CPU's chunks compressed, in order, and what they ended with: the last task slice's
-/// start and end, the last wake-up's slice.
-#[derive(Default)]
+enum JobRows {
+    Slices(SliceColumns),
+    Wakes(WakeColumns),
+}
+
+/// A CPU's chunks compressed, in order, and what they ended with.
 struct CpuChunks {
     chunks: Vec<Chunk>,
-    slice_ends: Option<(u64, u64)>,
-    slice: u32,
+    after: After,
 }
 
 /// The chunks compressed during a pass, by CPU, and where their text waits for the page.
@@ -98,15 +94,9 @@ impl Store {
 impl Spilled {
     /// What `cpu`'s chunks ended with (a timeline of origin `origin`).
     pub(super) fn after(&self, cpu: u32, origin: u64) -> After {
-        let first = After::origin(origin);
-        match self.cpus.get(&cpu) {
-            Some(c) => After {
-                start: c.slice_ends.map_or(first.start, |e| e.0),
-                end: c.slice_ends.map_or(first.end, |e| e.1),
-                slice: c.slice,
-            },
-            None => first,
-        }
+        self.cpus
+            .get(&cpu)
+            .map_or(After::origin(origin), |c| c.after)
     }
 
     /// `cpu`'s chunks, in order.
@@ -114,40 +104,33 @@ impl Spilled {
         self.cpus.remove(&cpu).map_or_else(Vec::new, |c| c.chunks)
     }
 
-    /// `chunk`, its blocks' text stored.
-    fn stored(&mut self, mut chunk: Chunk) -> Chunk {
+    fn add(&mut self, job: Job) -> io::Result<()> {
+        let Job { cpu, origin, rows } = job;
+        let c = self.cpus.entry(cpu).or_insert_with(|| CpuChunks {
+            chunks: Vec::new(),
+            after: After::origin(origin),
+        });
+        let (r, after) = match &rows {
+            JobRows::Slices(s) => (
+                Rows {
+                    slices: Some(s),
+                    ..Rows::default()
+                },
+                c.after.slices(s),
+            ),
+            JobRows::Wakes(w) => (
+                Rows {
+                    wakes: Some(w),
+                    ..Rows::default()
+                },
+                c.after.wakes(w),
+            ),
+        };
+        let mut chunk = Chunk::pack(&r, origin, c.after, false)?;
         self.store.put(&mut chunk.draw.text);
         self.store.put(&mut chunk.detail.text);
-        chunk
-    }
-
-    fn add(&mut self, job: Job) -> io::Result<()> {
-        match job {
-            Job::Slices { cpu, origin, rows } => {
-                let before = self.after(cpu, origin);
-                let r = Rows {
-                    slices: Some(&rows),
-                    ..Rows::default()
-                };
-                let chunk = self.stored(Chunk::pack(&r, origin, before, false)?);
-                let after = before.slices(&rows);
-                let c = self.cpus.entry(cpu).or_default();
-                c.chunks.push(chunk);
-                c.slice_ends = Some((after.start, after.end));
-            }
-            Job::Wakes { cpu, rows } => {
-                // A wake-up chunk has no times counted from the origin.
-                let before = self.after(cpu, 0);
-                let r = Rows {
-                    wakes: Some(&rows),
-                    ..Rows::default()
-                };
-                let chunk = self.stored(Chunk::pack(&r, 0, before, false)?);
-                let c = self.cpus.entry(cpu).or_default();
-                c.chunks.push(chunk);
-                c.slice = before.wakes(&rows).slice;
-            }
-        }
+        c.chunks.push(chunk);
+        c.after = after;
         Ok(())
     }
 }
@@ -294,10 +277,12 @@ impl Spill for PageSpill {
         self.rows
     }
     fn slices(&self, cpu: u32, origin: u64, rows: SliceColumns) {
-        self.add(Job::Slices { cpu, origin, rows });
+        let rows = JobRows::Slices(rows);
+        self.add(Job { cpu, origin, rows });
     }
-    fn wakes(&self, cpu: u32, rows: WakeColumns) {
-        self.add(Job::Wakes { cpu, rows });
+    fn wakes(&self, cpu: u32, origin: u64, rows: WakeColumns) {
+        let rows = JobRows::Wakes(rows);
+        self.add(Job { cpu, origin, rows });
     }
     fn as_any(&self) -> &dyn Any {
         self
