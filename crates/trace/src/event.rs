@@ -13,29 +13,33 @@ pub type Text = Arc<str>;
 
 /// A task name as the kernel keeps it (`TASK_COMM_LEN` = 16 bytes with the NUL), stored
 /// inline so that events do not allocate for names. Longer names are cut at 16 bytes on a
-/// character boundary.
+/// character boundary; a name ends at its first NUL, as the kernel's does.
+///
+/// The name is its 16 bytes, NUL-padded, and nothing else: its length is where the first
+/// NUL is (16 when there is none). With a length byte beside them, the decoder built a
+/// 17-byte value with one 16-byte store and a byte store, and moving it into the event
+/// read it back in 8-byte pieces that straddled the two. Those loads could not be
+/// forwarded from the stores, and stalled: on a switch-dense recording they were most of
+/// `Decoder::decode`'s samples.
 #[derive(Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Comm {
     bytes: [u8; 16],
-    len: u8,
 }
 
 impl Comm {
     /// The longest name kept, in bytes.
     pub const MAX: usize = 16;
 
-    /// A comm from text (cut at 16 bytes on a character boundary).
+    /// A comm from text (cut at its first NUL, and at 16 bytes on a character boundary).
     pub fn new(s: &str) -> Comm {
+        let s = s.split('\0').next().unwrap_or_default();
         let mut end = s.len().min(Self::MAX);
         while !s.is_char_boundary(end) {
             end -= 1;
         }
         let mut bytes = [0u8; 16];
         bytes[..end].copy_from_slice(&s.as_bytes()[..end]);
-        Comm {
-            bytes,
-            len: end as u8,
-        }
+        Comm { bytes }
     }
 
     /// A comm from a NUL-padded kernel field (`char comm[16]`); invalid UTF-8 is replaced.
@@ -63,7 +67,6 @@ impl Comm {
             if v & keep & HIGHS == 0 {
                 return Comm {
                     bytes: (v & keep).to_le_bytes(),
-                    len: len as u8,
                 };
             }
         }
@@ -83,10 +86,7 @@ impl Comm {
         if raw.is_ascii() {
             let mut bytes = [0u8; 16];
             bytes[..raw.len()].copy_from_slice(raw);
-            return Comm {
-                bytes,
-                len: raw.len() as u8,
-            };
+            return Comm { bytes };
         }
         match std::str::from_utf8(raw) {
             Ok(s) => Comm::new(s),
@@ -94,10 +94,31 @@ impl Comm {
         }
     }
 
+    /// The name's length in bytes: where its first NUL is.
+    #[inline]
+    pub fn len(&self) -> usize {
+        const ONES: u128 = u128::from_le_bytes([0x01; 16]);
+        const HIGHS: u128 = u128::from_le_bytes([0x80; 16]);
+        let v = u128::from_le_bytes(self.bytes);
+        // The lowest flagged byte is exactly the first zero byte (see `from_bytes`).
+        let zero = v.wrapping_sub(ONES) & !v & HIGHS;
+        if zero == 0 {
+            Self::MAX
+        } else {
+            zero.trailing_zeros() as usize / 8
+        }
+    }
+
+    /// Whether the name is empty.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.bytes[0] == 0
+    }
+
     /// The name.
     #[inline]
     pub fn as_str(&self) -> &str {
-        let bytes = self.bytes.get(..usize::from(self.len)).unwrap_or_default();
+        let bytes = self.bytes.get(..self.len()).unwrap_or_default();
         debug_assert!(std::str::from_utf8(bytes).is_ok());
         // SAFETY: the fields are private, and every constructor keeps UTF-8 in them:
         // `new` cuts a `&str` on a char boundary, `from_bytes` keeps ASCII or goes
@@ -728,6 +749,35 @@ mod tests {
     }
 
     #[test]
+    fn a_comm_is_its_sixteen_bytes_and_orders_as_its_text() {
+        assert_eq!(std::mem::size_of::<Comm>(), 16);
+        let names = [
+            "",
+            "a",
+            "ab",
+            "abc",
+            "b",
+            "kworker/0:1",
+            "stress-ng-switch",
+            "é",
+        ];
+        for x in names {
+            let c = Comm::new(x);
+            assert_eq!(
+                (c.as_str(), c.len(), c.is_empty()),
+                (x, x.len(), x.is_empty())
+            );
+            for y in names {
+                assert_eq!(c.cmp(&Comm::new(y)), x.cmp(y), "{x:?} against {y:?}");
+            }
+        }
+        // A name ends at its first NUL, as a kernel field does.
+        assert_eq!(Comm::new("cut\0here").as_str(), "cut");
+        assert_eq!(Comm::new("cut\0here"), Comm::from_bytes(b"cut\0here"));
+        assert_eq!(Comm::new("stress-ng-switch-more").len(), Comm::MAX);
+    }
+
+    #[test]
     fn from_bytes_matches_its_definition() {
         let mut cases: Vec<Vec<u8>> = Vec::new();
         for nul in 0..=17 {
@@ -749,8 +799,8 @@ mod tests {
         for raw in &cases {
             let (got, want) = (Comm::from_bytes(raw), reference(raw));
             assert_eq!(
-                (got.as_str(), got.bytes, got.len),
-                (want.as_str(), want.bytes, want.len),
+                (got.as_str(), got.bytes, got.len()),
+                (want.as_str(), want.bytes, want.len()),
                 "{raw:?}"
             );
         }
