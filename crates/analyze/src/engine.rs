@@ -147,20 +147,15 @@ pub fn pass_source(
     sink: &mut dyn Sink,
 ) -> jitterlab_trace::Result<(u64, TraceMeta, ReadStats)> {
     let mut events = 0u64;
-    // Each event is used where the source returned it: moving it out of the `Result`
-    // first copied it twice (~7 Ir an event).
-    let mut next = source.next_event();
-    while let Ok(Some(ev)) = &next {
+    // Each event is used where the source holds it (EventSource::each_event).
+    source.each_event(&mut |ev| {
         events += 1;
-        if raw(ev).is_break() {
-            break;
-        }
+        raw(ev)?;
         if let Some(m) = machine.as_deref_mut() {
             m.feed(ev, sink);
         }
-        next = source.next_event();
-    }
-    next?;
+        ControlFlow::Continue(())
+    })?;
     if let Some(m) = machine {
         m.finish(sink);
     }

@@ -3,6 +3,7 @@
 //! analyses). The consumer sees the same events in the same order, and an error after the
 //! same events.
 
+use std::ops::ControlFlow;
 use std::sync::mpsc::{sync_channel, Receiver};
 
 use crate::{Event, EventSource, ReadStats, Result, TraceMeta};
@@ -89,19 +90,50 @@ struct Ahead {
     stats: ReadStats,
 }
 
+impl Ahead {
+    /// The next batch, once this one is done; `false` at the end.
+    fn refill(&mut self) -> Result<bool> {
+        // A closed channel is the end: the reader sent its last batch and stopped.
+        let Ok(batch) = self.rx.recv() else {
+            return Ok(false);
+        };
+        let (events, stats) = batch?;
+        self.stats = stats;
+        self.batch = events.into_iter();
+        Ok(true)
+    }
+}
+
 impl EventSource for Ahead {
     fn next_event(&mut self) -> Result<Option<Event>> {
         loop {
             if let Some(ev) = self.batch.next() {
                 return Ok(Some(ev));
             }
-            // A closed channel is the end: the reader sent its last batch and stopped.
-            let Ok(batch) = self.rx.recv() else {
+            if !self.refill()? {
                 return Ok(None);
-            };
-            let (events, stats) = batch?;
-            self.stats = stats;
-            self.batch = events.into_iter();
+            }
+        }
+    }
+
+    fn each_event(&mut self, each: &mut dyn FnMut(&Event) -> ControlFlow<()>) -> Result<()> {
+        loop {
+            let mut lent = 0;
+            let mut stop = false;
+            for ev in self.batch.as_slice() {
+                lent += 1;
+                if each(ev).is_break() {
+                    stop = true;
+                    break;
+                }
+            }
+            // The events lent are done with; the rest stay for the next call.
+            if lent > 0 {
+                self.batch.nth(lent - 1);
+            }
+            if stop || !self.refill()? {
+                return Ok(());
+            }
         }
     }
 
@@ -199,6 +231,74 @@ mod tests {
         });
         assert_eq!(seen, n);
         let err = err.expect("the source's error");
+        assert_eq!(
+            (err.kind, err.location),
+            (ErrorKind::Io, Location::Offset(n))
+        );
+    }
+
+    #[test]
+    fn events_lent_are_the_events_read_and_a_break_leaves_the_rest() {
+        let n = BATCH as u64 * 2 + 9;
+        let stop = BATCH as u64 + 3;
+        let (lent, then, rest, skipped) = read_ahead(numbers(n, false), |s| {
+            let mut lent = Vec::new();
+            s.each_event(&mut |ev| {
+                lent.push(ev.ts);
+                if ev.ts == stop {
+                    ControlFlow::Break(())
+                } else {
+                    ControlFlow::Continue(())
+                }
+            })
+            .unwrap();
+            // The event after the one that broke comes next, whichever way is asked.
+            let then = s.next_event().unwrap().map(|e| e.ts);
+            let mut rest = Vec::new();
+            s.each_event(&mut |ev| {
+                rest.push(ev.ts);
+                ControlFlow::Continue(())
+            })
+            .unwrap();
+            (lent, then, rest, s.stats().skipped)
+        });
+        assert_eq!(lent, (1..=stop).collect::<Vec<_>>());
+        assert_eq!(then, Some(stop + 1));
+        assert_eq!(rest, (stop + 2..=n).collect::<Vec<_>>());
+        assert_eq!(skipped, 7);
+    }
+
+    #[test]
+    fn a_source_read_here_lends_the_same_events() {
+        // The trait's own each_event (a reader not read ahead: one CPU, or text).
+        let mut source = numbers(10, false);
+        let mut lent = Vec::new();
+        source
+            .each_event(&mut |ev| {
+                lent.push(ev.ts);
+                if ev.ts == 4 {
+                    ControlFlow::Break(())
+                } else {
+                    ControlFlow::Continue(())
+                }
+            })
+            .unwrap();
+        assert_eq!(lent, [1, 2, 3, 4]);
+        assert_eq!(source.next_event().unwrap().map(|e| e.ts), Some(5));
+    }
+
+    #[test]
+    fn events_lent_end_at_the_error_after_them() {
+        let n = BATCH as u64 + 10;
+        let mut lent = 0;
+        let err = read_ahead(numbers(n, true), |s| {
+            s.each_event(&mut |_| {
+                lent += 1;
+                ControlFlow::Continue(())
+            })
+        })
+        .expect_err("the source's error");
+        assert_eq!(lent, n);
         assert_eq!(
             (err.kind, err.location),
             (ErrorKind::Io, Location::Offset(n))

@@ -45,6 +45,8 @@ pub mod ringbuf;
 pub mod stats;
 pub mod text;
 
+use std::ops::ControlFlow;
+
 pub use ahead::{lowest_priority, read_ahead};
 pub use error::{Error, ErrorKind, Location, Result};
 pub use event::{
@@ -87,6 +89,21 @@ pub struct ReadStats {
 pub trait EventSource {
     /// The next event in timestamp order; `Ok(None)` at the end of the trace.
     fn next_event(&mut self) -> Result<Option<Event>>;
+    /// Lends `each` the events in timestamp order until it breaks (the events after that
+    /// one stay to be read) or the trace ends; the error at which the events stopped.
+    ///
+    /// The same events as [`EventSource::next_event`] gives, where they lie: a source
+    /// that holds them in batches ([`read_ahead`]'s) lends each in place. Moving each
+    /// out instead, through a returned `Result<Option<Event>>`, stalled the pass: the
+    /// caller read the event back in other widths than the callee had written it.
+    fn each_event(&mut self, each: &mut dyn FnMut(&Event) -> ControlFlow<()>) -> Result<()> {
+        while let Some(ev) = self.next_event()? {
+            if each(&ev).is_break() {
+                break;
+            }
+        }
+        Ok(())
+    }
     /// Facts about the whole trace.
     fn meta(&self) -> &TraceMeta;
     /// Lost and skipped counts so far.
