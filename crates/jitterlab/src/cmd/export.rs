@@ -64,6 +64,14 @@ impl ExportArgs {
     }
 }
 
+/// An input as opened to find its origin, and then exported.
+enum Opened {
+    /// A saved `latency`, `experiment` or `audit` result.
+    Result(serde_json::Value),
+    /// A trace.
+    Trace(jitterlab_trace::Trace),
+}
+
 pub fn run(args: ExportArgs, color: Color) -> Result {
     if args.run.is_some() && args.inputs.len() > 1 {
         return Err(Error::usage(
@@ -76,40 +84,45 @@ pub fn run(args: ExportArgs, color: Color) -> Result {
         kernel: args.kernel.clone(),
     };
     // Every input's origin first, so that a missing or unusable name, two inputs of one
-    // partition, or a partition the dataset holds already fail before any export.
-    let mut origins = Vec::with_capacity(args.inputs.len());
+    // partition, or a partition the dataset holds already fail before any export. Each
+    // input is opened (or read) once: the export reads what was opened here.
+    let mut opened = Vec::with_capacity(args.inputs.len());
     for input in &args.inputs {
-        origins.push(if is_json_result(input)? {
-            origin_of_result(&read_result(input)?, input, &opts)?
+        opened.push(if is_json_result(input)? {
+            let json = read_result(input)?;
+            let origin = origin_of_result(&json, input, &opts)?;
+            (Opened::Result(json), origin)
         } else {
-            origin_of_trace(&args.trace.open(input)?, input, &opts)?
+            let trace = args.trace.open(input)?;
+            let origin = origin_of_trace(&trace, input, &opts)?;
+            (Opened::Trace(trace), origin)
         });
     }
     let planned: Vec<_> = args
         .inputs
         .iter()
         .map(PathBuf::as_path)
-        .zip(origins.iter())
+        .zip(opened.iter().map(|(_, origin)| origin))
         .collect();
     check_partitions(&args.parquet, &planned, args.replace)?;
     let mut done: Vec<ExportSummary> = Vec::new();
-    for (input, origin) in args.inputs.iter().zip(&origins) {
-        let summary = if is_json_result(input)? {
-            export_result(input, &read_result(input)?, origin, &args.parquet)?
-        } else {
-            let mut trace = args.trace.open(input)?;
-            trace_notes(&trace, true);
-            let bar =
-                progress::reading(&mut trace, format!("exporting {}", file_name(input)), false);
-            let s = export_trace(
-                &trace,
-                &input.display().to_string(),
-                origin,
-                &args.parquet,
-                &|_, _| {},
-            )?;
-            bar.finish();
-            s
+    for (input, (input_read, origin)) in args.inputs.iter().zip(opened) {
+        let summary = match input_read {
+            Opened::Result(json) => export_result(input, &json, &origin, &args.parquet)?,
+            Opened::Trace(mut trace) => {
+                trace_notes(&trace, true);
+                let bar =
+                    progress::reading(&mut trace, format!("exporting {}", file_name(input)), false);
+                let s = export_trace(
+                    &trace,
+                    &input.display().to_string(),
+                    &origin,
+                    &args.parquet,
+                    &|_, _| {},
+                )?;
+                bar.finish();
+                s
+            }
         };
         done.push(summary);
     }
