@@ -232,6 +232,8 @@ struct Data {
     perf: PathBuf,
     /// Where the measured commands write (`view`'s page, the Parquet, the Perfetto JSON).
     out: PathBuf,
+    /// The folder `out` is, removed when the bench ends.
+    _out_dir: tempfile::TempDir,
     full_events: u64,
     quarter_events: u64,
     perf_samples: u64,
@@ -296,10 +298,22 @@ fn prepare(exe: &str, dir: &Path) -> Data {
             std::fs::rename(&tmp, text).expect("rename");
         }
     }
-    let out = dir.join("out");
-    std::fs::create_dir_all(&out).expect("bench-data/trace/out");
+    // The measured commands write to a tmpfs where there is one: on the disk, the page
+    // cache's writeback of what one command wrote (the Perfetto JSON is over 1 GB) ran
+    // during the next commands, and `export --replace` unlinked the files before; on
+    // the 2-CPU VM that put 150 ms on an export's 0.78 s (2026-11-30). Removed at the
+    // end.
+    let out_dir = tempfile::Builder::new()
+        .prefix("jitterlab-bench-")
+        .tempdir_in("/dev/shm")
+        .or_else(|_| {
+            std::fs::create_dir_all(dir)?;
+            tempfile::Builder::new().prefix("out-").tempdir_in(dir)
+        })
+        .expect("a folder for the outputs");
     Data {
-        out,
+        out: out_dir.path().to_path_buf(),
+        _out_dir: out_dir,
         full,
         quarter,
         v7: v7.exists().then_some(v7),
