@@ -21,7 +21,8 @@
 //!
 //! Every reader implements [`EventSource`]: `next_event()` returns the next event in
 //! timestamp order (per-CPU streams merged), `Ok(None)` at the end; [`read_ahead`] reads
-//! one in a second thread while its consumer works.
+//! one in a second thread while its consumer works, and [`write_behind`] writes a
+//! producer's output in a second thread while it goes on.
 //!
 //! [`printfmt`] evaluates each event's own `print fmt:` on a .dat's records as
 //! `trace-cmd report -N` prints them (the analyses never pay for it: they use the typed
@@ -29,6 +30,7 @@
 #![deny(missing_docs)]
 
 mod ahead;
+mod behind;
 mod error;
 mod event;
 
@@ -48,6 +50,7 @@ pub mod text;
 use std::ops::ControlFlow;
 
 pub use ahead::{lowest_priority, read_ahead};
+pub use behind::write_behind;
 pub use error::{Error, ErrorKind, Location, Result};
 pub use event::{
     Comm, Event, EventJson, EventKind, Flags, Sym, TaskState, Text, Value, Wakeup, SOFTIRQ_NAMES,

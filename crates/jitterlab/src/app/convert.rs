@@ -14,7 +14,7 @@ use jitterlab_render::{
 };
 use jitterlab_trace::dat::{copy_to_v6, copy_to_v7, Compression, Spool};
 use jitterlab_trace::output::OutputFile;
-use jitterlab_trace::Trace;
+use jitterlab_trace::{write_behind, Trace};
 
 use super::Error;
 
@@ -152,18 +152,22 @@ fn write(
     };
     match (format, trace) {
         (OutputFormat::Perfetto, _) => {
-            // Through the output's own handle, not a second one opened by its path.
-            let writer = PerfettoWriter::new(BufWriter::with_capacity(1 << 20, &mut *out))
-                .map_err(io_err)?;
-            let mut sink = Filtered::new(filter.clone(), writer);
-            engine::pass(
-                trace,
-                &Tables::of(trace),
-                &PassOptions::default(),
-                &mut engine::no_raw,
-                &mut sink,
-            )?;
-            let (_, counts) = sink.inner.finish().map_err(io_err)?;
+            // Through the output's own handle, not a second one opened by its path,
+            // written behind the pass by a second thread.
+            let counts = write_behind(&mut *out, |w| -> Result<PerfettoCounts, Error> {
+                let writer = PerfettoWriter::new(w).map_err(io_err)?;
+                let mut sink = Filtered::new(filter.clone(), writer);
+                engine::pass(
+                    trace,
+                    &Tables::of(trace),
+                    &PassOptions::default(),
+                    &mut engine::no_raw,
+                    &mut sink,
+                )?;
+                let (_, counts) = sink.inner.finish().map_err(io_err)?;
+                Ok(counts)
+            })
+            .map_err(io_err)??;
             Ok((
                 "Chrome trace-event JSON (Perfetto)".into(),
                 Some(counts),
