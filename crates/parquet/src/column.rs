@@ -478,12 +478,14 @@ impl<W: Write + Send> Writer<W> {
 /// the lowest priority ([`jitterlab_trace::lowest_priority`]), in the time the .dat
 /// reader and the analysis leave, with [`IN_FLIGHT`] batches handed over at most.
 pub(crate) struct Encoder<W: Write + Send + 'static = BufWriter<File>> {
-    tx: Option<SyncSender<Group>>,
+    /// Batches, then `None`: close the file (its last row group and footer).
+    tx: Option<SyncSender<Option<Group>>>,
     /// Each batch's buffers (with its values), once encoded.
     back: Receiver<Vec<Buf>>,
     /// Batches handed over whose buffers have not come back.
     busy: usize,
-    thread: Option<JoinHandle<Result<Writer<W>, ParquetError>>>,
+    /// The writer back, or `None` once the thread closed the file.
+    thread: Option<JoinHandle<Result<Option<Writer<W>>, ParquetError>>>,
 }
 
 /// Batches a table's encoder has been handed and not given back, at most: at the
@@ -496,18 +498,22 @@ impl<W: Write + Send + 'static> Encoder<W> {
     /// Starts the thread, with the table's `writer`.
     pub(crate) fn spawn(writer: Writer<W>) -> Encoder<W> {
         // The batch the thread encodes, and the one that waits.
-        let (tx, rx) = sync_channel::<Group>(IN_FLIGHT - 1);
+        let (tx, rx) = sync_channel::<Option<Group>>(IN_FLIGHT - 1);
         let (done, back) = channel();
         let thread = std::thread::spawn(move || {
             jitterlab_trace::lowest_priority();
             let mut writer = writer;
             for group in rx {
+                let Some(group) = group else {
+                    writer.close()?;
+                    return Ok(None);
+                };
                 writer.write(&group)?;
                 // Not emptied: a typed batch reuses the values' memory as it is. The
                 // table may be gone (an error): then they are dropped.
                 let _ = done.send(group.bufs);
             }
-            Ok(writer)
+            Ok(Some(writer))
         });
         Encoder {
             tx: Some(tx),
@@ -545,7 +551,12 @@ impl<W: Write + Send + 'static> Encoder<W> {
 
     /// Hands `group` to the thread (after [`Encoder::settle`]).
     pub(crate) fn send(&mut self, group: Group) -> Result<(), ParquetError> {
-        if self.tx.as_ref().is_some_and(|tx| tx.send(group).is_ok()) {
+        let Some(tx) = &self.tx else {
+            return Err(ParquetError::General(
+                "a batch handed over after the file was closed".into(),
+            ));
+        };
+        if tx.send(Some(group)).is_ok() {
             self.busy += 1;
             return Ok(());
         }
@@ -553,12 +564,25 @@ impl<W: Write + Send + 'static> Encoder<W> {
         self.join().map(drop)
     }
 
-    /// Waits for the batches handed over to be encoded; the writer, to close the file.
-    pub(crate) fn finish(mut self) -> Result<Writer<W>, ParquetError> {
+    /// Asks the thread to close the file once the batches handed over are encoded (its
+    /// last row group and its footer), and goes on: tables closed this way close side
+    /// by side. [`Encoder::finish`] then waits for it.
+    pub(crate) fn close(&mut self) -> Result<(), ParquetError> {
+        let asked = self.tx.take().is_some_and(|tx| tx.send(None).is_ok());
+        if asked {
+            return Ok(());
+        }
+        // The thread is gone: it returned an error.
+        self.join().map(drop)
+    }
+
+    /// Waits for the batches handed over to be encoded; the writer, to close the file,
+    /// or `None` when the thread closed it ([`Encoder::close`]).
+    pub(crate) fn finish(mut self) -> Result<Option<Writer<W>>, ParquetError> {
         self.join()
     }
 
-    fn join(&mut self) -> Result<Writer<W>, ParquetError> {
+    fn join(&mut self) -> Result<Option<Writer<W>>, ParquetError> {
         self.tx = None;
         match self.thread.take().map(JoinHandle::join) {
             Some(Ok(r)) => r,
@@ -1095,6 +1119,40 @@ mod tests {
         let mut d = Dict::default();
         assert_eq!(d.key(b"beta"), 0);
         assert_eq!((d.key_comm(a), d.key_comm(b)), (1, 0));
+    }
+
+    #[test]
+    fn an_encoder_asked_to_close_writes_the_whole_file_and_takes_no_more() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, w) = writer(dir.path(), "REQUIRED INT64 v", 1000, usize::MAX);
+        let mut e = Encoder::spawn(w);
+        let origin = Arc::new([Const::Null, Const::int(1), Const::int(2)]);
+        let group = |from: usize, n: usize| Group {
+            rows: n,
+            origin: Arc::clone(&origin),
+            dicts: vec![None],
+            bufs: vec![Buf {
+                vals: Vals::I64((from..from + n).map(v).collect()),
+                defs: None,
+            }],
+        };
+        let mut next = 0;
+        for n in [700, 700, 300] {
+            e.settle().unwrap();
+            e.send(group(next, n)).unwrap();
+            next += n;
+        }
+        e.close().unwrap();
+        // Closed by the thread: no writer comes back, and a batch after is refused.
+        assert!(e.send(group(next, 10)).is_err());
+        assert!(e.finish().unwrap().is_none());
+        let reader = SerializedFileReader::new(File::open(&path).unwrap()).unwrap();
+        let got: Vec<i64> = reader
+            .get_row_iter(None)
+            .unwrap()
+            .map(|r| r.unwrap().get_long(3).unwrap())
+            .collect();
+        assert_eq!(got, (0..next).map(v).collect::<Vec<_>>());
     }
 
     #[test]

@@ -332,7 +332,10 @@ pub fn export_trace(
     };
     let mut info = mk(&trace_info::DEF)?;
     trace_info::push(&mut info, &facts)?;
-    let t = sink.t;
+    let mut t = sink.t;
+    // The busy tables' files are closed by their encoders meanwhile.
+    t.slice.close_behind()?;
+    t.wakeup.close_behind()?;
     let mut files = Vec::new();
     for (def, table) in [
         (&trace_info::DEF, info),
