@@ -102,16 +102,17 @@ impl<'f> DatEvents<'f> {
             return Ok(None);
         };
         let before = r.skipped;
-        let item = r.next(&mut self.pool);
+        let slot = &mut self.pending[i];
+        let read = r.next_into(&mut self.pool, slot);
         self.stats.skipped += r.skipped - before;
-        let Some(item) = item? else {
+        if !read? {
+            *slot = None;
             return Ok(None);
-        };
-        let ts = match &item {
-            Item::Record { ts, .. } | Item::Lost { ts, .. } => *ts,
-        };
-        self.pending[i] = Some(item);
-        Ok(Some(ts))
+        }
+        Ok(match slot {
+            Some(Item::Record { ts, .. } | Item::Lost { ts, .. }) => Some(*ts),
+            None => None,
+        })
     }
 
     /// Peeks the next item of reader `i` into `pending` and the heap.

@@ -522,23 +522,33 @@ impl<'f> CpuReader<'f> {
     /// The next record of the current page; `Ok(None)` at its end (or without a page).
     #[inline]
     fn next_in_page(&mut self) -> Result<Option<Item>> {
+        let mut item = None;
+        self.next_in_page_into(&mut item)?;
+        Ok(item)
+    }
+
+    /// [`CpuReader::next_in_page`] written into `out`; `false` (and `out` as it was) at
+    /// the page's end.
+    #[inline]
+    fn next_in_page_into(&mut self, out: &mut Option<Item>) -> Result<bool> {
         let Some((pref, cur)) = &mut self.page else {
-            return Ok(None);
+            return Ok(false);
         };
         let page = self.src.backing().get(pref.range.clone()).unwrap_or(&[]);
         match cur.next(self.layout.endian, page) {
             Ok(Some((ts, at, r))) => {
                 let base = pref.range.start;
-                Ok(Some(Item::Record {
+                *out = Some(Item::Record {
                     ts,
                     data: base + r.start..base + r.end,
                     origin: pref.origin,
                     at: base + at,
-                }))
+                });
+                Ok(true)
             }
             Ok(None) => {
                 self.page = None;
-                Ok(None)
+                Ok(false)
             }
             Err(e) => {
                 let err = error_at(
@@ -553,9 +563,26 @@ impl<'f> CpuReader<'f> {
                     return Err(err);
                 }
                 self.skipped += 1;
-                Ok(None)
+                Ok(false)
             }
         }
+    }
+
+    /// [`CpuReader::next`] written into `out` (`None` when the CPU's data is done);
+    /// whether there was one. A record of the current page, the common case, is written
+    /// where it goes: returned by value, it was read back in other widths than it was
+    /// written, which stalled the reader (most of `DatEvents::read`'s samples).
+    #[inline]
+    pub(crate) fn next_into(
+        &mut self,
+        pool: &mut ChunkPool,
+        out: &mut Option<Item>,
+    ) -> Result<bool> {
+        if self.stash.is_none() && self.next_in_page_into(out)? {
+            return Ok(true);
+        }
+        *out = self.next(pool)?;
+        Ok(out.is_some())
     }
 
     /// The next record or loss marker; `Ok(None)` when the CPU's data is done. Chunks are
