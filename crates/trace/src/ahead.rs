@@ -35,22 +35,15 @@ where
         scope.spawn(move || {
             loop {
                 let mut events = Vec::with_capacity(BATCH);
-                let mut end = false;
-                while events.len() < BATCH {
-                    match source.next_event() {
-                        Ok(Some(ev)) => events.push(ev),
-                        Ok(None) => {
-                            end = true;
-                            break;
-                        }
-                        Err(e) => {
-                            // The events before the error first, as the reader gives them.
-                            let _ = tx.send(Ok((events, source.stats().clone())));
-                            let _ = tx.send(Err(e));
-                            return;
-                        }
+                let end = match source.fill(&mut events, BATCH) {
+                    Ok(more) => !more,
+                    Err(e) => {
+                        // The events before the error first, as the reader gives them.
+                        let _ = tx.send(Ok((events, source.stats().clone())));
+                        let _ = tx.send(Err(e));
+                        return;
                     }
-                }
+                };
                 // A closed channel: the consumer stopped early.
                 if tx.send(Ok((events, source.stats().clone()))).is_err() || end {
                     return;

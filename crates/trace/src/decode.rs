@@ -511,6 +511,31 @@ impl Decoder {
     /// Decode one record recorded on `cpu` at `ts`. The error says what was wrong with the
     /// record (an unknown event id, a field outside the record).
     pub fn decode(&mut self, cpu: u32, ts: u64, data: &[u8]) -> Result<Event, String> {
+        self.decode_with(cpu, ts, data, |ev| ev)
+    }
+
+    /// [`Decoder::decode`] pushed onto `out`. The event is built where it goes: returned
+    /// by value and then moved, it was read back in other widths than it was written,
+    /// which stalled the reader.
+    pub fn decode_into(
+        &mut self,
+        cpu: u32,
+        ts: u64,
+        data: &[u8],
+        out: &mut Vec<Event>,
+    ) -> Result<(), String> {
+        self.decode_with(cpu, ts, data, |ev| out.push(ev))
+    }
+
+    /// The event of the record, handed to `emit` as it is built.
+    #[inline(always)]
+    fn decode_with<R>(
+        &mut self,
+        cpu: u32,
+        ts: u64,
+        data: &[u8],
+        emit: impl FnOnce(Event) -> R,
+    ) -> Result<R, String> {
         let e = self.ctx.endian;
         let id = e
             .u16(data, 0)
@@ -525,14 +550,14 @@ impl Decoder {
             if data.len() >= q.len {
                 if let Some(kind) = quick_kind(q, &entry.plan, e, data) {
                     let [flags, preempt, pid] = q.common;
-                    return Ok(Event {
+                    return Ok(emit(Event {
                         ts,
                         cpu,
                         pid: i32_at(data, pid),
                         flags: Flags(byte_at(data, flags)),
                         preempt_count: byte_at(data, preempt),
                         kind,
-                    });
+                    }));
                 }
             }
         }
@@ -553,14 +578,14 @@ impl Decoder {
                 data.len()
             )
         })?;
-        Ok(Event {
+        Ok(emit(Event {
             ts,
             cpu,
             pid,
             flags,
             preempt_count,
             kind,
-        })
+        }))
     }
 }
 

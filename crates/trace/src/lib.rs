@@ -92,6 +92,20 @@ pub struct ReadStats {
 pub trait EventSource {
     /// The next event in timestamp order; `Ok(None)` at the end of the trace.
     fn next_event(&mut self) -> Result<Option<Event>>;
+    /// Pushes the next events onto `out` until it holds `max`; `false` when the trace
+    /// ended first. The events before an error are pushed, then the error is returned.
+    ///
+    /// The same events as [`EventSource::next_event`] gives; a .dat reader builds each
+    /// in `out` (what [`read_ahead`]'s reading thread fills its batches with).
+    fn fill(&mut self, out: &mut Vec<Event>, max: usize) -> Result<bool> {
+        while out.len() < max {
+            match self.next_event()? {
+                Some(ev) => out.push(ev),
+                None => return Ok(false),
+            }
+        }
+        Ok(true)
+    }
     /// Lends `each` the events in timestamp order until it breaks (the events after that
     /// one stay to be read) or the trace ends; the error at which the events stopped.
     ///

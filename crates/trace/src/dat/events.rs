@@ -31,6 +31,8 @@ pub struct DatEvents<'f> {
     pool: ChunkPool,
     /// The next item of each reader, once peeked.
     pending: Vec<Option<Item>>,
+    /// The event [`EventSource::next_event`] returns, built here (its memory kept).
+    one: Vec<Event>,
     heap: BinaryHeap<Reverse<(u64, usize)>>,
     decoder: Decoder,
     ts_offset: i64,
@@ -79,6 +81,7 @@ impl<'f> DatEvents<'f> {
         Ok(DatEvents {
             name: &dat.name,
             pending: readers.iter().map(|_| None).collect(),
+            one: Vec::with_capacity(1),
             readers,
             reader_buffer,
             keep: false,
@@ -116,7 +119,7 @@ impl<'f> DatEvents<'f> {
     }
 
     /// Peeks the next item of reader `i` into `pending` and the heap.
-    fn fill(&mut self, i: usize) -> Result<()> {
+    fn prime(&mut self, i: usize) -> Result<()> {
         if let Some(ts) = self.read(i)? {
             self.heap.push(Reverse((ts, i)));
         }
@@ -158,18 +161,20 @@ impl<'f> DatEvents<'f> {
     }
 }
 
-impl EventSource for DatEvents<'_> {
-    fn next_event(&mut self) -> Result<Option<Event>> {
+impl DatEvents<'_> {
+    /// Pushes the next event onto `out`; `false` at the end. In lenient mode a record
+    /// the decoder rejects is counted and skipped, and the next one pushed.
+    fn step(&mut self, out: &mut Vec<Event>) -> Result<bool> {
         if !self.started {
             self.started = true;
             for i in 0..self.readers.len() {
-                self.fill(i)?;
+                self.prime(i)?;
             }
         }
         loop {
             // The top stays until `advance` replaces it with the reader's next item.
             let Some(&Reverse((_, i))) = self.heap.peek() else {
-                return Ok(None);
+                return Ok(false);
             };
             let Some(item) = self.pending.get_mut(i).and_then(Option::take) else {
                 self.heap.pop();
@@ -178,7 +183,7 @@ impl EventSource for DatEvents<'_> {
             let cpu = self.readers[i].cpu;
             self.last_buffer = self.reader_buffer.get(i).copied().unwrap_or(0);
             self.last_record.clear();
-            let ev = match item {
+            match item {
                 Item::Lost { ts, count } => {
                     if let Some(slot) = self.stats.lost.get_mut(cpu as usize) {
                         *slot = match (*slot, count) {
@@ -195,14 +200,15 @@ impl EventSource for DatEvents<'_> {
                         }
                         _ => -1,
                     };
-                    return Ok(Some(Event {
+                    out.push(Event {
                         ts: self.shift(ts),
                         cpu,
                         pid,
                         flags: Flags::default(),
                         preempt_count: 0,
                         kind: EventKind::Lost { count },
-                    }));
+                    });
+                    return Ok(true);
                 }
                 Item::Record {
                     ts,
@@ -214,21 +220,41 @@ impl EventSource for DatEvents<'_> {
                     if self.keep {
                         self.last_record.extend_from_slice(bytes);
                     }
-                    match self.decoder.decode(cpu, self.shift(ts), bytes) {
-                        Ok(ev) => Some(ev),
+                    let ts = self.shift(ts);
+                    let decoded = match self.decoder.decode_into(cpu, ts, bytes, out) {
+                        Ok(()) => true,
                         Err(_) if self.lenient => {
                             self.stats.skipped += 1;
-                            None
+                            false
                         }
                         Err(msg) => return Err(record_error(self.name, origin, at, cpu, &msg)),
+                    };
+                    self.advance(i)?;
+                    if decoded {
+                        return Ok(true);
                     }
                 }
-            };
-            self.advance(i)?;
-            if let Some(ev) = ev {
-                return Ok(Some(ev));
             }
         }
+    }
+}
+
+impl EventSource for DatEvents<'_> {
+    fn next_event(&mut self) -> Result<Option<Event>> {
+        let mut one = std::mem::take(&mut self.one);
+        let r = self.step(&mut one);
+        let ev = one.pop();
+        self.one = one;
+        r.map(|_| ev)
+    }
+
+    fn fill(&mut self, out: &mut Vec<Event>, max: usize) -> Result<bool> {
+        while out.len() < max {
+            if !self.step(out)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 
     fn meta(&self) -> &TraceMeta {

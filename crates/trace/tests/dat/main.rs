@@ -28,6 +28,35 @@ fn v7_zstd_matches_trace_cmd_report_field_by_field() {
     assert_matches_raw_report(&events, &golden);
 }
 
+/// A .dat's events filled into batches (as the read-ahead thread takes them) are the
+/// ones `next_event` gives, lost-event markers and instance buffers included, and the
+/// reader's counts at the end are the same.
+#[test]
+fn events_filled_in_batches_are_the_events_read_one_by_one() {
+    for file in [
+        "cyclictest-idle.v7.dat",
+        "instances.v7.dat",
+        "instances.v6.dat",
+    ] {
+        let dat = open(file);
+        for buffer in 0..dat.buffers().len() {
+            let one_by_one = all_events(&dat, buffer);
+            let mut src = dat.events(buffer).unwrap();
+            let (mut filled, mut batch) = (Vec::new(), Vec::new());
+            // Batches of an odd size, so that they end anywhere.
+            while src.fill(&mut batch, 37).unwrap() {
+                filled.append(&mut batch);
+            }
+            filled.append(&mut batch);
+            assert!(!filled.is_empty(), "{file} {buffer}");
+            assert_eq!(filled, one_by_one, "{file} buffer {buffer}");
+            let mut again = dat.events(buffer).unwrap();
+            while again.next_event().unwrap().is_some() {}
+            assert_eq!(src.stats(), again.stats(), "{file} buffer {buffer}");
+        }
+    }
+}
+
 #[test]
 fn v6_matches_v7() {
     let v7 = open("cyclictest-idle.v7.dat");
