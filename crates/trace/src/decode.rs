@@ -591,7 +591,7 @@ impl Decoder {
 
 /// The kind of a record [`Quick`] reads, at its offsets (the record is at least
 /// `q.len` bytes); `None` for another plan.
-#[inline]
+#[inline(always)]
 fn quick_kind(q: &Quick, plan: &Plan, e: Endian, d: &[u8]) -> Option<EventKind> {
     let [a, b, c, x] = q.ints;
     Some(match plan {
