@@ -124,14 +124,6 @@ impl Write for Behind {
         Ok(n)
     }
 
-    fn write_all(&mut self, mut buf: &[u8]) -> io::Result<()> {
-        while !buf.is_empty() {
-            let n = self.write(buf)?;
-            buf = &buf[n..];
-        }
-        Ok(())
-    }
-
     /// The pieces are written as they fill; the output is flushed at the end.
     fn flush(&mut self) -> io::Result<()> {
         if self.tx.is_none() {

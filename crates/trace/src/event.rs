@@ -50,15 +50,8 @@ impl Comm {
         // exactly the first zero byte), ASCII checked on the bytes before it. Inlined
         // into the decoder; the rest is out of line.
         if let Some(word) = raw.first_chunk::<16>() {
-            const ONES: u128 = u128::from_le_bytes([0x01; 16]);
-            const HIGHS: u128 = u128::from_le_bytes([0x80; 16]);
             let v = u128::from_le_bytes(*word);
-            let zero = v.wrapping_sub(ONES) & !v & HIGHS;
-            let len = if zero == 0 {
-                16
-            } else {
-                zero.trailing_zeros() as usize / 8
-            };
+            let len = first_nul(v);
             let keep = if len == 16 {
                 u128::MAX
             } else {
@@ -97,16 +90,7 @@ impl Comm {
     /// The name's length in bytes: where its first NUL is.
     #[inline]
     pub fn len(&self) -> usize {
-        const ONES: u128 = u128::from_le_bytes([0x01; 16]);
-        const HIGHS: u128 = u128::from_le_bytes([0x80; 16]);
-        let v = u128::from_le_bytes(self.bytes);
-        // The lowest flagged byte is exactly the first zero byte (see `from_bytes`).
-        let zero = v.wrapping_sub(ONES) & !v & HIGHS;
-        if zero == 0 {
-            Self::MAX
-        } else {
-            zero.trailing_zeros() as usize / 8
-        }
+        first_nul(u128::from_le_bytes(self.bytes))
     }
 
     /// Whether the name is empty.
@@ -125,6 +109,22 @@ impl Comm {
         // through `new`, `Default` is empty. (The check of `from_utf8` was 2 % of an
         // `analyze`'s instructions: filters and folds ask for a task's name per event.)
         unsafe { std::str::from_utf8_unchecked(bytes) }
+    }
+}
+
+/// The high bit of each of 16 bytes.
+const HIGHS: u128 = u128::from_le_bytes([0x80; 16]);
+
+/// The index of the first zero byte of the 16 bytes of `v` (little-endian), 16 when none
+/// is: the has-zero-byte trick, whose lowest flagged byte is exactly the first zero byte.
+#[inline]
+fn first_nul(v: u128) -> usize {
+    const ONES: u128 = u128::from_le_bytes([0x01; 16]);
+    let zero = v.wrapping_sub(ONES) & !v & HIGHS;
+    if zero == 0 {
+        Comm::MAX
+    } else {
+        zero.trailing_zeros() as usize / 8
     }
 }
 

@@ -108,10 +108,7 @@ impl<'f> DatEvents<'f> {
         let slot = &mut self.pending[i];
         let read = r.next_into(&mut self.pool, slot);
         self.stats.skipped += r.skipped - before;
-        if !read? {
-            *slot = None;
-            return Ok(None);
-        }
+        read?;
         Ok(match slot {
             Some(Item::Record { ts, .. } | Item::Lost { ts, .. }) => Some(*ts),
             None => None,

@@ -568,21 +568,17 @@ impl<'f> CpuReader<'f> {
         }
     }
 
-    /// [`CpuReader::next`] written into `out` (`None` when the CPU's data is done);
-    /// whether there was one. A record of the current page, the common case, is written
-    /// where it goes: returned by value, it was read back in other widths than it was
-    /// written, which stalled the reader (most of `DatEvents::read`'s samples).
+    /// [`CpuReader::next`] written into `out` (`None` when the CPU's data is done). A
+    /// record of the current page, the common case, is written where it goes: returned
+    /// by value, it was read back in other widths than it was written, which stalled the
+    /// reader (most of `DatEvents::read`'s samples).
     #[inline]
-    pub(crate) fn next_into(
-        &mut self,
-        pool: &mut ChunkPool,
-        out: &mut Option<Item>,
-    ) -> Result<bool> {
+    pub(crate) fn next_into(&mut self, pool: &mut ChunkPool, out: &mut Option<Item>) -> Result<()> {
         if self.stash.is_none() && self.next_in_page_into(out)? {
-            return Ok(true);
+            return Ok(());
         }
         *out = self.next(pool)?;
-        Ok(out.is_some())
+        Ok(())
     }
 
     /// The next record or loss marker; `Ok(None)` when the CPU's data is done. Chunks are
