@@ -1098,6 +1098,83 @@ mod tests {
         }
     }
 
+    /// Batches of any size (1 to 100 rows) share the data pages of a dictionary
+    /// column's indices: values, runs of them and nulls straddle the batches' edges,
+    /// some batches are all nulls, and the dictionary grows (a wider index starts a
+    /// page). Every value reads back, from fewer pages than batches.
+    #[test]
+    fn index_pages_span_batches_of_any_size_and_read_back() {
+        use parquet::file::serialized_reader::ReadOptionsBuilder;
+        let strings: Vec<ByteArray> = (0..200)
+            .map(|k| ByteArray::from(format!("s{k}").into_bytes()))
+            .collect();
+        for column in [
+            "OPTIONAL INT32 n",
+            "REQUIRED INT32 n",
+            "OPTIONAL BYTE_ARRAY n (STRING)",
+            "REQUIRED BYTE_ARRAY n (STRING)",
+        ] {
+            let (nullable, text) = (column.starts_with("OPTIONAL"), column.contains("STRING"));
+            // Runs of 10, of more and more distinct values (up to 100: 7 bits).
+            let value = |i: usize| {
+                let null = nullable && (i % 11 == 0 || (400..460).contains(&i));
+                (!null).then_some((i / 10 % (1 + i / 40)) as u32)
+            };
+            let dir = tempfile::tempdir().unwrap();
+            let (path, mut w) = writer(dir.path(), column, usize::MAX, usize::MAX);
+            let origin = Arc::new([Const::Null, Const::int(1), Const::int(2)]);
+            let (total, mut start, mut batches) = (4000, 0, 0);
+            for n in [1, 3, 7, 8, 9, 13, 37, 64, 100].into_iter().cycle() {
+                let n = n.min(total - start);
+                let rows = start..start + n;
+                let present: Vec<u32> = rows.clone().filter_map(value).collect();
+                let g = Group {
+                    rows: n,
+                    origin: Arc::clone(&origin),
+                    dicts: vec![text.then(|| strings.clone())],
+                    bufs: vec![Buf {
+                        vals: match text {
+                            true => Vals::Str(present),
+                            false => Vals::I32(present.iter().map(|&v| v as i32 * 3).collect()),
+                        },
+                        defs: nullable
+                            .then(|| rows.map(|i| i16::from(value(i).is_some())).collect()),
+                    }],
+                };
+                w.write(&g).unwrap();
+                (start, batches) = (start + n, batches + 1);
+                if start == total {
+                    break;
+                }
+            }
+            w.close().unwrap();
+            let options = ReadOptionsBuilder::new().with_page_index().build();
+            let file = File::open(&path).unwrap();
+            let reader = SerializedFileReader::new_with_options(file, options).unwrap();
+            let mut read = 0;
+            for (i, row) in reader.get_row_iter(None).unwrap().enumerate() {
+                let row = row.unwrap();
+                let got = match text {
+                    true => row
+                        .get_string(3)
+                        .ok()
+                        .map(|s| s[1..].parse::<u32>().unwrap()),
+                    false => row.get_int(3).ok().map(|v| v as u32 / 3),
+                };
+                assert_eq!(got, value(i), "{column}: row {i}");
+                read += 1;
+            }
+            assert_eq!(read, total, "{column}");
+            let pages = reader.metadata().offset_index().unwrap()[0][3]
+                .page_locations()
+                .len();
+            assert!(
+                (2..batches / 4).contains(&pages),
+                "{column}: {pages} pages, {batches} batches"
+            );
+        }
+    }
+
     #[test]
     fn provenance_columns_of_nulls_read_back() {
         let origin = [Const::Null, Const::Null, Const::Null];

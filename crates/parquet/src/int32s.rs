@@ -7,14 +7,13 @@
 
 use std::collections::hash_map::Entry;
 
-use parquet::basic::Encoding;
 use parquet::column::writer::ColumnCloseResult;
 use parquet::errors::ParquetError;
 use parquet::file::statistics::Statistics;
 
 use jitterlab_analyze::hash::FxMap;
 
-use crate::pages::{pack, width_of, Out, Spliced};
+use crate::pages::{width_of, Indices, Out, Spliced};
 
 /// Slots of the cache of values recently found in the dictionary.
 const RECENT: usize = 256;
@@ -86,20 +85,16 @@ impl Int32s {
         if rows == 0 {
             return Ok(0);
         }
-        self.out.page(defs, rows, values.len())?;
         let mut keys = std::mem::take(&mut self.keys);
         keys.clear();
         keys.extend(values.iter().map(|&v| self.key(v)));
         let width = width_of(self.dict.len());
-        self.out.buf.push(width);
         // Bit-packed whole: the indices of tids and CPUs seldom repeat 8 times in a row,
         // and the hybrid's looking for runs cost more than the packing (zstd finds
         // what repeats).
-        if !keys.is_empty() {
-            pack(&mut self.out.buf, &keys, width);
-        }
+        let written = self.out.indices(defs, rows, &keys, width, Indices::Packed);
         self.keys = keys;
-        self.out.write_page(rows, Encoding::RLE_DICTIONARY)?;
+        written?;
         Ok(values.len() * 4)
     }
 
@@ -153,6 +148,9 @@ mod tests {
     fn a_page_counts_its_values_and_refuses_a_mismatch() {
         let mut c = chunk();
         assert_eq!(c.put(&[3, 4], Some(&[1, 0, 1]), 3).unwrap(), 8);
+        // The page is written once full, or when the chunk is.
+        assert_eq!(c.out.written.pages, 0);
+        c.out.flush_indices().unwrap();
         let w = &c.out.written;
         assert_eq!((c.out.nulls, w.rows, w.pages), (1, 3, 1));
         assert!(c.put(&[3], Some(&[1, 1]), 2).is_err());

@@ -56,6 +56,83 @@ pub(crate) struct Out {
     pub(crate) buf: Vec<u8>,
     /// Scratch: a page's definition levels.
     levels: Vec<u32>,
+    /// The page of dictionary indices in the making, over batches ([`Out::indices`]).
+    open: Open,
+}
+
+/// Encoded bytes of an index page before they are compressed, at which it is written
+/// ([`Out::indices`]): a batch's indices of a CPU or a kind are 1-2 KB, and zstd's
+/// price a call (its entropy tables) was most of the export's compression.
+const INDEX_PAGE_BYTES: usize = 32 * 1024;
+
+/// Rows of an index page at most (a page of 1-bit indices holds 8 KB).
+const INDEX_PAGE_ROWS: usize = 64 * 1024;
+
+/// How a column's indices are encoded.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Indices {
+    /// Parquet's RLE/bit-packing hybrid ([`hybrid`]).
+    Hybrid,
+    /// Bit-packed whole ([`pack`]).
+    Packed,
+}
+
+/// A data page of dictionary indices in the making, over batches: its definition
+/// levels encoded so far, in whole groups of 8 (a bit-packed run is padded only at the
+/// page's end), and the fewer than 8 not encoded yet; the same of its indices, which are
+/// encoded in [`Out::buf`] after their width.
+struct Open {
+    rows: usize,
+    width: u8,
+    how: Indices,
+    levels: Vec<u8>,
+    levels_left: Vec<u32>,
+    keys_left: Vec<u32>,
+}
+
+impl Default for Open {
+    fn default() -> Open {
+        Open {
+            rows: 0,
+            width: 1,
+            how: Indices::Hybrid,
+            levels: Vec::new(),
+            levels_left: Vec::new(),
+            keys_left: Vec::new(),
+        }
+    }
+}
+
+impl Open {
+    /// Appends `vals` to `bytes` (encoded as `how` of `width` bits) after the values
+    /// `left` from before, leaving in `left` the last fewer than 8.
+    fn append(bytes: &mut Vec<u8>, left: &mut Vec<u32>, vals: &[u32], width: u8, how: Indices) {
+        // What a call leaves, fewer than 8 values.
+        let encode = |b: &mut Vec<u8>, v: &[u32]| match how {
+            Indices::Hybrid => hybrid_part(b, v, width, false),
+            Indices::Packed => {
+                let whole = v.len() / 8 * 8;
+                if whole > 0 {
+                    pack(b, &v[..whole], width);
+                }
+                whole
+            }
+        };
+        let mut vals = vals;
+        if !left.is_empty() {
+            let k = (8 - left.len()).min(vals.len());
+            left.extend_from_slice(&vals[..k]);
+            vals = &vals[k..];
+            if left.len() < 8 {
+                return;
+            }
+            // A group of 8: a run or packed, nothing left.
+            encode(bytes, left);
+            left.clear();
+        }
+        let done = encode(bytes, vals);
+        left.extend_from_slice(&vals[done..]);
+    }
 }
 
 impl Out {
@@ -75,6 +152,7 @@ impl Out {
             nulls: 0,
             buf: Vec::new(),
             levels: Vec::new(),
+            open: Open::default(),
         }
     }
 
@@ -116,6 +194,96 @@ impl Out {
         Ok(())
     }
 
+    /// Appends `rows` rows to the data page of dictionary indices in the making: `keys`,
+    /// one per present row, of `width` bits; `defs` as for [`Out::page`]. The page is
+    /// written once it holds [`INDEX_PAGE_BYTES`] or [`INDEX_PAGE_ROWS`], before indices
+    /// of another width, and when the chunk is finished ([`Out::finish_dict`]).
+    pub(crate) fn indices(
+        &mut self,
+        defs: Option<&[i16]>,
+        rows: usize,
+        keys: &[u32],
+        width: u8,
+        how: Indices,
+    ) -> Result<(), ParquetError> {
+        if rows == 0 {
+            return Ok(());
+        }
+        if self.open.rows > 0 && (self.open.width, self.open.how) != (width, how) {
+            self.flush_indices()?;
+        }
+        let open = &mut self.open;
+        if open.rows == 0 {
+            self.buf.clear();
+            self.buf.push(width);
+        }
+        let mut present = rows;
+        if self.descr.max_def_level() > 0 {
+            present = defs.map_or(rows, |d| d.iter().filter(|&&l| l == 1).count());
+            if defs.is_some_and(|d| d.len() != rows) {
+                return Err(ParquetError::General(format!(
+                    "{} levels for {rows} rows",
+                    defs.map_or(0, <[i16]>::len)
+                )));
+            }
+            if open.levels_left.is_empty() && (present == rows || present == 0) {
+                // One run, as the hybrid writes 8 or more equal levels: a run is exact,
+                // and what follows it need not start a group.
+                run(&mut open.levels, rows, u32::from(present == rows), 1);
+            } else {
+                self.levels.clear();
+                match defs {
+                    Some(d) => self.levels.extend(d.iter().map(|&l| u32::from(l == 1))),
+                    None => self.levels.resize(rows, 1),
+                }
+                let (bytes, left) = (&mut open.levels, &mut open.levels_left);
+                Open::append(bytes, left, &self.levels, 1, Indices::Hybrid);
+            }
+        }
+        if keys.len() != present {
+            return Err(ParquetError::General(format!(
+                "{} values for {present} present rows",
+                keys.len()
+            )));
+        }
+        self.nulls += (rows - present) as u64;
+        open.rows += rows;
+        (open.width, open.how) = (width, how);
+        Open::append(&mut self.buf, &mut open.keys_left, keys, width, how);
+        if open.levels.len() + self.buf.len() >= INDEX_PAGE_BYTES || open.rows >= INDEX_PAGE_ROWS {
+            self.flush_indices()?;
+        }
+        Ok(())
+    }
+
+    /// Writes the data page of indices in the making, if any ([`Out::indices`]).
+    pub(crate) fn flush_indices(&mut self) -> Result<(), ParquetError> {
+        let open = &mut self.open;
+        if open.rows == 0 {
+            return Ok(());
+        }
+        // The last values, in a group padded with zeros.
+        if !open.levels_left.is_empty() {
+            hybrid(&mut open.levels, &open.levels_left, 1);
+            open.levels_left.clear();
+        }
+        match open.how {
+            Indices::Hybrid => hybrid(&mut self.buf, &open.keys_left, open.width),
+            Indices::Packed if open.keys_left.is_empty() => {}
+            Indices::Packed => pack(&mut self.buf, &open.keys_left, open.width),
+        }
+        open.keys_left.clear();
+        // The levels go first, after their length.
+        if self.descr.max_def_level() > 0 {
+            let mut head = Vec::with_capacity(open.levels.len() + 4);
+            levels(&mut head, |b| b.extend_from_slice(&open.levels));
+            self.buf.splice(0..0, head);
+        }
+        let rows = std::mem::take(&mut open.rows);
+        open.levels.clear();
+        self.write_page(rows, Encoding::RLE_DICTIONARY)
+    }
+
     /// The chunk: `head` (its dictionary page, or nothing), then the data pages, and
     /// what the row group records of it: `metadata` and the pages' offsets.
     pub(crate) fn finish(
@@ -139,6 +307,7 @@ impl Out {
         n: usize,
         stats: impl FnOnce(u64) -> Statistics,
     ) -> Result<(Spliced, ColumnCloseResult), ParquetError> {
+        self.flush_indices()?;
         let mut head = TrackedWrite::new(Vec::new());
         let n = u32::try_from(n).unwrap_or(u32::MAX);
         let dict = dict_page(&mut self.codec, plain, n, &mut head)?;
@@ -294,6 +463,13 @@ pub(crate) fn width_of(n: usize) -> u8 {
 /// Appends `vals` in Parquet's RLE/bit-packing hybrid of `width` bits: 8 or more equal
 /// values as one run (count and value), the others bit-packed 8 at a time.
 pub(crate) fn hybrid(out: &mut Vec<u8>, vals: &[u32], width: u8) {
+    hybrid_part(out, vals, width, true);
+}
+
+/// [`hybrid`], of `vals` that are the `last` of a page's or not: if not, the values
+/// after the last whole group of a bit-packed stretch are left (a group is padded with
+/// zeros only at the end). Returns the values written.
+fn hybrid_part(out: &mut Vec<u8>, vals: &[u32], width: u8, last: bool) -> usize {
     let n = vals.len();
     let mut i = 0;
     while let Some(&v) = vals.get(i) {
@@ -313,8 +489,16 @@ pub(crate) fn hybrid(out: &mut Vec<u8>, vals: &[u32], width: u8) {
         {
             i = (i + 8).min(n);
         }
+        if !last && (i - start) % 8 != 0 {
+            let whole = start + (i - start) / 8 * 8;
+            if whole > start {
+                pack(out, &vals[start..whole], width);
+            }
+            return whole;
+        }
         pack(out, &vals[start..i], width);
     }
+    n
 }
 
 /// One bit-packed run of `vals`, padded with zeros to a multiple of 8 values.

@@ -19,7 +19,7 @@ use parquet::schema::types::ColumnDescPtr;
 
 use crate::column::Const;
 use crate::pages::{
-    closed, data_page, dict_chunk, dict_page, hybrid, levels, run, width_of, Codec, Out, Spliced,
+    closed, data_page, dict_chunk, dict_page, levels, run, width_of, Codec, Indices, Out, Spliced,
     Tail,
 };
 
@@ -69,7 +69,6 @@ impl Strings {
         self.local
             .extend(new.iter().map(|s| (UNUSED, s.data().len() + 4)));
         self.strings.extend_from_slice(new);
-        self.out.page(defs, rows, keys.len())?;
         self.vals.clear();
         let mut bytes = 0;
         for &k in keys {
@@ -86,9 +85,8 @@ impl Strings {
             self.vals.push(*l);
         }
         let width = width_of(self.used.len());
-        self.out.buf.push(width);
-        hybrid(&mut self.out.buf, &self.vals, width);
-        self.out.write_page(rows, Encoding::RLE_DICTIONARY)?;
+        self.out
+            .indices(defs, rows, &self.vals, width, Indices::Hybrid)?;
         Ok(bytes)
     }
 
