@@ -371,7 +371,7 @@ impl<W: Write + Send> Writer<W> {
 
     /// Encodes a batch into the open row group (opening one if none is), and appends the
     /// row group to the file when it is full.
-    fn write(&mut self, g: &Group) -> Result<(), ParquetError> {
+    pub(crate) fn write(&mut self, g: &Group) -> Result<(), ParquetError> {
         let open = match &mut self.open {
             Some(o) => o,
             None => {

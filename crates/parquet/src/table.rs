@@ -389,7 +389,23 @@ impl<B: Batch> Table<B> {
     /// Writes what is buffered and the footer, and gives the file its name. Returns the
     /// path and the rows written.
     pub(crate) fn finish(mut self) -> Result<Option<(PathBuf, u64)>, Error> {
-        self.flush()?;
+        match (&self.encoder, &mut self.writer) {
+            // Fewer rows than a batch: encoded here, not by a thread started for them.
+            (None, Some(w)) if self.rows > 0 => {
+                let (bufs, dicts) = self.batch.take(self.def, self.rows, None);
+                let group = Group {
+                    rows: self.rows,
+                    origin: Arc::clone(&self.origin),
+                    dicts,
+                    bufs,
+                };
+                w.write(&group)
+                    .map_err(|e| Error::parquet(&self.path, "a batch of rows", e))?;
+                self.written += self.rows as u64;
+                self.rows = 0;
+            }
+            _ => self.flush()?,
+        }
         self.writer_back()?;
         if self.written == 0 {
             // No row: no file (an engine reads a table's files; an empty one is 230 B

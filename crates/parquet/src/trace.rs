@@ -283,6 +283,10 @@ pub fn export_trace(
     if let Some(e) = sink.err {
         return Err(e);
     }
+    let mut t = sink.t;
+    // The busy tables' files are closed by their encoders while the others are made.
+    t.slice.close_behind()?;
+    t.wakeup.close_behind()?;
     let mut threads = mk(&thread::DEF)?;
     for (utid, info) in machine.tasks().iter().enumerate() {
         thread::push(&mut threads, utid, info)?;
@@ -332,10 +336,6 @@ pub fn export_trace(
     };
     let mut info = mk(&trace_info::DEF)?;
     trace_info::push(&mut info, &facts)?;
-    let mut t = sink.t;
-    // The busy tables' files are closed by their encoders meanwhile.
-    t.slice.close_behind()?;
-    t.wakeup.close_behind()?;
     let mut files = Vec::new();
     for (def, table) in [
         (&trace_info::DEF, info),
@@ -344,8 +344,7 @@ pub fn export_trace(
     ] {
         files.extend(finish(def, table)?);
     }
-    files.extend(finish(&sched_slice::DEF, t.slice)?);
-    files.extend(finish(&wakeup::DEF, t.wakeup)?);
+    let mut rest = Vec::new();
     for (def, table) in [
         (&chain::DEF, t.chain),
         (&irq::DEF, t.irq),
@@ -355,8 +354,13 @@ pub fn export_trace(
         (&anomaly::DEF, t.anomaly),
         (&marker::DEF, t.marker),
     ] {
-        files.extend(finish(def, table)?);
+        rest.extend(finish(def, table)?);
     }
+    // Last, the busy tables (their encoders had the longest to go), listed in their
+    // place.
+    files.extend(finish(&sched_slice::DEF, t.slice)?);
+    files.extend(finish(&wakeup::DEF, t.wakeup)?);
+    files.extend(rest);
     crate::dataset::remove_stale(dir, origin, &written(&files))?;
     Ok(ExportSummary {
         input: file.to_string(),
