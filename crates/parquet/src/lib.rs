@@ -69,10 +69,6 @@ pub struct ExportReport {
 /// meaning (adding one is noted in docs/parquet.md's changelog without a raise).
 pub const SCHEMA_VERSION: u32 = 3;
 
-/// Called with (done, total) as an export goes: events read and 0 while a trace is read
-/// (its total is not known ahead), then (events, events) when it is read.
-pub type Progress<'a> = &'a dyn Fn(u64, u64);
-
 /// Where the rows of one export came from: the values of the provenance columns and of
 /// the hive partition directories.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -2,7 +2,6 @@
 //! as rows as they end.
 
 use std::collections::HashMap;
-use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 use jitterlab_analyze::engine::{self, PassOptions};
@@ -20,7 +19,7 @@ use crate::tables::{
     anomaly, chain, cpu, irq, lost, marker, migration, sched_slice, softirq, thread, trace_info,
     wakeup,
 };
-use crate::{Error, Origin, Progress};
+use crate::{Error, Origin};
 
 /// The tables a trace is exported to, in the order they are documented.
 pub const TRACE_TABLES: [&TableDef; 12] = [
@@ -165,9 +164,6 @@ impl Sink for RowSink {
     }
 }
 
-/// Events between two calls of the progress callback.
-const PROGRESS_EVERY: u64 = 1 << 16;
-
 /// The host name, kernel release and clocks a trace file records, for an [`Origin`]:
 /// jitterlab's clocks option (host name, clock pair) and the `uname` text (trace-cmd
 /// writes `Linux NODENAME RELEASE MACHINE`, `jitterlab record` `Linux RELEASE VERSION
@@ -224,15 +220,14 @@ pub(crate) fn buffer_name(trace: &Trace) -> Option<&str> {
 /// each interval is a row when it ends, and a table's rows are encoded a batch of
 /// [`crate::BATCH_ROWS`] at a time into row groups of at most [`crate::ROW_GROUP_ROWS`],
 /// so memory grows with tasks and IRQs as `analyze`'s
-/// does, never with events. `progress` is called with (events read, 0) every 65,536
-/// events (the total is not known ahead). A table's file gets its name only once
-/// complete; on an error, the files of this trace are left unfinished and removed.
+/// does, never with events. How far it is, is the trace's progress counter
+/// ([`Trace::set_progress`]). A table's file gets its name only once complete; on an
+/// error, the files of this trace are left unfinished and removed.
 pub fn export_trace(
     trace: &Trace,
     file: &str,
     origin: &Origin,
     dir: &Path,
-    progress: Progress<'_>,
 ) -> Result<ExportSummary, Error> {
     crate::dataset::check_names(Path::new(file), origin)?;
     // Read once: the rows' thread groups and the machine's.
@@ -260,7 +255,6 @@ pub fn export_trace(
         irq_names: HashMap::new(),
         err: None,
     };
-    let mut n = 0u64;
     let pass = engine::pass(
         trace,
         &tables,
@@ -269,17 +263,10 @@ pub fn export_trace(
             untyped_fields: false,
             ..PassOptions::default()
         },
-        &mut |_| {
-            n += 1;
-            if n % PROGRESS_EVERY == 0 {
-                progress(n, 0);
-            }
-            ControlFlow::Continue(())
-        },
+        &mut engine::no_raw,
         &mut sink,
     )?;
     let (events, stats, machine) = (pass.events, pass.stats, pass.machine);
-    progress(events, events);
     if let Some(e) = sink.err {
         return Err(e);
     }

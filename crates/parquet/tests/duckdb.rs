@@ -154,7 +154,7 @@ fn export_minted(
             o.start_wall_ns = start_wall_ns;
         }
         assert!(o.run_id.starts_with("trace-"), "{}", o.run_id);
-        export_trace(&trace, file, &o, out, &|_, _| {}).unwrap();
+        export_trace(&trace, file, &o, out).unwrap();
         run = Some(o.run_id);
     }
     let report = analyze_trace(&trace, Options::default(), None).unwrap();
@@ -227,7 +227,6 @@ fn export_audits(tmp: &Path, out: &Path) -> Value {
         "audit-traces/idle.dat",
         &kept_origin,
         out,
-        &|_, _| {},
     )
     .unwrap();
     let mut latest = serde_json::Map::new();

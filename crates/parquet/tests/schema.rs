@@ -20,7 +20,7 @@ use parquet::record::Field;
 fn export(dir: &Path, name: &str, buffer: Option<&str>, origin: &Origin) -> ExportSummary {
     let dat = common::trace_file(dir, name);
     let trace = Trace::open_buffer(&dat, false, buffer).unwrap();
-    export_trace(&trace, name, origin, &dir.join("tables"), &|_, _| {}).unwrap()
+    export_trace(&trace, name, origin, &dir.join("tables")).unwrap()
 }
 
 /// An origin without a kernel or a start.

@@ -20,7 +20,7 @@ fn a_trace_without_sched_events_names_its_threads_from_the_saved_cmdlines() {
         start_wall_ns: None,
     };
     let out = tmp.path().join("tables");
-    let summary = export_trace(&trace, "ext4-events.dat", &origin, &out, &|_, _| {}).unwrap();
+    let summary = export_trace(&trace, "ext4-events.dat", &origin, &out).unwrap();
     let file = summary.files.iter().find(|f| f.table == "thread").unwrap();
     let reader = SerializedFileReader::new(std::fs::File::open(&file.path).unwrap()).unwrap();
     let rows: Vec<(i32, String)> = reader

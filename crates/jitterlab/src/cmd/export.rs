@@ -118,7 +118,6 @@ pub fn run(args: ExportArgs, color: Color) -> Result {
                     &input.display().to_string(),
                     &origin,
                     &args.parquet,
-                    &|_, _| {},
                 )?;
                 bar.finish();
                 s
