@@ -132,7 +132,34 @@ fn zigzag(v: i64) -> u64 {
 /// (the last miniblock padded with zeros; miniblocks past the last value are left out,
 /// their widths 0). Deltas wrap, as the readers add them. Returns the values' min and
 /// max (none for no value).
+///
+/// Compiled twice: for the x86-64 baseline, and with AVX2 where the CPU has it. The
+/// baseline has no 64-bit compare in vector registers, so the min and max of each value
+/// and of each block's deltas took a scalar compare each: 1.5 ns a value (the test
+/// `timing`), 0.86 with AVX2, and the int64 columns were the encoders' largest share.
 fn delta_pack(out: &mut Vec<u8>, values: &[i64]) -> Option<(i64, i64)> {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2, checked just above: all `delta_pack_avx2` requires.
+        return unsafe { delta_pack_avx2(out, values) };
+    }
+    delta_pack_any(out, values)
+}
+
+/// [`delta_pack`] compiled with AVX2.
+///
+/// # Safety
+///
+/// The CPU must have AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn delta_pack_avx2(out: &mut Vec<u8>, values: &[i64]) -> Option<(i64, i64)> {
+    delta_pack_any(out, values)
+}
+
+/// [`delta_pack`]'s body, inlined in each of its compilations.
+#[inline(always)]
+fn delta_pack_any(out: &mut Vec<u8>, values: &[i64]) -> Option<(i64, i64)> {
     uleb(out, BLOCK as u64);
     uleb(out, MINIBLOCKS as u64);
     uleb(out, values.len() as u64);
@@ -177,6 +204,7 @@ fn delta_pack(out: &mut Vec<u8>, values: &[i64]) -> Option<(i64, i64)> {
 
 /// One miniblock: 32 values of `width` bits each (the deltas less the block's least),
 /// least significant bit first: exactly `4 * width` bytes.
+#[inline(always)]
 fn pack_mini(out: &mut Vec<u8>, mini: &[u64; MINI], width: u32) {
     if width == 0 {
         return;
@@ -278,6 +306,11 @@ mod tests {
         assert_eq!(unpack(&out), values, "{} values", values.len());
         let want = values.iter().min().zip(values.iter().max());
         assert_eq!(min_max, want.map(|(&a, &b)| (a, b)));
+        // The baseline's compilation writes the same bytes as the one chosen here (with
+        // AVX2 on a CPU that has it).
+        let mut any = Vec::new();
+        assert_eq!(delta_pack_any(&mut any, values), min_max);
+        assert_eq!(any, out);
     }
 
     #[test]
