@@ -222,13 +222,7 @@ fn export_audits(tmp: &Path, out: &Path) -> Value {
         },
     )
     .unwrap();
-    export_trace(
-        &trace,
-        "audit-traces/idle.dat",
-        &kept_origin,
-        out,
-    )
-    .unwrap();
+    export_trace(&trace, "audit-traces/idle.dat", &kept_origin, out).unwrap();
     let mut latest = serde_json::Map::new();
     for (host, run, a) in &audits {
         let p = tmp.join(format!("{run}.json"));

@@ -97,6 +97,7 @@ pub fn run(args: ConvertArgs, color: Color) -> Result {
         .ok_or_else(|| Error::usage("give the file to write: OUT, or -o FILE"))?
         .clone();
     let mut trace = args.trace.open(&args.input)?;
+    trace.parse_symbols_behind();
     let compression = match args.compression {
         Compress::Zstd => Compression::Zstd,
         Compress::Zlib => Compression::Zlib,

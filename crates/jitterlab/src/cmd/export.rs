@@ -94,6 +94,7 @@ pub fn run(args: ExportArgs, color: Color) -> Result {
             (Opened::Result(json), origin)
         } else {
             let trace = args.trace.open(input)?;
+            trace.parse_symbols_behind();
             let origin = origin_of_trace(&trace, input, &opts)?;
             (Opened::Trace(trace), origin)
         });
@@ -113,12 +114,7 @@ pub fn run(args: ExportArgs, color: Color) -> Result {
                 trace_notes(&trace, true);
                 let bar =
                     progress::reading(&mut trace, format!("exporting {}", file_name(input)), false);
-                let s = export_trace(
-                    &trace,
-                    &input.display().to_string(),
-                    &origin,
-                    &args.parquet,
-                )?;
+                let s = export_trace(&trace, &input.display().to_string(), &origin, &args.parquet)?;
                 bar.finish();
                 s
             }

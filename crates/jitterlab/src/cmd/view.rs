@@ -93,6 +93,11 @@ pub fn run(args: ViewArgs, color: Color) -> Result {
     if let Some(b) = &args.compare {
         inputs.push(open(b)?);
     }
+    for input in &inputs {
+        if let Input::Trace(trace) = input {
+            trace.parse_symbols_behind();
+        }
+    }
     // One progress line and one Ctrl-C for every trace read (a compare page's two).
     let mut interrupt = None;
     let mut traces: Vec<&mut jitterlab_trace::Trace> = Vec::new();

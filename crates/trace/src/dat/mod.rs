@@ -480,6 +480,23 @@ impl<'a> DatFile<'a> {
         self.lazy_kallsyms().get().clone()
     }
 
+    /// [`crate::Trace::parse_symbols_behind`].
+    pub fn parse_symbols_behind(&self) {
+        let lazy = self.lazy_kallsyms();
+        if lazy.text().is_empty()
+            || !std::thread::available_parallelism().is_ok_and(|n| n.get() > 1)
+        {
+            return;
+        }
+        // Not joined: a pass that needs the table waits for it (`LazyKallsyms::get`),
+        // and one that does not lets the process end without it.
+        let _ = std::thread::Builder::new()
+            .name("kallsyms".into())
+            .spawn(move || {
+                lazy.get();
+            });
+    }
+
     fn lazy_kallsyms(&self) -> LazyKallsyms {
         self.kallsyms
             .get_or_init(|| match &self.kallsyms_blob {

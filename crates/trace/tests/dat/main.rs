@@ -15,7 +15,7 @@ mod write;
 use std::collections::BTreeMap;
 
 use jitterlab_trace::dat::DatFile;
-use jitterlab_trace::{EventKind, EventSource, Flags};
+use jitterlab_trace::{Event, EventKind, EventSource, Flags};
 use util::*;
 
 #[test]
@@ -55,6 +55,30 @@ fn events_filled_in_batches_are_the_events_read_one_by_one() {
             assert_eq!(src.stats(), again.stats(), "{file} buffer {buffer}");
         }
     }
+}
+
+/// Symbols parsed on a thread of their own while the events are read (and looked up
+/// by events before the parse is done, which wait for it) are the ones parsed when
+/// first needed.
+#[test]
+fn symbols_parsed_behind_are_the_symbols_parsed_when_needed() {
+    let file = "cyclictest-idle.v7.dat";
+    let named = |evs: &[Event]| {
+        evs.iter()
+            .filter(|e| {
+                matches!(
+                    &e.kind,
+                    EventKind::HrtimerExpireEntry { function, .. } if function.name.is_some()
+                )
+            })
+            .count()
+    };
+    let when_needed = all_events(&open(file), 0);
+    let dat = open(file);
+    dat.parse_symbols_behind();
+    let behind = all_events(&dat, 0);
+    assert!(named(&behind) > 0, "{file} names no function");
+    assert_eq!(behind, when_needed);
 }
 
 #[test]
