@@ -1,7 +1,7 @@
 //! An int32 column chunk encoded here rather than by the `parquet` crate's column writer,
 //! dictionary-encoded as the string columns are (`strings.rs`): the chunk's distinct
-//! values in a PLAIN dictionary page, then a data page of RLE_DICTIONARY indices a batch
-//! of rows. A table's int32s are CPUs, tids, priorities, IRQ numbers and vectors: a few
+//! values in a PLAIN dictionary page, then data pages of RLE_DICTIONARY indices, each
+//! over as many batches of rows as fill it ([`Out::indices`]). A table's int32s are CPUs, tids, priorities, IRQ numbers and vectors: a few
 //! distinct values each, whose indices take a few bits where PLAIN took 4 bytes that zstd
 //! then had to find the repeats in.
 
