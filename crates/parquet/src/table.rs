@@ -24,7 +24,7 @@ use parquet::schema::parser::parse_message_type;
 use parquet::schema::types::ColumnPath;
 
 use crate::batch::{Batch, Columns, Slot};
-use crate::column::{Const, Encoder, Group, Row, Writer};
+use crate::column::{Buf, Const, Encoder, Group, Row, Writer};
 pub use crate::column::{ROW_GROUP_BYTES, ROW_GROUP_ROWS};
 use crate::{Error, Origin, SCHEMA_VERSION};
 
@@ -341,13 +341,30 @@ impl<B: Batch> Table<B> {
         if self.rows == 0 {
             return Ok(());
         }
-        let encoder = match (&mut self.encoder, self.writer.take()) {
-            (Some(e), _) => e,
-            (None, Some(w)) => self.encoder.insert(Encoder::spawn(w)),
-            (None, None) => return Ok(()),
+        if self.encoder.is_none() {
+            let Some(w) = self.writer.take() else {
+                return Ok(());
+            };
+            self.encoder = Some(Encoder::spawn(w));
+        }
+        let Some(encoder) = &mut self.encoder else {
+            return Ok(());
         };
-        let batch_err = |e| Error::parquet(&self.path, "a batch of rows", e);
-        let spare = encoder.settle().map_err(batch_err)?;
+        let spare = encoder
+            .settle()
+            .map_err(|e| Error::parquet(&self.path, "a batch of rows", e))?;
+        let group = self.take_group(spare);
+        if let Some(encoder) = &mut self.encoder {
+            encoder
+                .send(group)
+                .map_err(|e| Error::parquet(&self.path, "a batch of rows", e))?;
+        }
+        Ok(())
+    }
+
+    /// The buffered rows as a batch to encode, in `spare`'s buffers if given; they
+    /// count as written.
+    fn take_group(&mut self, spare: Option<Vec<Buf>>) -> Group {
         let (bufs, dicts) = self.batch.take(self.def, self.rows, spare);
         let group = Group {
             rows: self.rows,
@@ -355,10 +372,9 @@ impl<B: Batch> Table<B> {
             dicts,
             bufs,
         };
-        encoder.send(group).map_err(batch_err)?;
         self.written += self.rows as u64;
         self.rows = 0;
-        Ok(())
+        group
     }
 
     /// Waits for the encoder, if started, to encode what it was handed: the writer comes
@@ -389,22 +405,15 @@ impl<B: Batch> Table<B> {
     /// Writes what is buffered and the footer, and gives the file its name. Returns the
     /// path and the rows written.
     pub(crate) fn finish(mut self) -> Result<Option<(PathBuf, u64)>, Error> {
-        match (&self.encoder, &mut self.writer) {
+        if self.encoder.is_none() && self.writer.is_some() && self.rows > 0 {
             // Fewer rows than a batch: encoded here, not by a thread started for them.
-            (None, Some(w)) if self.rows > 0 => {
-                let (bufs, dicts) = self.batch.take(self.def, self.rows, None);
-                let group = Group {
-                    rows: self.rows,
-                    origin: Arc::clone(&self.origin),
-                    dicts,
-                    bufs,
-                };
+            let group = self.take_group(None);
+            if let Some(w) = &mut self.writer {
                 w.write(&group)
                     .map_err(|e| Error::parquet(&self.path, "a batch of rows", e))?;
-                self.written += self.rows as u64;
-                self.rows = 0;
             }
-            _ => self.flush()?,
+        } else {
+            self.flush()?;
         }
         self.writer_back()?;
         if self.written == 0 {
