@@ -73,7 +73,8 @@ impl Int32s {
         }
     }
 
-    /// Writes `rows` rows as a data page: `values`, one per present row; `defs` are the
+    /// Adds `rows` rows to the data page in the making ([`Out::indices`]): `values`,
+    /// one per present row; `defs` are the
     /// definition levels of a nullable column (`None`: every row present). Returns the
     /// values' size as PLAIN (4 bytes each).
     pub(crate) fn put(

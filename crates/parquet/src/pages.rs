@@ -60,12 +60,13 @@ pub(crate) struct Out {
     open: Open,
 }
 
-/// Encoded bytes of an index page before they are compressed, at which it is written
-/// ([`Out::indices`]): a batch's indices of a CPU or a kind are 1-2 KB, and zstd's
+/// Encoded bytes of an index page before they are compressed, once reached by a batch's
+/// indices, at which it is written ([`Out::indices`]; one more batch may take it past): a batch's indices of a CPU or a kind are 1-2 KB, and zstd's
 /// price a call (its entropy tables) was most of the export's compression.
 const INDEX_PAGE_BYTES: usize = 32 * 1024;
 
-/// Rows of an index page at most (a page of 1-bit indices holds 8 KB).
+/// Rows of an index page at which it is written, once reached by a batch's (a page of
+/// 1-bit indices holds 8 KB; batches of 8,192 rows fill it exactly).
 const INDEX_PAGE_ROWS: usize = 64 * 1024;
 
 /// How a column's indices are encoded.
@@ -78,9 +79,9 @@ pub(crate) enum Indices {
 }
 
 /// A data page of dictionary indices in the making, over batches: its definition
-/// levels encoded so far, in whole groups of 8 (a bit-packed run is padded only at the
-/// page's end), and the fewer than 8 not encoded yet; the same of its indices, which are
-/// encoded in [`Out::buf`] after their width.
+/// levels encoded so far, as runs and whole groups of 8 (a bit-packed run is padded only
+/// at the page's end), and the fewer than 8 not encoded yet; the same of its indices,
+/// which are encoded in [`Out::buf`] after their width.
 struct Open {
     rows: usize,
     width: u8,
@@ -217,15 +218,25 @@ impl Out {
             self.buf.clear();
             self.buf.push(width);
         }
-        let mut present = rows;
-        if self.descr.max_def_level() > 0 {
-            present = defs.map_or(rows, |d| d.iter().filter(|&&l| l == 1).count());
-            if defs.is_some_and(|d| d.len() != rows) {
-                return Err(ParquetError::General(format!(
-                    "{} levels for {rows} rows",
-                    defs.map_or(0, <[i16]>::len)
-                )));
-            }
+        let nullable = self.descr.max_def_level() > 0;
+        // Checked before anything is added to the page.
+        let present = match defs {
+            Some(d) if nullable => d.iter().filter(|&&l| l == 1).count(),
+            _ => rows,
+        };
+        if nullable && defs.is_some_and(|d| d.len() != rows) {
+            return Err(ParquetError::General(format!(
+                "{} levels for {rows} rows",
+                defs.map_or(0, <[i16]>::len)
+            )));
+        }
+        if keys.len() != present {
+            return Err(ParquetError::General(format!(
+                "{} values for {present} present rows",
+                keys.len()
+            )));
+        }
+        if nullable {
             if open.levels_left.is_empty() && (present == rows || present == 0) {
                 // One run, as the hybrid writes 8 or more equal levels: a run is exact,
                 // and what follows it need not start a group.
@@ -239,12 +250,6 @@ impl Out {
                 let (bytes, left) = (&mut open.levels, &mut open.levels_left);
                 Open::append(bytes, left, &self.levels, 1, Indices::Hybrid);
             }
-        }
-        if keys.len() != present {
-            return Err(ParquetError::General(format!(
-                "{} values for {present} present rows",
-                keys.len()
-            )));
         }
         self.nulls += (rows - present) as u64;
         open.rows += rows;

@@ -36,7 +36,7 @@ pub(crate) struct Strings {
     local: Vec<(u32, usize)>,
     /// The chunk's dictionary: table indices in order of first use.
     used: Vec<u32>,
-    /// Scratch: the page's indices.
+    /// Scratch: a batch's indices.
     vals: Vec<u32>,
 }
 
@@ -51,8 +51,8 @@ impl Strings {
         }
     }
 
-    /// Writes `rows` rows as a data page: `keys` index `strings` (the table's strings so
-    /// far), one per present row; `defs` are the definition levels of a nullable
+    /// Adds `rows` rows to the data page in the making ([`Out::indices`]): `keys` index
+    /// `strings` (the table's strings so far), one per present row; `defs` are the definition levels of a nullable
     /// column (`None`: every row present). Returns the values' size as PLAIN (a
     /// string's length and 4).
     pub(crate) fn put(

@@ -28,7 +28,8 @@ use crate::column::{Buf, Const, Encoder, Group, Row, Writer};
 pub use crate::column::{ROW_GROUP_BYTES, ROW_GROUP_ROWS};
 use crate::{Error, Origin, SCHEMA_VERSION};
 
-/// Rows pushed before they are handed to the encoding thread (and a data page).
+/// Rows pushed before they are handed to the encoding thread (a table's last rows, if
+/// fewer, are encoded by the thread that finishes it).
 ///
 /// Two batches of a table are held raw (one filling, one being encoded): 8,192 rows of
 /// the `wakeup` table are 1.3 MB. On the 14 M-event recording of the `trace` bench

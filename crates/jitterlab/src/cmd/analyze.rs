@@ -93,9 +93,9 @@ pub fn run(args: AnalyzeArgs, color: Color) -> Result {
         ..Options::default()
     };
     let mut trace = args.trace.open(&args.file)?;
-    trace.parse_symbols_behind();
     trace_notes(&trace, true);
     let interrupt = Interrupt::for_trace(&mut trace);
+    trace.parse_symbols_behind();
     // After the signals are blocked: the progress thread must not take Ctrl-C.
     let progress = progress::reading(
         &mut trace,

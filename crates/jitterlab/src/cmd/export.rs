@@ -94,7 +94,12 @@ pub fn run(args: ExportArgs, color: Color) -> Result {
             (Opened::Result(json), origin)
         } else {
             let trace = args.trace.open(input)?;
-            trace.parse_symbols_behind();
+            // The first trace's symbols are parsed while the others are opened and the
+            // dataset is checked; each next one's when its export begins (not all at
+            // once: each table is held until its trace is exported).
+            if !opened.iter().any(|(o, _)| matches!(o, Opened::Trace(_))) {
+                trace.parse_symbols_behind();
+            }
             let origin = origin_of_trace(&trace, input, &opts)?;
             (Opened::Trace(trace), origin)
         });
@@ -107,10 +112,15 @@ pub fn run(args: ExportArgs, color: Color) -> Result {
         .collect();
     check_partitions(&args.parquet, &planned, args.replace)?;
     let mut done: Vec<ExportSummary> = Vec::new();
+    let mut exported_traces = 0;
     for (input, (input_read, origin)) in args.inputs.iter().zip(opened) {
         let summary = match input_read {
             Opened::Result(json) => export_result(input, &json, &origin, &args.parquet)?,
             Opened::Trace(mut trace) => {
+                if exported_traces > 0 {
+                    trace.parse_symbols_behind();
+                }
+                exported_traces += 1;
                 trace_notes(&trace, true);
                 let bar =
                     progress::reading(&mut trace, format!("exporting {}", file_name(input)), false);

@@ -93,11 +93,6 @@ pub fn run(args: ViewArgs, color: Color) -> Result {
     if let Some(b) = &args.compare {
         inputs.push(open(b)?);
     }
-    for input in &inputs {
-        if let Input::Trace(trace) = input {
-            trace.parse_symbols_behind();
-        }
-    }
     // One progress line and one Ctrl-C for every trace read (a compare page's two).
     let mut interrupt = None;
     let mut traces: Vec<&mut jitterlab_trace::Trace> = Vec::new();
@@ -108,6 +103,8 @@ pub fn run(args: ViewArgs, color: Color) -> Result {
                 None => interrupt = Some(Interrupt::for_trace(trace)),
                 Some(i) => i.also(trace),
             }
+            // A thread: after the signals are blocked.
+            trace.parse_symbols_behind();
             traces.push(trace);
         }
     }
