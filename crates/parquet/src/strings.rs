@@ -183,7 +183,7 @@ impl Repeated {
         }
         let spec = data_page(
             &mut codec,
-            &buf,
+            &mut buf,
             num_values,
             Encoding::RLE_DICTIONARY,
             &mut head,
