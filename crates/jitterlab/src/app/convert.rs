@@ -3,7 +3,6 @@
 //! renamed: the trace's one pass into render's writers; render's [`Conversion`] says
 //! what was written.
 
-use std::io::BufWriter;
 use std::ops::ControlFlow;
 use std::path::Path;
 
@@ -190,36 +189,40 @@ fn write(
                 names: Vec::new(),
                 tgids: tables.tgids.clone(),
             };
-            let mut writer =
-                PftraceWriter::new(BufWriter::with_capacity(1 << 20, &mut *out), tables);
-            // The events alone: the machine's intervals are not written (nor its tables
-            // read again).
-            let mut failed = None;
-            engine::pass(
-                trace,
-                &Tables::default(),
-                &PassOptions {
-                    machine: false,
-                    ..PassOptions::default()
-                },
-                &mut |ev| {
-                    if filter.past_window(ev.ts) {
-                        return ControlFlow::Break(());
-                    }
-                    if keep.wants(ev) {
-                        if let Err(e) = writer.event(ev) {
-                            failed = Some(e);
+            // Written behind the pass by a second thread, as the JSON is.
+            let counts = write_behind(&mut *out, |w| -> Result<PftraceCounts, Error> {
+                let mut writer = PftraceWriter::new(w, tables);
+                // The events alone: the machine's intervals are not written (nor its
+                // tables read again).
+                let mut failed = None;
+                engine::pass(
+                    trace,
+                    &Tables::default(),
+                    &PassOptions {
+                        machine: false,
+                        ..PassOptions::default()
+                    },
+                    &mut |ev| {
+                        if filter.past_window(ev.ts) {
                             return ControlFlow::Break(());
                         }
-                    }
-                    ControlFlow::Continue(())
-                },
-                &mut (),
-            )?;
-            if let Some(e) = failed {
-                return Err(io_err(e));
-            }
-            let (_, counts) = writer.finish().map_err(io_err)?;
+                        if keep.wants(ev) {
+                            if let Err(e) = writer.event(ev) {
+                                failed = Some(e);
+                                return ControlFlow::Break(());
+                            }
+                        }
+                        ControlFlow::Continue(())
+                    },
+                    &mut (),
+                )?;
+                if let Some(e) = failed {
+                    return Err(io_err(e));
+                }
+                let (_, counts) = writer.finish().map_err(io_err)?;
+                Ok(counts)
+            })
+            .map_err(io_err)??;
             Ok((
                 "Perfetto protobuf trace".into(),
                 None,
