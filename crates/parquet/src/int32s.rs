@@ -1,9 +1,10 @@
 //! An int32 column chunk encoded here rather than by the `parquet` crate's column writer,
 //! dictionary-encoded as the string columns are (`strings.rs`): the chunk's distinct
 //! values in a PLAIN dictionary page, then data pages of RLE_DICTIONARY indices, each
-//! over as many batches of rows as fill it ([`Out::indices`]). A table's int32s are CPUs, tids, priorities, IRQ numbers and vectors: a few
-//! distinct values each, whose indices take a few bits where PLAIN took 4 bytes that zstd
-//! then had to find the repeats in.
+//! over as many batches of rows as fill it ([`Out::indices`]). A table's int32s are
+//! CPUs, tids, priorities, IRQ numbers and vectors: a few distinct values each, whose
+//! indices take a few bits where PLAIN took 4 bytes that zstd then had to find the
+//! repeats in.
 
 use std::collections::hash_map::Entry;
 
@@ -74,9 +75,8 @@ impl Int32s {
     }
 
     /// Adds `rows` rows to the data page in the making ([`Out::indices`]): `values`,
-    /// one per present row; `defs` are the
-    /// definition levels of a nullable column (`None`: every row present). Returns the
-    /// values' size as PLAIN (4 bytes each).
+    /// one per present row; `defs` are the definition levels of a nullable column
+    /// (`None`: every row present). Returns the values' size as PLAIN (4 bytes each).
     pub(crate) fn put(
         &mut self,
         values: &[i32],

@@ -61,8 +61,9 @@ pub(crate) struct Out {
 }
 
 /// Encoded bytes of an index page before they are compressed, once reached by a batch's
-/// indices, at which it is written ([`Out::indices`]; one more batch may take it past): a batch's indices of a CPU or a kind are 1-2 KB, and zstd's
-/// price a call (its entropy tables) was most of the export's compression.
+/// indices, at which it is written ([`Out::indices`]; one more batch may take it past):
+/// a batch's indices of a CPU or a kind are 1-2 KB, and zstd's price a call (its
+/// entropy tables) was most of the export's compression.
 const INDEX_PAGE_BYTES: usize = 32 * 1024;
 
 /// Rows of an index page at which it is written, once reached by a batch's (a page of

@@ -52,9 +52,9 @@ impl Strings {
     }
 
     /// Adds `rows` rows to the data page in the making ([`Out::indices`]): `keys` index
-    /// `strings` (the table's strings so far), one per present row; `defs` are the definition levels of a nullable
-    /// column (`None`: every row present). Returns the values' size as PLAIN (a
-    /// string's length and 4).
+    /// `strings` (the table's strings so far), one per present row; `defs` are the
+    /// definition levels of a nullable column (`None`: every row present). Returns the
+    /// values' size as PLAIN (a string's length and 4).
     pub(crate) fn put(
         &mut self,
         keys: &[u32],
