@@ -442,6 +442,20 @@ impl Codec {
         Codec { compression }
     }
 
+    /// A page's bytes made in `buf`: compressed, or, left uncompressed, `buf`'s own bytes
+    /// rather than a copy (the pages of times and durations, two thirds of an export's
+    /// bytes), a buffer of the same capacity left in its place.
+    pub(crate) fn take(&mut self, buf: &mut Vec<u8>) -> Result<Bytes, ParquetError> {
+        if self.compression == Compression::UNCOMPRESSED {
+            let capacity = buf.capacity();
+            return Ok(Bytes::from(std::mem::replace(
+                buf,
+                Vec::with_capacity(capacity),
+            )));
+        }
+        self.compress(buf)
+    }
+
     /// `buf` compressed.
     pub(crate) fn compress(&mut self, buf: &[u8]) -> Result<Bytes, ParquetError> {
         let external = |e: std::io::Error| ParquetError::External(Box::new(e));
@@ -664,9 +678,7 @@ pub(crate) fn dict_page<W: Write + Send>(
 
 /// Writes a data page of `rows` rows to `out`: `buf` holds their definition levels (of a
 /// nullable column), then the values in `encoding` (indices into the dictionary: the
-/// bit width and the indices). A page left uncompressed takes `buf`'s bytes, not a copy
-/// (the pages of times and durations, two thirds of an export's bytes): `buf` is left
-/// empty, with the same capacity.
+/// bit width and the indices); `buf` is left as [`Codec::take`] leaves it.
 pub(crate) fn data_page<W: Write + Send>(
     codec: &mut Codec,
     buf: &mut Vec<u8>,
@@ -675,15 +687,8 @@ pub(crate) fn data_page<W: Write + Send>(
     out: &mut TrackedWrite<W>,
 ) -> Result<PageWriteSpec, ParquetError> {
     let size = buf.len();
-    let bytes = match codec.compression {
-        Compression::UNCOMPRESSED => {
-            let capacity = buf.capacity();
-            Bytes::from(std::mem::replace(buf, Vec::with_capacity(capacity)))
-        }
-        _ => codec.compress(buf)?,
-    };
     let page = Page::DataPage {
-        buf: bytes,
+        buf: codec.take(buf)?,
         num_values: rows,
         encoding,
         def_level_encoding: Encoding::RLE,
