@@ -221,16 +221,7 @@ impl Out {
         }
         let nullable = self.descr.max_def_level() > 0;
         // Checked before anything is added to the page.
-        let present = match defs {
-            Some(d) if nullable => d.iter().filter(|&&l| l == 1).count(),
-            _ => rows,
-        };
-        if nullable && defs.is_some_and(|d| d.len() != rows) {
-            return Err(ParquetError::General(format!(
-                "{} levels for {rows} rows",
-                defs.map_or(0, <[i16]>::len)
-            )));
-        }
+        let present = if nullable { present(defs, rows)? } else { rows };
         if keys.len() != present {
             return Err(ParquetError::General(format!(
                 "{} values for {present} present rows",
@@ -243,11 +234,7 @@ impl Out {
                 // and what follows it need not start a group.
                 run(&mut open.levels, rows, u32::from(present == rows), 1);
             } else {
-                self.levels.clear();
-                match defs {
-                    Some(d) => self.levels.extend(d.iter().map(|&l| u32::from(l == 1))),
-                    None => self.levels.resize(rows, 1),
-                }
+                level_values(&mut self.levels, defs, rows);
                 let (bytes, left) = (&mut open.levels, &mut open.levels_left);
                 Open::append(bytes, left, &self.levels, 1, Indices::Hybrid);
             }
@@ -382,26 +369,38 @@ pub(crate) fn def_levels(
     defs: Option<&[i16]>,
     rows: usize,
 ) -> Result<usize, ParquetError> {
+    let present = present(defs, rows)?;
     // A page of every row present, or of none (most pages of most nullable columns):
     // one run, as the hybrid writes 8 or more equal levels, without a copy of them.
-    let present = defs.map_or(rows, |d| d.iter().filter(|&&l| l == 1).count());
-    if rows >= 8 && defs.is_none_or(|d| d.len() == rows) && (present == rows || present == 0) {
+    if rows >= 8 && (present == rows || present == 0) {
         levels(out, |b| run(b, rows, u32::from(present == rows), 1));
         return Ok(present);
     }
-    scratch.clear();
-    match defs {
-        Some(d) => scratch.extend(d.iter().map(|&l| u32::from(l == 1))),
-        None => scratch.resize(rows, 1),
-    }
-    if scratch.len() != rows {
-        return Err(ParquetError::General(format!(
-            "{} levels for {rows} rows",
-            scratch.len()
-        )));
-    }
+    level_values(scratch, defs, rows);
     levels(out, |b| hybrid(b, scratch, 1));
     Ok(present)
+}
+
+/// The rows present among `rows` whose definition levels are `defs` (1 present, 0 null;
+/// `None`: every row present); an error when `defs` are not `rows` levels.
+fn present(defs: Option<&[i16]>, rows: usize) -> Result<usize, ParquetError> {
+    match defs {
+        Some(d) if d.len() != rows => Err(ParquetError::General(format!(
+            "{} levels for {rows} rows",
+            d.len()
+        ))),
+        Some(d) => Ok(d.iter().filter(|&&l| l == 1).count()),
+        None => Ok(rows),
+    }
+}
+
+/// `defs` (or `rows` levels of 1 for `None`) as the values the hybrid encodes, in `out`.
+fn level_values(out: &mut Vec<u32>, defs: Option<&[i16]>, rows: usize) {
+    out.clear();
+    match defs {
+        Some(d) => out.extend(d.iter().map(|&l| u32::from(l == 1))),
+        None => out.resize(rows, 1),
+    }
 }
 
 /// Appends the definition levels of a v1 data page, as `write` writes them: their
