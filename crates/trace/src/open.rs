@@ -472,8 +472,8 @@ impl Trace {
     /// names a function) on a thread of its own, for a pass about to be made: what the
     /// caller does before the pass overlaps it (on a 5 M-event recording, an export's
     /// origin, checks and files: 3 ms of the 8 ms the parse takes). The pass waits for
-    /// it only if it needs a symbol before the parse is done. Nothing for the other
-    /// formats, a file without symbols, or one CPU.
+    /// it only if it needs a symbol before the parse is done. Once a trace (a second call
+    /// does nothing); nothing for the other formats, a file without symbols, or one CPU.
     pub fn parse_symbols_behind(&self) {
         if let Trace::Dat(d) = self {
             d.parse_symbols_behind();

@@ -112,15 +112,12 @@ pub fn run(args: ExportArgs, color: Color) -> Result {
         .collect();
     check_partitions(&args.parquet, &planned, args.replace)?;
     let mut done: Vec<ExportSummary> = Vec::new();
-    let mut exported_traces = 0;
     for (input, (input_read, origin)) in args.inputs.iter().zip(opened) {
         let summary = match input_read {
             Opened::Result(json) => export_result(input, &json, &origin, &args.parquet)?,
             Opened::Trace(mut trace) => {
-                if exported_traces > 0 {
-                    trace.parse_symbols_behind();
-                }
-                exported_traces += 1;
+                // Started when it was opened, for the first trace.
+                trace.parse_symbols_behind();
                 trace_notes(&trace, true);
                 let bar =
                     progress::reading(&mut trace, format!("exporting {}", file_name(input)), false);

@@ -260,6 +260,8 @@ pub struct DatFile<'a> {
     printk_blob: Blob,
     cmdlines_blob: Blob,
     kallsyms: OnceLock<LazyKallsyms>,
+    /// Whether the symbols' parse was started behind ([`DatFile::parse_symbols_behind`]).
+    symbols_behind: std::sync::Once,
     printk: OnceLock<Arc<PrintkFormats>>,
     /// Bytes of CPU data read so far, for a progress display ([`DatFile::set_progress`]).
     progress: Option<Arc<AtomicU64>>,
@@ -386,6 +388,7 @@ impl<'a> DatFile<'a> {
             cmdlines_blob: h.cmdlines,
             info: h.info,
             kallsyms: OnceLock::new(),
+            symbols_behind: std::sync::Once::new(),
             printk: OnceLock::new(),
             progress: None,
         })
@@ -482,19 +485,22 @@ impl<'a> DatFile<'a> {
 
     /// [`crate::Trace::parse_symbols_behind`].
     pub fn parse_symbols_behind(&self) {
-        let lazy = self.lazy_kallsyms();
-        if lazy.text().is_empty()
-            || !std::thread::available_parallelism().is_ok_and(|n| n.get() > 1)
-        {
-            return;
-        }
-        // Not joined: a pass that needs the table waits for it (`LazyKallsyms::get`),
-        // and one that does not lets the process end without it.
-        let _ = std::thread::Builder::new()
-            .name("kallsyms".into())
-            .spawn(move || {
-                lazy.get();
-            });
+        // Once a trace: a second call would only start a thread that waits for the first.
+        self.symbols_behind.call_once(|| {
+            let lazy = self.lazy_kallsyms();
+            if lazy.text().is_empty()
+                || !std::thread::available_parallelism().is_ok_and(|n| n.get() > 1)
+            {
+                return;
+            }
+            // Not joined: a pass that needs the table waits for it (`LazyKallsyms::get`),
+            // and one that does not lets the process end without it.
+            let _ = std::thread::Builder::new()
+                .name("kallsyms".into())
+                .spawn(move || {
+                    lazy.get();
+                });
+        });
     }
 
     fn lazy_kallsyms(&self) -> LazyKallsyms {
