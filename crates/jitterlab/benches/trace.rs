@@ -133,8 +133,7 @@ fn record(exe: &str, dat: &Path, mut secs: f64, min: u64, max: u64) -> u64 {
     let tmp = dat.with_extension("tmp");
     let mut buffer_kb = BUFFER_KB;
     for attempt in 0..8 {
-        // stress-ng reads a timeout under a second as none at all (0.9s ran for minutes).
-        let timeout = format!("{:.1}s", secs.max(1.0));
+        let timeout = stress_timeout(secs);
         let (buffer, tmp_s) = (buffer_kb.to_string(), tmp.to_string_lossy());
         let mut argv = vec![
             exe,
@@ -171,7 +170,7 @@ fn record(exe: &str, dat: &Path, mut secs: f64, min: u64, max: u64) -> u64 {
             return events;
         }
         // Aimed at the middle of the window: the workload's rate moves by a quarter from
-        // one run to the next on the VM, so aiming at an edge missed it four times in a row.
+        // one run to the next on the VM, and a retry aimed at an edge fell outside again.
         if !(min..=max).contains(&events) {
             let middle = (min / 2 + max / 2) as f64;
             secs *= middle / events.max(1) as f64;
@@ -186,13 +185,18 @@ fn record(exe: &str, dat: &Path, mut secs: f64, min: u64, max: u64) -> u64 {
     );
 }
 
+/// The workload's `--timeout` for `secs`: at least a second, as stress-ng reads a
+/// timeout under a second as none at all (`0.9s` ran for minutes).
+fn stress_timeout(secs: f64) -> String {
+    format!("{:.1}s", secs.max(1.0))
+}
+
 /// Records the workload with `perf sched record` for about `want` samples.
 fn perf_record(data: &Path, want: u64, mut secs: f64) -> u64 {
     let tmp = data.with_extension("tmp");
     let mut best = 0;
     for attempt in 0..8 {
-        // stress-ng reads a timeout under a second as none at all (0.9s ran for minutes).
-        let timeout = format!("{:.1}s", secs.max(1.0));
+        let timeout = stress_timeout(secs);
         let tmp_s = tmp.to_string_lossy();
         // perf keeps an existing output as NAME.old: leave none behind.
         let _ = std::fs::remove_file(&tmp);
